@@ -1,0 +1,87 @@
+//! Read-only serde types for the `core.gardener.cloud/v1beta1` objects the scheduler reads.
+//!
+//! Only the fields a scheduling decision needs are modelled; unknown fields are ignored and absent
+//! fields take the Gardener API defaults. Required-by-Gardener fields are still `Option`/defaulted
+//! here so that a malformed object becomes a clear per-object error later instead of failing a
+//! whole watch or manifest file.
+
+mod cloudprofile;
+mod project;
+mod seed;
+mod shoot;
+
+pub use cloudprofile::{
+    CloudProfile, CloudProfileReference, CloudProfileSpec, NamespacedCloudProfile,
+    NamespacedCloudProfileSpec, NamespacedCloudProfileStatus, SeedSelector,
+};
+pub use k8s_openapi::api::core::v1::ConfigMap;
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
+pub use project::{Project, ProjectSpec};
+pub use seed::{
+    Condition, Seed, SeedBackup, SeedDns, SeedDnsDefault, SeedNetworks, SeedProvider,
+    SeedScheduling, SeedSettings, SeedSpec, SeedStatus, SeedTaint, ShootNetworkDefaults,
+    ZoneSelection,
+};
+pub use shoot::{
+    AccessRestriction, ControlPlane, FailureTolerance, HighAvailability, LastOperation, Shoot,
+    ShootDns, ShootNetworking, ShootProvider, ShootSpec, ShootStatus, StatusNetworking,
+    Toleration, Worker,
+};
+
+/// API group and version of every Gardener type here.
+pub const GROUP: &str = "core.gardener.cloud";
+pub const VERSION: &str = "v1beta1";
+pub const API_VERSION: &str = "core.gardener.cloud/v1beta1";
+
+/// The scheduler name a shoot gets when `spec.schedulerName` is unset.
+pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+/// Label selecting the region ConfigMaps (value [`PURPOSE_REGION_CONFIG`]).
+pub const LABEL_SCHEDULING_PURPOSE: &str = "scheduling.gardener.cloud/purpose";
+pub const PURPOSE_REGION_CONFIG: &str = "region-config";
+/// Annotation on a region ConfigMap listing the CloudProfiles it applies to, comma-separated.
+pub const ANNOTATION_CLOUDPROFILES: &str = "scheduling.gardener.cloud/cloudprofiles";
+/// Annotation that takes a seed out of scheduling while its reconciliations are stopped.
+pub const ANNOTATION_EMERGENCY_STOP: &str = "shoot.gardener.cloud/emergency-stop-reconciliations";
+
+/// Implements `kube::Resource` for a Gardener type with static metadata, so the same type serves
+/// `simulate` (manifests) and the controller (watches).
+macro_rules! gardener_resource {
+    ($ty:ty, $kind:literal, $plural:literal, $scope:ty) => {
+        impl kube::Resource for $ty {
+            type DynamicType = ();
+            type Scope = $scope;
+
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                $kind.into()
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                $crate::api::GROUP.into()
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                $crate::api::VERSION.into()
+            }
+            fn api_version(_: &()) -> std::borrow::Cow<'_, str> {
+                $crate::api::API_VERSION.into()
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                $plural.into()
+            }
+            fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+pub(crate) use gardener_resource;
+
+/// `namespace/name` of a namespaced object, the identity used in logs, events and ties.
+pub fn object_key(meta: &ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}

@@ -1,0 +1,277 @@
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub const API_VERSION: &str = "scheduler.config.gardener.cloud/v1alpha1";
+pub const KIND: &str = "SchedulerConfiguration";
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct SchedulerConfiguration {
+    pub api_version: String,
+    pub kind: String,
+    pub client_connection: ClientConnection,
+    pub leader_election: LeaderElection,
+    pub log_level: LogLevel,
+    pub log_format: LogFormat,
+    pub server: ServerConfiguration,
+    pub debugging: Debugging,
+    pub feature_gates: BTreeMap<String, bool>,
+    pub schedulers: Schedulers,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ClientConnection {
+    pub kubeconfig: String,
+    pub qps: f32,
+    pub burst: i32,
+    pub accept_content_types: String,
+    pub content_type: String,
+}
+
+impl Default for ClientConnection {
+    fn default() -> Self {
+        Self {
+            kubeconfig: String::new(),
+            qps: 50.0,
+            burst: 100,
+            accept_content_types: String::new(),
+            content_type: String::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct LeaderElection {
+    pub leader_elect: bool,
+    #[serde(with = "humantime_serde")]
+    pub lease_duration: Duration,
+    #[serde(with = "humantime_serde")]
+    pub renew_deadline: Duration,
+    #[serde(with = "humantime_serde")]
+    pub retry_period: Duration,
+    pub resource_lock: String,
+    pub resource_name: String,
+    pub resource_namespace: String,
+}
+
+impl Default for LeaderElection {
+    fn default() -> Self {
+        Self {
+            leader_elect: true,
+            lease_duration: Duration::from_secs(15),
+            renew_deadline: Duration::from_secs(10),
+            retry_period: Duration::from_secs(2),
+            resource_lock: "leases".into(),
+            resource_name: "gardener-scheduler-leader-election".into(),
+            resource_namespace: "garden".into(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    Debug,
+    #[default]
+    Info,
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    #[default]
+    Json,
+    Text,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ServerConfiguration {
+    pub health_probes: Server,
+    pub metrics: Server,
+}
+
+impl Default for ServerConfiguration {
+    fn default() -> Self {
+        Self {
+            health_probes: Server {
+                bind_address: String::new(),
+                port: 10251,
+            },
+            metrics: Server {
+                bind_address: String::new(),
+                port: 19251,
+            },
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Server {
+    /// IP address to listen on; empty means all interfaces.
+    pub bind_address: String,
+    pub port: i64,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Debugging {
+    pub enable_profiling: bool,
+    pub enable_contention_profiling: bool,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Schedulers {
+    pub backup_bucket: BackupBucketScheduler,
+    pub shoot: ShootScheduler,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct BackupBucketScheduler {
+    pub concurrent_syncs: i64,
+}
+
+impl Default for BackupBucketScheduler {
+    fn default() -> Self {
+        Self {
+            concurrent_syncs: 2,
+        }
+    }
+}
+
+/// How seed candidates are narrowed by region before scoring.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub enum Strategy {
+    /// Upstream default: same provider type and region.
+    #[default]
+    SameRegion,
+    /// Upstream: seeds at minimal distance per region ConfigMap, else by region-name similarity.
+    MinimalDistance,
+    /// Same provider, longest common region-name prefix.
+    RegionPrefix,
+    /// No region restriction: every feasible seed is scored (latency decides).
+    Scored,
+}
+
+impl Strategy {
+    pub const ALL: [&'static str; 4] = ["SameRegion", "MinimalDistance", "RegionPrefix", "Scored"];
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Strategy::SameRegion => "SameRegion",
+            Strategy::MinimalDistance => "MinimalDistance",
+            Strategy::RegionPrefix => "RegionPrefix",
+            Strategy::Scored => "Scored",
+        }
+    }
+}
+
+/// How a decision is written to the API server.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+pub enum BindingMode {
+    /// Update the `shoots/binding` subresource (gardener-apiserver).
+    #[default]
+    Binding,
+    /// Patch `spec.seedName` with optimistic concurrency (CRD-only development clusters).
+    Patch,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ShootScheduler {
+    pub concurrent_syncs: i64,
+    /// Upstream key, kept for compatibility: the requeue period after an API error.
+    #[serde(with = "humantime_serde")]
+    pub retry_sync_period: Duration,
+    pub candidate_determination_strategy: String,
+    /// Weighted priorities in evaluation order. Absent: `ShootCount` with weight 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priorities: Option<Vec<PriorityConfig>>,
+    /// `spec.schedulerName` values this scheduler serves.
+    pub scheduler_names: Vec<String>,
+    pub binding_mode: BindingMode,
+    pub backoff: Backoff,
+}
+
+impl Default for ShootScheduler {
+    fn default() -> Self {
+        Self {
+            concurrent_syncs: 5,
+            retry_sync_period: Duration::from_secs(15),
+            candidate_determination_strategy: "SameRegion".into(),
+            priorities: None,
+            scheduler_names: vec![crate::api::DEFAULT_SCHEDULER_NAME.into()],
+            binding_mode: BindingMode::Binding,
+            backoff: Backoff::default(),
+        }
+    }
+}
+
+impl ShootScheduler {
+    /// The validated strategy (validation rejects unknown names before this is used).
+    pub fn strategy(&self) -> Strategy {
+        parse_strategy(&self.candidate_determination_strategy).unwrap_or_default()
+    }
+
+    /// The configured priorities, or the upstream-equivalent default.
+    pub fn priorities_or_default(&self) -> Vec<PriorityConfig> {
+        self.priorities.clone().unwrap_or_else(|| {
+            vec![PriorityConfig {
+                name: "ShootCount".into(),
+                weight: 1.0,
+                args: serde_json::Value::Null,
+            }]
+        })
+    }
+}
+
+pub fn parse_strategy(s: &str) -> Option<Strategy> {
+    match s {
+        "SameRegion" => Some(Strategy::SameRegion),
+        "MinimalDistance" => Some(Strategy::MinimalDistance),
+        "RegionPrefix" => Some(Strategy::RegionPrefix),
+        "Scored" => Some(Strategy::Scored),
+        _ => None,
+    }
+}
+
+/// Retry timing for shoots that did not fit.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct Backoff {
+    #[serde(with = "humantime_serde")]
+    pub initial: Duration,
+    #[serde(with = "humantime_serde")]
+    pub max: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(1000),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PriorityConfig {
+    pub name: String,
+    #[serde(default = "one")]
+    pub weight: f64,
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub args: serde_json::Value,
+}
+
+fn one() -> f64 {
+    1.0
+}

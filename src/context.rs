@@ -1,0 +1,185 @@
+//! Per-shoot state computed once per decision, before looping over seeds: parsed selectors,
+//! CIDRs, zones, the shoot's project and cloud profile.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, Utc};
+use ipnet::IpNet;
+use kube::core::Selector;
+
+use crate::api::{Shoot, object_key};
+use crate::schedule::FitError;
+use crate::snapshot::{CloudProfileInfo, Snapshot, compile_selector};
+
+/// The shoot's CIDRs, from `spec.networking` and `status.networking`.
+#[derive(Clone, Debug, Default)]
+pub struct ShootNets {
+    /// `spec.networking` is set (upstream checks networks only then).
+    pub present: bool,
+    pub nodes: Vec<IpNet>,
+    pub pods: Vec<IpNet>,
+    pub services: Vec<IpNet>,
+    /// The shoot's IP families (`IPv4` when unset).
+    pub ipv4: bool,
+    pub ipv6: bool,
+    pub workerless: bool,
+}
+
+pub struct ShootContext<'a> {
+    pub shoot: &'a Shoot,
+    /// `namespace/name`
+    pub key: String,
+    pub name: String,
+    pub namespace: String,
+    pub project: String,
+    pub region: String,
+    pub provider: String,
+    pub testing: bool,
+    pub cloud_profile: CloudProfileInfo,
+    pub cloud_profile_selector: Option<Selector>,
+    pub shoot_selector: Option<Selector>,
+    pub tolerations: Vec<(String, Option<String>)>,
+    pub zone_ha: bool,
+    pub control_plane_zones: Vec<String>,
+    pub worker_zones: BTreeSet<String>,
+    pub access_restrictions: Vec<String>,
+    pub nets: ShootNets,
+    pub domain: Option<String>,
+    pub now: DateTime<Utc>,
+}
+
+impl<'a> ShootContext<'a> {
+    pub fn new(shoot: &'a Shoot, snap: &Snapshot, now: DateTime<Utc>) -> Result<Self, FitError> {
+        let invalid = |field: &str, message: String| FitError::InvalidShoot {
+            field: field.to_string(),
+            message,
+        };
+        let spec = &shoot.spec;
+        let namespace = shoot.metadata.namespace.clone().unwrap_or_default();
+        let region = spec
+            .region
+            .clone()
+            .filter(|r| !r.is_empty())
+            .ok_or_else(|| invalid("spec.region", "is required".into()))?;
+        let provider = spec
+            .provider
+            .as_ref()
+            .map(|p| p.type_.clone())
+            .filter(|t| !t.is_empty())
+            .ok_or_else(|| invalid("spec.provider.type", "is required".into()))?;
+        let cloud_profile = snap
+            .cloud_profile_for(shoot)
+            .map_err(|(field, message)| invalid(&field, message))?;
+        let cloud_profile_selector = cloud_profile.selector.clone().map_err(|e| {
+            invalid(
+                "spec.cloudProfile",
+                format!("{} has an invalid spec.seedSelector: {e}", cloud_profile.display),
+            )
+        })?;
+        let shoot_selector = match &spec.seed_selector {
+            None => None,
+            Some(s) => Some(
+                compile_selector(&s.label_selector)
+                    .map_err(|e| invalid("spec.seedSelector", e))?,
+            ),
+        };
+        let workers = spec.provider.as_ref().map(|p| &p.workers[..]).unwrap_or(&[]);
+        let worker_zones: BTreeSet<String> =
+            workers.iter().flat_map(|w| w.zones.iter().cloned()).collect();
+        let nets = parse_nets(shoot, workers.is_empty()).map_err(|(f, m)| invalid(&f, m))?;
+        let project = snap.project_of(&namespace);
+        Ok(ShootContext {
+            shoot,
+            key: object_key(&shoot.metadata),
+            name: shoot.metadata.name.clone().unwrap_or_default(),
+            namespace,
+            project,
+            region,
+            provider,
+            testing: spec.purpose.as_deref() == Some("testing"),
+            cloud_profile,
+            cloud_profile_selector,
+            shoot_selector,
+            tolerations: spec
+                .tolerations
+                .iter()
+                .map(|t| (t.key.clone(), t.value.clone()))
+                .collect(),
+            zone_ha: shoot.failure_tolerance_type() == Some("zone"),
+            control_plane_zones: spec
+                .control_plane
+                .as_ref()
+                .map(|c| c.zones.clone())
+                .unwrap_or_default(),
+            worker_zones,
+            access_restrictions: spec.access_restrictions.iter().map(|a| a.name.clone()).collect(),
+            nets,
+            domain: spec
+                .dns
+                .as_ref()
+                .and_then(|d| d.domain.clone())
+                .map(|d| d.trim_matches('.').to_string())
+                .filter(|d| !d.is_empty()),
+            now,
+        })
+    }
+}
+
+fn parse_nets(shoot: &Shoot, workerless: bool) -> Result<ShootNets, (String, String)> {
+    let Some(n) = &shoot.spec.networking else {
+        return Ok(ShootNets {
+            workerless,
+            ipv4: true,
+            ..Default::default()
+        });
+    };
+    let parse = |field: String, raw: &str| -> Result<IpNet, (String, String)> {
+        raw.trim()
+            .parse::<IpNet>()
+            .map_err(|_| (field, format!("invalid CIDR {raw:?}")))
+    };
+    let mut nets = ShootNets {
+        present: true,
+        workerless,
+        ..Default::default()
+    };
+    for (i, fam) in n.ip_families.iter().enumerate() {
+        match fam.as_str() {
+            "IPv4" => nets.ipv4 = true,
+            "IPv6" => nets.ipv6 = true,
+            other => {
+                return Err((
+                    format!("spec.networking.ipFamilies[{i}]"),
+                    format!("unsupported value {other:?}: supported values: \"IPv4\", \"IPv6\""),
+                ));
+            }
+        }
+    }
+    if n.ip_families.is_empty() {
+        nets.ipv4 = true;
+    }
+    for (field, value, list) in [
+        ("spec.networking.nodes", &n.nodes, &mut nets.nodes),
+        ("spec.networking.pods", &n.pods, &mut nets.pods),
+        ("spec.networking.services", &n.services, &mut nets.services),
+    ] {
+        if let Some(v) = value {
+            list.push(parse(field.to_string(), v)?);
+        }
+    }
+    if let Some(status) = shoot.status.as_ref().and_then(|s| s.networking.as_ref()) {
+        for (field, values, list) in [
+            ("status.networking.nodes", &status.nodes, &mut nets.nodes),
+            ("status.networking.pods", &status.pods, &mut nets.pods),
+            ("status.networking.services", &status.services, &mut nets.services),
+        ] {
+            for (i, v) in values.iter().enumerate() {
+                let net = parse(format!("{field}[{i}]"), v)?;
+                if !list.contains(&net) {
+                    list.push(net);
+                }
+            }
+        }
+    }
+    Ok(nets)
+}

@@ -1,0 +1,339 @@
+//! Builders for test objects: `SeedBuilder::new("s1").region("eu-west-1").build()`.
+//!
+//! Defaults describe the common case: an `aws` seed in `eu-west-1` that is ready and visible,
+//! and a pending `aws` shoot in `eu-west-1` using CloudProfile `aws`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelectorRequirement, Time};
+
+use crate::api::*;
+
+#[derive(Clone)]
+pub struct SeedBuilder(Seed);
+
+impl SeedBuilder {
+    pub fn new(name: &str) -> Self {
+        let mut seed = Seed::default();
+        seed.metadata.name = Some(name.into());
+        seed.spec.provider = Some(SeedProvider {
+            type_: "aws".into(),
+            region: "eu-west-1".into(),
+            zones: vec!["a".into(), "b".into(), "c".into()],
+        });
+        seed.status.last_operation = Some(LastOperation {
+            type_: "Reconcile".into(),
+            state: "Succeeded".into(),
+            ..Default::default()
+        });
+        seed.status.conditions.push(Condition {
+            type_: "GardenletReady".into(),
+            status: "True".into(),
+            ..Default::default()
+        });
+        SeedBuilder(seed)
+    }
+
+    fn provider_mut(&mut self) -> &mut SeedProvider {
+        self.0.spec.provider.get_or_insert_with(Default::default)
+    }
+
+    pub fn provider(mut self, t: &str) -> Self {
+        self.provider_mut().type_ = t.into();
+        self
+    }
+    pub fn region(mut self, r: &str) -> Self {
+        self.provider_mut().region = r.into();
+        self
+    }
+    pub fn zones(mut self, zones: &[&str]) -> Self {
+        self.provider_mut().zones = zones.iter().map(|z| z.to_string()).collect();
+        self
+    }
+    pub fn no_provider(mut self) -> Self {
+        self.0.spec.provider = None;
+        self
+    }
+    pub fn label(mut self, k: &str, v: &str) -> Self {
+        self.0.metadata.labels.get_or_insert_with(Default::default).insert(k.into(), v.into());
+        self
+    }
+    pub fn annotation(mut self, k: &str, v: &str) -> Self {
+        self.0
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default)
+            .insert(k.into(), v.into());
+        self
+    }
+    pub fn deleting(mut self) -> Self {
+        self.0.metadata.deletion_timestamp = Some(Time(k8s_openapi::jiff::Timestamp::now()));
+        self
+    }
+    pub fn visible(mut self, v: bool) -> Self {
+        self.0.spec.settings.scheduling.visible = v;
+        self
+    }
+    pub fn no_last_operation(mut self) -> Self {
+        self.0.status.last_operation = None;
+        self
+    }
+    /// Sets (or replaces) a status condition.
+    pub fn condition(mut self, type_: &str, status: &str) -> Self {
+        self.0.status.conditions.retain(|c| c.type_ != type_);
+        self.0.status.conditions.push(Condition {
+            type_: type_.into(),
+            status: status.into(),
+            ..Default::default()
+        });
+        self
+    }
+    /// Adds `spec.backup` with a ready `BackupBucketsReady` condition.
+    pub fn backup(mut self) -> Self {
+        self.0.spec.backup = Some(SeedBackup {
+            provider: Some("aws".into()),
+        });
+        self.condition("BackupBucketsReady", "True")
+    }
+    pub fn allocatable(mut self, resource: &str, q: &str) -> Self {
+        self.0.status.allocatable.insert(resource.into(), Quantity(q.into()));
+        self
+    }
+    pub fn taint(mut self, key: &str, value: Option<&str>) -> Self {
+        self.0.spec.taints.push(SeedTaint {
+            key: key.into(),
+            value: value.map(Into::into),
+        });
+        self
+    }
+    pub fn zone_mode(mut self, mode: &str) -> Self {
+        self.0.spec.settings.zone_selection = Some(ZoneSelection { mode: mode.into() });
+        self
+    }
+    pub fn access_restriction(mut self, name: &str) -> Self {
+        self.0.spec.access_restrictions.push(AccessRestriction { name: name.into() });
+        self
+    }
+    pub fn default_domain(mut self, domain: &str) -> Self {
+        self.0
+            .spec
+            .dns
+            .get_or_insert_with(Default::default)
+            .defaults
+            .push(SeedDnsDefault {
+                domain: domain.into(),
+            });
+        self
+    }
+    pub fn networks(mut self, nodes: &str, pods: &str, services: &str) -> Self {
+        self.0.spec.networks.nodes = Some(nodes.into());
+        self.0.spec.networks.pods = Some(pods.into());
+        self.0.spec.networks.services = Some(services.into());
+        self
+    }
+    pub fn shoot_defaults(mut self, pods: Option<&str>, services: Option<&str>) -> Self {
+        self.0.spec.networks.shoot_defaults = Some(ShootNetworkDefaults {
+            pods: pods.map(Into::into),
+            services: services.map(Into::into),
+        });
+        self
+    }
+    pub fn build(self) -> Seed {
+        self.0
+    }
+}
+
+#[derive(Clone)]
+pub struct ShootBuilder(Shoot);
+
+impl ShootBuilder {
+    pub fn new(namespace: &str, name: &str) -> Self {
+        let mut shoot = Shoot::default();
+        shoot.metadata.name = Some(name.into());
+        shoot.metadata.namespace = Some(namespace.into());
+        shoot.metadata.uid = Some(format!("uid-{namespace}-{name}"));
+        shoot.spec.region = Some("eu-west-1".into());
+        shoot.spec.cloud_profile = Some(CloudProfileReference {
+            kind: Some("CloudProfile".into()),
+            name: "aws".into(),
+        });
+        shoot.spec.provider = Some(ShootProvider {
+            type_: "aws".into(),
+            workers: vec![Worker {
+                name: "worker".into(),
+                ..Default::default()
+            }],
+        });
+        shoot.spec.networking = Some(ShootNetworking {
+            nodes: Some("10.180.0.0/16".into()),
+            ..Default::default()
+        });
+        ShootBuilder(shoot)
+    }
+
+    fn provider_mut(&mut self) -> &mut ShootProvider {
+        self.0.spec.provider.get_or_insert_with(Default::default)
+    }
+    fn networking_mut(&mut self) -> &mut ShootNetworking {
+        self.0.spec.networking.get_or_insert_with(Default::default)
+    }
+
+    pub fn seed(mut self, s: &str) -> Self {
+        self.0.spec.seed_name = Some(s.into());
+        self
+    }
+    pub fn status_seed(mut self, s: &str) -> Self {
+        self.0.status.get_or_insert_with(Default::default).seed_name = Some(s.into());
+        self
+    }
+    pub fn provider(mut self, t: &str) -> Self {
+        self.provider_mut().type_ = t.into();
+        self
+    }
+    pub fn region(mut self, r: &str) -> Self {
+        self.0.spec.region = Some(r.into());
+        self
+    }
+    pub fn purpose(mut self, p: &str) -> Self {
+        self.0.spec.purpose = Some(p.into());
+        self
+    }
+    pub fn cloud_profile(mut self, name: &str) -> Self {
+        self.0.spec.cloud_profile = Some(CloudProfileReference {
+            kind: Some("CloudProfile".into()),
+            name: name.into(),
+        });
+        self
+    }
+    pub fn scheduler_name(mut self, n: &str) -> Self {
+        self.0.spec.scheduler_name = Some(n.into());
+        self
+    }
+    pub fn created(mut self, rfc3339: &str) -> Self {
+        let t: k8s_openapi::jiff::Timestamp = rfc3339.parse().expect("timestamp");
+        self.0.metadata.creation_timestamp = Some(Time(t));
+        self
+    }
+    /// `""` means no high availability.
+    pub fn failure_tolerance(mut self, t: &str) -> Self {
+        self.0.spec.control_plane.get_or_insert_with(Default::default).high_availability =
+            (!t.is_empty()).then(|| HighAvailability {
+                failure_tolerance: FailureTolerance { type_: t.into() },
+            });
+        self
+    }
+    pub fn control_plane_zones(mut self, zones: &[&str]) -> Self {
+        self.0.spec.control_plane.get_or_insert_with(Default::default).zones =
+            zones.iter().map(|z| z.to_string()).collect();
+        self
+    }
+    pub fn worker_zones(mut self, zones: &[&str]) -> Self {
+        let p = self.provider_mut();
+        if p.workers.is_empty() {
+            p.workers.push(Worker::default());
+        }
+        p.workers[0].zones = zones.iter().map(|z| z.to_string()).collect();
+        self
+    }
+    pub fn access_restriction(mut self, name: &str) -> Self {
+        self.0.spec.access_restrictions.push(AccessRestriction { name: name.into() });
+        self
+    }
+    pub fn toleration(mut self, key: &str, value: Option<&str>) -> Self {
+        self.0.spec.tolerations.push(Toleration {
+            key: key.into(),
+            value: value.map(Into::into),
+        });
+        self
+    }
+    pub fn seed_selector(mut self, k: &str, v: &str) -> Self {
+        let sel = self.0.spec.seed_selector.get_or_insert_with(Default::default);
+        sel.label_selector
+            .match_labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(k.into(), v.into());
+        self
+    }
+    pub fn seed_selector_provider_types(mut self, types: &[&str]) -> Self {
+        let sel = self.0.spec.seed_selector.get_or_insert_with(Default::default);
+        sel.provider_types = types.iter().map(|t| t.to_string()).collect();
+        self
+    }
+    pub fn domain(mut self, d: &str) -> Self {
+        self.0.spec.dns = Some(ShootDns {
+            domain: Some(d.into()),
+        });
+        self
+    }
+    pub fn nodes(mut self, cidr: &str) -> Self {
+        self.networking_mut().nodes = Some(cidr.into());
+        self
+    }
+    pub fn pods(mut self, cidr: &str) -> Self {
+        self.networking_mut().pods = Some(cidr.into());
+        self
+    }
+    pub fn services(mut self, cidr: &str) -> Self {
+        self.networking_mut().services = Some(cidr.into());
+        self
+    }
+    pub fn ip_families(mut self, fams: &[&str]) -> Self {
+        self.networking_mut().ip_families = fams.iter().map(|f| f.to_string()).collect();
+        self
+    }
+    pub fn status_pods(mut self, cidr: &str) -> Self {
+        let status = self.0.status.get_or_insert_with(Default::default);
+        status.networking.get_or_insert_with(Default::default).pods.push(cidr.into());
+        self
+    }
+    pub fn no_networking(mut self) -> Self {
+        self.0.spec.networking = None;
+        self
+    }
+    pub fn build(self) -> Shoot {
+        self.0
+    }
+}
+
+#[derive(Clone)]
+pub struct CloudProfileBuilder(CloudProfile);
+
+impl CloudProfileBuilder {
+    pub fn new(name: &str) -> Self {
+        let mut cp = CloudProfile::default();
+        cp.metadata.name = Some(name.into());
+        cp.spec.type_ = name.into();
+        CloudProfileBuilder(cp)
+    }
+    fn selector_mut(&mut self) -> &mut SeedSelector {
+        self.0.spec.seed_selector.get_or_insert_with(Default::default)
+    }
+    pub fn match_label(mut self, k: &str, v: &str) -> Self {
+        self.selector_mut()
+            .label_selector
+            .match_labels
+            .get_or_insert_with(BTreeMap::new)
+            .insert(k.into(), v.into());
+        self
+    }
+    pub fn match_expression(mut self, key: &str, op: &str, values: &[&str]) -> Self {
+        self.selector_mut()
+            .label_selector
+            .match_expressions
+            .get_or_insert_with(Vec::new)
+            .push(LabelSelectorRequirement {
+                key: key.into(),
+                operator: op.into(),
+                values: (!values.is_empty()).then(|| values.iter().map(|v| v.to_string()).collect()),
+            });
+        self
+    }
+    pub fn provider_types(mut self, types: &[&str]) -> Self {
+        self.selector_mut().provider_types = types.iter().map(|t| t.to_string()).collect();
+        self
+    }
+    pub fn build(self) -> CloudProfile {
+        self.0
+    }
+}

@@ -1,0 +1,155 @@
+//! The `gardener-scheduler` command: `run` (the default) and `simulate`.
+#![forbid(unsafe_code)]
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use chrono::{DateTime, Utc};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use gardener_scheduler::config::{self, SchedulerConfiguration};
+use gardener_scheduler::profile::Profile;
+use gardener_scheduler::simulate::{self, Landscape};
+
+/// Exit status for bad input or configuration.
+const EXIT_BAD_INPUT: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "gardener-scheduler", version, about = "Places Gardener Shoot control planes onto Seed clusters")]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the scheduler against the API server (the default).
+    Run(RunArgs),
+    /// Decide offline where the pending shoots in manifest files would go, and why.
+    Simulate(SimulateArgs),
+}
+
+#[derive(Args, Clone, Default)]
+struct RunArgs {
+    /// SchedulerConfiguration file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Kubeconfig file (overrides clientConnection.kubeconfig and $KUBECONFIG).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// Load and validate the configuration, print it, and exit.
+    #[arg(long)]
+    validate_only: bool,
+}
+
+#[derive(Args)]
+struct SimulateArgs {
+    /// SchedulerConfiguration file (defaults apply without one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Manifest files or directories (multi-document YAML).
+    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
+    files: Vec<PathBuf>,
+    /// Evaluate at this instant (RFC 3339) instead of the current time.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    now: Option<DateTime<Utc>>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
+    output: Output,
+    /// Explain the decision for one shoot (namespace/name): every seed, best first.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    explain: Option<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Output {
+    Table,
+    Json,
+    Yaml,
+}
+
+fn parse_time(s: &str) -> Result<DateTime<Utc>, String> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.to_utc())
+        .map_err(|e| format!("{s:?} is not an RFC 3339 timestamp: {e}"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Simulate(args)) => simulate_cmd(args),
+        Some(Command::Run(args)) => run_cmd(args),
+        None => run_cmd(cli.run),
+    }
+}
+
+fn load_config(path: Option<&PathBuf>) -> Result<SchedulerConfiguration, ExitCode> {
+    config::load(path.map(PathBuf::as_path)).map_err(|e| {
+        eprintln!("error: {e}");
+        ExitCode::from(EXIT_BAD_INPUT)
+    })
+}
+
+fn run_cmd(args: RunArgs) -> ExitCode {
+    let mut cfg = match load_config(args.config.as_ref()) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if let Some(k) = &args.kubeconfig {
+        cfg.client_connection.kubeconfig = k.display().to_string();
+    }
+    if args.validate_only {
+        print!("{}", serde_yaml_ng::to_string(&cfg).expect("config serializes"));
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("error: this build has no controller; use `simulate` or `--validate-only`");
+    ExitCode::FAILURE
+}
+
+fn simulate_cmd(args: SimulateArgs) -> ExitCode {
+    let cfg = match load_config(args.config.as_ref()) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let profile = match Profile::from_config("default", &cfg.schedulers.shoot) {
+        Ok(p) => p,
+        Err(errors) => {
+            eprintln!("error: invalid config:");
+            for e in errors {
+                eprintln!("  {e}");
+            }
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let landscape = match Landscape::load(&args.files) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let now = args.now.unwrap_or_else(Utc::now);
+    let sim = simulate::simulate(&landscape, &profile, &cfg.schedulers.shoot.scheduler_names, now);
+    if let Some(key) = args.explain {
+        return match sim.outcomes.iter().find(|o| o.shoot == key) {
+            Some(o) => {
+                print!("{}", simulate::render_explain(&o.shoot, &o.result));
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprintln!("error: --explain {key}: no pending shoot with that namespace/name in the manifests");
+                ExitCode::from(EXIT_BAD_INPUT)
+            }
+        };
+    }
+    let text = match args.output {
+        Output::Table => simulate::render_table(&sim),
+        Output::Json => simulate::render_json(&sim),
+        Output::Yaml => simulate::render_yaml(&landscape, &sim),
+    };
+    print!("{text}");
+    ExitCode::SUCCESS
+}

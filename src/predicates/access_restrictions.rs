@@ -1,0 +1,49 @@
+use crate::context::ShootContext;
+use crate::reason::Reason;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+use super::Predicate;
+
+/// Every access restriction the shoot requests must be offered by the seed.
+pub struct AccessRestrictions;
+
+impl Predicate for AccessRestrictions {
+    fn name(&self) -> &'static str {
+        "AccessRestrictions"
+    }
+
+    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+        let missing: Vec<String> = cx
+            .access_restrictions
+            .iter()
+            .filter(|r| !seed.access_restrictions.contains(*r))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(Reason::AccessRestriction { missing })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{SeedBuilder, ShootBuilder};
+    use crate::predicates::testing::run;
+
+    #[test]
+    fn access_restrictions_table() {
+        let cases = [
+            ("no restriction requested", ShootBuilder::new("garden-a", "s"), SeedBuilder::new("s1"), true),
+            ("requested restriction offered", ShootBuilder::new("garden-a", "s").access_restriction("eu-access-only"), SeedBuilder::new("s1").access_restriction("eu-access-only"), true),
+            ("requested restriction not offered", ShootBuilder::new("garden-a", "s").access_restriction("eu-access-only"), SeedBuilder::new("s1"), false),
+            ("seed offering a restriction still takes unrestricted shoots", ShootBuilder::new("garden-a", "s"), SeedBuilder::new("s1").access_restriction("eu-access-only"), true),
+        ];
+        for (name, shoot, seed, ok) in cases {
+            let got = run(&AccessRestrictions, &shoot.build(), &seed.build(), &[], &[]);
+            assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
+        }
+    }
+}

@@ -1,0 +1,48 @@
+use crate::context::ShootContext;
+use crate::reason::Reason;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+use super::Predicate;
+
+/// Seeds annotated `shoot.gardener.cloud/emergency-stop-reconciliations: "true"` take no shoots.
+pub struct EmergencyStop;
+
+impl Predicate for EmergencyStop {
+    fn name(&self) -> &'static str {
+        "EmergencyStop"
+    }
+
+    fn filter(&self, _: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+        if seed.emergency_stop {
+            Err(Reason::EmergencyStop)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::ANNOTATION_EMERGENCY_STOP;
+    use crate::fixtures::{SeedBuilder, ShootBuilder};
+    use crate::predicates::testing::run;
+
+    #[test]
+    fn emergency_stop_table() {
+        let shoot = ShootBuilder::new("garden-a", "s").build();
+        let cases = [
+            ("annotation true stops scheduling", Some("true"), false),
+            ("annotation false is ignored", Some("false"), true),
+            ("no annotation", None, true),
+        ];
+        for (name, value, ok) in cases {
+            let mut seed = SeedBuilder::new("s1");
+            if let Some(v) = value {
+                seed = seed.annotation(ANNOTATION_EMERGENCY_STOP, v);
+            }
+            let got = run(&EmergencyStop, &shoot, &seed.build(), &[], &[]);
+            assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
+        }
+    }
+}

@@ -1,0 +1,48 @@
+use crate::context::ShootContext;
+use crate::reason::Reason;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+use super::Predicate;
+
+/// A control plane with failure tolerance `zone` spreads over 3 zones, so the seed needs 3.
+pub struct HighAvailabilityZones;
+
+impl Predicate for HighAvailabilityZones {
+    fn name(&self) -> &'static str {
+        "HighAvailabilityZones"
+    }
+
+    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+        if cx.zone_ha && seed.zones.len() < 3 {
+            Err(Reason::TooFewZones {
+                zones: seed.zones.len(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{SeedBuilder, ShootBuilder};
+    use crate::predicates::testing::run;
+
+    #[test]
+    fn high_availability_zones_table() {
+        let cases = [
+            ("zone ha shoot on three zone seed", "zone", 3, true),
+            ("zone ha shoot on two zone seed", "zone", 2, false),
+            ("node ha shoot on one zone seed", "node", 1, true),
+            ("non ha shoot on one zone seed", "", 1, true),
+        ];
+        for (name, ft, zones, ok) in cases {
+            let shoot = ShootBuilder::new("garden-a", "s").failure_tolerance(ft).build();
+            let zones: Vec<String> = (0..zones).map(|i| format!("z{i}")).collect();
+            let seed = SeedBuilder::new("s1").zones(&zones.iter().map(String::as_str).collect::<Vec<_>>()).build();
+            let got = run(&HighAvailabilityZones, &shoot, &seed, &[], &[]);
+            assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
+        }
+    }
+}

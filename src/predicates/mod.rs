@@ -1,0 +1,126 @@
+//! Predicates: keep the seeds that can host the shoot.
+//!
+//! A [`Predicate`] looks at one shoot (its precomputed [`ShootContext`]) and one seed and says
+//! `Ok(())` or why not. Steps that need to see all remaining seeds at once (a preference with
+//! fallback, a minimum over the set) are [`SetStep`]s and say so. The order of [`pipeline`] is
+//! upstream Gardener's order; a seed is reported with the first stage that rejected it.
+
+mod access_restrictions;
+mod cloud_profile_selector;
+mod default_domain;
+mod emergency_stop;
+mod high_availability_zones;
+mod networks;
+mod provider;
+mod seed_capacity;
+mod shoot_selector;
+mod taints;
+mod usable;
+mod zone_preference;
+mod zones;
+
+pub use access_restrictions::AccessRestrictions;
+pub use cloud_profile_selector::CloudProfileSelector;
+pub use default_domain::DefaultDomain;
+pub use emergency_stop::EmergencyStop;
+pub use high_availability_zones::HighAvailabilityZones;
+pub use networks::Networks;
+pub use provider::Provider;
+pub use seed_capacity::SeedCapacity;
+pub use shoot_selector::ShootSelector;
+pub use taints::Taints;
+pub use usable::Usable;
+pub use zone_preference::ZonePreference;
+pub use zones::Zones;
+
+use crate::context::ShootContext;
+use crate::reason::Reason;
+use crate::schedule::FitError;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+/// A per-seed filter.
+pub trait Predicate: Send + Sync {
+    /// The stage name shown in explanations.
+    fn name(&self) -> &'static str;
+    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason>;
+}
+
+/// A step over the whole remaining set: returns, per seed (same order), why it is dropped.
+/// An `Err` fails the shoot as a whole (e.g. a malformed region ConfigMap).
+pub trait SetStep: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn narrow(
+        &self,
+        cx: &ShootContext,
+        seeds: &[&SeedInfo],
+        snap: &Snapshot,
+    ) -> Result<Vec<Option<Reason>>, FitError>;
+}
+
+pub enum Stage {
+    Filter(Box<dyn Predicate>),
+    Narrow(Box<dyn SetStep>),
+}
+
+impl Stage {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Stage::Filter(p) => p.name(),
+            Stage::Narrow(s) => s.name(),
+        }
+    }
+}
+
+/// The filtering stages in upstream order, ending with the region strategy.
+pub fn pipeline(region_step: Box<dyn SetStep>) -> Vec<Stage> {
+    vec![
+        Stage::Filter(Box::new(Usable)),
+        Stage::Filter(Box::new(CloudProfileSelector)),
+        Stage::Filter(Box::new(ShootSelector)),
+        Stage::Filter(Box::new(Provider)),
+        Stage::Filter(Box::new(HighAvailabilityZones)),
+        Stage::Filter(Box::new(Zones)),
+        Stage::Narrow(Box::new(ZonePreference)),
+        Stage::Filter(Box::new(AccessRestrictions)),
+        Stage::Narrow(Box::new(DefaultDomain)),
+        Stage::Filter(Box::new(EmergencyStop)),
+        Stage::Filter(Box::new(Networks)),
+        Stage::Filter(Box::new(Taints)),
+        Stage::Filter(Box::new(SeedCapacity)),
+        Stage::Narrow(region_step),
+    ]
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::api::{CloudProfile, Seed, Shoot};
+    use crate::context::ShootContext;
+    use crate::fixtures::CloudProfileBuilder;
+    use crate::reason::Reason;
+    use crate::snapshot::{SeedInfo, Snapshot};
+
+    use super::Predicate;
+
+    /// Runs one predicate on one shoot/seed pair in a snapshot holding the seed, the given
+    /// shoots (usage) and an `aws` CloudProfile (unless `profiles` brings its own).
+    pub fn run(
+        p: &dyn Predicate,
+        shoot: &Shoot,
+        seed: &Seed,
+        placed: &[Shoot],
+        profiles: &[CloudProfile],
+    ) -> Result<(), Reason> {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        for cp in profiles {
+            snap.upsert_cloud_profile(cp);
+        }
+        snap.upsert_seed(seed);
+        for s in placed {
+            snap.upsert_shoot(s);
+        }
+        let cx = ShootContext::new(shoot, &snap, chrono::Utc::now()).expect("valid shoot");
+        let info = SeedInfo::from_seed(seed);
+        p.filter(&cx, &info, &snap)
+    }
+}

@@ -1,0 +1,111 @@
+use serde::Deserialize;
+
+use crate::config::FieldError;
+use crate::context::ShootContext;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+use super::{Priority, RawScore, lower_is_better, parse_args};
+
+/// Fewer shoots scores higher: upstream's "seed with the least shoots". With
+/// `relativeToCapacity: true` the raw value is usage / `status.allocatable.shoots` instead.
+pub struct ShootCount {
+    relative_to_capacity: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Args {
+    relative_to_capacity: bool,
+}
+
+pub(super) fn build(args: &serde_json::Value, path: &str) -> Result<Box<dyn Priority>, Vec<FieldError>> {
+    let a: Args = parse_args(args, path)?;
+    Ok(Box::new(ShootCount {
+        relative_to_capacity: a.relative_to_capacity,
+    }))
+}
+
+impl ShootCount {
+    pub fn new(relative_to_capacity: bool) -> Self {
+        Self {
+            relative_to_capacity,
+        }
+    }
+}
+
+impl Priority for ShootCount {
+    fn name(&self) -> &'static str {
+        "ShootCount"
+    }
+
+    fn raw(&self, _: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
+        seeds
+            .iter()
+            .map(|s| {
+                let used = snap.usage().shoots_on(&s.name);
+                match (self.relative_to_capacity, s.allocatable_shoots()) {
+                    (true, Some(cap)) if cap > 0 => RawScore {
+                        value: used as f64 / cap as f64,
+                        detail: format!("{used}/{cap} shoots"),
+                    },
+                    _ => RawScore {
+                        value: used as f64,
+                        detail: format!("{used} shoots"),
+                    },
+                }
+            })
+            .collect()
+    }
+
+    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
+        lower_is_better(raw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+
+    fn scores(p: &ShootCount, seeds: &[(&str, Option<&str>, usize)]) -> Vec<(f64, String)> {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        for (name, cap, used) in seeds {
+            let mut b = SeedBuilder::new(name);
+            if let Some(c) = cap {
+                b = b.allocatable("shoots", c);
+            }
+            snap.upsert_seed(&b.build());
+            for i in 0..*used {
+                snap.upsert_shoot(&ShootBuilder::new("garden-x", &format!("{name}-{i}")).seed(name).build());
+            }
+        }
+        let shoot = ShootBuilder::new("garden-a", "new").build();
+        let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
+        let infos: Vec<&SeedInfo> = snap.seeds().collect();
+        let raw = p.raw(&cx, &infos, &snap);
+        p.normalize(&raw).into_iter().zip(raw.into_iter().map(|r| r.detail)).collect()
+    }
+
+    #[test]
+    fn fewer_shoots_score_higher() {
+        let got = scores(&ShootCount::new(false), &[("a", None, 4), ("b", None, 0), ("c", None, 2)]);
+        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![0.0, 100.0, 50.0]);
+        assert_eq!(got[0].1, "4 shoots");
+    }
+
+    #[test]
+    fn relative_to_capacity_prefers_the_emptier_seed_by_share() {
+        // a: 4/100 = 0.04, b: 2/4 = 0.5 -> a wins although it has more shoots.
+        let got = scores(&ShootCount::new(true), &[("a", Some("100"), 4), ("b", Some("4"), 2)]);
+        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![100.0, 0.0]);
+        assert_eq!(got[1].1, "2/4 shoots");
+    }
+
+    #[test]
+    fn unknown_args_are_rejected_with_path() {
+        let errs = build(&serde_json::json!({"relative": true}), "p.args").err().unwrap();
+        assert!(errs[0].path.starts_with("p.args"), "{:?}", errs);
+        assert!(errs[0].message.contains("unknown field"), "{:?}", errs);
+    }
+}

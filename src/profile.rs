@@ -1,0 +1,79 @@
+//! A scheduling profile: the filter pipeline with its region strategy, and the weighted
+//! priorities, compiled once from the configuration.
+
+use crate::config::{FieldError, ShootScheduler, Strategy};
+use crate::predicates::{Stage, pipeline};
+use crate::priorities::{self, Priority};
+use crate::strategies::RegionStrategy;
+
+pub struct WeightedPriority {
+    pub weight: f64,
+    pub priority: Box<dyn Priority>,
+}
+
+pub struct Profile {
+    /// Shown in explanations, events and metrics.
+    pub name: String,
+    pub strategy: Strategy,
+    pub stages: Vec<Stage>,
+    pub priorities: Vec<WeightedPriority>,
+}
+
+impl Profile {
+    /// Builds the profile described by `schedulers.shoot`; errors carry field paths.
+    pub fn from_config(name: &str, cfg: &ShootScheduler) -> Result<Profile, Vec<FieldError>> {
+        let mut errors = Vec::new();
+        let strategy = match crate::config::parse_strategy(&cfg.candidate_determination_strategy) {
+            Some(s) => s,
+            None => {
+                errors.push(FieldError::new(
+                    "schedulers.shoot.candidateDeterminationStrategy",
+                    format!(
+                        "unsupported value {:?}: supported values: {}",
+                        cfg.candidate_determination_strategy,
+                        Strategy::ALL.map(|s| format!("{s:?}")).join(", ")
+                    ),
+                ));
+                Strategy::default()
+            }
+        };
+        let mut prios = Vec::new();
+        for (i, p) in cfg.priorities_or_default().iter().enumerate() {
+            let path = format!("schedulers.shoot.priorities[{i}]");
+            if !(p.weight.is_finite() && p.weight > 0.0) {
+                errors.push(FieldError::new(
+                    format!("{path}.weight"),
+                    format!("must be a positive number, got {}", p.weight),
+                ));
+            }
+            if cfg.priorities_or_default()[..i].iter().any(|q| q.name == p.name) {
+                errors.push(FieldError::new(
+                    format!("{path}.name"),
+                    format!("duplicate priority {:?}", p.name),
+                ));
+            }
+            match priorities::build(p, &path) {
+                Ok(priority) => prios.push(WeightedPriority {
+                    weight: p.weight,
+                    priority,
+                }),
+                Err(mut e) => errors.append(&mut e),
+            }
+        }
+        if errors.is_empty() {
+            Ok(Profile {
+                name: name.to_string(),
+                strategy,
+                stages: pipeline(Box::new(RegionStrategy::new(strategy))),
+                priorities: prios,
+            })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Upstream behaviour: `SameRegion` and `ShootCount` with weight 1.
+    pub fn upstream_default() -> Profile {
+        Profile::from_config("default", &ShootScheduler::default()).expect("default profile is valid")
+    }
+}

@@ -1,0 +1,195 @@
+//! Why a seed was rejected, and how rejections add up into one line a person can act on.
+//!
+//! A [`Reason`] is data; its [`Reason::summary`] is the phrase counted across seeds
+//! (`3 seed(s) are in another region`), its `Display` the per-seed detail of the explanation, and
+//! [`Reason::hint`] what the user could change.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+/// The stage that rejected a seed and why. Variants follow the pipeline order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "reason", rename_all = "camelCase")]
+pub enum Reason {
+    /// The seed object itself is malformed (named field); it is skipped until fixed.
+    InvalidSeed { field: String, message: String },
+    Deleting,
+    Invisible,
+    NoLastOperation,
+    NotReady { condition: String, status: String },
+    CloudProfileSelector { cloud_profile: String },
+    ShootSelector,
+    Provider { seed: String, allowed: Vec<String> },
+    TooFewZones { zones: usize },
+    MissingControlPlaneZones { missing: Vec<String> },
+    ZoneEnforced { worker_zones: Vec<String> },
+    ZoneNotPreferred,
+    AccessRestriction { missing: Vec<String> },
+    DefaultDomain { domain: String },
+    EmergencyStop,
+    Networks { detail: String },
+    Taints { untolerated: Vec<String> },
+    Capacity { used: u64, allocatable: u64 },
+    OtherProvider,
+    OtherRegion { region: String },
+    FartherRegion { distance: i64, minimum: i64, source: String },
+    ShorterRegionPrefix { common: usize, best: usize },
+}
+
+impl Reason {
+    /// The phrase counted across seeds in the one-line failure message.
+    pub fn summary(&self) -> &'static str {
+        match self {
+            Reason::InvalidSeed { .. } => "are malformed",
+            Reason::Deleting => "are being deleted",
+            Reason::Invisible => "are invisible to the scheduler",
+            Reason::NoLastOperation => "were never reconciled",
+            Reason::NotReady { .. } => "are not ready",
+            Reason::CloudProfileSelector { .. } => "did not match the CloudProfile's seed selector",
+            Reason::ShootSelector => "did not match the shoot's seed selector",
+            Reason::Provider { .. } => "have a provider the CloudProfile does not allow",
+            Reason::TooFewZones { .. } => "have fewer than 3 zones for a zone-HA control plane",
+            Reason::MissingControlPlaneZones { .. } => "lack the control plane zones",
+            Reason::ZoneEnforced { .. } => "enforce zones the workers do not use",
+            Reason::ZoneNotPreferred => "prefer zones the workers do not use",
+            Reason::AccessRestriction { .. } => "do not offer the access restrictions",
+            Reason::DefaultDomain { .. } => "do not own the shoot's default domain",
+            Reason::EmergencyStop => "have reconciliations stopped",
+            Reason::Networks { .. } => "have networks that overlap the shoot's",
+            Reason::Taints { .. } => "had taints that the shoot does not tolerate",
+            Reason::Capacity { .. } => "have no capacity left",
+            Reason::OtherProvider => "have another provider type",
+            Reason::OtherRegion { .. } => "are in another region",
+            Reason::FartherRegion { .. } => "are farther away than the nearest seeds",
+            Reason::ShorterRegionPrefix { .. } => "share a shorter region prefix than the best seeds",
+        }
+    }
+
+    /// What the shoot's owner or the operator could change, when there is a clear answer.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            Reason::Taints { untolerated } => Some(format!(
+                "add a toleration for {}",
+                untolerated.join(", ")
+            )),
+            Reason::AccessRestriction { missing } => Some(format!(
+                "remove access restriction {} or offer it on a seed",
+                missing.join(", ")
+            )),
+            Reason::Capacity { .. } => {
+                Some("raise status.allocatable.shoots or add a seed".into())
+            }
+            Reason::OtherRegion { .. } => Some(
+                "add a seed in the shoot's region or use candidateDeterminationStrategy MinimalDistance"
+                    .into(),
+            ),
+            Reason::ShootSelector => Some("relax spec.seedSelector".into()),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::InvalidSeed { field, message } => write!(f, "seed is malformed: {field}: {message}"),
+            Reason::Deleting => f.write_str("seed is being deleted"),
+            Reason::Invisible => f.write_str("seed is invisible (spec.settings.scheduling.visible: false)"),
+            Reason::NoLastOperation => f.write_str("seed has no status.lastOperation yet"),
+            Reason::NotReady { condition, status } => {
+                write!(f, "seed condition {condition} is {status}, not True")
+            }
+            Reason::CloudProfileSelector { cloud_profile } => {
+                write!(f, "labels do not match the seed selector of CloudProfile {cloud_profile:?}")
+            }
+            Reason::ShootSelector => f.write_str("labels do not match spec.seedSelector"),
+            Reason::Provider { seed, allowed } => {
+                write!(f, "provider type {seed:?} is not in [{}]", allowed.join(", "))
+            }
+            Reason::TooFewZones { zones } => write!(f, "seed has {zones} zone(s), zone HA needs 3"),
+            Reason::MissingControlPlaneZones { missing } => {
+                write!(f, "seed lacks control plane zone(s) {}", missing.join(", "))
+            }
+            Reason::ZoneEnforced { worker_zones } => write!(
+                f,
+                "seed enforces its zones and none is used by the workers ({})",
+                worker_zones.join(", ")
+            ),
+            Reason::ZoneNotPreferred => {
+                f.write_str("seed prefers zones the workers do not use and other seeds fit better")
+            }
+            Reason::AccessRestriction { missing } => {
+                write!(f, "seed does not offer access restriction(s) {}", missing.join(", "))
+            }
+            Reason::DefaultDomain { domain } => {
+                write!(f, "domain {domain:?} is a default domain of another seed")
+            }
+            Reason::EmergencyStop => f.write_str("seed has emergency-stop-reconciliations set"),
+            Reason::Networks { detail } => write!(f, "invalid networks: {detail}"),
+            Reason::Taints { untolerated } => {
+                write!(f, "untolerated taint(s) {}", untolerated.join(", "))
+            }
+            Reason::Capacity { used, allocatable } => {
+                write!(f, "{used}/{allocatable} shoots allocated")
+            }
+            Reason::OtherProvider => f.write_str("testing shoots need a seed of their own provider"),
+            Reason::OtherRegion { region } => write!(f, "seed is in region {region:?}"),
+            Reason::FartherRegion { distance, minimum, source } => {
+                write!(f, "distance {distance} > minimum {minimum} ({source})")
+            }
+            Reason::ShorterRegionPrefix { common, best } => {
+                write!(f, "common region prefix of {common} characters < best {best}")
+            }
+        }
+    }
+}
+
+/// Adds per-seed rejections into the kube-scheduler style line:
+/// `0/7 seeds are available: 3 seed(s) are in another region, 2 seed(s) have no capacity left.`
+/// Phrases are ordered by count (most first), then alphabetically, so the line is deterministic.
+pub fn summarize<'a>(total: usize, reasons: impl IntoIterator<Item = &'a Reason>) -> String {
+    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for r in reasons {
+        *counts.entry(r.summary()).or_default() += 1;
+    }
+    if total == 0 {
+        return "0/0 seeds are available: no seeds are registered.".into();
+    }
+    let mut parts: Vec<(&str, usize)> = counts.into_iter().collect();
+    parts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let phrases: Vec<String> = parts
+        .iter()
+        .map(|(phrase, n)| format!("{n} seed(s) {phrase}"))
+        .collect();
+    format!("0/{total} seeds are available: {}.", phrases.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_counts_phrases_most_frequent_first() {
+        let reasons = [
+            Reason::Capacity { used: 3, allocatable: 3 },
+            Reason::OtherRegion { region: "a".into() },
+            Reason::Taints { untolerated: vec!["x".into()] },
+            Reason::OtherRegion { region: "b".into() },
+            Reason::Taints { untolerated: vec!["y".into()] },
+            Reason::OtherRegion { region: "c".into() },
+            Reason::Capacity { used: 1, allocatable: 1 },
+        ];
+        assert_eq!(
+            summarize(7, &reasons),
+            "0/7 seeds are available: 3 seed(s) are in another region, \
+             2 seed(s) had taints that the shoot does not tolerate, 2 seed(s) have no capacity left."
+        );
+    }
+
+    #[test]
+    fn no_seeds_at_all_says_so() {
+        assert_eq!(summarize(0, []), "0/0 seeds are available: no seeds are registered.");
+    }
+}

@@ -1,0 +1,173 @@
+//! The three output formats of `simulate` and the `--explain` view.
+
+use serde_json::{Map, Value, json};
+
+use super::{Landscape, Simulation};
+use crate::schedule::{Decision, FitError};
+
+/// One row per shoot: shoot, seed or `-`, total score, short reason.
+pub fn render_table(sim: &Simulation) -> String {
+    let mut rows: Vec<[String; 4]> = vec![["SHOOT".into(), "SEED".into(), "SCORE".into(), "REASON".into()]];
+    for o in &sim.outcomes {
+        rows.push(match &o.result {
+            Ok(d) => [
+                o.shoot.clone(),
+                d.seed.clone(),
+                format!("{:.1}", d.winner().total.into_inner()),
+                success_reason(d),
+            ],
+            Err(e) => [o.shoot.clone(), "-".into(), "-".into(), e.to_string()],
+        });
+    }
+    let widths: Vec<usize> = (0..3)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        for (c, w) in widths.iter().enumerate() {
+            out.push_str(&format!("{:<w$}  ", r[c], w = w));
+        }
+        out.push_str(&r[3]);
+        out.push('\n');
+    }
+    let placed = sim.outcomes.iter().filter(|o| o.result.is_ok()).count();
+    out.push_str(&format!(
+        "\n{placed}/{} pending shoots scheduled, {} unschedulable.\n",
+        sim.outcomes.len(),
+        sim.outcomes.len() - placed
+    ));
+    out
+}
+
+fn success_reason(d: &Decision) -> String {
+    let w = d.winner();
+    let best: Vec<String> = w.priorities.iter().map(|p| format!("{} ({})", p.name, p.detail)).collect();
+    format!("best of {} feasible seed(s): {}", d.ranking.len(), best.join(", "))
+}
+
+/// `{"decisions":[{"shoot","seed","error","scores"}], "explanations":[...]}`.
+pub fn render_json(sim: &Simulation) -> String {
+    let mut decisions = Vec::new();
+    let mut explanations = Vec::new();
+    for o in &sim.outcomes {
+        let (seed, error, scores) = match &o.result {
+            Ok(d) => (json!(d.seed), Value::Null, scores_json(d)),
+            Err(e) => (Value::Null, json!(e.to_string()), json!({})),
+        };
+        decisions.push(json!({"shoot": o.shoot, "seed": seed, "error": error, "scores": scores}));
+        explanations.push(explanation_json(&o.shoot, &o.result));
+    }
+    let out = json!({"decisions": decisions, "explanations": explanations});
+    serde_json::to_string_pretty(&out).expect("JSON of plain values") + "\n"
+}
+
+fn scores_json(d: &Decision) -> Value {
+    let mut scores = Map::new();
+    for s in &d.ranking {
+        let prios: Map<String, Value> = s
+            .priorities
+            .iter()
+            .map(|p| (p.name.to_string(), json!(round(p.weighted))))
+            .collect();
+        scores.insert(
+            s.seed.clone(),
+            json!({"total": round(s.total.into_inner()), "priorities": prios}),
+        );
+    }
+    Value::Object(scores)
+}
+
+fn explanation_json(shoot: &str, result: &Result<Decision, FitError>) -> Value {
+    match result {
+        Ok(d) => {
+            let raw: Map<String, Value> = d
+                .ranking
+                .iter()
+                .map(|s| {
+                    let per: Map<String, Value> = s
+                        .priorities
+                        .iter()
+                        .map(|p| {
+                            (
+                                p.name.to_string(),
+                                json!({"raw": round(p.raw), "detail": p.detail, "score": round(p.score), "weight": p.weight}),
+                            )
+                        })
+                        .collect();
+                    (s.seed.clone(), Value::Object(per))
+                })
+                .collect();
+            json!({"shoot": shoot, "profile": d.profile, "priorities": raw, "rejected": rejections_json(&d.rejected)})
+        }
+        Err(FitError::NoFit { rejected, .. }) => {
+            json!({"shoot": shoot, "rejected": rejections_json(rejected), "hints": result.as_ref().err().map(FitError::hints)})
+        }
+        Err(e) => json!({"shoot": shoot, "error": serde_json::to_value(e).unwrap_or(Value::Null)}),
+    }
+}
+
+fn rejections_json(rejected: &[crate::schedule::Rejection]) -> Value {
+    let m: Map<String, Value> = rejected
+        .iter()
+        .map(|r| (r.seed.clone(), json!({"stage": r.stage, "reason": r.reason.to_string()})))
+        .collect();
+    Value::Object(m)
+}
+
+fn round(v: f64) -> f64 {
+    (v * 1000.0).round() / 1000.0
+}
+
+/// The input Shoots, with `spec.seedName` filled in where a seed was found.
+pub fn render_yaml(landscape: &Landscape, sim: &Simulation) -> String {
+    let mut docs: Vec<serde_yaml_ng::Value> = landscape.shoot_docs.clone();
+    for o in &sim.outcomes {
+        if let Ok(d) = &o.result
+            && let Some(spec) = docs[o.index].get_mut("spec").and_then(|s| s.as_mapping_mut())
+        {
+            spec.insert("seedName".into(), d.seed.clone().into());
+        }
+    }
+    docs.iter()
+        .map(|d| serde_yaml_ng::to_string(d).expect("YAML of parsed YAML"))
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+/// Every seed for one shoot: its score breakdown (best first), then the rejected seeds with the
+/// stage that rejected them.
+pub fn render_explain(shoot: &str, result: &Result<Decision, FitError>) -> String {
+    let mut out = format!("Shoot {shoot}\n");
+    let rejected = match result {
+        Ok(d) => {
+            out.push_str(&format!("Scheduled to seed {:?} by profile {:?}\n\nFeasible seeds, best first:\n", d.seed, d.profile));
+            for (rank, s) in d.ranking.iter().enumerate() {
+                out.push_str(&format!("  {}. {:<24} total {:>8.2}\n", rank + 1, s.seed, s.total.into_inner()));
+                for p in &s.priorities {
+                    out.push_str(&format!(
+                        "       {:<20} {:>6.2} × {:<5} = {:>8.2}   {}\n",
+                        p.name, p.score, p.weight, p.weighted, p.detail
+                    ));
+                }
+            }
+            &d.rejected[..]
+        }
+        Err(e) => {
+            out.push_str(&format!("Unschedulable: {e}\n"));
+            for h in e.hints() {
+                out.push_str(&format!("  hint: {h}\n"));
+            }
+            match e {
+                FitError::NoFit { rejected, .. } => &rejected[..],
+                _ => &[],
+            }
+        }
+    };
+    if !rejected.is_empty() {
+        out.push_str("\nRejected seeds:\n");
+        for r in rejected {
+            out.push_str(&format!("  {:<24} {:<22} {}\n", r.seed, r.stage, r.reason));
+        }
+    }
+    out
+}

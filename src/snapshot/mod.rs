@@ -1,0 +1,307 @@
+//! The scheduler's view of the landscape: compact seeds, cloud profiles, projects, region
+//! distances and an index of seed usage.
+//!
+//! Every object is parsed once when it changes (`upsert_*`/`remove_*`), so a decision costs
+//! O(seeds) and never scans shoots. The controller feeds the snapshot from watches; `simulate`
+//! feeds it from manifest files; both then call the same [`crate::schedule::schedule`].
+
+mod region_config;
+mod seed;
+mod usage;
+
+use std::collections::BTreeMap;
+
+use kube::core::{Selector, SelectorExt};
+
+pub use region_config::{RegionConfig, parse_region_distances};
+pub use seed::{SeedInfo, SeedNets, ZoneMode};
+pub use usage::{DemandClass, SeedUsage, Usage};
+
+use crate::api::{
+    CloudProfile, CloudProfileSpec, ConfigMap, LabelSelector, NamespacedCloudProfile, Project,
+    Seed, Shoot,
+};
+
+/// Namespace holding the region ConfigMaps (Gardener's garden namespace).
+pub const GARDEN_NAMESPACE: &str = "garden";
+
+/// A CloudProfile as far as scheduling is concerned.
+#[derive(Clone, Debug)]
+pub struct CloudProfileInfo {
+    /// `CloudProfile/name` or `NamespacedCloudProfile/ns/name`, for messages.
+    pub display: String,
+    /// The CloudProfile whose name region ConfigMaps list (the parent for a namespaced profile).
+    pub root_name: String,
+    pub provider_types: Vec<String>,
+    /// `Ok(None)` when the profile has no seed selector (matches every seed).
+    pub selector: Result<Option<Selector>, String>,
+}
+
+impl CloudProfileInfo {
+    fn from_spec(display: String, root_name: String, spec: Option<&CloudProfileSpec>) -> Self {
+        let seed_selector = spec.and_then(|s| s.seed_selector.as_ref());
+        CloudProfileInfo {
+            display,
+            root_name,
+            provider_types: seed_selector.map(|s| s.provider_types.clone()).unwrap_or_default(),
+            selector: match seed_selector {
+                None => Ok(None),
+                Some(s) => compile_selector(&s.label_selector).map(Some),
+            },
+        }
+    }
+}
+
+/// Compiles a label selector, rejecting unknown operators and malformed requirements.
+pub fn compile_selector(ls: &LabelSelector) -> Result<Selector, String> {
+    for (i, req) in ls.match_expressions.iter().flatten().enumerate() {
+        let has_values = req.values.as_ref().is_some_and(|v| !v.is_empty());
+        match req.operator.as_str() {
+            "In" | "NotIn" if !has_values => {
+                return Err(format!(
+                    "matchExpressions[{i}]: operator {} needs at least one value",
+                    req.operator
+                ));
+            }
+            "Exists" | "DoesNotExist" if has_values => {
+                return Err(format!(
+                    "matchExpressions[{i}]: operator {} takes no values",
+                    req.operator
+                ));
+            }
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => {
+                return Err(format!(
+                    "matchExpressions[{i}].operator: unsupported value {other:?}: supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\""
+                ));
+            }
+        }
+        if req.key.is_empty() {
+            return Err(format!("matchExpressions[{i}].key: is required"));
+        }
+    }
+    Selector::try_from(ls.clone()).map_err(|e| e.to_string())
+}
+
+/// Does the selector match these labels? (`None` matches all.)
+pub fn selector_matches(sel: Option<&Selector>, labels: &BTreeMap<String, String>) -> bool {
+    sel.is_none_or(|s| s.matches(labels))
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    seeds: BTreeMap<String, SeedInfo>,
+    cloud_profiles: BTreeMap<String, CloudProfile>,
+    namespaced_cloud_profiles: BTreeMap<(String, String), NamespacedCloudProfile>,
+    /// namespace -> project name
+    projects: BTreeMap<String, String>,
+    /// project name -> namespace, to keep `projects` right when a project changes namespace
+    project_namespaces: BTreeMap<String, String>,
+    region_configs: BTreeMap<(String, String), RegionConfig>,
+    usage: Usage,
+}
+
+impl Snapshot {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    // ---- seeds
+
+    pub fn upsert_seed(&mut self, seed: &Seed) {
+        let info = SeedInfo::from_seed(seed);
+        self.seeds.insert(info.name.clone(), info);
+    }
+
+    pub fn remove_seed(&mut self, name: &str) {
+        self.seeds.remove(name);
+    }
+
+    /// All seeds, ordered by name.
+    pub fn seeds(&self) -> impl ExactSizeIterator<Item = &SeedInfo> {
+        self.seeds.values()
+    }
+
+    pub fn seed(&self, name: &str) -> Option<&SeedInfo> {
+        self.seeds.get(name)
+    }
+
+    // ---- shoots (usage only)
+
+    /// Records where a shoot runs. Idempotent; call it again on every change.
+    pub fn upsert_shoot(&mut self, shoot: &Shoot) {
+        self.usage.upsert(shoot);
+    }
+
+    /// Forgets a shoot by `namespace/name`.
+    pub fn remove_shoot(&mut self, key: &str) {
+        self.usage.remove(key);
+    }
+
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    // ---- cloud profiles
+
+    pub fn upsert_cloud_profile(&mut self, cp: &CloudProfile) {
+        let name = cp.metadata.name.clone().unwrap_or_default();
+        self.cloud_profiles.insert(name, cp.clone());
+    }
+
+    pub fn remove_cloud_profile(&mut self, name: &str) {
+        self.cloud_profiles.remove(name);
+    }
+
+    pub fn upsert_namespaced_cloud_profile(&mut self, ncp: &NamespacedCloudProfile) {
+        let key = (
+            ncp.metadata.namespace.clone().unwrap_or_default(),
+            ncp.metadata.name.clone().unwrap_or_default(),
+        );
+        self.namespaced_cloud_profiles.insert(key, ncp.clone());
+    }
+
+    pub fn remove_namespaced_cloud_profile(&mut self, namespace: &str, name: &str) {
+        self.namespaced_cloud_profiles
+            .remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// Resolves the profile a shoot references. `Err` is `(field, message)`.
+    pub fn cloud_profile_for(&self, shoot: &Shoot) -> Result<CloudProfileInfo, (String, String)> {
+        let (kind, name, field) = match (&shoot.spec.cloud_profile, &shoot.spec.cloud_profile_name) {
+            (Some(r), _) if !r.name.is_empty() => (
+                r.kind.as_deref().unwrap_or("CloudProfile"),
+                r.name.as_str(),
+                "spec.cloudProfile",
+            ),
+            (_, Some(n)) if !n.is_empty() => ("CloudProfile", n.as_str(), "spec.cloudProfileName"),
+            _ => {
+                return Err((
+                    "spec.cloudProfile".into(),
+                    "is required (neither spec.cloudProfile.name nor spec.cloudProfileName is set)"
+                        .into(),
+                ));
+            }
+        };
+        match kind {
+            "CloudProfile" => {
+                let cp = self.cloud_profiles.get(name).ok_or_else(|| {
+                    (field.to_string(), format!("CloudProfile {name:?} not found"))
+                })?;
+                Ok(CloudProfileInfo::from_spec(
+                    format!("CloudProfile/{name}"),
+                    name.to_string(),
+                    Some(&cp.spec),
+                ))
+            }
+            "NamespacedCloudProfile" => {
+                let ns = shoot.metadata.namespace.clone().unwrap_or_default();
+                let ncp = self
+                    .namespaced_cloud_profiles
+                    .get(&(ns.clone(), name.to_string()))
+                    .ok_or_else(|| {
+                        (
+                            field.to_string(),
+                            format!("NamespacedCloudProfile {ns}/{name} not found"),
+                        )
+                    })?;
+                let parent = &ncp.spec.parent.name;
+                let merged = ncp.status.as_ref().and_then(|s| s.cloud_profile_spec.as_ref());
+                let spec = match merged {
+                    Some(spec) => Some(spec),
+                    None => Some(
+                        &self
+                            .cloud_profiles
+                            .get(parent)
+                            .ok_or_else(|| {
+                                (
+                                    field.to_string(),
+                                    format!(
+                                        "NamespacedCloudProfile {ns}/{name} has no status.cloudProfileSpec and its parent CloudProfile {parent:?} was not found"
+                                    ),
+                                )
+                            })?
+                            .spec,
+                    ),
+                };
+                Ok(CloudProfileInfo::from_spec(
+                    format!("NamespacedCloudProfile/{ns}/{name}"),
+                    parent.clone(),
+                    spec,
+                ))
+            }
+            other => Err((
+                format!("{field}.kind"),
+                format!(
+                    "unsupported value {other:?}: supported values: \"CloudProfile\", \"NamespacedCloudProfile\""
+                ),
+            )),
+        }
+    }
+
+    // ---- projects
+
+    pub fn upsert_project(&mut self, project: &Project) {
+        let name = project.metadata.name.clone().unwrap_or_default();
+        if let Some(old_ns) = self.project_namespaces.remove(&name) {
+            self.projects.remove(&old_ns);
+        }
+        if let Some(ns) = project.spec.namespace.clone().filter(|n| !n.is_empty()) {
+            self.projects.insert(ns.clone(), name.clone());
+            self.project_namespaces.insert(name, ns);
+        }
+    }
+
+    pub fn remove_project(&mut self, name: &str) {
+        if let Some(ns) = self.project_namespaces.remove(name) {
+            self.projects.remove(&ns);
+        }
+    }
+
+    /// The project owning a namespace: from a Project object, else `garden-X` -> `X`, else the
+    /// namespace itself.
+    pub fn project_of(&self, namespace: &str) -> String {
+        if let Some(p) = self.projects.get(namespace) {
+            return p.clone();
+        }
+        namespace
+            .strip_prefix("garden-")
+            .filter(|p| !p.is_empty())
+            .unwrap_or(namespace)
+            .to_string()
+    }
+
+    // ---- region ConfigMaps
+
+    /// Accepts any ConfigMap; only those in `garden` labelled as region config are kept.
+    pub fn upsert_config_map(&mut self, cm: &ConfigMap) {
+        let key = (
+            cm.metadata.namespace.clone().unwrap_or_default(),
+            cm.metadata.name.clone().unwrap_or_default(),
+        );
+        match RegionConfig::from_config_map(cm) {
+            Some(rc) => {
+                self.region_configs.insert(key, rc);
+            }
+            None => {
+                self.region_configs.remove(&key);
+            }
+        }
+    }
+
+    pub fn remove_config_map(&mut self, namespace: &str, name: &str) {
+        self.region_configs
+            .remove(&(namespace.to_string(), name.to_string()));
+    }
+
+    /// The region ConfigMap for a CloudProfile: the first by namespace/name that lists it.
+    pub fn region_config_for(&self, cloud_profile: &str) -> Option<&RegionConfig> {
+        self.region_configs
+            .values()
+            .find(|rc| rc.cloud_profiles.iter().any(|p| p == cloud_profile))
+    }
+
+    pub fn region_configs(&self) -> impl Iterator<Item = &RegionConfig> {
+        self.region_configs.values()
+    }
+}

@@ -1,0 +1,197 @@
+//! The compact, pre-parsed form of a Seed that the decision reads.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use ipnet::IpNet;
+
+use crate::api::{ANNOTATION_EMERGENCY_STOP, Seed};
+use crate::quantity;
+use crate::reason::Reason;
+
+/// How a seed treats shoots whose worker zones differ from its own (`spec.settings.zoneSelection`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZoneMode {
+    #[default]
+    Unset,
+    Prefer,
+    Enforce,
+}
+
+/// A seed's networks, parsed once per seed change.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeedNets {
+    pub nodes: Option<IpNet>,
+    pub pods: Option<IpNet>,
+    pub services: Option<IpNet>,
+    pub default_pods: Option<IpNet>,
+    pub default_services: Option<IpNet>,
+}
+
+/// Everything a decision needs to know about one seed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedInfo {
+    pub name: String,
+    pub labels: BTreeMap<String, String>,
+    pub provider: String,
+    pub region: String,
+    pub zones: Vec<String>,
+    /// `Ok` when the seed may receive shoots at all (not deleting, visible, ready, well-formed).
+    pub usable: Result<(), Reason>,
+    pub zone_mode: ZoneMode,
+    pub taints: Vec<(String, Option<String>)>,
+    pub nets: SeedNets,
+    pub access_restrictions: BTreeSet<String>,
+    pub default_domains: Vec<String>,
+    pub emergency_stop: bool,
+    /// `status.allocatable`, parsed. `shoots` bounds the number of shoots on the seed.
+    pub allocatable: BTreeMap<String, f64>,
+}
+
+impl SeedInfo {
+    pub fn from_seed(seed: &Seed) -> SeedInfo {
+        let mut problems: Vec<(String, String)> = Vec::new();
+        let provider = match &seed.spec.provider {
+            Some(p) => {
+                if p.type_.is_empty() {
+                    problems.push(("spec.provider.type".into(), "is required".into()));
+                }
+                if p.region.is_empty() {
+                    problems.push(("spec.provider.region".into(), "is required".into()));
+                }
+                p.clone()
+            }
+            None => {
+                problems.push(("spec.provider".into(), "is required".into()));
+                Default::default()
+            }
+        };
+
+        let mut parse_net = |field: &str, v: &Option<String>| -> Option<IpNet> {
+            let raw = v.as_deref()?.trim();
+            match raw.parse::<IpNet>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    problems.push((field.into(), format!("invalid CIDR {raw:?}")));
+                    None
+                }
+            }
+        };
+        let n = &seed.spec.networks;
+        let defaults = n.shoot_defaults.clone().unwrap_or_default();
+        let nets = SeedNets {
+            nodes: parse_net("spec.networks.nodes", &n.nodes),
+            pods: parse_net("spec.networks.pods", &n.pods),
+            services: parse_net("spec.networks.services", &n.services),
+            default_pods: parse_net("spec.networks.shootDefaults.pods", &defaults.pods),
+            default_services: parse_net("spec.networks.shootDefaults.services", &defaults.services),
+        };
+
+        let mut allocatable = BTreeMap::new();
+        for (resource, q) in &seed.status.allocatable {
+            match quantity::parse(&q.0) {
+                Ok(v) if v >= 0.0 => {
+                    allocatable.insert(resource.clone(), v);
+                }
+                Ok(_) => problems.push((
+                    format!("status.allocatable.{resource}"),
+                    format!("{:?} is negative", q.0),
+                )),
+                Err(e) => problems.push((format!("status.allocatable.{resource}"), e)),
+            }
+        }
+
+        let mut taints: Vec<(String, Option<String>)> = Vec::new();
+        for (i, t) in seed.spec.taints.iter().enumerate() {
+            if t.key.is_empty() {
+                problems.push((format!("spec.taints[{i}].key"), "is required".into()));
+            } else if taints.iter().any(|(k, _)| *k == t.key) {
+                problems.push((format!("spec.taints[{i}].key"), format!("duplicate key {:?}", t.key)));
+            } else {
+                taints.push((t.key.clone(), t.value.clone()));
+            }
+        }
+
+        let zone_mode = match seed.spec.settings.zone_selection.as_ref().map(|z| z.mode.as_str()) {
+            None | Some("") => ZoneMode::Unset,
+            Some("Prefer") => ZoneMode::Prefer,
+            Some("Enforce") => ZoneMode::Enforce,
+            Some(other) => {
+                problems.push((
+                    "spec.settings.zoneSelection.mode".into(),
+                    format!("unsupported value {other:?}: supported values: \"Prefer\", \"Enforce\""),
+                ));
+                ZoneMode::Unset
+            }
+        };
+
+        let usable = if let Some((field, message)) = problems.into_iter().next() {
+            Err(Reason::InvalidSeed { field, message })
+        } else {
+            readiness(seed)
+        };
+
+        SeedInfo {
+            name: seed.name().to_string(),
+            labels: seed.metadata.labels.clone().unwrap_or_default(),
+            provider: provider.type_,
+            region: provider.region,
+            zones: provider.zones,
+            usable,
+            zone_mode,
+            taints,
+            nets,
+            access_restrictions: seed
+                .spec
+                .access_restrictions
+                .iter()
+                .map(|a| a.name.clone())
+                .collect(),
+            default_domains: seed
+                .spec
+                .dns
+                .iter()
+                .flat_map(|d| d.defaults.iter().map(|d| d.domain.trim_matches('.').to_string()))
+                .filter(|d| !d.is_empty())
+                .collect(),
+            emergency_stop: seed
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(ANNOTATION_EMERGENCY_STOP))
+                .is_some_and(|v| v == "true"),
+            allocatable,
+        }
+    }
+
+    /// `status.allocatable.shoots`, when the seed publishes it.
+    pub fn allocatable_shoots(&self) -> Option<u64> {
+        self.allocatable.get("shoots").map(|v| v.floor() as u64)
+    }
+}
+
+/// Not deleting, visible, reconciled, `GardenletReady` and (with backup) `BackupBucketsReady`.
+fn readiness(seed: &Seed) -> Result<(), Reason> {
+    if seed.metadata.deletion_timestamp.is_some() {
+        return Err(Reason::Deleting);
+    }
+    if !seed.spec.settings.scheduling.visible {
+        return Err(Reason::Invisible);
+    }
+    if seed.status.last_operation.is_none() {
+        return Err(Reason::NoLastOperation);
+    }
+    let mut required = vec!["GardenletReady"];
+    if seed.spec.backup.is_some() {
+        required.push("BackupBucketsReady");
+    }
+    for condition in required {
+        let status = seed.condition(condition).map(|c| c.status.as_str()).unwrap_or("Unknown");
+        if status != "True" {
+            return Err(Reason::NotReady {
+                condition: condition.into(),
+                status: status.into(),
+            });
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! Seed usage, updated per shoot change so that no decision scans the shoot list.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::api::{Shoot, object_key};
+
+/// What a shoot's control plane demands is decided by its purpose and failure tolerance; usage is
+/// counted per class so demand can be priced by configuration without revisiting shoots.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct DemandClass {
+    pub purpose: Option<Box<str>>,
+    pub failure_tolerance: Option<Box<str>>,
+}
+
+impl DemandClass {
+    pub fn of(shoot: &Shoot) -> DemandClass {
+        DemandClass {
+            purpose: shoot.spec.purpose.as_deref().map(Into::into),
+            failure_tolerance: shoot.failure_tolerance_type().map(Into::into),
+        }
+    }
+}
+
+/// The usage of one seed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SeedUsage {
+    pub shoots: u64,
+    /// shoots per namespace (a namespace belongs to exactly one project)
+    pub by_namespace: BTreeMap<Box<str>, u32>,
+    pub by_class: BTreeMap<DemandClass, u32>,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    seeds: Box<[Box<str>]>,
+    namespace: Box<str>,
+    class: DemandClass,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Usage {
+    shoots: HashMap<Box<str>, Entry>,
+    seeds: HashMap<Box<str>, SeedUsage>,
+}
+
+impl Usage {
+    pub fn upsert(&mut self, shoot: &Shoot) {
+        let key = object_key(&shoot.metadata);
+        self.remove(&key);
+        let seeds: Box<[Box<str>]> = shoot.occupied_seeds().map(Into::into).collect();
+        if seeds.is_empty() {
+            return;
+        }
+        let entry = Entry {
+            seeds,
+            namespace: shoot.metadata.namespace.as_deref().unwrap_or_default().into(),
+            class: DemandClass::of(shoot),
+        };
+        for seed in entry.seeds.iter() {
+            let u = self.seeds.entry(seed.clone()).or_default();
+            u.shoots += 1;
+            *u.by_namespace.entry(entry.namespace.clone()).or_default() += 1;
+            *u.by_class.entry(entry.class.clone()).or_default() += 1;
+        }
+        self.shoots.insert(key.into(), entry);
+    }
+
+    pub fn remove(&mut self, key: &str) {
+        let Some(entry) = self.shoots.remove(key) else {
+            return;
+        };
+        for seed in entry.seeds.iter() {
+            let Some(u) = self.seeds.get_mut(seed) else {
+                continue;
+            };
+            u.shoots = u.shoots.saturating_sub(1);
+            decrement(&mut u.by_namespace, &entry.namespace);
+            decrement(&mut u.by_class, &entry.class);
+            if u.shoots == 0 {
+                self.seeds.remove(seed);
+            }
+        }
+    }
+
+    /// Usage of a seed (empty when nothing runs there).
+    pub fn seed(&self, name: &str) -> Option<&SeedUsage> {
+        self.seeds.get(name)
+    }
+
+    pub fn shoots_on(&self, seed: &str) -> u64 {
+        self.seeds.get(seed).map_or(0, |u| u.shoots)
+    }
+
+    /// Number of shoots with at least one seed.
+    pub fn placed_shoots(&self) -> usize {
+        self.shoots.len()
+    }
+
+    /// The seeds a shoot currently occupies in the index (by `namespace/name`).
+    pub fn seeds_of(&self, key: &str) -> Vec<&str> {
+        self.shoots
+            .get(key)
+            .map(|e| e.seeds.iter().map(|s| &**s).collect())
+            .unwrap_or_default()
+    }
+}
+
+fn decrement<K: Ord>(map: &mut BTreeMap<K, u32>, key: &K) {
+    if let Some(n) = map.get_mut(key) {
+        *n -= 1;
+        if *n == 0 {
+            map.remove(key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::ShootBuilder;
+
+    #[test]
+    fn a_migrating_shoot_counts_on_both_seeds_and_updates_replace_old_usage() {
+        let mut u = Usage::default();
+        let s = ShootBuilder::new("garden-a", "s1").seed("s-1").status_seed("s-2").build();
+        u.upsert(&s);
+        assert_eq!((u.shoots_on("s-1"), u.shoots_on("s-2")), (1, 1));
+        let moved = ShootBuilder::new("garden-a", "s1").seed("s-2").status_seed("s-2").build();
+        u.upsert(&moved);
+        assert_eq!((u.shoots_on("s-1"), u.shoots_on("s-2")), (0, 1));
+        assert_eq!(u.seed("s-2").unwrap().by_namespace["garden-a"], 1);
+        u.remove("garden-a/s1");
+        assert_eq!(u.shoots_on("s-2"), 0);
+        assert!(u.seed("s-2").is_none());
+    }
+
+    #[test]
+    fn pending_shoots_count_nowhere() {
+        let mut u = Usage::default();
+        u.upsert(&ShootBuilder::new("garden-a", "p").build());
+        assert_eq!(u.placed_shoots(), 0);
+    }
+}

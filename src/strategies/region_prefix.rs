@@ -1,0 +1,69 @@
+use crate::context::ShootContext;
+use crate::predicates::SetStep;
+use crate::reason::Reason;
+use crate::schedule::FitError;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+use super::keep_minimal;
+
+/// Same provider, and among those the seeds whose region shares the longest common prefix with
+/// the shoot's region (`eu-north-1` -> `eu-central-1` before `us-east-1`).
+pub struct RegionPrefix;
+
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+impl SetStep for RegionPrefix {
+    fn name(&self) -> &'static str {
+        "RegionPrefix"
+    }
+
+    fn narrow(
+        &self,
+        cx: &ShootContext,
+        seeds: &[&SeedInfo],
+        _: &Snapshot,
+    ) -> Result<Vec<Option<Reason>>, FitError> {
+        // Keys are negated prefix lengths so that the minimum is the longest prefix.
+        let keys: Vec<Option<i64>> = seeds
+            .iter()
+            .map(|s| (s.provider == cx.provider).then(|| -(common_prefix(&s.region, &cx.region) as i64)))
+            .collect();
+        Ok(keep_minimal(&keys, |k, min| match k {
+            None => Reason::OtherProvider,
+            Some(k) => Reason::ShorterRegionPrefix {
+                common: (-k) as usize,
+                best: (-min) as usize,
+            },
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{SeedBuilder, ShootBuilder};
+    use crate::strategies::testing::kept;
+
+    #[test]
+    fn longest_common_prefix_of_same_provider_wins() {
+        let shoot = ShootBuilder::new("garden-a", "s").provider("aws").region("eu-north-1").build();
+        let seeds = [
+            SeedBuilder::new("central").provider("aws").region("eu-central-1"),
+            SeedBuilder::new("us").provider("aws").region("us-east-1"),
+            SeedBuilder::new("gcp-north").provider("gcp").region("eu-north-1"),
+        ];
+        assert_eq!(kept(&RegionPrefix, &shoot, &seeds, |_| {}), vec!["central"]);
+    }
+
+    #[test]
+    fn exact_region_beats_prefix() {
+        let shoot = ShootBuilder::new("garden-a", "s").provider("aws").region("eu-west-1").build();
+        let seeds = [
+            SeedBuilder::new("w1").provider("aws").region("eu-west-1"),
+            SeedBuilder::new("w2").provider("aws").region("eu-west-2"),
+        ];
+        assert_eq!(kept(&RegionPrefix, &shoot, &seeds, |_| {}), vec!["w1"]);
+    }
+}
