@@ -236,3 +236,47 @@ fn kubeconfig_flag_beats_the_environment() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("kubeconfig: /from/flag"), "{out}");
 }
+
+#[test]
+fn timeline_prints_one_line_per_active_entry_change() {
+    let (code, out, err) = run(bin().args([
+        "simulate",
+        "--config",
+        "example/21-componentconfig-profiles.yaml",
+        "-f",
+        "example/landscape",
+        "--timeline",
+        "2026-12-04T00:00:00Z..2026-12-14T00:00:00Z",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "2026-12-04T00:00:00Z  default",
+            "2026-12-04T18:00:00Z  release-weekend (freeze)",
+            "2026-12-07T06:00:00Z  default",
+            "2026-12-12T21:00:00Z  saturday-maintenance",
+            "2026-12-13T03:00:00Z  default",
+        ],
+        "{out}"
+    );
+}
+
+#[test]
+fn simulate_inside_a_freeze_defers_every_shoot_without_failing() {
+    let (code, out, err) = run(bin().args([
+        "simulate",
+        "--config",
+        "example/21-componentconfig-profiles.yaml",
+        "-f",
+        "example/landscape",
+        "--now",
+        "2026-12-05T12:00:00Z",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("freeze window \"release-weekend\" until 2026-12-07T06:00:00Z"),
+        "{out}"
+    );
+}

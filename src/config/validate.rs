@@ -2,7 +2,7 @@ use std::net::IpAddr;
 
 use super::load::FieldError;
 use super::types::*;
-use crate::profile::Profile;
+use crate::chain::ProfileChain;
 
 /// Every semantic problem of a configuration, each with its field path.
 pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
@@ -165,7 +165,7 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
             ),
         );
     }
-    if let Err(mut problems) = Profile::from_config("default", shoot) {
+    if let Err(mut problems) = ProfileChain::from_config(shoot) {
         e.append(&mut problems);
     }
     e
