@@ -187,7 +187,7 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     let now = args.now.unwrap_or_else(Utc::now);
     let sim = simulate::simulate(
         &landscape,
-        &profile,
+        profile,
         &cfg.schedulers.shoot.scheduler_names,
         now,
     );
