@@ -146,6 +146,13 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    let landscape = match Landscape::load(&args.files) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
     if let Some((from, to)) = args.timeline {
         for (at, entry) in chain.timeline(from, to) {
             let at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
@@ -177,14 +184,6 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
-    let landscape = match Landscape::load(&args.files) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-    };
-    let now = args.now.unwrap_or_else(Utc::now);
     let sim = simulate::simulate(
         &landscape,
         profile,
