@@ -15,7 +15,11 @@ use gardener_scheduler::simulate::{self, Landscape};
 const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "gardener-scheduler", version, about = "Places Gardener Shoot control planes onto Seed clusters")]
+#[command(
+    name = "gardener-scheduler",
+    version,
+    about = "Places Gardener Shoot control planes onto Seed clusters"
+)]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
@@ -102,7 +106,10 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         cfg.client_connection.kubeconfig = k.display().to_string();
     }
     if args.validate_only {
-        print!("{}", serde_yaml_ng::to_string(&cfg).expect("config serializes"));
+        print!(
+            "{}",
+            serde_yaml_ng::to_string(&cfg).expect("config serializes")
+        );
         return ExitCode::SUCCESS;
     }
     eprintln!("error: this build has no controller; use `simulate` or `--validate-only`");
@@ -132,7 +139,12 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         }
     };
     let now = args.now.unwrap_or_else(Utc::now);
-    let sim = simulate::simulate(&landscape, &profile, &cfg.schedulers.shoot.scheduler_names, now);
+    let sim = simulate::simulate(
+        &landscape,
+        &profile,
+        &cfg.schedulers.shoot.scheduler_names,
+        now,
+    );
     if let Some(key) = args.explain {
         return match sim.outcomes.iter().find(|o| o.shoot == key) {
             Some(o) => {
@@ -140,7 +152,9 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                 ExitCode::SUCCESS
             }
             None => {
-                eprintln!("error: --explain {key}: no pending shoot with that namespace/name in the manifests");
+                eprintln!(
+                    "error: --explain {key}: no pending shoot with that namespace/name in the manifests"
+                );
                 ExitCode::from(EXIT_BAD_INPUT)
             }
         };

@@ -5,6 +5,7 @@
 //! O(seeds) and never scans shoots. The controller feeds the snapshot from watches; `simulate`
 //! feeds it from manifest files; both then call the same [`crate::schedule::schedule`].
 
+pub mod latency;
 mod region_config;
 mod seed;
 mod usage;
@@ -43,7 +44,9 @@ impl CloudProfileInfo {
         CloudProfileInfo {
             display,
             root_name,
-            provider_types: seed_selector.map(|s| s.provider_types.clone()).unwrap_or_default(),
+            provider_types: seed_selector
+                .map(|s| s.provider_types.clone())
+                .unwrap_or_default(),
             selector: match seed_selector {
                 None => Ok(None),
                 Some(s) => compile_selector(&s.label_selector).map(Some),
@@ -168,7 +171,8 @@ impl Snapshot {
 
     /// Resolves the profile a shoot references. `Err` is `(field, message)`.
     pub fn cloud_profile_for(&self, shoot: &Shoot) -> Result<CloudProfileInfo, (String, String)> {
-        let (kind, name, field) = match (&shoot.spec.cloud_profile, &shoot.spec.cloud_profile_name) {
+        let (kind, name, field) = match (&shoot.spec.cloud_profile, &shoot.spec.cloud_profile_name)
+        {
             (Some(r), _) if !r.name.is_empty() => (
                 r.kind.as_deref().unwrap_or("CloudProfile"),
                 r.name.as_str(),
@@ -186,7 +190,10 @@ impl Snapshot {
         match kind {
             "CloudProfile" => {
                 let cp = self.cloud_profiles.get(name).ok_or_else(|| {
-                    (field.to_string(), format!("CloudProfile {name:?} not found"))
+                    (
+                        field.to_string(),
+                        format!("CloudProfile {name:?} not found"),
+                    )
                 })?;
                 Ok(CloudProfileInfo::from_spec(
                     format!("CloudProfile/{name}"),
@@ -206,7 +213,10 @@ impl Snapshot {
                         )
                     })?;
                 let parent = &ncp.spec.parent.name;
-                let merged = ncp.status.as_ref().and_then(|s| s.cloud_profile_spec.as_ref());
+                let merged = ncp
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.cloud_profile_spec.as_ref());
                 let spec = match merged {
                     Some(spec) => Some(spec),
                     None => Some(
@@ -256,6 +266,23 @@ impl Snapshot {
         if let Some(ns) = self.project_namespaces.remove(name) {
             self.projects.remove(&ns);
         }
+    }
+
+    /// The namespaces whose shoots belong to `project` under [`Snapshot::project_of`]: at most
+    /// the one its Project object claims, `garden-<project>` and `<project>` itself.
+    pub fn namespaces_of_project(&self, project: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::with_capacity(3);
+        let candidates = [
+            self.project_namespaces.get(project).cloned(),
+            Some(format!("garden-{project}")),
+            Some(project.to_string()),
+        ];
+        for ns in candidates.into_iter().flatten() {
+            if !out.contains(&ns) && self.project_of(&ns) == project {
+                out.push(ns);
+            }
+        }
+        out
     }
 
     /// The project owning a namespace: from a Project object, else `garden-X` -> `X`, else the

@@ -1,12 +1,14 @@
 //! Gardener's region ConfigMaps: `data[<shoot region>]` is YAML `{<seed region>: <distance>}`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::api::{
     ANNOTATION_CLOUDPROFILES, ConfigMap, LABEL_SCHEDULING_PURPOSE, PURPOSE_REGION_CONFIG,
 };
 
 use super::GARDEN_NAMESPACE;
+use super::latency::LatencyTable;
 
 /// Largest value accepted for one region's entry; larger entries are rejected unparsed, which
 /// also bounds what an alias-expanding YAML document can cost.
@@ -22,6 +24,9 @@ pub struct RegionConfig {
     pub cloud_profiles: Vec<String>,
     /// shoot region -> (seed region -> distance), or why that row is malformed.
     pub rows: BTreeMap<String, Result<BTreeMap<String, i64>, String>>,
+    /// The well-formed rows as a completed latency table (distances read as milliseconds),
+    /// built here so that it is rebuilt exactly when the ConfigMap changes.
+    pub latency: Arc<LatencyTable>,
 }
 
 impl RegionConfig {
@@ -55,6 +60,7 @@ impl RegionConfig {
             .filter(|(_, yaml)| !yaml.is_empty())
             .map(|(region, yaml)| (region.clone(), parse_region_distances(yaml)))
             .collect();
+        let latency = Arc::new(latency_table(&rows));
         Some(RegionConfig {
             name: format!(
                 "{}/{}",
@@ -63,6 +69,7 @@ impl RegionConfig {
             ),
             cloud_profiles,
             rows,
+            latency,
         })
     }
 
@@ -77,6 +84,20 @@ impl RegionConfig {
     }
 }
 
+fn latency_table(rows: &BTreeMap<String, Result<BTreeMap<String, i64>, String>>) -> LatencyTable {
+    let known: BTreeMap<String, BTreeMap<String, f64>> = rows
+        .iter()
+        .filter_map(|(from, row)| {
+            let row = row.as_ref().ok()?;
+            Some((
+                from.clone(),
+                row.iter().map(|(to, d)| (to.clone(), *d as f64)).collect(),
+            ))
+        })
+        .collect();
+    LatencyTable::new(&known)
+}
+
 /// Parses one row: a YAML mapping of region name to a non-negative integer distance.
 pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, String> {
     if yaml.len() > MAX_ENTRY_BYTES {
@@ -88,8 +109,8 @@ pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, Strin
     if yaml.trim().is_empty() {
         return Ok(BTreeMap::new());
     }
-    let raw: BTreeMap<String, serde_yaml_ng::Value> =
-        serde_yaml_ng::from_str(yaml).map_err(|e| format!("not a mapping of region to distance: {e}"))?;
+    let raw: BTreeMap<String, serde_yaml_ng::Value> = serde_yaml_ng::from_str(yaml)
+        .map_err(|e| format!("not a mapping of region to distance: {e}"))?;
     let mut out = BTreeMap::new();
     for (region, v) in raw {
         let d = v
@@ -99,7 +120,9 @@ pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, Strin
             return Err(format!("{region}: distance {d} is negative"));
         }
         if d > MAX_DISTANCE {
-            return Err(format!("{region}: distance {d} is larger than {MAX_DISTANCE}"));
+            return Err(format!(
+                "{region}: distance {d} is larger than {MAX_DISTANCE}"
+            ));
         }
         out.insert(region, d);
     }
