@@ -585,6 +585,27 @@ mod tests {
     }
 
     #[test]
+    fn config_errors_name_the_full_field_path() {
+        let yaml = r#"
+schedulers:
+  shoot:
+    candidateDeterminationStrategy: Scored
+    priorities:
+    - name: ShootCount
+    - name: LatencyDistance
+      args:
+        matrix:
+          eu-west-1: {us-east-1: -5, westEurope: 7}
+"#;
+        let err = crate::config::load_str(yaml).unwrap_err().to_string();
+        assert!(
+            err.contains("schedulers.shoot.priorities[1].args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5"),
+            "{err}"
+        );
+        assert!(!err.contains("westEurope"), "{err}");
+    }
+
+    #[test]
     fn the_example_latency_matrix_is_valid() {
         let file = concat!(env!("CARGO_MANIFEST_DIR"), "/example/latency-matrix.yaml");
         assert!(errors(serde_json::json!({"matrixFile": file})).is_empty());

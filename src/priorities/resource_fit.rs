@@ -250,10 +250,22 @@ fn percent(v: f64) -> f64 {
     (v * 1000.0).round() / 10.0
 }
 
-/// Quantities in explanations: whole numbers as such, others with up to three decimals.
+/// Quantities in explanations, in Kubernetes notation: `28`, `0.5`, `112Gi`, `500G`.
 fn amount(v: f64) -> String {
-    let r = (v * 1000.0).round() / 1000.0;
-    format!("{r}")
+    const UNITS: [(&str, f64); 6] = [
+        ("Ti", 1_099_511_627_776.0),
+        ("Gi", 1_073_741_824.0),
+        ("Mi", 1_048_576.0),
+        ("T", 1e12),
+        ("G", 1e9),
+        ("M", 1e6),
+    ];
+    for (suffix, unit) in UNITS {
+        if v >= unit && (v / unit).fract() == 0.0 {
+            return format!("{}{suffix}", v / unit);
+        }
+    }
+    format!("{}", (v * 1000.0).round() / 1000.0)
 }
 
 impl Priority for ResourceFit {
@@ -418,6 +430,22 @@ mod tests {
 
     fn rules() -> serde_json::Value {
         serde_json::from_str(CPU_RULES).unwrap()
+    }
+
+    #[test]
+    fn quantities_are_shown_in_kubernetes_notation() {
+        let cases = [
+            (28.0, "28"),
+            (0.5, "0.5"),
+            (112.0 * 1024.0 * 1024.0 * 1024.0, "112Gi"),
+            (1536.0 * 1024.0 * 1024.0, "1536Mi"),
+            (500e9, "500G"),
+            (2048.0, "2048"),
+            (1.0 / 3.0, "0.333"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(amount(v), want, "{v}");
+        }
     }
 
     #[test]
