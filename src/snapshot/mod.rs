@@ -306,7 +306,7 @@ impl Snapshot {
             cm.metadata.namespace.clone().unwrap_or_default(),
             cm.metadata.name.clone().unwrap_or_default(),
         );
-        match RegionConfig::from_config_map(cm) {
+        match RegionConfig::parse(cm, self.region_configs.get(&key)) {
             Some(rc) => {
                 self.region_configs.insert(key, rc);
             }

@@ -32,6 +32,12 @@ pub struct RegionConfig {
 impl RegionConfig {
     /// `None` unless the ConfigMap is a region config in the garden namespace.
     pub fn from_config_map(cm: &ConfigMap) -> Option<RegionConfig> {
+        Self::parse(cm, None)
+    }
+
+    /// Like [`RegionConfig::from_config_map`], keeping `previous`'s latency table when the rows
+    /// did not change, so that a resync does not redo the completion.
+    pub(super) fn parse(cm: &ConfigMap, previous: Option<&RegionConfig>) -> Option<RegionConfig> {
         let labelled = cm
             .metadata
             .labels
@@ -60,7 +66,10 @@ impl RegionConfig {
             .filter(|(_, yaml)| !yaml.is_empty())
             .map(|(region, yaml)| (region.clone(), parse_region_distances(yaml)))
             .collect();
-        let latency = Arc::new(latency_table(&rows));
+        let latency = match previous {
+            Some(p) if p.rows == rows => p.latency.clone(),
+            _ => Arc::new(latency_table(&rows)),
+        };
         Some(RegionConfig {
             name: format!(
                 "{}/{}",
@@ -159,6 +168,48 @@ mod tests {
             let err = parse_region_distances(yaml).unwrap_err();
             assert!(err.contains(want), "{yaml:?}: got {err:?}, want {want:?}");
         }
+    }
+
+    fn region_cm(rows: &[(&str, &str)]) -> ConfigMap {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("regions".into());
+        cm.metadata.namespace = Some(GARDEN_NAMESPACE.into());
+        cm.metadata.labels = Some(BTreeMap::from([(
+            LABEL_SCHEDULING_PURPOSE.to_string(),
+            PURPOSE_REGION_CONFIG.to_string(),
+        )]));
+        cm.metadata.annotations = Some(BTreeMap::from([(
+            ANNOTATION_CLOUDPROFILES.to_string(),
+            "aws".to_string(),
+        )]));
+        cm.data = Some(
+            rows.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        cm
+    }
+
+    #[test]
+    fn the_latency_table_is_rebuilt_only_when_the_rows_change() {
+        let mut snap = crate::snapshot::Snapshot::new();
+        snap.upsert_config_map(&region_cm(&[("a", "b: 10\n"), ("b", "c: 5\n")]));
+        let first = snap.region_config_for("aws").unwrap().latency.clone();
+        let ms = |t: &LatencyTable| t.row("a").unwrap().to("c").map(|l| l.ms);
+        assert_eq!(ms(&first), Ok(15.0));
+
+        let mut resync = region_cm(&[("a", "b: 10\n"), ("b", "c: 5\n")]);
+        resync.metadata.resource_version = Some("2".into());
+        snap.upsert_config_map(&resync);
+        assert!(Arc::ptr_eq(
+            &first,
+            &snap.region_config_for("aws").unwrap().latency
+        ));
+
+        snap.upsert_config_map(&region_cm(&[("a", "b: 10\n"), ("b", "c: 50\n")]));
+        let changed = snap.region_config_for("aws").unwrap().latency.clone();
+        assert!(!Arc::ptr_eq(&first, &changed));
+        assert_eq!(ms(&changed), Ok(60.0));
     }
 
     #[test]
