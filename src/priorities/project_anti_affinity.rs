@@ -196,6 +196,24 @@ mod tests {
     }
 
     #[test]
+    fn seeds_without_any_shoots_count_zero_under_both_topologies() {
+        for topology in [Topology::Seed, Topology::Region] {
+            let got = run(
+                topology,
+                "garden-a",
+                &[("s1", "r1", &[]), ("s2", "r2", &[])],
+                &[],
+            );
+            assert_eq!(scores(&got), vec![100.0, 100.0], "{topology:?}");
+            assert!(
+                got[0].1.starts_with("0 shoot(s) of project a"),
+                "{}",
+                got[0].1
+            );
+        }
+    }
+
+    #[test]
     fn a_project_object_maps_its_namespace_to_the_project() {
         // Project "shop" owns namespace "team-shop"; garden-shop (no Project claims it) is also shop's.
         let got = run(
