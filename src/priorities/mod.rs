@@ -4,8 +4,14 @@
 //! [`Priority::normalize`] maps raw values onto 0..=100, and the profile multiplies by the
 //! configured weight. Adding a priority = one file + one line in [`REGISTRY`].
 
+mod latency_distance;
+mod project_anti_affinity;
+mod resource_fit;
 mod shoot_count;
 
+pub use latency_distance::LatencyDistance;
+pub use project_anti_affinity::{ProjectAntiAffinity, Topology};
+pub use resource_fit::{FitStrategy, RequestRule, ResourceFit};
 pub use shoot_count::ShootCount;
 
 use serde::de::DeserializeOwned;
@@ -36,7 +42,12 @@ pub trait Priority: Send + Sync {
 type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Priority>, Vec<FieldError>>;
 
 /// Every priority by its config name.
-pub const REGISTRY: &[(&str, Builder)] = &[("ShootCount", shoot_count::build)];
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("ShootCount", shoot_count::build),
+    ("LatencyDistance", latency_distance::build),
+    ("ProjectAntiAffinity", project_anti_affinity::build),
+    ("ResourceFit", resource_fit::build),
+];
 
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _)| *n).collect()

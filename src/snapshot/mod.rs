@@ -5,6 +5,7 @@
 //! O(seeds) and never scans shoots. The controller feeds the snapshot from watches; `simulate`
 //! feeds it from manifest files; both then call the same [`crate::schedule::schedule`].
 
+pub mod latency;
 mod region_config;
 mod seed;
 mod usage;
@@ -267,6 +268,23 @@ impl Snapshot {
         }
     }
 
+    /// The namespaces whose shoots belong to `project` under [`Snapshot::project_of`]: at most
+    /// the one its Project object claims, `garden-<project>` and `<project>` itself.
+    pub fn namespaces_of_project(&self, project: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::with_capacity(3);
+        let candidates = [
+            self.project_namespaces.get(project).cloned(),
+            Some(format!("garden-{project}")),
+            Some(project.to_string()),
+        ];
+        for ns in candidates.into_iter().flatten() {
+            if !out.contains(&ns) && self.project_of(&ns) == project {
+                out.push(ns);
+            }
+        }
+        out
+    }
+
     /// The project owning a namespace: from a Project object, else `garden-X` -> `X`, else the
     /// namespace itself.
     pub fn project_of(&self, namespace: &str) -> String {
@@ -288,7 +306,7 @@ impl Snapshot {
             cm.metadata.namespace.clone().unwrap_or_default(),
             cm.metadata.name.clone().unwrap_or_default(),
         );
-        match RegionConfig::from_config_map(cm) {
+        match RegionConfig::parse(cm, self.region_configs.get(&key)) {
             Some(rc) => {
                 self.region_configs.insert(key, rc);
             }
