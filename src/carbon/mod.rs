@@ -51,23 +51,30 @@ impl CarbonError {
     }
 }
 
-/// `45s`, `7m`, `3h12m`, `2d4h`: the two largest units, for explanations.
+/// `45s`, `7m`, `3h12m`, `2d4h`: rounded to the smallest unit shown, for explanations.
 pub fn format_age(d: chrono::TimeDelta) -> String {
-    let secs = d.num_seconds().max(0);
-    let (days, hours, mins, s) = (
-        secs / 86_400,
-        secs % 86_400 / 3600,
-        secs % 3600 / 60,
-        secs % 60,
-    );
-    match (days, hours, mins) {
-        (0, 0, 0) => format!("{s}s"),
-        (0, 0, m) if s == 0 => format!("{m}m"),
-        (0, 0, m) => format!("{m}m{s}s"),
-        (0, h, 0) => format!("{h}h"),
-        (0, h, m) => format!("{h}h{m}m"),
-        (d, 0, _) => format!("{d}d"),
-        (d, h, _) => format!("{d}d{h}h"),
+    let secs = (d.num_milliseconds().max(0) + 500) / 1000;
+    if secs < 60 {
+        return format!("{secs}s");
+    }
+    let mins = (secs + 30) / 60;
+    if mins < 60 {
+        return format!("{mins}m");
+    }
+    let (h, m) = (mins / 60, mins % 60);
+    if h < 24 {
+        return if m == 0 {
+            format!("{h}h")
+        } else {
+            format!("{h}h{m}m")
+        };
+    }
+    let hours = (mins + 30) / 60;
+    let (d, h) = (hours / 24, hours % 24);
+    if h == 0 {
+        format!("{d}d")
+    } else {
+        format!("{d}d{h}h")
     }
 }
 
@@ -82,8 +89,12 @@ mod tests {
             (0, "0s"),
             (-5, "0s"),
             (45, "45s"),
+            (59, "59s"),
+            (60, "1m"),
+            (419, "7m"),
             (420, "7m"),
-            (425, "7m5s"),
+            (449, "7m"),
+            (3599, "1h"),
             (3600, "1h"),
             (3600 * 24, "1d"),
             (3600 * 3 + 12 * 60 + 9, "3h12m"),
