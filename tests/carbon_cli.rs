@@ -286,6 +286,35 @@ fn the_example_forecast_covers_every_seed_of_the_example_landscape() {
     assert!(lo < 100.0 && hi > 500.0, "{lo}..{hi}");
 }
 
+#[test]
+fn the_documented_example_output_is_the_real_one() {
+    let doc = std::fs::read_to_string(root().join("docs/concepts/carbon.md")).unwrap();
+    let out = explain(CONFIG, TWO_SEEDS, NOW);
+    assert!(
+        doc.contains(out.trim_end()),
+        "docs/concepts/carbon.md shows other output than:\n{out}"
+    );
+}
+
+#[test]
+fn the_documented_configurations_load() {
+    let doc = std::fs::read_to_string(root().join("docs/concepts/carbon.md")).unwrap();
+    let blocks: Vec<&str> = doc
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .filter(|b| b.starts_with("schedulers:"))
+        .collect();
+    assert_eq!(
+        blocks.len(),
+        2,
+        "the args example and the eco-mode-off recipe"
+    );
+    for b in blocks {
+        gardener_scheduler::config::load_str(b).unwrap_or_else(|e| panic!("{e}\n{b}"));
+    }
+}
+
 /// Standard base64 with padding, for `binaryData`.
 fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -364,7 +364,8 @@ mod tests {
             ("2026-12-01T05:00:00Z", 60, 900.0),
         ]);
         let h = TimeDelta::hours;
-        let cases: [(&str, &str, TimeDelta, Option<(f64, Coverage)>); 8] = [
+        type Case<'a> = (&'a str, &'a str, TimeDelta, Option<(f64, Coverage)>);
+        let cases: [Case; 8] = [
             (
                 "whole horizon covered at a point boundary: plain mean",
                 "2026-12-01T00:00:00Z",
