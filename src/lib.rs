@@ -14,6 +14,8 @@
 
 /// Serde types of the Gardener objects read (Shoot, Seed, CloudProfile, Project, ConfigMap).
 pub mod api;
+/// Carbon-intensity forecasts: parsing, staleness, expected intensity per location.
+pub mod carbon;
 /// The profile chain: time-windowed profiles and freezes; the first active entry applies.
 pub mod chain;
 /// The `SchedulerConfiguration` file: upstream keys and defaults plus our extensions.

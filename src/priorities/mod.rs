@@ -4,11 +4,13 @@
 //! [`Priority::normalize`] maps raw values onto 0..=100, and the profile multiplies by the
 //! configured weight. Adding a priority = one file + one line in [`REGISTRY`].
 
+mod carbon_intensity;
 mod latency_distance;
 mod project_anti_affinity;
 mod resource_fit;
 mod shoot_count;
 
+pub use carbon_intensity::CarbonIntensity;
 pub use latency_distance::LatencyDistance;
 pub use project_anti_affinity::{ProjectAntiAffinity, Topology};
 pub use resource_fit::{FitStrategy, RequestRule, ResourceFit};
@@ -47,6 +49,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("LatencyDistance", latency_distance::build),
     ("ProjectAntiAffinity", project_anti_affinity::build),
     ("ResourceFit", resource_fit::build),
+    (carbon_intensity::NAME, carbon_intensity::build),
 ];
 
 pub fn names() -> Vec<&'static str> {
