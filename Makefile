@@ -1,0 +1,57 @@
+# Developer and CI entry points; `make help` lists them.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+CARGO ?= cargo
+DOCKER ?= docker
+IMAGE ?= gardener-scheduler
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+CHART := charts/gardener-scheduler
+# Values files `lint-chart` renders the chart with, besides the defaults.
+CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
+
+.PHONY: help build test simulate start-scheduler bench lint lint-chart docker-image crds clean
+
+help: ## List the targets, one line each.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## Build the release binary target/release/gardener-scheduler.
+	$(CARGO) build --release --locked
+
+test: ## Run every test, including the chart tests and the end-to-end tests against a real API server.
+	hack/tools.sh >/dev/null
+	if [ -e tests/apiserver/ensure.sh ]; then bash tests/apiserver/ensure.sh; fi
+	$(CARGO) test --locked --all-targets
+
+simulate: ## Decide offline where the pending shoots of example/landscape/ would go, and why.
+	$(CARGO) run --quiet --locked -- simulate -f example/landscape/
+
+start-scheduler: ## Run the scheduler locally against the cluster in KUBECONFIG (config/dev-scheduler.yaml).
+	KUBECONFIG="$${KUBECONFIG:-}" $(CARGO) run --locked -- --config config/dev-scheduler.yaml
+
+bench: ## Run the scheduling benchmarks.
+	$(CARGO) bench --locked --bench scheduler
+
+lint: ## Check formatting (cargo fmt) and lints (cargo clippy, warnings are errors).
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+lint-chart: ## helm lint + helm template the chart with default, all-options and production values.
+	bin="$$(hack/tools.sh)"; \
+	"$$bin/helm" lint --strict $(CHART); \
+	"$$bin/helm" template gardener-scheduler $(CHART) --namespace garden >/dev/null; \
+	for values in $(CHART_VALUES); do \
+	  "$$bin/helm" lint --strict $(CHART) --values "$$values"; \
+	  "$$bin/helm" template gardener-scheduler $(CHART) --namespace garden --values "$$values" >/dev/null; \
+	done; \
+	echo "chart renders with default values and with: $(CHART_VALUES)"
+
+docker-image: ## Build the container image IMAGE:VERSION (default gardener-scheduler:<crate version>).
+	$(DOCKER) build --tag $(IMAGE):$(VERSION) .
+
+crds: ## Regenerate config/crd/ from the API types (UPDATE_CRDS=1); the tests verify it is current.
+	UPDATE_CRDS=1 $(CARGO) test --locked --test crds
+
+clean: ## Remove build output (target/).
+	$(CARGO) clean
