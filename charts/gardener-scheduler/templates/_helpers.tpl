@@ -63,21 +63,37 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 schedulerconfiguration.yaml
 {{- end }}
 
-{{/* Namespace of the leader Lease: the configured one, else the release namespace. */}}
-{{- define "gardener-scheduler.leaseNamespace" -}}
-{{- default .Release.Namespace .Values.config.leaderElection.resourceNamespace }}
-{{- end }}
-
 {{/*
-The SchedulerConfiguration: values.config with the fields the chart owns filled in. Rendered into
-the ConfigMap and hashed into the pod annotation, so any change rolls the pods.
+The SchedulerConfiguration as YAML: values.config, then configFile (an existing configuration
+file, merged key by key over it), then the fields the chart owns. Templates read every setting
+through this (`include ... | fromYaml`), so ports, the Lease and the binding mode in the manifests
+always match the file the binary loads.
 */}}
 {{- define "gardener-scheduler.config" -}}
 {{- $cfg := deepCopy .Values.config }}
-{{- $_ := set $cfg.leaderElection "resourceNamespace" (include "gardener-scheduler.leaseNamespace" .) }}
+{{- if .Values.configFile }}
+{{- $file := fromYaml .Values.configFile }}
+{{- if hasKey $file "Error" }}
+{{- fail (printf "configFile: not a YAML mapping: %s" $file.Error) }}
+{{- end }}
+{{- with $file.apiVersion }}
+{{- if ne . "scheduler.config.gardener.cloud/v1alpha1" }}
+{{- fail (printf "configFile: apiVersion %q is not scheduler.config.gardener.cloud/v1alpha1" .) }}
+{{- end }}
+{{- end }}
+{{- with $file.kind }}
+{{- if ne . "SchedulerConfiguration" }}
+{{- fail (printf "configFile: kind %q is not SchedulerConfiguration" .) }}
+{{- end }}
+{{- end }}
+{{- $cfg = mergeOverwrite $cfg (omit $file "apiVersion" "kind") }}
+{{- end }}
+{{- if not $cfg.leaderElection.resourceNamespace }}
+{{- $_ := set $cfg.leaderElection "resourceNamespace" .Release.Namespace }}
+{{- end }}
 {{- if .Values.kubeconfig.secretName }}
 {{- $_ := set $cfg.clientConnection "kubeconfig" (printf "%s/%s" (include "gardener-scheduler.kubeconfigDir" .) .Values.kubeconfig.secretKey) }}
-{{- end }}
+{{- end -}}
 apiVersion: scheduler.config.gardener.cloud/v1alpha1
 kind: SchedulerConfiguration
 {{ toYaml (omit $cfg "apiVersion" "kind") }}
@@ -85,7 +101,8 @@ kind: SchedulerConfiguration
 
 {{/* Fails the render on combinations that cannot work, naming the values to change. */}}
 {{- define "gardener-scheduler.validate" -}}
-{{- if and (gt (int .Values.replicaCount) 1) (not .Values.config.leaderElection.leaderElect) }}
+{{- $cfg := include "gardener-scheduler.config" . | fromYaml }}
+{{- if and (gt (int .Values.replicaCount) 1) (not $cfg.leaderElection.leaderElect) }}
 {{- fail "replicaCount > 1 requires config.leaderElection.leaderElect: true (otherwise every replica schedules)" }}
 {{- end }}
 {{- if not (and .Values.resources .Values.resources.requests) }}
@@ -94,7 +111,7 @@ kind: SchedulerConfiguration
 {{- if lt (int .Values.replicaCount) 0 }}
 {{- fail "replicaCount must be >= 0" }}
 {{- end }}
-{{- if not (has .Values.config.schedulers.shoot.bindingMode (list "Binding" "Patch")) }}
-{{- fail (printf "config.schedulers.shoot.bindingMode: unsupported value %q: supported values: \"Binding\", \"Patch\"" (toString .Values.config.schedulers.shoot.bindingMode)) }}
+{{- if not (has $cfg.schedulers.shoot.bindingMode (list "Binding" "Patch")) }}
+{{- fail (printf "config.schedulers.shoot.bindingMode: unsupported value %q: supported values: \"Binding\", \"Patch\"" (toString $cfg.schedulers.shoot.bindingMode)) }}
 {{- end }}
 {{- end }}
