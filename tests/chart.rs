@@ -62,7 +62,10 @@ fn helm() -> &'static Path {
         );
         let bin = String::from_utf8(out.stdout).expect("hack/tools.sh prints a path");
         let path = Path::new(bin.trim()).join("helm");
-        assert!(path.is_file(), "hack/tools.sh printed {bin:?}, which holds no helm");
+        assert!(
+            path.is_file(),
+            "hack/tools.sh printed {bin:?}, which holds no helm"
+        );
         path
     })
 }
@@ -76,11 +79,17 @@ fn run_helm(chart: &Path, args: &[&str], files: &[PathBuf], set: &[&str]) -> Out
     for s in set {
         cmd.arg("--set").arg(s);
     }
-    cmd.output().unwrap_or_else(|e| panic!("running {}: {e}", helm().display()))
+    cmd.output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", helm().display()))
 }
 
 fn template_output(chart: &Path, files: &[PathBuf], set: &[&str]) -> Output {
-    run_helm(chart, &["template", RELEASE, "--namespace", NAMESPACE], files, set)
+    run_helm(
+        chart,
+        &["template", RELEASE, "--namespace", NAMESPACE],
+        files,
+        set,
+    )
 }
 
 /// Every object `helm template` renders.
@@ -111,12 +120,20 @@ fn render(files: &[PathBuf], set: &[&str]) -> Manifests {
 
 impl Manifests {
     fn of_kind(&self, kind: &str) -> Vec<&Value> {
-        self.0.iter().filter(|d| d["kind"].as_str() == Some(kind)).collect()
+        self.0
+            .iter()
+            .filter(|d| d["kind"].as_str() == Some(kind))
+            .collect()
     }
 
     fn one(&self, kind: &str) -> &Value {
         let found = self.of_kind(kind);
-        assert_eq!(found.len(), 1, "expected exactly one {kind}, found {}", found.len());
+        assert_eq!(
+            found.len(),
+            1,
+            "expected exactly one {kind}, found {}",
+            found.len()
+        );
         found[0]
     }
 
@@ -126,7 +143,11 @@ impl Manifests {
 
     fn container(&self) -> &Value {
         let containers = seq(&self.one("Deployment")["spec"]["template"]["spec"]["containers"]);
-        assert_eq!(containers.len(), 1, "the pod runs exactly the scheduler container");
+        assert_eq!(
+            containers.len(),
+            1,
+            "the pod runs exactly the scheduler container"
+        );
         &containers[0]
     }
 
@@ -144,7 +165,9 @@ impl Manifests {
             .expect("config volume is mounted");
         let config_arg = format!("--config={}/{CONFIG_KEY}", str_at(mount, "mountPath"));
         assert!(
-            seq(&container["args"]).iter().any(|a| a.as_str() == Some(config_arg.as_str())),
+            seq(&container["args"])
+                .iter()
+                .any(|a| a.as_str() == Some(config_arg.as_str())),
             "container args {:?} lack {config_arg}",
             container["args"]
         );
@@ -161,16 +184,22 @@ impl Manifests {
             .iter()
             .find(|p| p["name"].as_str() == Some(name))
             .unwrap_or_else(|| panic!("container has no port named {name}"));
-        port["containerPort"].as_i64().expect("containerPort is a number")
+        port["containerPort"]
+            .as_i64()
+            .expect("containerPort is a number")
     }
 }
 
 fn seq(v: &Value) -> &Vec<Value> {
-    v.as_sequence().unwrap_or_else(|| panic!("expected a list, got {v:?}"))
+    v.as_sequence()
+        .unwrap_or_else(|| panic!("expected a list, got {v:?}"))
 }
 
 fn str_at(v: &Value, key: &str) -> String {
-    v[key].as_str().unwrap_or_else(|| panic!("expected a string at {key} in {v:?}")).to_string()
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("expected a string at {key} in {v:?}"))
+        .to_string()
 }
 
 /// One permission: API group, resource, resource name (None = any), verb.
@@ -179,10 +208,16 @@ type Grant = (String, String, Option<String>, String);
 fn grants(role: &Value) -> BTreeSet<Grant> {
     let mut out = BTreeSet::new();
     for rule in seq(&role["rules"]) {
-        assert!(rule["nonResourceURLs"].is_null(), "no non-resource URLs are needed: {rule:?}");
+        assert!(
+            rule["nonResourceURLs"].is_null(),
+            "no non-resource URLs are needed: {rule:?}"
+        );
         let names: Vec<Option<String>> = match &rule["resourceNames"] {
             Value::Null => vec![None],
-            v => seq(v).iter().map(|n| Some(n.as_str().unwrap().to_string())).collect(),
+            v => seq(v)
+                .iter()
+                .map(|n| Some(n.as_str().unwrap().to_string()))
+                .collect(),
         };
         for group in seq(&rule["apiGroups"]) {
             for resource in seq(&rule["resources"]) {
@@ -205,7 +240,14 @@ fn grants(role: &Value) -> BTreeSet<Grant> {
 fn expected(table: &[(&str, &str, Option<&str>, &str)]) -> BTreeSet<Grant> {
     table
         .iter()
-        .map(|(g, r, n, v)| (g.to_string(), r.to_string(), n.map(str::to_string), v.to_string()))
+        .map(|(g, r, n, v)| {
+            (
+                g.to_string(),
+                r.to_string(),
+                n.map(str::to_string),
+                v.to_string(),
+            )
+        })
         .collect()
 }
 
@@ -217,9 +259,24 @@ const CLUSTER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
     ("core.gardener.cloud", "cloudprofiles", None, "get"),
     ("core.gardener.cloud", "cloudprofiles", None, "list"),
     ("core.gardener.cloud", "cloudprofiles", None, "watch"),
-    ("core.gardener.cloud", "namespacedcloudprofiles", None, "get"),
-    ("core.gardener.cloud", "namespacedcloudprofiles", None, "list"),
-    ("core.gardener.cloud", "namespacedcloudprofiles", None, "watch"),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "get",
+    ),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "list",
+    ),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "watch",
+    ),
     ("core.gardener.cloud", "projects", None, "get"),
     ("core.gardener.cloud", "projects", None, "list"),
     ("core.gardener.cloud", "projects", None, "watch"),
@@ -250,10 +307,17 @@ fn validate_with_binary(config: &str) -> Output {
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chart");
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("config-{}-{}.yaml", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let file = dir.join(format!(
+        "config-{}-{}.yaml",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::write(&file, config).unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
-    cmd.arg("--config").arg(&file).arg("--validate-only").env_remove("KUBECONFIG");
+    cmd.arg("--config")
+        .arg(&file)
+        .arg("--validate-only")
+        .env_remove("KUBECONFIG");
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("GARDENER_SCHEDULER_") {
             cmd.env_remove(key);
@@ -285,7 +349,12 @@ fn cluster_role_grants_exactly_what_the_scheduler_needs() {
         let mut want = expected(CLUSTER_GRANTS);
         if name == "all-options" {
             // That file selects bindingMode Patch; see patch_binding_mode_also_grants_patch_on_shoots.
-            want.insert(("core.gardener.cloud".into(), "shoots".into(), None, "patch".into()));
+            want.insert((
+                "core.gardener.cloud".into(),
+                "shoots".into(),
+                None,
+                "patch".into(),
+            ));
         }
         let got = grants(role);
         assert_eq!(
@@ -302,7 +371,12 @@ fn cluster_role_grants_exactly_what_the_scheduler_needs() {
 fn patch_binding_mode_also_grants_patch_on_shoots() {
     let m = render(&[], &["config.schedulers.shoot.bindingMode=Patch"]);
     let mut want = expected(CLUSTER_GRANTS);
-    want.insert(("core.gardener.cloud".into(), "shoots".into(), None, "patch".into()));
+    want.insert((
+        "core.gardener.cloud".into(),
+        "shoots".into(),
+        None,
+        "patch".into(),
+    ));
     assert_eq!(grants(m.one("ClusterRole")), want);
 }
 
@@ -310,11 +384,24 @@ fn patch_binding_mode_also_grants_patch_on_shoots() {
 fn leader_election_role_creates_leases_and_touches_only_the_configured_lease() {
     let cases = [
         // (values, set, lease namespace, lease name)
-        (vec![], vec![], NAMESPACE, "gardener-scheduler-leader-election"),
-        (vec![all_options()], vec![], "garden-system", "scheduler-lease-ci"),
         (
             vec![],
-            vec!["config.leaderElection.resourceNamespace=kube-system", "config.leaderElection.resourceName=other"],
+            vec![],
+            NAMESPACE,
+            "gardener-scheduler-leader-election",
+        ),
+        (
+            vec![all_options()],
+            vec![],
+            "garden-system",
+            "scheduler-lease-ci",
+        ),
+        (
+            vec![],
+            vec![
+                "config.leaderElection.resourceNamespace=kube-system",
+                "config.leaderElection.resourceName=other",
+            ],
             "kube-system",
             "other",
         ),
@@ -322,7 +409,11 @@ fn leader_election_role_creates_leases_and_touches_only_the_configured_lease() {
     for (files, set, namespace, name) in cases {
         let m = render(&files, &set);
         let role = m.one("Role");
-        assert_eq!(role["metadata"]["namespace"].as_str(), Some(namespace), "{files:?} {set:?}");
+        assert_eq!(
+            role["metadata"]["namespace"].as_str(),
+            Some(namespace),
+            "{files:?} {set:?}"
+        );
         assert_eq!(grants(role), lease_grants(name), "{files:?} {set:?}");
         let binding = m.one("RoleBinding");
         assert_eq!(binding["metadata"]["namespace"].as_str(), Some(namespace));
@@ -331,7 +422,10 @@ fn leader_election_role_creates_leases_and_touches_only_the_configured_lease() {
 
         // The configuration the binary loads names the same Lease.
         let cfg: Value = serde_yaml_ng::from_str(&m.scheduler_config()).unwrap();
-        assert_eq!(cfg["leaderElection"]["resourceNamespace"].as_str(), Some(namespace));
+        assert_eq!(
+            cfg["leaderElection"]["resourceNamespace"].as_str(),
+            Some(namespace)
+        );
         assert_eq!(cfg["leaderElection"]["resourceName"].as_str(), Some(name));
     }
 }
@@ -341,22 +435,40 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
     for (name, files) in values_files() {
         let m = render(&files, &[]);
         let sa = m.one("ServiceAccount");
-        assert_eq!(m.pod_spec()["serviceAccountName"], sa["metadata"]["name"], "{name}");
-        for (binding_kind, role_kind) in [("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")] {
+        assert_eq!(
+            m.pod_spec()["serviceAccountName"],
+            sa["metadata"]["name"],
+            "{name}"
+        );
+        for (binding_kind, role_kind) in [
+            ("ClusterRoleBinding", "ClusterRole"),
+            ("RoleBinding", "Role"),
+        ] {
             let binding = m.one(binding_kind);
-            assert_eq!(binding["roleRef"]["name"], m.one(role_kind)["metadata"]["name"], "{name}");
+            assert_eq!(
+                binding["roleRef"]["name"],
+                m.one(role_kind)["metadata"]["name"],
+                "{name}"
+            );
             let subjects = seq(&binding["subjects"]);
             assert_eq!(subjects.len(), 1, "{name} {binding_kind}");
             assert_eq!(subjects[0]["kind"], "ServiceAccount");
             assert_eq!(subjects[0]["name"], sa["metadata"]["name"]);
             assert_eq!(subjects[0]["namespace"].as_str(), Some(NAMESPACE));
         }
-        let rbac: Vec<_> = m
-            .0
-            .iter()
-            .filter(|d| d["apiVersion"].as_str().is_some_and(|v| v.starts_with("rbac.authorization.k8s.io/")))
-            .collect();
-        assert_eq!(rbac.len(), 4, "{name}: one ClusterRole, one Role and their bindings, nothing more");
+        let rbac: Vec<_> =
+            m.0.iter()
+                .filter(|d| {
+                    d["apiVersion"]
+                        .as_str()
+                        .is_some_and(|v| v.starts_with("rbac.authorization.k8s.io/"))
+                })
+                .collect();
+        assert_eq!(
+            rbac.len(),
+            4,
+            "{name}: one ClusterRole, one Role and their bindings, nothing more"
+        );
     }
 }
 
@@ -364,10 +476,16 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
 fn rbac_and_lease_role_can_be_left_out() {
     let m = render(&[], &["rbac.create=false"]);
     for kind in ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"] {
-        assert!(m.of_kind(kind).is_empty(), "rbac.create=false still renders a {kind}");
+        assert!(
+            m.of_kind(kind).is_empty(),
+            "rbac.create=false still renders a {kind}"
+        );
     }
     let m = render(&[], &["config.leaderElection.leaderElect=false"]);
-    assert!(m.of_kind("Role").is_empty(), "no Lease, no Lease permissions");
+    assert!(
+        m.of_kind("Role").is_empty(),
+        "no Lease, no Lease permissions"
+    );
     assert!(m.of_kind("RoleBinding").is_empty());
     assert_eq!(m.of_kind("ClusterRole").len(), 1);
 }
@@ -384,43 +502,97 @@ fn rendered_config_passes_the_binarys_own_validation() {
             String::from_utf8_lossy(&out.stderr)
         );
         // What the binary loaded agrees with the ports the pod exposes and probes.
-        let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).expect("--validate-only prints YAML");
-        assert_eq!(loaded["server"]["metrics"]["port"].as_i64(), Some(m.container_port("metrics")), "{name}");
-        assert_eq!(loaded["server"]["healthProbes"]["port"].as_i64(), Some(m.container_port("healthz")), "{name}");
+        let loaded: Value =
+            serde_yaml_ng::from_slice(&out.stdout).expect("--validate-only prints YAML");
+        assert_eq!(
+            loaded["server"]["metrics"]["port"].as_i64(),
+            Some(m.container_port("metrics")),
+            "{name}"
+        );
+        assert_eq!(
+            loaded["server"]["healthProbes"]["port"].as_i64(),
+            Some(m.container_port("healthz")),
+            "{name}"
+        );
         let service_port = &seq(&m.one("Service")["spec"]["ports"])[0];
-        assert_eq!(service_port["port"].as_i64(), Some(m.container_port("metrics")), "{name}");
+        assert_eq!(
+            service_port["port"].as_i64(),
+            Some(m.container_port("metrics")),
+            "{name}"
+        );
         assert_eq!(service_port["targetPort"], "metrics");
     }
 }
 
 #[test]
 fn values_config_is_merged_over_the_defaults_key_by_key() {
-    let m = render(&[], &["config.schedulers.shoot.concurrentSyncs=12", "config.logFormat=text"]);
+    let m = render(
+        &[],
+        &[
+            "config.schedulers.shoot.concurrentSyncs=12",
+            "config.logFormat=text",
+        ],
+    );
     let out = validate_with_binary(&m.scheduler_config());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
-    assert_eq!(loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(), Some(12));
+    assert_eq!(
+        loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(),
+        Some(12)
+    );
     assert_eq!(loaded["logFormat"].as_str(), Some("text"));
     // Siblings of the overridden keys keep their defaults.
-    assert_eq!(loaded["schedulers"]["shoot"]["retrySyncPeriod"].as_str(), Some("15s"));
+    assert_eq!(
+        loaded["schedulers"]["shoot"]["retrySyncPeriod"].as_str(),
+        Some("15s")
+    );
     assert_eq!(loaded["logLevel"].as_str(), Some("info"));
-    assert_eq!(loaded["apiVersion"].as_str(), Some("scheduler.config.gardener.cloud/v1alpha1"));
+    assert_eq!(
+        loaded["apiVersion"].as_str(),
+        Some("scheduler.config.gardener.cloud/v1alpha1")
+    );
 
     // configFile is merged over config, key by key.
     let m = render(&[all_options()], &[]);
     let out = validate_with_binary(&m.scheduler_config());
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
-    assert_eq!(loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(), Some(25), "from configFile");
-    assert_eq!(loaded["clientConnection"]["qps"].as_f64(), Some(100.0), "from configFile");
-    assert_eq!(loaded["clientConnection"]["burst"].as_i64(), Some(160), "from config");
+    assert_eq!(
+        loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(),
+        Some(25),
+        "from configFile"
+    );
+    assert_eq!(
+        loaded["clientConnection"]["qps"].as_f64(),
+        Some(100.0),
+        "from configFile"
+    );
+    assert_eq!(
+        loaded["clientConnection"]["burst"].as_i64(),
+        Some(160),
+        "from config"
+    );
 }
 
 #[test]
 fn invalid_config_values_are_caught_by_the_binarys_validation_with_the_field_path() {
     let cases = [
-        ("config.schedulers.shoot.concurrentSyncs=0", "schedulers.shoot.concurrentSyncs"),
-        ("config.schedulers.shoot.candidateDeterminationStrategy=Nearest", "schedulers.shoot.candidateDeterminationStrategy"),
+        (
+            "config.schedulers.shoot.concurrentSyncs=0",
+            "schedulers.shoot.concurrentSyncs",
+        ),
+        (
+            "config.schedulers.shoot.candidateDeterminationStrategy=Nearest",
+            "schedulers.shoot.candidateDeterminationStrategy",
+        ),
         ("config.server.metrics.port=10251", "server.metrics.port"),
     ];
     for (set, path) in cases {
@@ -428,7 +600,10 @@ fn invalid_config_values_are_caught_by_the_binarys_validation_with_the_field_pat
         let out = validate_with_binary(&m.scheduler_config());
         assert!(!out.status.success(), "--set {set} was accepted");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(path), "--set {set}: error does not name {path}:\n{stderr}");
+        assert!(
+            stderr.contains(path),
+            "--set {set}: error does not name {path}:\n{stderr}"
+        );
     }
 }
 
@@ -473,18 +648,37 @@ fn an_upstream_config_file_is_reused_as_is_through_config_file() {
     std::fs::write(&file, UPSTREAM_CONFIG).unwrap();
     let out = run_helm(
         &chart(),
-        &["template", RELEASE, "--namespace", NAMESPACE, "--set-file", &format!("configFile={}", file.display())],
+        &[
+            "template",
+            RELEASE,
+            "--namespace",
+            NAMESPACE,
+            "--set-file",
+            &format!("configFile={}", file.display()),
+        ],
         &[],
         &[],
     );
     let _ = std::fs::remove_file(&file);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let m = parse_manifests(&out);
 
     let direct = validate_with_binary(UPSTREAM_CONFIG);
     let through_chart = validate_with_binary(&m.scheduler_config());
-    assert!(direct.status.success(), "{}", String::from_utf8_lossy(&direct.stderr));
-    assert!(through_chart.status.success(), "{}", String::from_utf8_lossy(&through_chart.stderr));
+    assert!(
+        direct.status.success(),
+        "{}",
+        String::from_utf8_lossy(&direct.stderr)
+    );
+    assert!(
+        through_chart.status.success(),
+        "{}",
+        String::from_utf8_lossy(&through_chart.stderr)
+    );
     assert_eq!(
         String::from_utf8_lossy(&through_chart.stdout),
         String::from_utf8_lossy(&direct.stdout),
@@ -494,7 +688,11 @@ fn an_upstream_config_file_is_reused_as_is_through_config_file() {
 
 #[test]
 fn a_config_file_of_another_kind_is_refused() {
-    let out = template_output(&chart(), &[], &["configFile=kind: KubeSchedulerConfiguration"]);
+    let out = template_output(
+        &chart(),
+        &[],
+        &["configFile=kind: KubeSchedulerConfiguration"],
+    );
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("configFile: kind"));
 }
@@ -508,13 +706,30 @@ fn kubeconfig_secret_is_mounted_and_named_in_the_config() {
         .iter()
         .find(|v| v["name"] == "kubeconfig")
         .expect("kubeconfig volume is mounted");
-    assert_eq!(kubeconfig, format!("{}/garden.kubeconfig", str_at(mount, "mountPath")));
-    let volume = seq(&m.pod_spec()["volumes"]).iter().find(|v| v["name"] == "kubeconfig").unwrap();
-    assert_eq!(volume["secret"]["secretName"], "gardener-scheduler-kubeconfig");
-    assert_eq!(m.pod_spec()["automountServiceAccountToken"], false, "the garden is reached by kubeconfig");
+    assert_eq!(
+        kubeconfig,
+        format!("{}/garden.kubeconfig", str_at(mount, "mountPath"))
+    );
+    let volume = seq(&m.pod_spec()["volumes"])
+        .iter()
+        .find(|v| v["name"] == "kubeconfig")
+        .unwrap();
+    assert_eq!(
+        volume["secret"]["secretName"],
+        "gardener-scheduler-kubeconfig"
+    );
+    assert_eq!(
+        m.pod_spec()["automountServiceAccountToken"],
+        false,
+        "the garden is reached by kubeconfig"
+    );
 
     let m = render(&[], &[]);
-    assert_eq!(m.pod_spec()["automountServiceAccountToken"], true, "in-cluster needs the token");
+    assert_eq!(
+        m.pod_spec()["automountServiceAccountToken"],
+        true,
+        "in-cluster needs the token"
+    );
 }
 
 #[test]
@@ -526,20 +741,38 @@ fn pods_run_hardened_with_requests_and_probes() {
         let psc = &pod["securityContext"];
         let csc = &c["securityContext"];
         assert_eq!(psc["runAsNonRoot"], true, "{name}");
-        assert_eq!(psc["runAsUser"].as_i64(), Some(65532), "{name}: the image's nonroot user");
+        assert_eq!(
+            psc["runAsUser"].as_i64(),
+            Some(65532),
+            "{name}: the image's nonroot user"
+        );
         assert_eq!(psc["seccompProfile"]["type"], "RuntimeDefault", "{name}");
         assert_eq!(csc["runAsNonRoot"], true, "{name}");
         assert_eq!(csc["readOnlyRootFilesystem"], true, "{name}");
         assert_eq!(csc["allowPrivilegeEscalation"], false, "{name}");
         assert_eq!(csc["privileged"], false, "{name}");
-        assert_eq!(seq(&csc["capabilities"]["drop"]), &vec![Value::from("ALL")], "{name}");
-        assert!(csc["capabilities"]["add"].is_null(), "{name}: no capability is added");
+        assert_eq!(
+            seq(&csc["capabilities"]["drop"]),
+            &vec![Value::from("ALL")],
+            "{name}"
+        );
+        assert!(
+            csc["capabilities"]["add"].is_null(),
+            "{name}: no capability is added"
+        );
         assert_eq!(csc["seccompProfile"]["type"], "RuntimeDefault", "{name}");
         for resource in ["cpu", "memory"] {
-            assert!(c["resources"]["requests"][resource].is_string(), "{name}: no {resource} request");
+            assert!(
+                c["resources"]["requests"][resource].is_string(),
+                "{name}: no {resource} request"
+            );
         }
         for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
-            assert_eq!(c[probe]["httpGet"]["path"].as_str(), Some(path), "{name} {probe}");
+            assert_eq!(
+                c[probe]["httpGet"]["path"].as_str(),
+                Some(path),
+                "{name} {probe}"
+            );
             assert_eq!(c[probe]["httpGet"]["port"], "healthz", "{name} {probe}");
         }
     }
@@ -547,23 +780,49 @@ fn pods_run_hardened_with_requests_and_probes() {
 
 #[test]
 fn probes_and_metrics_follow_the_configured_ports() {
-    let m = render(&[], &["config.server.healthProbes.port=9443", "config.server.metrics.port=9090"]);
+    let m = render(
+        &[],
+        &[
+            "config.server.healthProbes.port=9443",
+            "config.server.metrics.port=9090",
+        ],
+    );
     assert_eq!(m.container_port("healthz"), 9443);
     assert_eq!(m.container_port("metrics"), 9090);
-    assert_eq!(seq(&m.one("Service")["spec"]["ports"])[0]["port"].as_i64(), Some(9090));
+    assert_eq!(
+        seq(&m.one("Service")["spec"]["ports"])[0]["port"].as_i64(),
+        Some(9090)
+    );
 }
 
 fn config_checksum(m: &Manifests) -> String {
-    str_at(&m.one("Deployment")["spec"]["template"]["metadata"]["annotations"], "checksum/config")
+    str_at(
+        &m.one("Deployment")["spec"]["template"]["metadata"]["annotations"],
+        "checksum/config",
+    )
 }
 
 #[test]
 fn a_config_change_rolls_the_pods_and_nothing_else_does_through_the_checksum() {
     let base = config_checksum(&render(&[], &[]));
-    assert_eq!(base, config_checksum(&render(&[], &[])), "rendering is deterministic");
-    assert_eq!(base, config_checksum(&render(&[], &["podLabels.team=a"])), "not a config change");
-    assert_ne!(base, config_checksum(&render(&[], &["config.logLevel=debug"])));
-    assert_ne!(base, config_checksum(&render(&[], &["config.schedulers.shoot.concurrentSyncs=7"])));
+    assert_eq!(
+        base,
+        config_checksum(&render(&[], &[])),
+        "rendering is deterministic"
+    );
+    assert_eq!(
+        base,
+        config_checksum(&render(&[], &["podLabels.team=a"])),
+        "not a config change"
+    );
+    assert_ne!(
+        base,
+        config_checksum(&render(&[], &["config.logLevel=debug"]))
+    );
+    assert_ne!(
+        base,
+        config_checksum(&render(&[], &["config.schedulers.shoot.concurrentSyncs=7"]))
+    );
 }
 
 #[test]
@@ -581,7 +840,9 @@ fn several_replicas_get_a_disruption_budget_and_prefer_different_nodes() {
     let pdb = m.one("PodDisruptionBudget");
     assert_eq!(pdb["spec"]["maxUnavailable"].as_i64(), Some(1));
     assert_eq!(&pdb["spec"]["selector"]["matchLabels"], selector);
-    let preferred = seq(&m.pod_spec()["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]);
+    let preferred = seq(
+        &m.pod_spec()["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"],
+    );
     assert_eq!(preferred.len(), 1);
     let term = &preferred[0]["podAffinityTerm"];
     assert_eq!(term["topologyKey"], "kubernetes.io/hostname");
@@ -595,14 +856,23 @@ fn an_explicit_affinity_replaces_the_default_spreading() {
     let affinity = &m.pod_spec()["affinity"];
     assert!(affinity["podAntiAffinity"].is_null());
     assert!(!affinity["nodeAffinity"].is_null());
-    assert!(m.of_kind("PodDisruptionBudget").len() == 1, "three replicas keep their budget");
+    assert!(
+        m.of_kind("PodDisruptionBudget").len() == 1,
+        "three replicas keep their budget"
+    );
 }
 
 #[test]
 fn impossible_values_are_refused_at_render_time_naming_the_value() {
     let cases = [
-        (vec!["replicaCount=2", "config.leaderElection.leaderElect=false"], "config.leaderElection.leaderElect"),
-        (vec!["config.schedulers.shoot.bindingMode=Bind"], "config.schedulers.shoot.bindingMode"),
+        (
+            vec!["replicaCount=2", "config.leaderElection.leaderElect=false"],
+            "config.leaderElection.leaderElect",
+        ),
+        (
+            vec!["config.schedulers.shoot.bindingMode=Bind"],
+            "config.schedulers.shoot.bindingMode",
+        ),
         (vec!["serviceAccount.create=false"], "serviceAccount.name"),
         (vec!["resources.requests=null"], "resources.requests"),
     ];
@@ -610,7 +880,10 @@ fn impossible_values_are_refused_at_render_time_naming_the_value() {
         let out = template_output(&chart(), &[], &set);
         assert!(!out.status.success(), "--set {set:?} rendered");
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(value), "--set {set:?}: error does not name {value}:\n{stderr}");
+        assert!(
+            stderr.contains(value),
+            "--set {set:?}: error does not name {value}:\n{stderr}"
+        );
     }
 }
 
@@ -643,7 +916,11 @@ fn service_monitor_scrapes_the_metrics_port() {
     assert_eq!(sm["metadata"]["labels"]["release"], "prometheus");
     let service_labels = &m.one("Service")["metadata"]["labels"];
     for (k, v) in sm["spec"]["selector"]["matchLabels"].as_mapping().unwrap() {
-        assert_eq!(&service_labels[k.as_str().unwrap()], v, "ServiceMonitor selects the metrics Service");
+        assert_eq!(
+            &service_labels[k.as_str().unwrap()],
+            v,
+            "ServiceMonitor selects the metrics Service"
+        );
     }
 }
 
@@ -691,7 +968,8 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn crds_option_renders_every_definition_in_the_linked_directory() {
     // A copy of the chart whose crds-dev holds a known definition, independent of config/crd/.
-    let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("chart-copy-{}", std::process::id()));
+    let copy =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("chart-copy-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&copy);
     copy_dir(&chart(), &copy);
     std::fs::create_dir_all(copy.join("crds-dev")).unwrap();
@@ -714,10 +992,17 @@ fn crds_option_renders_every_definition_in_the_linked_directory() {
 #[test]
 fn chart_app_version_is_the_crate_version() {
     let chart_yaml: Value =
-        serde_yaml_ng::from_str(&std::fs::read_to_string(chart().join("Chart.yaml")).unwrap()).unwrap();
-    assert_eq!(chart_yaml["appVersion"].as_str(), Some(env!("CARGO_PKG_VERSION")));
+        serde_yaml_ng::from_str(&std::fs::read_to_string(chart().join("Chart.yaml")).unwrap())
+            .unwrap();
+    assert_eq!(
+        chart_yaml["appVersion"].as_str(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
     let m = render(&[], &[]);
-    assert_eq!(str_at(m.container(), "image"), format!("gardener-scheduler:{}", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        str_at(m.container(), "image"),
+        format!("gardener-scheduler:{}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 /// Paths of the leaves of a values tree (maps are walked, everything else is a leaf).
@@ -726,7 +1011,11 @@ fn leaf_paths(v: &Value, prefix: &str, out: &mut BTreeMap<String, Value>) {
         Some(map) if !map.is_empty() => {
             for (k, child) in map {
                 let key = k.as_str().unwrap();
-                let path = if prefix.is_empty() { key.to_string() } else { format!("{prefix}.{key}") };
+                let path = if prefix.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{prefix}.{key}")
+                };
                 leaf_paths(child, &path, out);
             }
         }
@@ -742,13 +1031,21 @@ fn lookup<'a>(v: &'a Value, path: &str) -> &'a Value {
 
 #[test]
 fn all_options_values_set_every_value_of_the_chart() {
-    let read = |p: PathBuf| -> Value { serde_yaml_ng::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let read = |p: PathBuf| -> Value {
+        serde_yaml_ng::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
     let defaults = read(chart().join("values.yaml"));
     let all = read(all_options());
     let mut leaves = BTreeMap::new();
     leaf_paths(&defaults, "", &mut leaves);
-    let missing: Vec<_> = leaves.keys().filter(|p| lookup(&all, p).is_null()).collect();
-    assert!(missing.is_empty(), "ci/all-options-values.yaml does not set {missing:?}");
+    let missing: Vec<_> = leaves
+        .keys()
+        .filter(|p| lookup(&all, p).is_null())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ci/all-options-values.yaml does not set {missing:?}"
+    );
 }
 
 #[test]
@@ -787,5 +1084,8 @@ fn every_value_in_values_yaml_is_commented() {
         stack.push((indent, covers_children));
         previous_is_comment = false;
     }
-    assert!(undocumented.is_empty(), "values.yaml keys without a comment: {undocumented:#?}");
+    assert!(
+        undocumented.is_empty(),
+        "values.yaml keys without a comment: {undocumented:#?}"
+    );
 }

@@ -24,7 +24,11 @@ struct Stage {
 
 impl Stage {
     fn all(&self, keyword: &str) -> Vec<&str> {
-        self.body.iter().filter(|i| i.keyword == keyword).map(|i| i.args.as_str()).collect()
+        self.body
+            .iter()
+            .filter(|i| i.keyword == keyword)
+            .map(|i| i.args.as_str())
+            .collect()
     }
 }
 
@@ -49,7 +53,10 @@ fn stages() -> Vec<Stage> {
             }
         }
     }
-    assert!(current.is_empty(), "the Dockerfile ends inside a continued line");
+    assert!(
+        current.is_empty(),
+        "the Dockerfile ends inside a continued line"
+    );
 
     let mut stages: Vec<Stage> = Vec::new();
     for line in logical.iter().filter(|l| !l.is_empty()) {
@@ -63,7 +70,11 @@ fn stages() -> Vec<Stage> {
                 [_, as_, name] if as_.eq_ignore_ascii_case("AS") => Some(name.to_string()),
                 _ => panic!("unexpected FROM {args}"),
             };
-            stages.push(Stage { image: words[0].to_string(), name, body: Vec::new() });
+            stages.push(Stage {
+                image: words[0].to_string(),
+                name,
+                body: Vec::new(),
+            });
         } else {
             stages
                 .last_mut()
@@ -86,7 +97,10 @@ fn toml_string(text: &str, key: &str) -> String {
 
 fn binary_name() -> String {
     let cargo = read("Cargo.toml");
-    let bin = cargo.split("[[bin]]").nth(1).expect("Cargo.toml declares the binary");
+    let bin = cargo
+        .split("[[bin]]")
+        .nth(1)
+        .expect("Cargo.toml declares the binary");
     toml_string(bin, "name")
 }
 
@@ -103,18 +117,43 @@ fn builder_uses_the_pinned_toolchain_and_builds_the_locked_release() {
     let stages = stages();
     let builder = &stages[0];
     let channel = toml_string(&read("rust-toolchain.toml"), "channel");
-    assert_eq!(builder.image, format!("rust:{channel}-bookworm"), "builder image follows rust-toolchain.toml");
+    assert_eq!(
+        builder.image,
+        format!("rust:{channel}-bookworm"),
+        "builder image follows rust-toolchain.toml"
+    );
     let rust_version = toml_string(&read("Cargo.toml"), "rust-version");
-    assert!(channel.starts_with(&rust_version), "toolchain {channel} is not Cargo.toml's rust-version {rust_version}");
+    assert!(
+        channel.starts_with(&rust_version),
+        "toolchain {channel} is not Cargo.toml's rust-version {rust_version}"
+    );
 
     let runs = builder.all("RUN").join(" && ");
-    assert!(runs.contains("cargo build --release --locked"), "builder does not run a locked release build: {runs}");
-    assert!(builder.all("COPY").contains(&". ."), "builder copies the sources");
+    assert!(
+        runs.contains("cargo build --release --locked"),
+        "builder does not run a locked release build: {runs}"
+    );
+    assert!(
+        builder.all("COPY").contains(&". ."),
+        "builder copies the sources"
+    );
 
     // The build context keeps what the build needs and drops build output and history.
     let ignore = read(".dockerignore");
-    let ignored: Vec<&str> = ignore.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect();
-    for needed in ["Cargo.toml", "Cargo.lock", "rust-toolchain.toml", "src", "config", "*", "**"] {
+    let ignored: Vec<&str> = ignore
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    for needed in [
+        "Cargo.toml",
+        "Cargo.lock",
+        "rust-toolchain.toml",
+        "src",
+        "config",
+        "*",
+        "**",
+    ] {
         assert!(!ignored.contains(&needed), ".dockerignore drops {needed}");
     }
     for dropped in ["target", ".git"] {
@@ -127,10 +166,20 @@ fn runtime_is_distroless_non_root_with_the_builders_libc() {
     let stages = stages();
     let runtime = &stages[1];
     assert_eq!(runtime.image, "gcr.io/distroless/cc-debian12:nonroot");
-    assert!(stages[0].image.ends_with("-bookworm"), "glibc of Debian 12 in both stages");
-    assert!(runtime.all("RUN").is_empty(), "distroless has no shell to RUN in");
+    assert!(
+        stages[0].image.ends_with("-bookworm"),
+        "glibc of Debian 12 in both stages"
+    );
+    assert!(
+        runtime.all("RUN").is_empty(),
+        "distroless has no shell to RUN in"
+    );
     let users = runtime.all("USER");
-    assert_eq!(users, vec!["65532:65532"], "the runtime stage runs as the nonroot user");
+    assert_eq!(
+        users,
+        vec!["65532:65532"],
+        "the runtime stage runs as the nonroot user"
+    );
 }
 
 #[test]
@@ -149,24 +198,42 @@ fn entrypoint_is_the_release_binary_copied_from_the_builder() {
 
     let runtime = &stages[1];
     let copies = runtime.all("COPY");
-    assert_eq!(copies.len(), 1, "the image holds the binary only: {copies:?}");
+    assert_eq!(
+        copies.len(),
+        1,
+        "the image holds the binary only: {copies:?}"
+    );
     let words: Vec<&str> = copies[0].split_whitespace().collect();
-    assert_eq!(words, vec!["--from=builder", copied_out.as_str(), &format!("/{bin}")]);
+    assert_eq!(
+        words,
+        vec!["--from=builder", copied_out.as_str(), &format!("/{bin}")]
+    );
 
     let entrypoints = runtime.all("ENTRYPOINT");
     assert_eq!(entrypoints.len(), 1);
-    let exec: Vec<String> = serde_json::from_str(entrypoints[0]).expect("ENTRYPOINT is in exec (JSON) form");
+    let exec: Vec<String> =
+        serde_json::from_str(entrypoints[0]).expect("ENTRYPOINT is in exec (JSON) form");
     assert_eq!(exec, vec![format!("/{bin}")]);
-    assert!(runtime.all("CMD").is_empty(), "arguments come from the chart, not the image");
+    assert!(
+        runtime.all("CMD").is_empty(),
+        "arguments come from the chart, not the image"
+    );
 }
 
 #[test]
 fn chart_runs_pods_as_the_images_user() {
-    let values: serde_yaml_ng::Value = serde_yaml_ng::from_str(&read("charts/gardener-scheduler/values.yaml")).unwrap();
+    let values: serde_yaml_ng::Value =
+        serde_yaml_ng::from_str(&read("charts/gardener-scheduler/values.yaml")).unwrap();
     let stages = stages();
     let user = stages[1].all("USER")[0].to_string();
     let (uid, gid) = user.split_once(':').unwrap();
     let psc = &values["podSecurityContext"];
-    assert_eq!(psc["runAsUser"].as_i64().map(|u| u.to_string()).as_deref(), Some(uid));
-    assert_eq!(psc["runAsGroup"].as_i64().map(|g| g.to_string()).as_deref(), Some(gid));
+    assert_eq!(
+        psc["runAsUser"].as_i64().map(|u| u.to_string()).as_deref(),
+        Some(uid)
+    );
+    assert_eq!(
+        psc["runAsGroup"].as_i64().map(|g| g.to_string()).as_deref(),
+        Some(gid)
+    );
 }
