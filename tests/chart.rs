@@ -580,6 +580,18 @@ fn values_config_is_merged_over_the_defaults_key_by_key() {
         Some(160),
         "from config"
     );
+    // A scheduled profile chain, cron and timestamps included, reaches the binary intact.
+    let profiles = &loaded["schedulers"]["shoot"]["profiles"];
+    let ids: Vec<String> = seq(profiles).iter().map(|p| str_at(p, "id")).collect();
+    assert_eq!(ids, ["release-weekend", "saturday-maintenance", "default"]);
+    assert_eq!(
+        profiles[0]["schedule"]["between"]["start"].as_str(),
+        Some("2026-12-04T18:00:00Z")
+    );
+    assert_eq!(
+        profiles[1]["schedule"]["activePeriod"]["startCron"].as_str(),
+        Some("0 22 * * 6")
+    );
 }
 
 #[test]
@@ -641,49 +653,67 @@ featureGates: {}
 ";
 
 #[test]
-fn an_upstream_config_file_is_reused_as_is_through_config_file() {
+fn an_existing_config_file_is_reused_as_is_through_config_file() {
+    let files = [
+        ("upstream", UPSTREAM_CONFIG.to_string()),
+        (
+            "annotated example",
+            std::fs::read_to_string(
+                repo().join("example/20-componentconfig-gardener-scheduler.yaml"),
+            )
+            .unwrap(),
+        ),
+        (
+            "profiles example",
+            std::fs::read_to_string(repo().join("example/21-componentconfig-profiles.yaml"))
+                .unwrap(),
+        ),
+    ];
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chart");
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("upstream-{}.yaml", std::process::id()));
-    std::fs::write(&file, UPSTREAM_CONFIG).unwrap();
-    let out = run_helm(
-        &chart(),
-        &[
-            "template",
-            RELEASE,
-            "--namespace",
-            NAMESPACE,
-            "--set-file",
-            &format!("configFile={}", file.display()),
-        ],
-        &[],
-        &[],
-    );
-    let _ = std::fs::remove_file(&file);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let m = parse_manifests(&out);
+    for (i, (name, text)) in files.iter().enumerate() {
+        let file = dir.join(format!("config-file-{}-{i}.yaml", std::process::id()));
+        std::fs::write(&file, text).unwrap();
+        let set_file = format!("configFile={}", file.display());
+        let out = run_helm(
+            &chart(),
+            &[
+                "template",
+                RELEASE,
+                "--namespace",
+                NAMESPACE,
+                "--set-file",
+                &set_file,
+            ],
+            &[],
+            &[],
+        );
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let m = parse_manifests(&out);
 
-    let direct = validate_with_binary(UPSTREAM_CONFIG);
-    let through_chart = validate_with_binary(&m.scheduler_config());
-    assert!(
-        direct.status.success(),
-        "{}",
-        String::from_utf8_lossy(&direct.stderr)
-    );
-    assert!(
-        through_chart.status.success(),
-        "{}",
-        String::from_utf8_lossy(&through_chart.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&through_chart.stdout),
-        String::from_utf8_lossy(&direct.stdout),
-        "the binary loads the same configuration from the chart as from the file itself"
-    );
+        let direct = validate_with_binary(text);
+        let through_chart = validate_with_binary(&m.scheduler_config());
+        assert!(
+            direct.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&direct.stderr)
+        );
+        assert!(
+            through_chart.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&through_chart.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&through_chart.stdout),
+            String::from_utf8_lossy(&direct.stdout),
+            "{name}: the binary loads the same configuration from the chart as from the file itself"
+        );
+    }
 }
 
 #[test]
