@@ -657,6 +657,11 @@ fn an_existing_config_file_is_reused_as_is_through_config_file() {
     let files = [
         ("upstream", UPSTREAM_CONFIG.to_string()),
         (
+            "zero values over non-zero defaults",
+            "leaderElection:\n  leaderElect: false\nschedulers:\n  backupBucket:\n    concurrentSyncs: 0\n"
+                .to_string(),
+        ),
+        (
             "annotated example",
             std::fs::read_to_string(
                 repo().join("example/20-componentconfig-gardener-scheduler.yaml"),
