@@ -155,6 +155,14 @@ impl Manifests {
         &self.one("Deployment")["spec"]["template"]["spec"]
     }
 
+    fn config_mount_path(&self) -> String {
+        let mount = seq(&self.container()["volumeMounts"])
+            .iter()
+            .find(|m| m["name"] == "config")
+            .expect("config volume is mounted");
+        str_at(mount, "mountPath")
+    }
+
     /// The SchedulerConfiguration text the pod reads, after checking that the pod does read it.
     fn scheduler_config(&self) -> String {
         let cm = self.one("ConfigMap");
@@ -301,21 +309,23 @@ fn lease_grants(name: &str) -> BTreeSet<Grant> {
     ])
 }
 
-/// Runs `gardener-scheduler --config FILE --validate-only` on `config`, outside any environment
-/// override, and returns its output.
-fn validate_with_binary(config: &str) -> Output {
+/// A fresh directory under the target dir, for files the binary reads.
+fn scratch_dir() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chart");
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!(
-        "config-{}-{}.yaml",
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "chart-{}-{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     ));
-    std::fs::write(&file, config).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `gardener-scheduler --config FILE --validate-only`, outside any environment override.
+fn run_validate_only(file: &Path) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
     cmd.arg("--config")
-        .arg(&file)
+        .arg(file)
         .arg("--validate-only")
         .env_remove("KUBECONFIG");
     for (key, _) in std::env::vars_os() {
@@ -323,8 +333,36 @@ fn validate_with_binary(config: &str) -> Output {
             cmd.env_remove(key);
         }
     }
-    let out = cmd.output().expect("running gardener-scheduler");
-    let _ = std::fs::remove_file(&file);
+    cmd.output().expect("running gardener-scheduler")
+}
+
+fn validate_with_binary(config: &str) -> Output {
+    let dir = scratch_dir();
+    let file = dir.join(CONFIG_KEY);
+    std::fs::write(&file, config).unwrap();
+    let out = run_validate_only(&file);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// Validates the rendered configuration as the pod would load it: every file of the ConfigMap in
+/// one directory standing in for the volume mount, paths into the mount pointing there.
+fn validate_rendered(m: &Manifests) -> Output {
+    let config = m.scheduler_config();
+    let mount = m.config_mount_path();
+    let dir = scratch_dir();
+    for (name, content) in m.one("ConfigMap")["data"].as_mapping().unwrap() {
+        let name = name.as_str().unwrap();
+        assert!(
+            !name.contains('/'),
+            "ConfigMap key {name} is not a file name"
+        );
+        std::fs::write(dir.join(name), content.as_str().unwrap()).unwrap();
+    }
+    let file = dir.join(CONFIG_KEY);
+    std::fs::write(&file, config.replace(&mount, &dir.display().to_string())).unwrap();
+    let out = run_validate_only(&file);
+    let _ = std::fs::remove_dir_all(&dir);
     out
 }
 
@@ -495,7 +533,7 @@ fn rendered_config_passes_the_binarys_own_validation() {
     for (name, files) in values_files() {
         let m = render(&files, &[]);
         let config = m.scheduler_config();
-        let out = validate_with_binary(&config);
+        let out = validate_rendered(&m);
         assert!(
             out.status.success(),
             "{name} values render a config the binary rejects:\n{}\n--- config ---\n{config}",
@@ -533,7 +571,7 @@ fn values_config_is_merged_over_the_defaults_key_by_key() {
             "config.logFormat=text",
         ],
     );
-    let out = validate_with_binary(&m.scheduler_config());
+    let out = validate_rendered(&m);
     assert!(
         out.status.success(),
         "{}",
@@ -558,7 +596,7 @@ fn values_config_is_merged_over_the_defaults_key_by_key() {
 
     // configFile is merged over config, key by key.
     let m = render(&[all_options()], &[]);
-    let out = validate_with_binary(&m.scheduler_config());
+    let out = validate_rendered(&m);
     assert!(
         out.status.success(),
         "{}",
@@ -609,7 +647,7 @@ fn invalid_config_values_are_caught_by_the_binarys_validation_with_the_field_pat
     ];
     for (set, path) in cases {
         let m = render(&[], &[set]);
-        let out = validate_with_binary(&m.scheduler_config());
+        let out = validate_rendered(&m);
         assert!(!out.status.success(), "--set {set} was accepted");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -702,7 +740,7 @@ fn an_existing_config_file_is_reused_as_is_through_config_file() {
         let m = parse_manifests(&out);
 
         let direct = validate_with_binary(text);
-        let through_chart = validate_with_binary(&m.scheduler_config());
+        let through_chart = validate_rendered(&m);
         assert!(
             direct.status.success(),
             "{name}: {}",
@@ -910,6 +948,10 @@ fn impossible_values_are_refused_at_render_time_naming_the_value() {
         ),
         (vec!["serviceAccount.create=false"], "serviceAccount.name"),
         (vec!["resources.requests=null"], "resources.requests"),
+        (
+            vec!["extraFiles.schedulerconfiguration\\.yaml=x"],
+            "extraFiles",
+        ),
     ];
     for (set, value) in cases {
         let out = template_output(&chart(), &[], &set);
