@@ -36,6 +36,10 @@ pub mod schedule;
 pub mod reason;
 /// Kubernetes resource quantities.
 pub mod quantity;
+/// The scheduler process: watches, queue, bind, events, leader election, metrics, health.
+pub mod controller;
+/// CustomResourceDefinitions for development clusters without gardener-apiserver.
+pub mod crds;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;
