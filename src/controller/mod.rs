@@ -18,6 +18,8 @@ mod queue;
 mod report;
 mod server;
 mod state;
+#[cfg(test)]
+mod tests;
 mod watch;
 
 use std::collections::HashSet;
@@ -113,7 +115,9 @@ pub struct Shared {
 }
 
 impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
+    /// The cache, locked. Hold it only for synchronous work.
+    #[doc(hidden)]
+    pub fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -148,8 +152,20 @@ impl Shared {
         }
     }
 
-    fn act(&self, key: &str, change: Change) {
+    /// Applies a cache change's consequences to the queue.
+    #[doc(hidden)]
+    pub fn act(&self, key: &str, change: Change) {
         watch::act(self, Some(key), change);
+    }
+
+    #[doc(hidden)]
+    pub fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
+    #[doc(hidden)]
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 }
 
@@ -234,7 +250,8 @@ impl Controller {
                 shared.metrics.leader.set(leading as i64);
                 if leading {
                     // decide every waiting shoot afresh under the new term
-                    for key in shared.lock().pending_keys() {
+                    let keys = shared.lock().pending_keys();
+                    for key in keys {
                         shared.queue.add(&key);
                     }
                 }
@@ -248,7 +265,11 @@ impl Controller {
         let mut workers = Vec::new();
         tokio::select! {
             _ = shared.wait_synced() => {
-                info!(shoots = shared.lock().known_shoots(), pending = shared.lock().pending_count(), "all caches synced; scheduling");
+                let (known, pending) = {
+                    let st = shared.lock();
+                    (st.known_shoots(), st.pending_count())
+                };
+                info!(shoots = known, pending, "all caches synced; scheduling");
                 for i in 0..cfg.schedulers.shoot.concurrent_syncs.max(1) {
                     workers.push(tokio::spawn(worker(shared.clone(), i as usize)));
                 }
@@ -355,7 +376,8 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
 /// One scheduling attempt for one shoot.
 #[doc(hidden)]
 pub async fn process(shared: &Shared, key: &str) -> Attempt {
-    if shared.lock().assumption(key).is_some_and(|a| a.uncertain) && !resolve_uncertain(shared, key).await {
+    let uncertain = shared.lock().assumption(key).is_some_and(|a| a.uncertain);
+    if uncertain && !resolve_uncertain(shared, key).await {
         return Attempt::Skipped;
     }
     let start = Instant::now();
@@ -424,22 +446,8 @@ async fn bind_decision(
             shared.metrics.conflicts.inc();
             let c = shared.lock().forget_assumption(key);
             shared.act(key, Change { enqueue: false, ..c });
-            let (ns, name) = key.split_once('/').unwrap_or(("", key));
-            match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-                Ok(Some(current)) => {
-                    let c = shared.lock().apply_shoot(&current);
-                    shared.act(key, Change { enqueue: false, ..c });
-                    shared.queue.add(key);
-                }
-                Ok(None) => {
-                    let c = shared.lock().remove_shoot(key);
-                    shared.act(key, c);
-                }
-                Err(e) => {
-                    debug!(error = %e, "re-reading after a conflict failed; the watch will bring the change");
-                    shared.queue.add_after(key, Duration::from_secs(1));
-                }
-            }
+            reread(shared, key).await;
+            shared.queue.add(key);
             info!("shoot changed while binding; deciding again");
             Attempt::Conflict
         }
@@ -447,6 +455,7 @@ async fn bind_decision(
             shared.metrics.conflicts.inc();
             let c = shared.lock().forget_assumption(key);
             shared.act(key, Change { enqueue: false, ..c });
+            reread(shared, key).await;
             shared.queue.forget(key);
             info!(assigned = %other, "someone else assigned a seed meanwhile; leaving the shoot alone");
             Attempt::LeftAlone(other)
@@ -481,6 +490,23 @@ async fn bind_decision(
             shared.queue.add_after(key, shared.retry_sync_period);
             Attempt::Error
         }
+    }
+}
+
+/// Reads a shoot again after a conflict so the next decision (if any) sees what changed,
+/// without waiting for the watch.
+async fn reread(shared: &Shared, key: &str) {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+        Ok(Some(current)) => {
+            let c = shared.lock().apply_shoot(&current);
+            shared.act(key, Change { enqueue: false, ..c });
+        }
+        Ok(None) => {
+            let c = shared.lock().remove_shoot(key);
+            shared.act(key, c);
+        }
+        Err(e) => debug!(error = %e, "re-reading after a conflict failed; the watch will bring the change"),
     }
 }
 

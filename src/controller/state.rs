@@ -129,9 +129,11 @@ fn fingerprint<T: serde::Serialize>(value: &T) -> u64 {
 /// `status.lastOperation` writes do not.
 fn scheduling_relevant_change(old: &Shoot, new: &Shoot) -> bool {
     let status = |s: &Shoot| {
-        s.status
-            .as_ref()
-            .map(|st| (st.seed_name.clone(), st.networking.clone()))
+        let st = s.status.as_ref();
+        (
+            st.and_then(|st| st.seed_name.clone()),
+            st.and_then(|st| st.networking.clone()),
+        )
     };
     old.spec != new.spec
         || status(old) != status(new)

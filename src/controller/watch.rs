@@ -247,6 +247,23 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
     ]
 }
 
+/// The seed feed alone, for fault-injection tests.
+#[cfg(test)]
+pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
+    let api = untyped::<Seed>(&shared.client);
+    run_feed(
+        shared,
+        api,
+        watcher::Config::default(),
+        Feed::<Seed> {
+            kind: Kind::Seed,
+            apply: State::apply_seed,
+            key: name_of,
+        },
+    )
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
