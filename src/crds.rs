@@ -111,7 +111,12 @@ fn crd(k: &Kind) -> CustomResourceDefinition {
                 categories: Some(vec!["gardener".into()]),
                 ..Default::default()
             },
-            scope: if k.namespaced { "Namespaced" } else { "Cluster" }.into(),
+            scope: if k.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            }
+            .into(),
             versions: vec![CustomResourceDefinitionVersion {
                 name: VERSION.into(),
                 served: true,
@@ -161,7 +166,10 @@ mod tests {
     fn shoots_and_seeds_have_a_status_subresource() {
         for (file, yaml) in render() {
             if file.contains("_shoots") || file.contains("_seeds") {
-                assert!(yaml.contains("subresources:\n      status: {}"), "{file}:\n{yaml}");
+                assert!(
+                    yaml.contains("subresources:\n      status: {}"),
+                    "{file}:\n{yaml}"
+                );
             }
         }
     }

@@ -16,26 +16,8 @@
 pub mod api;
 /// The `SchedulerConfiguration` file: upstream keys and defaults plus our extensions.
 pub mod config;
-/// Manifest files -> objects, for `simulate` (the offline edge).
-pub mod simulate;
-/// The landscape as the decision sees it: compact seeds, profiles and a usage index.
-pub mod snapshot;
 /// Per-shoot state computed once per decision (parsed selectors, CIDRs, zones, project).
 pub mod context;
-/// Filters: one predicate per file, in upstream order.
-pub mod predicates;
-/// Region strategies: SameRegion, MinimalDistance, RegionPrefix, Scored.
-pub mod strategies;
-/// Scores: one priority per file, raw value -> 0..=100 -> × weight.
-pub mod priorities;
-/// A compiled profile: stages plus weighted priorities.
-pub mod profile;
-/// The pure decision and its outcome types.
-pub mod schedule;
-/// Why seeds were rejected, aggregated into one actionable line.
-pub mod reason;
-/// Kubernetes resource quantities.
-pub mod quantity;
 /// The scheduler process: watches, queue, bind, events, leader election, metrics, health.
 pub mod controller;
 /// CustomResourceDefinitions for development clusters without gardener-apiserver.
@@ -43,3 +25,21 @@ pub mod crds;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;
+/// Filters: one predicate per file, in upstream order.
+pub mod predicates;
+/// Scores: one priority per file, raw value -> 0..=100 -> × weight.
+pub mod priorities;
+/// A compiled profile: stages plus weighted priorities.
+pub mod profile;
+/// Kubernetes resource quantities.
+pub mod quantity;
+/// Why seeds were rejected, aggregated into one actionable line.
+pub mod reason;
+/// The pure decision and its outcome types.
+pub mod schedule;
+/// Manifest files -> objects, for `simulate` (the offline edge).
+pub mod simulate;
+/// The landscape as the decision sees it: compact seeds, profiles and a usage index.
+pub mod snapshot;
+/// Region strategies: SameRegion, MinimalDistance, RegionPrefix, Scored.
+pub mod strategies;

@@ -16,7 +16,11 @@ use gardener_scheduler::simulate::{self, Landscape};
 const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "gardener-scheduler", version, about = "Places Gardener Shoot control planes onto Seed clusters")]
+#[command(
+    name = "gardener-scheduler",
+    version,
+    about = "Places Gardener Shoot control planes onto Seed clusters"
+)]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
@@ -103,7 +107,10 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         cfg.client_connection.kubeconfig = k.display().to_string();
     }
     if args.validate_only {
-        print!("{}", serde_yaml_ng::to_string(&cfg).expect("config serializes"));
+        print!(
+            "{}",
+            serde_yaml_ng::to_string(&cfg).expect("config serializes")
+        );
         return ExitCode::SUCCESS;
     }
     init_logging(&cfg);
@@ -133,9 +140,17 @@ fn init_logging(cfg: &SchedulerConfiguration) {
         config::LogLevel::Error => "error",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    use std::io::IsTerminal;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
     match cfg.log_format {
-        config::LogFormat::Json => builder.json().flatten_event(true).with_current_span(true).init(),
+        config::LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init(),
         config::LogFormat::Text => builder.init(),
     }
 }
@@ -163,7 +178,12 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         }
     };
     let now = args.now.unwrap_or_else(Utc::now);
-    let sim = simulate::simulate(&landscape, &profile, &cfg.schedulers.shoot.scheduler_names, now);
+    let sim = simulate::simulate(
+        &landscape,
+        &profile,
+        &cfg.schedulers.shoot.scheduler_names,
+        now,
+    );
     if let Some(key) = args.explain {
         return match sim.outcomes.iter().find(|o| o.shoot == key) {
             Some(o) => {
@@ -171,7 +191,9 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                 ExitCode::SUCCESS
             }
             None => {
-                eprintln!("error: --explain {key}: no pending shoot with that namespace/name in the manifests");
+                eprintln!(
+                    "error: --explain {key}: no pending shoot with that namespace/name in the manifests"
+                );
                 ExitCode::from(EXIT_BAD_INPUT)
             }
         };

@@ -46,7 +46,10 @@ impl Profile {
                     format!("must be a positive number, got {}", p.weight),
                 ));
             }
-            if cfg.priorities_or_default()[..i].iter().any(|q| q.name == p.name) {
+            if cfg.priorities_or_default()[..i]
+                .iter()
+                .any(|q| q.name == p.name)
+            {
                 errors.push(FieldError::new(
                     format!("{path}.name"),
                     format!("duplicate priority {:?}", p.name),
@@ -74,6 +77,7 @@ impl Profile {
 
     /// Upstream behaviour: `SameRegion` and `ShootCount` with weight 1.
     pub fn upstream_default() -> Profile {
-        Profile::from_config("default", &ShootScheduler::default()).expect("default profile is valid")
+        Profile::from_config("default", &ShootScheduler::default())
+            .expect("default profile is valid")
     }
 }

@@ -122,12 +122,17 @@ impl fmt::Display for FitError {
             FitError::NoFit { total, rejected } => {
                 f.write_str(&summarize(*total, rejected.iter().map(|r| &r.reason)))
             }
-            FitError::InvalidShoot { field, message } => write!(f, "invalid shoot: {field}: {message}"),
+            FitError::InvalidShoot { field, message } => {
+                write!(f, "invalid shoot: {field}: {message}")
+            }
             FitError::InvalidRegionConfig {
                 config_map,
                 region,
                 message,
-            } => write!(f, "region ConfigMap {config_map}: data[{region}]: {message}"),
+            } => write!(
+                f,
+                "region ConfigMap {config_map}: data[{region}]: {message}"
+            ),
         }
     }
 }
@@ -157,7 +162,10 @@ pub fn schedule(
     let mut rejected: Vec<Rejection> = Vec::new();
     for stage in &profile.stages {
         let verdicts: Vec<Option<Reason>> = match stage {
-            Stage::Filter(p) => remaining.iter().map(|s| p.filter(&cx, s, snap).err()).collect(),
+            Stage::Filter(p) => remaining
+                .iter()
+                .map(|s| p.filter(&cx, s, snap).err())
+                .collect(),
             Stage::Narrow(step) => step.narrow(&cx, &remaining, snap)?,
         };
         let mut kept = Vec::with_capacity(remaining.len());
@@ -192,7 +200,11 @@ pub fn schedule(
         let raw = wp.priority.raw(&cx, &remaining, snap);
         let normalized = wp.priority.normalize(&raw);
         for ((entry, raw), score) in ranking.iter_mut().zip(raw).zip(normalized) {
-            let score = if score.is_finite() { score.clamp(0.0, 100.0) } else { 0.0 };
+            let score = if score.is_finite() {
+                score.clamp(0.0, 100.0)
+            } else {
+                0.0
+            };
             let weighted = score * wp.weight;
             entry.total += NotNan::new(weighted).unwrap_or_default();
             entry.priorities.push(PriorityScore {

@@ -103,13 +103,21 @@ pub async fn bind(
                 field_manager: Some(FIELD_MANAGER.into()),
                 ..Default::default()
             };
-            timed("patching spec.seedName", timeout, api.patch(name, &pp, &Patch::Merge(&patch))).await?
+            timed(
+                "patching spec.seedName",
+                timeout,
+                api.patch(name, &pp, &Patch::Merge(&patch)),
+            )
+            .await?
         }
         BindingMode::Binding => {
             // The binding update carries the whole shoot, as gardener-apiserver expects; the
             // cache keeps only a compact form, so read the current object first.
             let mut current = timed("reading shoot", timeout, api.get(name)).await?;
-            if let Some(assigned) = current.data["spec"]["seedName"].as_str().filter(|s| !s.is_empty()) {
+            if let Some(assigned) = current.data["spec"]["seedName"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+            {
                 return Err(BindError::AlreadyAssigned(assigned.to_string()));
             }
             current.metadata.resource_version = Some(observed);

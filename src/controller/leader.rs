@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
-use kube::api::{Api, PostParams};
 use kube::Client;
+use kube::api::{Api, PostParams};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -71,7 +71,10 @@ impl Leadership {
             return;
         };
         loop {
-            if rx.borrow_and_update().is_some_and(|until| Instant::now() < until) {
+            if rx
+                .borrow_and_update()
+                .is_some_and(|until| Instant::now() < until)
+            {
                 return;
             }
             if rx.changed().await.is_err() {
@@ -141,12 +144,19 @@ impl Elector {
     }
 
     fn lease_label(&self) -> String {
-        format!("{}/{}", self.api.resource_url().trim_end_matches('/'), self.name)
+        format!(
+            "{}/{}",
+            self.api.resource_url().trim_end_matches('/'),
+            self.name
+        )
     }
 
     /// Tries to acquire or renew once. `Ok(true)` when this process holds the lease.
     async fn try_acquire_or_renew(&mut self) -> Result<bool, LeaseError> {
-        let limit = self.renew_deadline.min(self.retry_period * 2).max(Duration::from_secs(1));
+        let limit = self
+            .renew_deadline
+            .min(self.retry_period * 2)
+            .max(Duration::from_secs(1));
         let lease = self.name.clone();
         let got = tokio::time::timeout(limit, self.api.get_opt(&self.name))
             .await
@@ -175,7 +185,9 @@ impl Elector {
                     ..Default::default()
                 }),
             };
-            return match tokio::time::timeout(limit, self.api.create(&PostParams::default(), &new)).await {
+            return match tokio::time::timeout(limit, self.api.create(&PostParams::default(), &new))
+                .await
+            {
                 Err(_) => Err(LeaseError::Timeout {
                     action: "creating",
                     lease,
@@ -212,7 +224,13 @@ impl Elector {
         spec.lease_duration_seconds = Some(seconds);
         spec.renew_time = Some(now_micro());
         current.metadata.managed_fields = None;
-        match tokio::time::timeout(limit, self.api.replace(&self.name, &PostParams::default(), &current)).await {
+        match tokio::time::timeout(
+            limit,
+            self.api
+                .replace(&self.name, &PostParams::default(), &current),
+        )
+        .await
+        {
             Err(_) => Err(LeaseError::Timeout {
                 action: "updating",
                 lease,
@@ -251,7 +269,10 @@ impl Elector {
             }
             if leading {
                 let held = last_renew.is_some_and(|t| Instant::now() < t + self.renew_deadline)
-                    && self.observed.as_ref().is_some_and(|(r, _)| r.holder == self.identity);
+                    && self
+                        .observed
+                        .as_ref()
+                        .is_some_and(|(r, _)| r.holder == self.identity);
                 if !held {
                     leading = false;
                     let _ = self.tx.send(None);
@@ -280,7 +301,9 @@ impl Elector {
             on_change(false);
             match self.release().await {
                 Ok(()) => info!(lease = %self.lease_label(), "released leadership"),
-                Err(e) => warn!(error = %e, "releasing the lease failed; others take over when it expires"),
+                Err(e) => {
+                    warn!(error = %e, "releasing the lease failed; others take over when it expires")
+                }
             }
         }
     }
@@ -300,7 +323,12 @@ impl Elector {
                 lease: lease.clone(),
                 source,
             })?;
-        if current.spec.as_ref().and_then(|s| s.holder_identity.as_deref()) != Some(&self.identity) {
+        if current
+            .spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.as_deref())
+            != Some(&self.identity)
+        {
             return Ok(());
         }
         let spec = current.spec.get_or_insert_with(Default::default);
@@ -308,14 +336,18 @@ impl Elector {
         spec.lease_duration_seconds = Some(1);
         spec.renew_time = Some(now_micro());
         current.metadata.managed_fields = None;
-        tokio::time::timeout(limit, self.api.replace(&self.name, &PostParams::default(), &current))
-            .await
-            .map_err(|_| LeaseError::Timeout {
-                action: "releasing",
-                lease: lease.clone(),
-                limit,
-            })?
-            .map_err(|source| LeaseError::Update { lease, source })?;
+        tokio::time::timeout(
+            limit,
+            self.api
+                .replace(&self.name, &PostParams::default(), &current),
+        )
+        .await
+        .map_err(|_| LeaseError::Timeout {
+            action: "releasing",
+            lease: lease.clone(),
+            limit,
+        })?
+        .map_err(|source| LeaseError::Update { lease, source })?;
         Ok(())
     }
 }
@@ -325,13 +357,22 @@ pub fn default_identity() -> String {
     let host = std::env::var("HOSTNAME")
         .ok()
         .filter(|h| !h.is_empty())
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|h| h.trim().to_string()))
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "gardener-scheduler".into());
     let seed = format!(
         "{}-{:?}",
         std::process::id(),
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
     );
-    format!("{host}_{:016x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()))
+    format!(
+        "{host}_{:016x}",
+        xxhash_rust::xxh3::xxh3_64(seed.as_bytes())
+    )
 }

@@ -104,7 +104,9 @@ impl Metrics {
     pub fn observe(&self, result: AttemptResult, seconds: f64) {
         let labels = ResultLabels { result };
         self.attempts.get_or_create(&labels).inc();
-        self.attempt_duration.get_or_create(&labels).observe(seconds);
+        self.attempt_duration
+            .get_or_create(&labels)
+            .observe(seconds);
     }
 
     /// Refreshes the gauges that mirror the cache (called before each scrape).
@@ -157,7 +159,10 @@ mod tests {
             "gardener_scheduler_leader 1",
             "gardener_scheduler_seed_shoots{seed=\"s1\"} 1",
         ] {
-            assert!(text.lines().any(|l| l == line), "missing {line:?} in:\n{text}");
+            assert!(
+                text.lines().any(|l| l == line),
+                "missing {line:?} in:\n{text}"
+            );
         }
     }
 }

@@ -34,11 +34,12 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, error, info, info_span, warn};
 
 pub use bind::{BindError, FIELD_MANAGER, bind};
-pub use leader::{Elector, LeaseError, Leadership, default_identity};
+pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use metrics::{AttemptResult, Metrics};
 pub use queue::{BackoffPolicy, Queue};
 pub use report::{
-    REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter, failure_description,
+    REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter,
+    failure_description,
 };
 pub use state::{Assumption, Change, Kind, State};
 
@@ -80,14 +81,18 @@ pub async fn client_from_kubeconfig(kubeconfig: &str) -> Result<Client, Controll
     } else {
         let mut merged = kube::config::Kubeconfig::default();
         for path in std::env::split_paths(kubeconfig).filter(|p| !p.as_os_str().is_empty()) {
-            let kc = kube::config::Kubeconfig::read_from(&path).map_err(|e| ControllerError::LoadKubeconfig {
-                path: path.display().to_string(),
-                message: e.to_string(),
+            let kc = kube::config::Kubeconfig::read_from(&path).map_err(|e| {
+                ControllerError::LoadKubeconfig {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                }
             })?;
-            merged = merged.merge(kc).map_err(|e| ControllerError::LoadKubeconfig {
-                path: kubeconfig.to_string(),
-                message: e.to_string(),
-            })?;
+            merged = merged
+                .merge(kc)
+                .map_err(|e| ControllerError::LoadKubeconfig {
+                    path: kubeconfig.to_string(),
+                    message: e.to_string(),
+                })?;
         }
         kube::Config::from_custom_kubeconfig(merged, &Default::default())
             .await
@@ -122,11 +127,17 @@ impl Shared {
     }
 
     fn is_synced(&self, kind: Kind) -> bool {
-        self.synced.lock().unwrap_or_else(|e| e.into_inner()).contains(&kind)
+        self.synced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&kind)
     }
 
     fn mark_synced(&self, kind: Kind) {
-        self.synced.lock().unwrap_or_else(|e| e.into_inner()).insert(kind);
+        self.synced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kind);
         self.synced_notify.notify_waiters();
     }
 
@@ -179,7 +190,8 @@ pub struct Controller {
 impl Controller {
     pub fn new(cfg: SchedulerConfiguration, client: Client) -> Result<Controller, ControllerError> {
         let shoot_cfg = &cfg.schedulers.shoot;
-        let profile = Profile::from_config("default", shoot_cfg).map_err(ControllerError::BuildProfile)?;
+        let profile =
+            Profile::from_config("default", shoot_cfg).map_err(ControllerError::BuildProfile)?;
         let identity = default_identity();
         let (elector, leadership) = if cfg.leader_election.leader_elect {
             let (e, l) = Elector::new(client.clone(), &cfg.leader_election, identity.clone());
@@ -217,7 +229,11 @@ impl Controller {
     /// Runs until `shutdown` completes; then stops taking shoots, lets in-flight binds finish,
     /// and releases the lease.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ControllerError> {
-        let Controller { shared, cfg, elector } = self;
+        let Controller {
+            shared,
+            cfg,
+            elector,
+        } = self;
         let (stop_tx, stop_rx) = chan::channel(false);
 
         let health_addr = server::address(&cfg.server.health_probes);
@@ -237,8 +253,16 @@ impl Controller {
                 source,
             })?;
         let servers = [
-            tokio::spawn(server::serve(health, server::health_router(shared.clone()), stop_rx.clone())),
-            tokio::spawn(server::serve(metrics, server::metrics_router(shared.clone()), stop_rx.clone())),
+            tokio::spawn(server::serve(
+                health,
+                server::health_router(shared.clone()),
+                stop_rx.clone(),
+            )),
+            tokio::spawn(server::serve(
+                metrics,
+                server::metrics_router(shared.clone()),
+                stop_rx.clone(),
+            )),
         ];
         info!(health = %health_addr, metrics = %metrics_addr, binding_mode = ?shared.binding_mode,
               concurrent_syncs = cfg.schedulers.shoot.concurrent_syncs, "gardener-scheduler starting");
@@ -326,7 +350,9 @@ async fn worker(shared: Arc<Shared>, id: usize) {
             break;
         };
         process(&shared, &key)
-            .instrument(info_span!("schedule", shoot = %key, worker = id, profile = %shared.profile.name))
+            .instrument(
+                info_span!("schedule", shoot = %key, worker = id, profile = %shared.profile.name),
+            )
             .await;
         shared.queue.done(&key);
     }
@@ -357,7 +383,13 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
             let c = st.forget_assumption(key);
             let c2 = st.apply_shoot(&current);
             drop(st);
-            shared.act(key, Change { enqueue: false, wake: c.wake || c2.wake });
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    wake: c.wake || c2.wake,
+                },
+            );
             true
         }
         Ok(None) => {
@@ -397,7 +429,9 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
         Ok(decision) => {
             let seed = decision.seed.clone();
             let span = info_span!("bind", seed = %seed);
-            bind_decision(shared, key, &shoot, &decision, start).instrument(span).await
+            bind_decision(shared, key, &shoot, &decision, start)
+                .instrument(span)
+                .await
         }
         Err(fit) => {
             shared
@@ -429,7 +463,15 @@ async fn bind_decision(
         return Attempt::Skipped;
     }
     let seed = &decision.seed;
-    match bind::bind(&shared.client, shared.binding_mode, shoot, seed, REQUEST_TIMEOUT).await {
+    match bind::bind(
+        &shared.client,
+        shared.binding_mode,
+        shoot,
+        seed,
+        REQUEST_TIMEOUT,
+    )
+    .await
+    {
         Ok(_) => {
             shared.lock().confirm_bind(key);
             shared.queue.forget(key);
@@ -445,7 +487,13 @@ async fn bind_decision(
         Err(BindError::Conflict) => {
             shared.metrics.conflicts.inc();
             let c = shared.lock().forget_assumption(key);
-            shared.act(key, Change { enqueue: false, ..c });
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
             reread(shared, key).await;
             shared.queue.add(key);
             info!("shoot changed while binding; deciding again");
@@ -454,7 +502,13 @@ async fn bind_decision(
         Err(BindError::AlreadyAssigned(other)) => {
             shared.metrics.conflicts.inc();
             let c = shared.lock().forget_assumption(key);
-            shared.act(key, Change { enqueue: false, ..c });
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
             reread(shared, key).await;
             shared.queue.forget(key);
             info!(assigned = %other, "someone else assigned a seed meanwhile; leaving the shoot alone");
@@ -478,7 +532,13 @@ async fn bind_decision(
         }
         Err(e) => {
             let c = shared.lock().forget_assumption(key);
-            shared.act(key, Change { enqueue: false, ..c });
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
             shared
                 .metrics
                 .observe(AttemptResult::error, start.elapsed().as_secs_f64());
@@ -500,13 +560,21 @@ async fn reread(shared: &Shared, key: &str) {
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
         Ok(Some(current)) => {
             let c = shared.lock().apply_shoot(&current);
-            shared.act(key, Change { enqueue: false, ..c });
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
         }
         Ok(None) => {
             let c = shared.lock().remove_shoot(key);
             shared.act(key, c);
         }
-        Err(e) => debug!(error = %e, "re-reading after a conflict failed; the watch will bring the change"),
+        Err(e) => {
+            debug!(error = %e, "re-reading after a conflict failed; the watch will bring the change")
+        }
     }
 }
 

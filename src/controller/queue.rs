@@ -276,7 +276,10 @@ mod tests {
         q.add("a");
         let k = q.next().await.unwrap();
         q.add("a");
-        assert!(q.is_empty(), "not handed to a second worker while processing");
+        assert!(
+            q.is_empty(),
+            "not handed to a second worker while processing"
+        );
         q.done(&k);
         assert_eq!(q.next().await.as_deref(), Some("a"));
     }
@@ -290,7 +293,11 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_secs(1));
         q.done(&k);
         assert_eq!(q.add_backoff("a"), Duration::from_secs(2));
-        assert_eq!(q.add_backoff("a"), Duration::from_secs(4), "a later backoff does not delay an earlier due time");
+        assert_eq!(
+            q.add_backoff("a"),
+            Duration::from_secs(4),
+            "a later backoff does not delay an earlier due time"
+        );
         let start = Instant::now();
         q.next().await.unwrap();
         assert_eq!(start.elapsed(), Duration::from_secs(2));
@@ -305,7 +312,10 @@ mod tests {
         q.add_backoff("b");
         assert_eq!(q.wake_delayed(), 2);
         let start = Instant::now();
-        let mut got = vec![q.next().await.unwrap().to_string(), q.next().await.unwrap().to_string()];
+        let mut got = vec![
+            q.next().await.unwrap().to_string(),
+            q.next().await.unwrap().to_string(),
+        ];
         got.sort();
         assert_eq!(got, ["a", "b"]);
         assert_eq!(start.elapsed(), Duration::ZERO);

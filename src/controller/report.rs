@@ -79,7 +79,11 @@ fn failure_note(err: &FitError) -> String {
     if hints.is_empty() {
         failure_description(err)
     } else {
-        format!("{} To schedule it: {}.", failure_description(err), hints.join("; "))
+        format!(
+            "{} To schedule it: {}.",
+            failure_description(err),
+            hints.join("; ")
+        )
     }
 }
 
@@ -119,19 +123,31 @@ impl Reporter {
     }
 
     pub async fn scheduled(&self, shoot: &Shoot, decision: &Decision) -> Result<(), ReportError> {
-        self.publish(shoot, "Normal", REASON_SCHEDULED, success_note(decision)).await
+        self.publish(shoot, "Normal", REASON_SCHEDULED, success_note(decision))
+            .await
     }
 
     /// Publishes the failure event and records it in `status.lastOperation`.
     pub async fn failed(&self, shoot: &Shoot, err: &FitError) -> Result<(), ReportError> {
-        let event = self.publish(shoot, "Warning", REASON_FAILED, failure_note(err)).await;
-        let status = self.patch_last_operation(shoot, &failure_description(err)).await;
+        let event = self
+            .publish(shoot, "Warning", REASON_FAILED, failure_note(err))
+            .await;
+        let status = self
+            .patch_last_operation(shoot, &failure_description(err))
+            .await;
         event.and(status)
     }
 
-    async fn patch_last_operation(&self, shoot: &Shoot, description: &str) -> Result<(), ReportError> {
+    async fn patch_last_operation(
+        &self,
+        shoot: &Shoot,
+        description: &str,
+    ) -> Result<(), ReportError> {
         let key = crate::api::object_key(&shoot.metadata);
-        let current = shoot.status.as_ref().and_then(|s| s.last_operation.as_ref());
+        let current = shoot
+            .status
+            .as_ref()
+            .and_then(|s| s.last_operation.as_ref());
         if current.is_some_and(|op| {
             op.type_ == "Create" && op.state == "Pending" && op.description == description
         }) {
@@ -157,7 +173,12 @@ impl Reporter {
             ..Default::default()
         };
         let name = shoot.metadata.name.as_deref().unwrap_or_default();
-        match tokio::time::timeout(self.timeout, api.patch_status(name, &pp, &Patch::Merge(&patch))).await {
+        match tokio::time::timeout(
+            self.timeout,
+            api.patch_status(name, &pp, &Patch::Merge(&patch)),
+        )
+        .await
+        {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(source)) => Err(ReportError::PatchStatus { shoot: key, source }),
             Err(_) => Err(ReportError::Timeout {
@@ -197,7 +218,12 @@ impl Reporter {
         };
 
         let mut series = self.series.lock().await;
-        series.retain(|_, s| now.signed_duration_since(s.last).to_std().unwrap_or_default() < SERIES_WINDOW);
+        series.retain(|_, s| {
+            now.signed_duration_since(s.last)
+                .to_std()
+                .unwrap_or_default()
+                < SERIES_WINDOW
+        });
         if let Some(s) = series.get_mut(&key) {
             s.count += 1;
             s.last = now;
@@ -210,17 +236,23 @@ impl Reporter {
             };
             let name = s.event_name.clone();
             drop(series);
-            return self.call("patching event series", &shoot_key, async {
-                api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await.map(|_| ())
-            })
-            .await?
-            .map_err(fail);
+            return self
+                .call("patching event series", &shoot_key, async {
+                    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                        .await
+                        .map(|_| ())
+                })
+                .await?
+                .map_err(fail);
         }
         drop(series);
 
         let event = Event {
             metadata: kube::api::ObjectMeta {
-                name: Some(format!("{name}.{:x}", now.timestamp_nanos_opt().unwrap_or_default())),
+                name: Some(format!(
+                    "{name}.{:x}",
+                    now.timestamp_nanos_opt().unwrap_or_default()
+                )),
                 namespace: Some(namespace.clone()),
                 ..Default::default()
             },
@@ -243,12 +275,19 @@ impl Reporter {
             ..Default::default()
         };
         let created = self
-            .call("creating event", &shoot_key, api.create(&PostParams::default(), &event))
+            .call(
+                "creating event",
+                &shoot_key,
+                api.create(&PostParams::default(), &event),
+            )
             .await?
             .map_err(fail)?;
         let mut series = self.series.lock().await;
         if series.len() >= MAX_SERIES
-            && let Some(oldest) = series.iter().min_by_key(|(_, s)| s.last).map(|(k, _)| k.clone())
+            && let Some(oldest) = series
+                .iter()
+                .min_by_key(|(_, s)| s.last)
+                .map(|(k, _)| k.clone())
         {
             series.remove(&oldest);
         }

@@ -58,7 +58,9 @@ pub(super) fn health_router(shared: Arc<Shared>) -> Router {
 }
 
 pub(super) fn metrics_router(shared: Arc<Shared>) -> Router {
-    Router::new().route("/metrics", get(metrics)).with_state(shared)
+    Router::new()
+        .route("/metrics", get(metrics))
+        .with_state(shared)
 }
 
 /// Serves `router` on an already bound listener until `stop` turns true.
@@ -70,7 +72,10 @@ pub(super) async fn serve(listener: TcpListener, router: Router, mut stop: watch
             }
         }
     };
-    if let Err(e) = axum::serve(listener, router).with_graceful_shutdown(shutdown).await {
+    if let Err(e) = axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+    {
         tracing::warn!(error = %e, "HTTP server stopped");
     }
 }

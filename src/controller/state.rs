@@ -99,7 +99,11 @@ fn compact_meta(meta: &ObjectMeta, keep_labels: bool, keep_annotations: &[&str])
         generation: meta.generation,
         creation_timestamp: meta.creation_timestamp.clone(),
         deletion_timestamp: meta.deletion_timestamp.clone(),
-        labels: if keep_labels { meta.labels.clone() } else { None },
+        labels: if keep_labels {
+            meta.labels.clone()
+        } else {
+            None
+        },
         annotations: meta.annotations.as_ref().and_then(|a| {
             let kept: std::collections::BTreeMap<String, String> = a
                 .iter()
@@ -222,7 +226,8 @@ impl State {
                 let mut placed = compact_shoot(shoot);
                 placed.spec.seed_name = Some(a.seed.clone());
                 self.snapshot.upsert_shoot(&placed);
-                self.shoots.insert(key.as_str().into(), Some(Arc::new(compact_shoot(shoot))));
+                self.shoots
+                    .insert(key.as_str().into(), Some(Arc::new(compact_shoot(shoot))));
                 return change;
             }
             self.assumed.remove(key.as_str());
@@ -346,7 +351,10 @@ impl State {
         let expired: Vec<String> = self
             .assumed
             .iter()
-            .filter(|(_, a)| a.bound_at.is_some_and(|t| now.duration_since(t) > UNCONFIRMED_BIND_TTL))
+            .filter(|(_, a)| {
+                a.bound_at
+                    .is_some_and(|t| now.duration_since(t) > UNCONFIRMED_BIND_TTL)
+            })
             .map(|(k, _)| k.to_string())
             .collect();
         for k in &expired {
@@ -421,11 +429,7 @@ impl State {
 
     pub fn apply_config_map(&mut self, cm: &ConfigMap) -> Change {
         let compact = ConfigMap {
-            metadata: compact_meta(
-                &cm.metadata,
-                true,
-                &[crate::api::ANNOTATION_CLOUDPROFILES],
-            ),
+            metadata: compact_meta(&cm.metadata, true, &[crate::api::ANNOTATION_CLOUDPROFILES]),
             data: cm.data.clone(),
             ..Default::default()
         };
@@ -434,7 +438,11 @@ impl State {
         self.track(
             Kind::ConfigMap,
             key,
-            fingerprint(&(&compact.metadata.labels, &compact.metadata.annotations, &compact.data)),
+            fingerprint(&(
+                &compact.metadata.labels,
+                &compact.metadata.annotations,
+                &compact.data,
+            )),
         )
     }
 
@@ -505,7 +513,10 @@ mod tests {
         let mut other = ShootBuilder::new("garden-a", "other").build();
         other.spec.scheduler_name = Some("custom".into());
         assert!(!st.apply_shoot(&other).enqueue);
-        assert!(!st.apply_shoot(&ShootBuilder::new("garden-a", "b").seed("s").build()).enqueue);
+        assert!(
+            !st.apply_shoot(&ShootBuilder::new("garden-a", "b").seed("s").build())
+                .enqueue
+        );
         assert_eq!(st.pending_count(), 0);
         assert_eq!(st.known_shoots(), 2);
     }
@@ -517,14 +528,20 @@ mod tests {
         st.apply_shoot(&shoot);
         st.assume(&st.pending("garden-a/s1").unwrap(), "seed-1");
         assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 1);
-        assert!(st.pending("garden-a/s1").is_none(), "assumed shoots are not decided again");
+        assert!(
+            st.pending("garden-a/s1").is_none(),
+            "assumed shoots are not decided again"
+        );
         st.confirm_bind("garden-a/s1");
         // a stale pre-bind event arrives after the bind
         let c = st.apply_shoot(&shoot);
         assert_eq!(c, Change::default());
         assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 1, "still counted");
         // the watch shows the bound version
-        let bound = with_rv(ShootBuilder::new("garden-a", "s1").seed("seed-1").build(), "2");
+        let bound = with_rv(
+            ShootBuilder::new("garden-a", "s1").seed("seed-1").build(),
+            "2",
+        );
         st.apply_shoot(&bound);
         assert!(st.assumption("garden-a/s1").is_none());
         assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 1);

@@ -106,38 +106,72 @@ async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
     let (client, mut h) = mock_client();
     let shoot = observed_shoot();
     let task = tokio::spawn(async move {
-        bind::bind(&client, BindingMode::Binding, &shoot, "seed-1", REQUEST_TIMEOUT).await
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
     });
     let get = next_call(&mut h).await;
-    assert_eq!((get.method.as_str(), get.path.as_str()), ("GET", SHOOT_PATH));
+    assert_eq!(
+        (get.method.as_str(), get.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
     get.respond.send_response(ok(server_shoot("5", None)));
     let put = next_call(&mut h).await;
     assert_eq!(put.method, "PUT");
     assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     assert_eq!(put.body["spec"]["seedName"], "seed-1");
     assert_eq!(put.body["metadata"]["resourceVersion"], "5");
-    assert_eq!(put.body["spec"]["kubernetes"]["version"], "1.33.2", "unmodelled fields are kept");
-    assert!(put.query.contains("fieldManager=gardener-scheduler"), "{}", put.query);
-    put.respond.send_response(ok(server_shoot("6", Some("seed-1"))));
+    assert_eq!(
+        put.body["spec"]["kubernetes"]["version"], "1.33.2",
+        "unmodelled fields are kept"
+    );
+    assert!(
+        put.query.contains("fieldManager=gardener-scheduler"),
+        "{}",
+        put.query
+    );
+    put.respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
     assert_eq!(task.await.unwrap().unwrap(), "6");
 }
 
 #[tokio::test]
 async fn binding_outcomes_are_told_apart() {
     // (response to the binding PUT, expected outcome)
-    let cases: [(u16, &str, fn(&BindError) -> bool); 3] = [
+    type Expect = fn(&BindError) -> bool;
+    let cases: [(u16, &str, Expect); 3] = [
         (409, "Conflict", |e| matches!(e, BindError::Conflict)),
-        (500, "InternalError", |e| matches!(e, BindError::Rejected { .. }) && !e.outcome_unknown()),
+        (500, "InternalError", |e| {
+            matches!(e, BindError::Rejected { .. }) && !e.outcome_unknown()
+        }),
         (422, "Invalid", |e| matches!(e, BindError::Rejected { .. })),
     ];
     for (code, reason, expected) in cases {
         let (client, mut h) = mock_client();
         let shoot = observed_shoot();
         let task = tokio::spawn(async move {
-            bind::bind(&client, BindingMode::Binding, &shoot, "seed-1", REQUEST_TIMEOUT).await
+            bind::bind(
+                &client,
+                BindingMode::Binding,
+                &shoot,
+                "seed-1",
+                REQUEST_TIMEOUT,
+            )
+            .await
         });
-        next_call(&mut h).await.respond.send_response(ok(server_shoot("5", None)));
-        next_call(&mut h).await.respond.send_response(failure(code, reason));
+        next_call(&mut h)
+            .await
+            .respond
+            .send_response(ok(server_shoot("5", None)));
+        next_call(&mut h)
+            .await
+            .respond
+            .send_response(failure(code, reason));
         let err = task.await.unwrap().unwrap_err();
         assert!(expected(&err), "{code}: {err:?}");
     }
@@ -148,11 +182,24 @@ async fn a_seed_already_set_on_the_server_is_never_overwritten() {
     let (client, mut h) = mock_client();
     let shoot = observed_shoot();
     let task = tokio::spawn(async move {
-        bind::bind(&client, BindingMode::Binding, &shoot, "seed-1", REQUEST_TIMEOUT).await
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
     });
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("8", Some("manual"))));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("8", Some("manual"))));
     let err = task.await.unwrap().unwrap_err();
-    assert!(matches!(&err, BindError::AlreadyAssigned(s) if s == "manual"), "{err:?}");
+    assert!(
+        matches!(&err, BindError::AlreadyAssigned(s) if s == "manual"),
+        "{err:?}"
+    );
     no_more_requests(&mut h).await;
 }
 
@@ -161,11 +208,27 @@ async fn a_missing_binding_subresource_is_named_with_the_fix() {
     let (client, mut h) = mock_client();
     let shoot = observed_shoot();
     let task = tokio::spawn(async move {
-        bind::bind(&client, BindingMode::Binding, &shoot, "seed-1", REQUEST_TIMEOUT).await
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
     });
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("5", None)));
-    next_call(&mut h).await.respond.send_response(failure(404, "NotFound"));
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(failure(404, "NotFound"));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
     let err = task.await.unwrap().unwrap_err();
     assert!(matches!(err, BindError::NoBindingSubresource), "{err:?}");
     assert!(err.to_string().contains("bindingMode: Patch"));
@@ -176,17 +239,30 @@ async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
     let (client, mut h) = mock_client();
     let shoot = observed_shoot();
     let task = tokio::spawn(async move {
-        bind::bind(&client, BindingMode::Patch, &shoot, "seed-1", REQUEST_TIMEOUT).await
+        bind::bind(
+            &client,
+            BindingMode::Patch,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
     });
     let patch = next_call(&mut h).await;
-    assert_eq!((patch.method.as_str(), patch.path.as_str()), ("PATCH", SHOOT_PATH));
+    assert_eq!(
+        (patch.method.as_str(), patch.path.as_str()),
+        ("PATCH", SHOOT_PATH)
+    );
     assert_eq!(patch.content_type, "application/merge-patch+json");
     assert_eq!(
         patch.body,
         json!({"metadata": {"resourceVersion": "5"}, "spec": {"seedName": "seed-1"}})
     );
     patch.respond.send_response(failure(409, "Conflict"));
-    assert!(matches!(task.await.unwrap().unwrap_err(), BindError::Conflict));
+    assert!(matches!(
+        task.await.unwrap().unwrap_err(),
+        BindError::Conflict
+    ));
 }
 
 #[tokio::test(start_paused = true)]
@@ -194,9 +270,19 @@ async fn no_answer_is_an_unknown_outcome_not_a_failure() {
     let (client, mut h) = mock_client();
     let shoot = observed_shoot();
     let task = tokio::spawn(async move {
-        bind::bind(&client, BindingMode::Binding, &shoot, "seed-1", REQUEST_TIMEOUT).await
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
     });
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
     let _hanging = next_call(&mut h).await; // never answered
     let err = task.await.unwrap().unwrap_err();
     assert!(err.outcome_unknown(), "{err:?}");
@@ -205,12 +291,19 @@ async fn no_answer_is_an_unknown_outcome_not_a_failure() {
 // ---- whole attempts, as a worker runs them
 
 fn controller(client: Client) -> Arc<Shared> {
-    let cfg = load_str("leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n").unwrap();
+    let cfg = load_str(
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n",
+    )
+    .unwrap();
     let c = Controller::new(cfg, client).unwrap();
     let shared = Arc::clone(c.shared());
     {
         let mut st = shared.lock();
-        st.apply_seed(&SeedBuilder::new("seed-1").allocatable("shoots", "1").build());
+        st.apply_seed(
+            &SeedBuilder::new("seed-1")
+                .allocatable("shoots", "1")
+                .build(),
+        );
         let mut cp = crate::api::CloudProfile::default();
         cp.metadata.name = Some("aws".into());
         st.apply_cloud_profile(&cp);
@@ -220,7 +313,9 @@ fn controller(client: Client) -> Arc<Shared> {
 }
 
 async fn no_more_requests(h: &mut MockHandle) {
-    if let Ok(Some((req, _))) = tokio::time::timeout(Duration::from_millis(300), h.next_request()).await {
+    if let Ok(Some((req, _))) =
+        tokio::time::timeout(Duration::from_millis(300), h.next_request()).await
+    {
         panic!("unexpected request {} {}", req.method(), req.uri());
     }
 }
@@ -233,32 +328,62 @@ async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failu
         let shared = shared.clone();
         async move { process(&shared, "garden-a/s1").await }
     });
-    next_call(&mut h).await.respond.send_response(failure(500, "InternalError"));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(failure(500, "InternalError"));
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     no_more_requests(&mut h).await; // no event, no status patch
-    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0, "assumption dropped");
+    assert_eq!(
+        shared.lock().snapshot.usage().shoots_on("seed-1"),
+        0,
+        "assumption dropped"
+    );
     assert!(shared.lock().pending("garden-a/s1").is_some());
     assert_eq!(shared.queue().len(), 1, "retried after retrySyncPeriod");
-    assert!(shared.metrics().encode().contains("gardener_scheduler_schedule_attempts_total{result=\"error\"} 1"));
+    assert!(
+        shared
+            .metrics()
+            .encode()
+            .contains("gardener_scheduler_schedule_attempts_total{result=\"error\"} 1")
+    );
 
     // the retry succeeds and reports
     let attempt = tokio::spawn({
         let shared = shared.clone();
         async move { process(&shared, "garden-a/s1").await }
     });
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("5", None)));
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("6", Some("seed-1"))));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
     let event = next_call(&mut h).await;
     assert_eq!(event.method, "POST");
-    assert_eq!(event.path, "/apis/events.k8s.io/v1/namespaces/garden-a/events");
+    assert_eq!(
+        event.path,
+        "/apis/events.k8s.io/v1/namespaces/garden-a/events"
+    );
     assert_eq!(event.body["reason"], "SchedulingSuccessful");
     assert_eq!(event.body["reportingController"], "gardener-scheduler");
     assert_eq!(event.body["regarding"]["uid"], "u-1");
-    assert!(event.body["note"].as_str().unwrap().starts_with("Scheduled to seed \"seed-1\""));
+    assert!(
+        event.body["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("Scheduled to seed \"seed-1\"")
+    );
     let created = event.body.clone();
     event.respond.send_response(ok(created));
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
-    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1, "counted before the watch shows it");
+    assert_eq!(
+        shared.lock().snapshot.usage().shoots_on("seed-1"),
+        1,
+        "counted before the watch shows it"
+    );
 }
 
 #[tokio::test]
@@ -269,11 +394,22 @@ async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
         let shared = shared.clone();
         async move { process(&shared, "garden-a/s1").await }
     });
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("5", None)));
-    next_call(&mut h).await.respond.send_response(failure(409, "Conflict"));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(failure(409, "Conflict"));
     let reread = next_call(&mut h).await;
-    assert_eq!((reread.method.as_str(), reread.path.as_str()), ("GET", SHOOT_PATH));
-    reread.respond.send_response(ok(server_shoot("9", Some("other"))));
+    assert_eq!(
+        (reread.method.as_str(), reread.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    reread
+        .respond
+        .send_response(ok(server_shoot("9", Some("other"))));
     assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
     assert_eq!(process(&shared, "garden-a/s1").await, Attempt::Skipped);
     no_more_requests(&mut h).await; // no failure event for a conflict
@@ -291,17 +427,30 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
         let shared = shared.clone();
         async move { process(&shared, "garden-a/s1").await }
     });
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("5", None)));
-    next_call(&mut h).await.respond.send_error(std::io::Error::other("connection reset"));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_error(std::io::Error::other("connection reset"));
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
-    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1, "may have been bound");
+    assert_eq!(
+        shared.lock().snapshot.usage().shoots_on("seed-1"),
+        1,
+        "may have been bound"
+    );
 
     // the next attempt asks first: it was bound after all
     let attempt = tokio::spawn({
         let shared = shared.clone();
         async move { process(&shared, "garden-a/s1").await }
     });
-    next_call(&mut h).await.respond.send_response(ok(server_shoot("6", Some("seed-1"))));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
     assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
     no_more_requests(&mut h).await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
@@ -312,9 +461,11 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
 async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
     let (client, mut h) = mock_client();
     let shared = controller(client);
-    shared
-        .lock()
-        .apply_seed(&SeedBuilder::new("seed-1").taint("seed.gardener.cloud/protected", None).build());
+    shared.lock().apply_seed(
+        &SeedBuilder::new("seed-1")
+            .taint("seed.gardener.cloud/protected", None)
+            .build(),
+    );
     let attempt = tokio::spawn({
         let shared = shared.clone();
         async move { process(&shared, "garden-a/s1").await }
@@ -323,7 +474,10 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
     assert_eq!(event.body["reason"], "SchedulingFailed");
     assert_eq!(event.body["type"], "Warning");
     let note = event.body["note"].as_str().unwrap().to_string();
-    assert!(note.starts_with("Failed to schedule Shoot: 0/1 seeds are available:"), "{note}");
+    assert!(
+        note.starts_with("Failed to schedule Shoot: 0/1 seeds are available:"),
+        "{note}"
+    );
     let created = event.body.clone();
     event.respond.send_response(ok(created));
     let status = next_call(&mut h).await;
@@ -331,10 +485,22 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
     assert_eq!(status.path, format!("{SHOOT_PATH}/status"));
     assert_eq!(status.content_type, "application/merge-patch+json");
     let op = &status.body["status"]["lastOperation"];
-    assert_eq!((op["type"].as_str(), op["state"].as_str()), (Some("Create"), Some("Pending")));
-    assert!(op["description"].as_str().unwrap().starts_with("Failed to schedule Shoot: 0/1 seeds"));
+    assert_eq!(
+        (op["type"].as_str(), op["state"].as_str()),
+        (Some("Create"), Some("Pending"))
+    );
+    assert!(
+        op["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to schedule Shoot: 0/1 seeds")
+    );
     assert!(op["lastUpdateTime"].is_string());
-    assert_eq!(status.body["status"].as_object().unwrap().len(), 1, "nothing else is touched");
+    assert_eq!(
+        status.body["status"].as_object().unwrap().len(),
+        1,
+        "nothing else is touched"
+    );
     status.respond.send_response(ok(server_shoot("6", None)));
     assert_eq!(attempt.await.unwrap(), Attempt::Unschedulable);
     assert_eq!(shared.queue().failures("garden-a/s1"), 1);

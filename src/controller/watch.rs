@@ -18,8 +18,8 @@ use tracing::{debug, info, warn};
 use super::Shared;
 use super::state::{Change, Kind, State};
 use crate::api::{
-    CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile, PURPOSE_REGION_CONFIG,
-    Project, Seed, Shoot, object_key,
+    CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
+    PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
 };
 use crate::snapshot::GARDEN_NAMESPACE;
 
@@ -102,8 +102,12 @@ pub(super) fn act(shared: &Shared, key: Option<&str>, change: Change) {
     }
 }
 
-async fn run_feed<K>(shared: Arc<Shared>, api: Api<DynamicObject>, config: watcher::Config, feed: Feed<K>)
-where
+async fn run_feed<K>(
+    shared: Arc<Shared>,
+    api: Api<DynamicObject>,
+    config: watcher::Config,
+    feed: Feed<K>,
+) where
     K: Resource + DeserializeOwned + Debug,
 {
     let kind = feed.kind;
@@ -116,7 +120,10 @@ where
             Ok(ev) => ev.modify(|o| o.metadata.managed_fields = None),
             Err(watcher::Error::InitialListFailed(kube::Error::Api(s))) if s.code == 404 => {
                 if !shared.is_synced(kind) {
-                    warn!(kind = kind.as_str(), "the API server does not serve this kind; treating it as empty");
+                    warn!(
+                        kind = kind.as_str(),
+                        "the API server does not serve this kind; treating it as empty"
+                    );
                     shared.mark_synced(kind);
                 }
                 continue;
@@ -181,8 +188,9 @@ fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject>
 pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>> {
     let client = shared.client.clone();
     let cfg = watcher::Config::default();
-    let region_configs = watcher::Config::default()
-        .labels(&format!("{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"));
+    let region_configs = watcher::Config::default().labels(&format!(
+        "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
+    ));
     vec![
         tokio::spawn(run_feed(
             shared.clone(),
@@ -236,7 +244,11 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         )),
         tokio::spawn(run_feed(
             shared.clone(),
-            Api::namespaced_with(client, GARDEN_NAMESPACE, &ApiResource::erase::<ConfigMap>(&())),
+            Api::namespaced_with(
+                client,
+                GARDEN_NAMESPACE,
+                &ApiResource::erase::<ConfigMap>(&()),
+            ),
             region_configs,
             Feed::<ConfigMap> {
                 kind: Kind::ConfigMap,

@@ -11,7 +11,10 @@ use gardener_scheduler::api::{Seed, Shoot};
 pub type Transitions = Arc<Mutex<HashMap<String, Vec<String>>>>;
 
 /// Records, for every shoot in `namespace`, each distinct non-empty `spec.seedName` it takes.
-pub fn record_transitions(client: &kube::Client, namespace: &str) -> (Transitions, tokio::task::JoinHandle<()>) {
+pub fn record_transitions(
+    client: &kube::Client,
+    namespace: &str,
+) -> (Transitions, tokio::task::JoinHandle<()>) {
     let seen: Transitions = Arc::default();
     let api = kube::Api::<Shoot>::namespaced(client.clone(), namespace);
     let task = tokio::spawn({
@@ -26,7 +29,9 @@ pub fn record_transitions(client: &kube::Client, namespace: &str) -> (Transition
                             && let Some(seed) = seed_of(&s)
                         {
                             let mut m = seen.lock().unwrap();
-                            let v = m.entry(s.metadata.name.clone().unwrap_or_default()).or_default();
+                            let v = m
+                                .entry(s.metadata.name.clone().unwrap_or_default())
+                                .or_default();
                             if v.last().map(String::as_str) != Some(seed) {
                                 v.push(seed.to_string());
                             }
@@ -41,7 +46,12 @@ pub fn record_transitions(client: &kube::Client, namespace: &str) -> (Transition
 }
 
 /// Checks that every shoot went to exactly one seed, once, and no seed exceeds its allocatable.
-pub async fn assert_bound_once_within_capacity(client: &kube::Client, project: &str, seen: &Transitions, expected: usize) {
+pub async fn assert_bound_once_within_capacity(
+    client: &kube::Client,
+    project: &str,
+    seen: &Transitions,
+    expected: usize,
+) {
     let shoots = list_shoots(client, project).await;
     assert_eq!(shoots.len(), expected);
     let seeds: BTreeMap<String, u64> = kube::Api::<Seed>::all(client.clone())
@@ -50,7 +60,12 @@ pub async fn assert_bound_once_within_capacity(client: &kube::Client, project: &
         .unwrap()
         .into_iter()
         .map(|s| {
-            let n = s.status.allocatable.get("shoots").map(|q| q.0.parse().unwrap()).unwrap_or(0);
+            let n = s
+                .status
+                .allocatable
+                .get("shoots")
+                .map(|q| q.0.parse().unwrap())
+                .unwrap_or(0);
             (s.metadata.name.unwrap(), n)
         })
         .collect();
@@ -59,13 +74,21 @@ pub async fn assert_bound_once_within_capacity(client: &kube::Client, project: &
         *per_seed.entry(seed_of(s).expect("bound")).or_default() += 1;
     }
     for (seed, n) in &per_seed {
-        assert!(*n <= seeds[*seed], "seed {seed} has {n} shoots, allocatable {}", seeds[*seed]);
+        assert!(
+            *n <= seeds[*seed],
+            "seed {seed} has {n} shoots, allocatable {}",
+            seeds[*seed]
+        );
     }
     let seen = seen.lock().unwrap();
     for s in &shoots {
         let name = s.metadata.name.as_deref().unwrap();
         let history = seen.get(name).cloned().unwrap_or_default();
-        assert_eq!(history, vec![seed_of(s).unwrap().to_string()], "{name} was bound more than once: {history:?}");
+        assert_eq!(
+            history,
+            vec![seed_of(s).unwrap().to_string()],
+            "{name} was bound more than once: {history:?}"
+        );
     }
 }
 
@@ -96,7 +119,11 @@ async fn three_hundred_shoots_fill_exactly_three_hundred_slots_without_overcommi
         .await;
 
     eventually("all 300 shoots to be bound", || async {
-        let bound = list_shoots(&client, "burst").await.iter().filter(|s| seed_of(s).is_some()).count();
+        let bound = list_shoots(&client, "burst")
+            .await
+            .iter()
+            .filter(|s| seed_of(s).is_some())
+            .count();
         (bound == 300).then_some(())
     })
     .await;
@@ -118,19 +145,34 @@ async fn three_hundred_shoots_fill_exactly_three_hundred_slots_without_overcommi
     .await;
     assert_eq!(
         event.note.as_deref(),
-        Some("Failed to schedule Shoot: 0/4 seeds are available: 4 seed(s) have no capacity left.")
+        Some(
+            "Failed to schedule Shoot: 0/4 seeds are available: 4 seed(s) have no capacity left. \
+             To schedule it: raise status.allocatable.shoots or add a seed."
+        )
     );
     // exactly one success event per shoot
-    let events = kube::Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "garden-burst")
-        .list(&Default::default())
-        .await
-        .unwrap();
+    let events = kube::Api::<k8s_openapi::api::events::v1::Event>::namespaced(
+        client.clone(),
+        "garden-burst",
+    )
+    .list(&Default::default())
+    .await
+    .unwrap();
     let mut successes: HashMap<String, u32> = HashMap::new();
-    for e in events.items.iter().filter(|e| e.reason.as_deref() == Some("SchedulingSuccessful")) {
-        *successes.entry(e.regarding.as_ref().unwrap().name.clone().unwrap()).or_default() += 1;
+    for e in events
+        .items
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
+    {
+        *successes
+            .entry(e.regarding.as_ref().unwrap().name.clone().unwrap())
+            .or_default() += 1;
     }
     assert_eq!(successes.len(), 300);
-    assert!(successes.values().all(|n| *n == 1), "a shoot got two success events");
+    assert!(
+        successes.values().all(|n| *n == 1),
+        "a shoot got two success events"
+    );
     assert_eq!(
         scheduler.metric("gardener_scheduler_schedule_attempts_total{result=\"scheduled\"}"),
         Some(300.0)

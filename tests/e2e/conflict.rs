@@ -26,7 +26,11 @@ async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
 
     // someone else (an operator, another scheduler) assigns the shoot
     raw_ns::<Shoot>(&client, "garden-dev")
-        .patch("taken", &PatchParams::default(), &Patch::Merge(serde_json::json!({"spec": {"seedName": "manual"}})))
+        .patch(
+            "taken",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"seedName": "manual"}})),
+        )
         .await
         .unwrap();
     set_seed_taints(&client, "tainted", &[]).await;
@@ -36,7 +40,10 @@ async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
         seed_of(&get_shoot(&client, "dev", "later").await).map(str::to_string)
     })
     .await;
-    assert_eq!(seed_of(&get_shoot(&client, "dev", "taken").await), Some("manual"));
+    assert_eq!(
+        seed_of(&get_shoot(&client, "dev", "taken").await),
+        Some("manual")
+    );
     assert!(
         !shoot_events(&client, "dev", "taken")
             .await
@@ -86,13 +93,29 @@ async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_se
         let stale = shoots.get(&a).await.unwrap();
         shared.lock().apply_shoot(&stale);
         shoots
-            .patch(&a, &PatchParams::default(), &Patch::Merge(serde_json::json!({"metadata": {"labels": {"x": "y"}}})))
+            .patch(
+                &a,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"metadata": {"labels": {"x": "y"}}})),
+            )
             .await
             .unwrap();
         let key = format!("garden-dev/{a}");
-        assert_eq!(controller::process(&shared, &key).await, Attempt::Conflict, "{mode}");
-        assert_eq!(shared.lock().snapshot.usage().shoots_on("s1"), 0, "{mode}: assumption dropped");
-        assert_eq!(controller::process(&shared, &key).await, Attempt::Scheduled("s1".into()), "{mode}");
+        assert_eq!(
+            controller::process(&shared, &key).await,
+            Attempt::Conflict,
+            "{mode}"
+        );
+        assert_eq!(
+            shared.lock().snapshot.usage().shoots_on("s1"),
+            0,
+            "{mode}: assumption dropped"
+        );
+        assert_eq!(
+            controller::process(&shared, &key).await,
+            Attempt::Scheduled("s1".into()),
+            "{mode}"
+        );
         assert_eq!(seed_of(&shoots.get(&a).await.unwrap()), Some("s1"));
 
         // 2. assigned by someone else meanwhile: left alone
@@ -101,19 +124,36 @@ async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_se
         let stale = shoots.get(&b).await.unwrap();
         shared.lock().apply_shoot(&stale);
         shoots
-            .patch(&b, &PatchParams::default(), &Patch::Merge(serde_json::json!({"spec": {"seedName": "elsewhere"}})))
+            .patch(
+                &b,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"spec": {"seedName": "elsewhere"}})),
+            )
             .await
             .unwrap();
         let key = format!("garden-dev/{b}");
         let attempt = controller::process(&shared, &key).await;
         assert!(
-            matches!(&attempt, Attempt::LeftAlone(s) if s == "elsewhere") || attempt == Attempt::Conflict,
+            matches!(&attempt, Attempt::LeftAlone(s) if s == "elsewhere")
+                || attempt == Attempt::Conflict,
             "{mode}: {attempt:?}"
         );
         // whatever path it took, deciding again finds nothing to do
-        assert_eq!(controller::process(&shared, &key).await, Attempt::Skipped, "{mode}");
-        assert_eq!(seed_of(&shoots.get(&b).await.unwrap()), Some("elsewhere"), "{mode}: never overwritten");
-        assert_eq!(shared.lock().snapshot.usage().shoots_on("elsewhere"), 1, "{mode}: counted where it is");
+        assert_eq!(
+            controller::process(&shared, &key).await,
+            Attempt::Skipped,
+            "{mode}"
+        );
+        assert_eq!(
+            seed_of(&shoots.get(&b).await.unwrap()),
+            Some("elsewhere"),
+            "{mode}: never overwritten"
+        );
+        assert_eq!(
+            shared.lock().snapshot.usage().shoots_on("elsewhere"),
+            1,
+            "{mode}: counted where it is"
+        );
         assert!(shared.metrics().conflicts.get() >= 2, "{mode}");
         assert!(
             !shoot_events(&client, "dev", &b)

@@ -21,13 +21,15 @@ async fn holder(client: &kube::Client) -> Option<String> {
 /// Success events per reporting instance.
 async fn binds_by_instance(client: &kube::Client) -> HashMap<String, usize> {
     let mut by = HashMap::new();
-    for e in kube::Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "garden-ha")
-        .list(&Default::default())
-        .await
-        .unwrap()
+    for e in
+        kube::Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "garden-ha")
+            .list(&Default::default())
+            .await
+            .unwrap()
     {
         if e.reason.as_deref() == Some("SchedulingSuccessful") {
-            *by.entry(e.reporting_instance.unwrap_or_default()).or_default() += 1;
+            *by.entry(e.reporting_instance.unwrap_or_default())
+                .or_default() += 1;
         }
     }
     by
@@ -61,7 +63,11 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
         }
     })
     .await;
-    let (leader, standby) = if one_leads { (&mut one, &mut two) } else { (&mut two, &mut one) };
+    let (leader, standby) = if one_leads {
+        (&mut one, &mut two)
+    } else {
+        (&mut two, &mut one)
+    };
     let (seen, watch) = record_transitions(&client, "garden-ha");
 
     // a burst; kill the leader once part of it is bound
@@ -77,12 +83,20 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
         }
     });
     eventually("part of the burst to be bound", || async {
-        let bound = list_shoots(&client, "ha").await.iter().filter(|s| seed_of(s).is_some()).count();
+        let bound = list_shoots(&client, "ha")
+            .await
+            .iter()
+            .filter(|s| seed_of(s).is_some())
+            .count();
         (bound >= 30).then_some(())
     })
     .await;
     let before = binds_by_instance(&client).await;
-    assert_eq!(before.keys().collect::<Vec<_>>(), vec![&first], "only the leader binds: {before:?}");
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        vec![&first],
+        "only the leader binds: {before:?}"
+    );
     leader.kill();
     let killed = Instant::now();
 
@@ -92,7 +106,10 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
     .await;
     let takeover = killed.elapsed();
     // lease 4 s; the standby must have seen the record unchanged for that long, plus its polling
-    assert!(takeover < Duration::from_secs(10), "takeover took {takeover:?}");
+    assert!(
+        takeover < Duration::from_secs(10),
+        "takeover took {takeover:?}"
+    );
     eventually("the standby to report itself leader", || async {
         (standby.metric("gardener_scheduler_leader") == Some(1.0)).then_some(())
     })
@@ -100,7 +117,11 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
     creator.await.unwrap();
 
     eventually("all 200 shoots to be bound", || async {
-        let bound = list_shoots(&client, "ha").await.iter().filter(|s| seed_of(s).is_some()).count();
+        let bound = list_shoots(&client, "ha")
+            .await
+            .iter()
+            .filter(|s| seed_of(s).is_some())
+            .count();
         (bound == 200).then_some(())
     })
     .await;
@@ -110,8 +131,14 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
     .await;
     assert_bound_once_within_capacity(&client, "ha", &seen, 200).await;
     let after = binds_by_instance(&client).await;
-    assert!(after.get(&second).is_some_and(|n| *n > 0), "the new leader bound the rest: {after:?}");
-    assert!(after.keys().all(|k| *k == first || *k == second), "{after:?}");
+    assert!(
+        after.get(&second).is_some_and(|n| *n > 0),
+        "the new leader bound the rest: {after:?}"
+    );
+    assert!(
+        after.keys().all(|k| *k == first || *k == second),
+        "{after:?}"
+    );
     eprintln!("leader takeover after {takeover:?}; binds by instance: {after:?}");
 
     // a graceful stop hands the lease back at once
@@ -120,6 +147,10 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
         .get("gardener-scheduler-leader-election")
         .await
         .unwrap();
-    assert_eq!(lease.spec.and_then(|s| s.holder_identity), None, "released on SIGTERM");
+    assert_eq!(
+        lease.spec.and_then(|s| s.holder_identity),
+        None,
+        "released on SIGTERM"
+    );
     watch.abort();
 }

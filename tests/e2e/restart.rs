@@ -17,14 +17,22 @@ async fn the_scheduler_rides_out_an_api_server_restart_and_misses_no_shoot() {
         create_shoot(&client, "rs", &format!("before-{i}")).await;
     }
     eventually("the first shoots to be bound", || async {
-        list_shoots(&client, "rs").await.iter().all(|s| seed_of(s).is_some()).then_some(())
+        list_shoots(&client, "rs")
+            .await
+            .iter()
+            .all(|s| seed_of(s).is_some())
+            .then_some(())
     })
     .await;
 
     let args = api.kill_apiserver();
     // the scheduler keeps running while the server is gone
     tokio::time::sleep(Duration::from_secs(3)).await;
-    assert!(scheduler.is_running(), "exited while the API server was down:\n{}", scheduler.logs());
+    assert!(
+        scheduler.is_running(),
+        "exited while the API server was down:\n{}",
+        scheduler.logs()
+    );
     api.relaunch_apiserver(&args);
     let client = eventually("the API server to answer again", || async {
         let c = api.client().await;
@@ -52,6 +60,9 @@ async fn the_scheduler_rides_out_an_api_server_restart_and_misses_no_shoot() {
     assert_bound_once_within_capacity(&client, "rs", &seen, 30).await;
     assert!(scheduler.is_running());
     assert_eq!(scheduler.pid(), pid, "same process, no restart");
-    assert!(scheduler.logs().contains("watch failed; retrying"), "the outage was noticed");
+    assert!(
+        scheduler.logs().contains("watch failed; retrying"),
+        "the outage was noticed"
+    );
     watch.abort();
 }

@@ -17,7 +17,10 @@ async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() 
         let mut m = shoot_manifest("dev", name);
         m["spec"]["seedName"] = "busy".into();
         let obj = serde_json::from_value(m).unwrap();
-        raw_ns::<Shoot>(&client, "garden-dev").create(&Default::default(), &obj).await.unwrap();
+        raw_ns::<Shoot>(&client, "garden-dev")
+            .create(&Default::default(), &obj)
+            .await
+            .unwrap();
     }
 
     let mut scheduler = Scheduler::start(&api, "bind", SchedulerOptions::default());
@@ -28,7 +31,10 @@ async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() 
         seed_of(&get_shoot(&client, "dev", "new").await).map(str::to_string)
     })
     .await;
-    assert_eq!(seed, "idle", "ShootCount prefers the seed with fewer shoots; tainted seeds are out");
+    assert_eq!(
+        seed, "idle",
+        "ShootCount prefers the seed with fewer shoots; tainted seeds are out"
+    );
 
     let event = eventually("the SchedulingSuccessful event", || async {
         shoot_events(&client, "dev", "new")
@@ -38,16 +44,29 @@ async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() 
     })
     .await;
     assert_eq!(event.type_.as_deref(), Some("Normal"));
-    assert_eq!(event.reporting_controller.as_deref(), Some("gardener-scheduler"));
+    assert_eq!(
+        event.reporting_controller.as_deref(),
+        Some("gardener-scheduler")
+    );
     let note = event.note.unwrap_or_default();
-    assert!(note.starts_with("Scheduled to seed \"idle\" (score"), "{note}");
-    assert!(note.contains("ShootCount"), "the note carries the score summary: {note}");
+    assert!(
+        note.starts_with("Scheduled to seed \"idle\" (score"),
+        "{note}"
+    );
+    assert!(
+        note.contains("ShootCount"),
+        "the note carries the score summary: {note}"
+    );
 
     // the running shoots were left as they were
-    assert_eq!(seed_of(&get_shoot(&client, "dev", "running-1").await), Some("busy"));
+    assert_eq!(
+        seed_of(&get_shoot(&client, "dev", "running-1").await),
+        Some("busy")
+    );
     let metrics = eventually("metrics showing the bind", || async {
         let m = scheduler.metrics();
-        m.contains("gardener_scheduler_schedule_attempts_total{result=\"scheduled\"} 1").then_some(m)
+        m.contains("gardener_scheduler_schedule_attempts_total{result=\"scheduled\"} 1")
+            .then_some(m)
     })
     .await;
     for line in [
@@ -56,11 +75,20 @@ async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() 
         "gardener_scheduler_pending_shoots 0",
         "gardener_scheduler_leader 1",
     ] {
-        assert!(metrics.lines().any(|l| l == line), "missing {line:?}:\n{metrics}");
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "missing {line:?}:\n{metrics}"
+        );
     }
     assert!(metrics.contains("gardener_scheduler_scheduling_attempt_duration_seconds_bucket"));
-    assert_eq!(http_get(scheduler.health_port, "/healthz").map(|r| r.0), Some(200));
-    assert!(scheduler.terminate().success(), "SIGTERM ends the process cleanly");
+    assert_eq!(
+        http_get(scheduler.health_port, "/healthz").map(|r| r.0),
+        Some(200)
+    );
+    assert!(
+        scheduler.terminate().success(),
+        "SIGTERM ends the process cleanly"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -101,7 +129,10 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
         note.starts_with("Failed to schedule Shoot: 0/1 seeds are available: 1 seed(s) had taints that the shoot does not tolerate."),
         "{note}"
     );
-    assert!(note.contains("seed.gardener.cloud/protected"), "names what to change: {note}");
+    assert!(
+        note.contains("seed.gardener.cloud/protected"),
+        "names what to change: {note}"
+    );
 
     let shoot = eventually("status.lastOperation", || async {
         let s = get_shoot(&client, "dev", "first").await;
@@ -113,25 +144,46 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
             .then_some(s)
     })
     .await;
-    let op = shoot.status.as_ref().unwrap().last_operation.as_ref().unwrap();
+    let op = shoot
+        .status
+        .as_ref()
+        .unwrap()
+        .last_operation
+        .as_ref()
+        .unwrap();
     assert_eq!(op.type_, "Create");
-    assert!(op.description.starts_with("Failed to schedule Shoot: 0/1 seeds are available:"), "{}", op.description);
+    assert!(
+        op.description
+            .starts_with("Failed to schedule Shoot: 0/1 seeds are available:"),
+        "{}",
+        op.description
+    );
     assert!(op.last_update_time.is_some());
-    let raw = raw_ns::<Shoot>(&client, "garden-dev").get("first").await.unwrap();
-    assert_eq!(raw.data["status"]["technicalID"], "shoot--dev--first", "other status fields are kept");
+    let raw = raw_ns::<Shoot>(&client, "garden-dev")
+        .get("first")
+        .await
+        .unwrap();
+    assert_eq!(
+        raw.data["status"]["technicalID"], "shoot--dev--first",
+        "other status fields are kept"
+    );
     assert_eq!(raw.data["status"]["lastOperation"]["progress"], 0);
     assert!(seed_of(&shoot).is_none());
 
     // removing the taint makes it fit: bound within seconds, long before the 60 s backoff
     let changed = Instant::now();
     set_seed_taints(&client, "tainted", &[]).await;
-    let seed = eventually("the shoot to be bound after the taint was removed", || async {
-        seed_of(&get_shoot(&client, "dev", "first").await).map(str::to_string)
-    })
+    let seed = eventually(
+        "the shoot to be bound after the taint was removed",
+        || async { seed_of(&get_shoot(&client, "dev", "first").await).map(str::to_string) },
+    )
     .await;
     assert_eq!(seed, "tainted");
     let waited = changed.elapsed();
-    assert!(waited < Duration::from_secs(20), "reacted to the change after {waited:?}, not to the backoff");
+    assert!(
+        waited < Duration::from_secs(20),
+        "reacted to the change after {waited:?}, not to the backoff"
+    );
 
     // the only seed is now full; a new shoot waits until a seed appears
     create_shoot(&client, "dev", "second").await;
@@ -140,19 +192,31 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
             .await
             .into_iter()
             .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
-            .filter(|e| e.note.as_deref().is_some_and(|n| n.contains("no capacity left")))
+            .filter(|e| {
+                e.note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("no capacity left"))
+            })
     })
     .await;
     let changed = Instant::now();
     create_seed(&client, "fresh", 5, &[]).await;
-    let seed = eventually("the second shoot to be bound after a seed appeared", || async {
-        seed_of(&get_shoot(&client, "dev", "second").await).map(str::to_string)
-    })
+    let seed = eventually(
+        "the second shoot to be bound after a seed appeared",
+        || async { seed_of(&get_shoot(&client, "dev", "second").await).map(str::to_string) },
+    )
     .await;
     assert_eq!(seed, "fresh");
     let waited = changed.elapsed();
-    assert!(waited < Duration::from_secs(20), "reacted to the new seed after {waited:?}");
-    let seeds: Vec<Seed> = kube::Api::<Seed>::all(client.clone()).list(&Default::default()).await.unwrap().items;
+    assert!(
+        waited < Duration::from_secs(20),
+        "reacted to the new seed after {waited:?}"
+    );
+    let seeds: Vec<Seed> = kube::Api::<Seed>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items;
     assert_eq!(seeds.len(), 2);
     assert!(
         scheduler
@@ -174,7 +238,10 @@ async fn the_dev_setup_binds_the_example_shoots_by_patching_spec_seed_name() {
     scheduler.wait_ready().await;
     let shoots = eventually("all example shoots to be bound", || async {
         let shoots = list_shoots(&client, "local").await;
-        shoots.iter().all(|s| seed_of(s).is_some()).then_some(shoots)
+        shoots
+            .iter()
+            .all(|s| seed_of(s).is_some())
+            .then_some(shoots)
     })
     .await;
     assert_eq!(shoots.len(), 4);
@@ -196,7 +263,14 @@ async fn the_dev_setup_binds_the_example_shoots_by_patching_spec_seed_name() {
             .into_iter()
             .filter_map(|m| m.manager)
             .collect();
-        assert!(managers.iter().any(|m| m == "gardener-scheduler"), "{managers:?}");
+        assert!(
+            managers.iter().any(|m| m == "gardener-scheduler"),
+            "{managers:?}"
+        );
     }
-    assert!(scheduler.logs().contains("binding_mode=Patch"), "{}", scheduler.logs());
+    assert!(
+        scheduler.logs().contains("binding_mode=Patch"),
+        "{}",
+        scheduler.logs()
+    );
 }

@@ -82,7 +82,9 @@ impl ApiServer {
         if !out.status.success() {
             let log = std::fs::read_to_string(state.join("apiserver.log")).unwrap_or_default();
             let tail: Vec<&str> = log.lines().rev().take(30).collect();
-            let _ = Command::new(repo().join("tests/apiserver/stop.sh")).arg(&state).status();
+            let _ = Command::new(repo().join("tests/apiserver/stop.sh"))
+                .arg(&state)
+                .status();
             panic!(
                 "the test API server did not start ({}):\n{}\n{}\napiserver.log (last lines, newest first):\n{}",
                 out.status,
@@ -99,7 +101,9 @@ impl ApiServer {
 
     pub async fn client(&self) -> Client {
         let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
-        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
         Client::try_from(cfg).unwrap()
     }
 
@@ -120,11 +124,17 @@ impl ApiServer {
             .filter(|a| !a.is_empty())
             .map(|a| String::from_utf8_lossy(a).to_string())
             .collect();
-        Command::new("kill").arg("-KILL").arg(pid.to_string()).status().unwrap();
+        Command::new("kill")
+            .arg("-KILL")
+            .arg(pid.to_string())
+            .status()
+            .unwrap();
         let start = Instant::now();
         while Path::new(&format!("/proc/{pid}")).exists() && start.elapsed() < DEADLINE {
             // a killed child of start.sh is reaped by init; wait until it is gone
-            if std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z ")) {
+            if std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+            {
                 break;
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -152,9 +162,14 @@ impl ApiServer {
 
 impl Drop for ApiServer {
     fn drop(&mut self) {
-        let _ = Command::new(repo().join("tests/apiserver/stop.sh")).arg(&self.state).status();
+        let _ = Command::new(repo().join("tests/apiserver/stop.sh"))
+            .arg(&self.state)
+            .status();
         if std::thread::panicking() {
-            eprintln!("kept state and logs of the failed test in {}", self.state.display());
+            eprintln!(
+                "kept state and logs of the failed test in {}",
+                self.state.display()
+            );
         } else {
             let _ = std::fs::remove_dir_all(&self.state);
         }
@@ -238,10 +253,22 @@ schedulers:
             metrics_port = free_port();
         }
         let env = [
-            ("GARDENER_SCHEDULER_SERVER__HEALTH_PROBES__PORT", health_port.to_string()),
-            ("GARDENER_SCHEDULER_SERVER__METRICS__PORT", metrics_port.to_string()),
-            ("GARDENER_SCHEDULER_SERVER__HEALTH_PROBES__BIND_ADDRESS", "127.0.0.1".to_string()),
-            ("GARDENER_SCHEDULER_SERVER__METRICS__BIND_ADDRESS", "127.0.0.1".to_string()),
+            (
+                "GARDENER_SCHEDULER_SERVER__HEALTH_PROBES__PORT",
+                health_port.to_string(),
+            ),
+            (
+                "GARDENER_SCHEDULER_SERVER__METRICS__PORT",
+                metrics_port.to_string(),
+            ),
+            (
+                "GARDENER_SCHEDULER_SERVER__HEALTH_PROBES__BIND_ADDRESS",
+                "127.0.0.1".to_string(),
+            ),
+            (
+                "GARDENER_SCHEDULER_SERVER__METRICS__BIND_ADDRESS",
+                "127.0.0.1".to_string(),
+            ),
         ];
         Self::spawn(api, name, cfg_path, health_port, metrics_port, &env)
     }
@@ -258,7 +285,7 @@ schedulers:
         let out = std::fs::File::create(&log).unwrap();
         let child = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
             .arg("--config")
-            .arg(&cfg_path)
+            .arg(cfg_path)
             .arg("--kubeconfig")
             .arg(&api.kubeconfig)
             .env_remove("KUBECONFIG")
@@ -293,7 +320,11 @@ schedulers:
     /// SIGTERM, then waits for the exit.
     pub fn terminate(&mut self) -> ExitStatus {
         let mut c = self.child.take().expect("running");
-        Command::new("kill").arg("-TERM").arg(c.id().to_string()).status().unwrap();
+        Command::new("kill")
+            .arg("-TERM")
+            .arg(c.id().to_string())
+            .status()
+            .unwrap();
         let start = Instant::now();
         loop {
             if let Some(status) = c.try_wait().unwrap() {
@@ -308,7 +339,9 @@ schedulers:
     }
 
     pub fn is_running(&mut self) -> bool {
-        self.child.as_mut().is_some_and(|c| c.try_wait().unwrap().is_none())
+        self.child
+            .as_mut()
+            .is_some_and(|c| c.try_wait().unwrap().is_none())
     }
 
     pub fn logs(&self) -> String {
@@ -316,14 +349,19 @@ schedulers:
     }
 
     pub fn metrics(&self) -> String {
-        http_get(self.metrics_port, "/metrics").map(|(_, b)| b).unwrap_or_default()
+        http_get(self.metrics_port, "/metrics")
+            .map(|(_, b)| b)
+            .unwrap_or_default()
     }
 
     /// The value of one sample line (`name{labels}`), if present.
     pub fn metric(&self, series: &str) -> Option<f64> {
         self.metrics()
             .lines()
-            .find_map(|l| l.strip_prefix(series).and_then(|rest| rest.strip_prefix(' ')))
+            .find_map(|l| {
+                l.strip_prefix(series)
+                    .and_then(|rest| rest.strip_prefix(' '))
+            })
             .and_then(|v| v.trim().parse().ok())
     }
 
@@ -349,7 +387,11 @@ impl Drop for Scheduler {
     fn drop(&mut self) {
         self.kill();
         if std::thread::panicking() {
-            eprintln!("--- log of scheduler {} ---\n{}", self.name, tail(&self.logs(), 80));
+            eprintln!(
+                "--- log of scheduler {} ---\n{}",
+                self.name,
+                tail(&self.logs(), 80)
+            );
         }
     }
 }
@@ -367,7 +409,10 @@ pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
     let mut buf = String::new();
     s.read_to_string(&mut buf).ok()?;
     let status = buf.split_whitespace().nth(1)?.parse().ok()?;
-    let body = buf.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let body = buf
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
     Some((status, body))
 }
 
@@ -382,7 +427,10 @@ where
         if let Some(v) = f().await {
             return v;
         }
-        assert!(start.elapsed() < DEADLINE, "timed out after {DEADLINE:?} waiting for {what}");
+        assert!(
+            start.elapsed() < DEADLINE,
+            "timed out after {DEADLINE:?} waiting for {what}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -406,9 +454,10 @@ async fn create(api: &Api<DynamicObject>, value: Value) -> DynamicObject {
 pub async fn base_landscape(client: &Client, project: &str) {
     let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
     for name in ["garden".to_string(), format!("garden-{project}")] {
-        let n: k8s_openapi::api::core::v1::Namespace =
-            serde_json::from_value(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
-                .unwrap();
+        let n: k8s_openapi::api::core::v1::Namespace = serde_json::from_value(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+        )
+        .unwrap();
         match ns.create(&PostParams::default(), &n).await {
             Ok(_) => {}
             Err(kube::Error::Api(s)) if s.code == 409 => {}
@@ -465,7 +514,11 @@ pub async fn set_seed_status(client: &Client, name: &str, shoots: u32) {
 pub async fn set_seed_taints(client: &Client, name: &str, taints: &[&str]) {
     let taints: Vec<Value> = taints.iter().map(|k| json!({"key": k})).collect();
     raw::<Seed>(client)
-        .patch(name, &PatchParams::default(), &Patch::Merge(&json!({"spec": {"taints": taints}})))
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"taints": taints}})),
+        )
         .await
         .unwrap();
 }
@@ -483,7 +536,11 @@ pub fn shoot_manifest(project: &str, name: &str) -> Value {
 }
 
 pub async fn create_shoot(client: &Client, project: &str, name: &str) {
-    create(&raw_ns::<Shoot>(client, &format!("garden-{project}")), shoot_manifest(project, name)).await;
+    create(
+        &raw_ns::<Shoot>(client, &format!("garden-{project}")),
+        shoot_manifest(project, name),
+    )
+    .await;
 }
 
 pub async fn get_shoot(client: &Client, project: &str, name: &str) -> Shoot {
@@ -502,7 +559,11 @@ pub async fn list_shoots(client: &Client, project: &str) -> Vec<Shoot> {
 }
 
 /// events.k8s.io Events about one shoot, oldest first.
-pub async fn shoot_events(client: &Client, project: &str, shoot: &str) -> Vec<k8s_openapi::api::events::v1::Event> {
+pub async fn shoot_events(
+    client: &Client,
+    project: &str,
+    shoot: &str,
+) -> Vec<k8s_openapi::api::events::v1::Event> {
     let mut events: Vec<_> = Api::<k8s_openapi::api::events::v1::Event>::namespaced(
         client.clone(),
         &format!("garden-{project}"),
@@ -526,7 +587,10 @@ pub fn seed_of(shoot: &Shoot) -> Option<&str> {
 /// through the status subresource.
 pub async fn apply_example_dev(client: &Client) {
     let dir = repo().join("example/dev");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     // namespaces first, then what lives in them
     files.sort_by_key(|p| (!p.ends_with("namespace.yaml"), p.clone()));
     for file in files {
@@ -555,9 +619,13 @@ pub async fn apply_example_dev(client: &Client) {
             api.create(&PostParams::default(), &obj).await.unwrap();
             if kind == "Seed" && !value["status"].is_null() {
                 let name = value["metadata"]["name"].as_str().unwrap();
-                api.patch_status(name, &PatchParams::default(), &Patch::Merge(&json!({"status": value["status"]})))
-                    .await
-                    .unwrap();
+                api.patch_status(
+                    name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&json!({"status": value["status"]})),
+                )
+                .await
+                .unwrap();
             }
         }
     }
