@@ -6,9 +6,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{SecondsFormat, Utc};
-use k8s_openapi::api::core::v1::ObjectReference;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use k8s_openapi::api::core::v1::{Event as CoreEvent, EventSource, ObjectReference};
 use k8s_openapi::api::events::v1::{Event, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
 use serde_json::json;
@@ -101,6 +104,8 @@ struct Series {
     event_name: String,
     count: i32,
     last: chrono::DateTime<Utc>,
+    /// published as a core/v1 Event
+    core_v1: bool,
 }
 
 /// Publishes events and status updates.
@@ -110,6 +115,8 @@ pub struct Reporter {
     instance: String,
     timeout: Duration,
     series: Arc<Mutex<HashMap<SeriesKey, Series>>>,
+    /// set once events.k8s.io turned out to be forbidden or missing
+    core_v1_events: Arc<AtomicBool>,
 }
 
 impl Reporter {
@@ -119,6 +126,7 @@ impl Reporter {
             instance,
             timeout,
             series: Arc::default(),
+            core_v1_events: Arc::default(),
         }
     }
 
@@ -209,7 +217,6 @@ impl Reporter {
             note: note.clone(),
         };
         let now = Utc::now();
-        let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
         let shoot_key = format!("{namespace}/{name}");
         let fail = |source| ReportError::PublishEvent {
             reason,
@@ -227,61 +234,120 @@ impl Reporter {
         if let Some(s) = series.get_mut(&key) {
             s.count += 1;
             s.last = now;
-            let patch = Event {
-                series: Some(EventSeries {
-                    count: s.count,
-                    last_observed_time: MicroTime(to_timestamp(now)),
-                }),
-                ..Default::default()
-            };
-            let name = s.event_name.clone();
+            let (event_name, count, core_v1) = (s.event_name.clone(), s.count, s.core_v1);
             drop(series);
-            return self
-                .call("patching event series", &shoot_key, async {
-                    api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            let pp = PatchParams::default();
+            let result = if core_v1 {
+                let patch = json!({"count": count, "lastTimestamp": now.to_rfc3339_opts(SecondsFormat::Secs, true)});
+                let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), &namespace);
+                self.call("patching event count", &shoot_key, async {
+                    api.patch(&event_name, &pp, &Patch::Merge(&patch))
                         .await
                         .map(|_| ())
                 })
                 .await?
-                .map_err(fail);
+            } else {
+                let patch = Event {
+                    series: Some(EventSeries {
+                        count,
+                        last_observed_time: MicroTime(to_timestamp(now)),
+                    }),
+                    ..Default::default()
+                };
+                let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+                self.call("patching event series", &shoot_key, async {
+                    api.patch(&event_name, &pp, &Patch::Merge(&patch))
+                        .await
+                        .map(|_| ())
+                })
+                .await?
+            };
+            return result.map_err(fail);
         }
         drop(series);
 
-        let event = Event {
-            metadata: kube::api::ObjectMeta {
-                name: Some(format!(
-                    "{name}.{:x}",
-                    now.timestamp_nanos_opt().unwrap_or_default()
-                )),
-                namespace: Some(namespace.clone()),
-                ..Default::default()
-            },
-            action: Some(ACTION.into()),
-            reason: Some(reason.into()),
-            note: Some(note),
-            type_: Some(type_.into()),
-            event_time: Some(MicroTime(to_timestamp(now))),
-            reporting_controller: Some(REPORTING_CONTROLLER.into()),
-            reporting_instance: Some(self.instance.clone()),
-            regarding: Some(ObjectReference {
-                api_version: Some(Shoot::api_version(&()).into()),
-                kind: Some(Shoot::kind(&()).into()),
-                namespace: Some(namespace.clone()),
-                name: Some(name.clone()),
-                uid: meta.uid.clone(),
-                resource_version: meta.resource_version.clone(),
-                ..Default::default()
-            }),
+        let event_name = format!("{name}.{:x}", now.timestamp_nanos_opt().unwrap_or_default());
+        let regarding = ObjectReference {
+            api_version: Some(Shoot::api_version(&()).into()),
+            kind: Some(Shoot::kind(&()).into()),
+            namespace: Some(namespace.clone()),
+            name: Some(name.clone()),
+            uid: meta.uid.clone(),
+            resource_version: meta.resource_version.clone(),
             ..Default::default()
         };
-        let created = self
-            .call(
+        let object_meta = kube::api::ObjectMeta {
+            name: Some(event_name.clone()),
+            namespace: Some(namespace.clone()),
+            ..Default::default()
+        };
+        let mut core_v1 = self.core_v1_events.load(Ordering::Relaxed);
+        if !core_v1 {
+            let event = Event {
+                metadata: object_meta.clone(),
+                action: Some(ACTION.into()),
+                reason: Some(reason.into()),
+                note: Some(note.clone()),
+                type_: Some(type_.into()),
+                event_time: Some(MicroTime(to_timestamp(now))),
+                reporting_controller: Some(REPORTING_CONTROLLER.into()),
+                reporting_instance: Some(self.instance.clone()),
+                regarding: Some(regarding.clone()),
+                ..Default::default()
+            };
+            let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+            match self
+                .call(
+                    "creating event",
+                    &shoot_key,
+                    api.create(&PostParams::default(), &event),
+                )
+                .await?
+            {
+                Ok(_) => {}
+                // Landscapes whose RBAC predates events.k8s.io (upstream grants core/v1 events
+                // only) or API servers without it: publish core/v1 events from now on.
+                Err(kube::Error::Api(s)) if s.code == 403 || s.code == 404 => {
+                    tracing::warn!(
+                        code = s.code,
+                        "cannot create events.k8s.io events; publishing core/v1 events instead"
+                    );
+                    self.core_v1_events.store(true, Ordering::Relaxed);
+                    core_v1 = true;
+                }
+                Err(e) => return Err(fail(e)),
+            }
+        }
+        if core_v1 {
+            let time = Time(to_timestamp(now));
+            let event = CoreEvent {
+                metadata: object_meta,
+                involved_object: regarding,
+                action: Some(ACTION.into()),
+                reason: Some(reason.into()),
+                message: Some(note),
+                type_: Some(type_.into()),
+                count: Some(1),
+                first_timestamp: Some(time.clone()),
+                last_timestamp: Some(time),
+                reporting_component: Some(REPORTING_CONTROLLER.into()),
+                reporting_instance: Some(self.instance.clone()),
+                source: Some(EventSource {
+                    component: Some(REPORTING_CONTROLLER.into()),
+                    host: None,
+                }),
+                ..Default::default()
+            };
+            let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), &namespace);
+            self.call(
                 "creating event",
                 &shoot_key,
                 api.create(&PostParams::default(), &event),
             )
             .await?
             .map_err(fail)?;
+        }
+
         let mut series = self.series.lock().await;
         if series.len() >= MAX_SERIES
             && let Some(oldest) = series
@@ -294,9 +360,10 @@ impl Reporter {
         series.insert(
             key,
             Series {
-                event_name: created.metadata.name.unwrap_or_default(),
+                event_name,
                 count: 1,
                 last: now,
+                core_v1,
             },
         );
         Ok(())

@@ -77,6 +77,16 @@ impl Kind {
         Kind::ConfigMap,
     ];
 
+    /// Kinds a decision can do without: projects (the namespace `garden-<project>` names the
+    /// project), namespaced cloud profiles and region ConfigMaps. Upstream's RBAC for the
+    /// scheduler grants no access to projects.
+    pub fn optional(&self) -> bool {
+        matches!(
+            self,
+            Kind::Project | Kind::NamespacedCloudProfile | Kind::ConfigMap
+        )
+    }
+
     pub fn as_str(&self) -> &'static str {
         match self {
             Kind::Shoot => "Shoot",

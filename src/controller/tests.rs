@@ -507,6 +507,74 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
 }
 
 #[tokio::test]
+async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
+    let (client, mut h) = mock_client();
+    let reporter = Reporter::new(client, "me".into(), REQUEST_TIMEOUT);
+    let err = crate::schedule::FitError::NoFit {
+        total: 0,
+        rejected: vec![],
+    };
+    let mut shoot = observed_shoot();
+    shoot.status = Some(crate::api::ShootStatus {
+        last_operation: Some(crate::api::LastOperation {
+            type_: "Create".into(),
+            state: "Pending".into(),
+            description: failure_description(&err),
+            last_update_time: None,
+        }),
+        ..Default::default()
+    });
+    let task = tokio::spawn({
+        let reporter = reporter.clone();
+        let (shoot, err) = (shoot.clone(), err.clone());
+        async move { reporter.failed(&shoot, &err).await }
+    });
+    let first = next_call(&mut h).await;
+    assert_eq!(
+        first.path,
+        "/apis/events.k8s.io/v1/namespaces/garden-a/events"
+    );
+    first.respond.send_response(failure(403, "Forbidden"));
+    let legacy = next_call(&mut h).await;
+    assert_eq!(legacy.path, "/api/v1/namespaces/garden-a/events");
+    assert_eq!(legacy.body["reason"], "SchedulingFailed");
+    assert_eq!(legacy.body["involvedObject"]["name"], "s1");
+    assert_eq!(legacy.body["source"]["component"], "gardener-scheduler");
+    let created = legacy.body.clone();
+    legacy.respond.send_response(ok(created));
+    task.await.unwrap().unwrap();
+    // lastOperation already says so: no status write. The repeat bumps the count.
+    let task = tokio::spawn(async move { reporter.failed(&shoot, &err).await });
+    let again = next_call(&mut h).await;
+    assert_eq!(again.method, "PATCH");
+    assert!(
+        again
+            .path
+            .starts_with("/api/v1/namespaces/garden-a/events/s1."),
+        "{}",
+        again.path
+    );
+    assert_eq!(again.body["count"], 2);
+    again.respond.send_response(ok(json!({})));
+    task.await.unwrap().unwrap();
+    no_more_requests(&mut h).await;
+}
+
+#[tokio::test]
+async fn projects_that_may_not_be_listed_do_not_block_readiness() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    let feed = tokio::spawn(watch::run_project_feed_for_tests(shared.clone()));
+    let list = next_call(&mut h).await;
+    assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/projects");
+    list.respond.send_response(failure(403, "Forbidden"));
+    let retry = next_call(&mut h).await;
+    assert!(shared.is_synced(Kind::Project), "synced as empty");
+    drop(retry);
+    feed.abort();
+}
+
+#[tokio::test]
 async fn a_failing_list_is_retried_until_the_cache_syncs() {
     let (client, mut h) = mock_client();
     let shared = controller(client);

@@ -118,13 +118,25 @@ async fn run_feed<K>(
     while let Some(item) = stream.next().await {
         let event = match item {
             Ok(ev) => ev.modify(|o| o.metadata.managed_fields = None),
-            Err(watcher::Error::InitialListFailed(kube::Error::Api(s))) if s.code == 404 => {
+            Err(watcher::Error::InitialListFailed(kube::Error::Api(s)))
+                if s.code == 404 || (s.code == 403 && kind.optional()) =>
+            {
+                // A kind the API server does not serve, or (for kinds the decision can do
+                // without) one this process may not list: schedule without it, keep trying.
                 if !shared.is_synced(kind) {
+                    let why = if s.code == 404 {
+                        "the API server does not serve this kind"
+                    } else {
+                        "no permission to list this kind (grant list and watch to use it)"
+                    };
                     warn!(
                         kind = kind.as_str(),
-                        "the API server does not serve this kind; treating it as empty"
+                        reason = why,
+                        "treating the kind as empty"
                     );
                     shared.mark_synced(kind);
+                } else {
+                    debug!(kind = kind.as_str(), code = s.code, "list still failing");
                 }
                 continue;
             }
@@ -270,6 +282,23 @@ pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
         Feed::<Seed> {
             kind: Kind::Seed,
             apply: State::apply_seed,
+            key: name_of,
+        },
+    )
+    .await
+}
+
+/// The project feed alone, for fault-injection tests.
+#[cfg(test)]
+pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
+    let api = untyped::<Project>(&shared.client);
+    run_feed(
+        shared,
+        api,
+        watcher::Config::default(),
+        Feed::<Project> {
+            kind: Kind::Project,
+            apply: State::apply_project,
             key: name_of,
         },
     )
