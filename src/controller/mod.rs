@@ -15,6 +15,7 @@ mod bind;
 mod leader;
 mod metrics;
 mod queue;
+mod ratelimit;
 mod report;
 mod server;
 mod state;
@@ -72,8 +73,13 @@ pub enum ControllerError {
 }
 
 /// Builds the API client: `kubeconfig` (a path, or a `:`-separated list merged as kubectl
-/// merges `$KUBECONFIG`), else in-cluster config, else `~/.kube/config`.
-pub async fn client_from_kubeconfig(kubeconfig: &str) -> Result<Client, ControllerError> {
+/// merges `$KUBECONFIG`), else in-cluster config, else `~/.kube/config`; requests are limited to
+/// `qps` with `burst` (0 qps: no limit).
+pub async fn client_from_kubeconfig(
+    kubeconfig: &str,
+    qps: f32,
+    burst: i32,
+) -> Result<Client, ControllerError> {
     let config = if kubeconfig.is_empty() {
         kube::Config::infer()
             .await
@@ -101,7 +107,14 @@ pub async fn client_from_kubeconfig(kubeconfig: &str) -> Result<Client, Controll
                 message: e.to_string(),
             })?
     };
-    Client::try_from(config).map_err(|e| ControllerError::BuildClient(e.to_string()))
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| ControllerError::BuildClient(e.to_string()))?;
+    Ok(match ratelimit::TokenBucket::new(qps, burst) {
+        Some(bucket) => builder
+            .with_layer(&ratelimit::RateLimitLayer(bucket))
+            .build(),
+        None => builder.build(),
+    })
 }
 
 /// State shared by the watches, workers and HTTP handlers.
@@ -580,7 +593,8 @@ async fn reread(shared: &Shared, key: &str) {
 
 /// Loads the configuration and runs the scheduler until SIGTERM or SIGINT.
 pub async fn run_with_signals(cfg: SchedulerConfiguration) -> Result<(), ControllerError> {
-    let client = client_from_kubeconfig(&cfg.client_connection.kubeconfig).await?;
+    let cc = &cfg.client_connection;
+    let client = client_from_kubeconfig(&cc.kubeconfig, cc.qps, cc.burst).await?;
     let controller = Controller::new(cfg, client)?;
     controller.run(shutdown_signal()).await
 }
