@@ -8,10 +8,12 @@ DOCKER ?= docker
 IMAGE ?= gardener-scheduler
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 CHART := charts/gardener-scheduler
+# State of the local development API server (make dev-apiserver).
+DEV_STATE ?= $(CURDIR)/.dev/apiserver
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test simulate start-scheduler bench lint lint-chart docker-image crds clean
+.PHONY: help build test simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench lint lint-chart docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -21,7 +23,7 @@ build: ## Build the release binary target/release/gardener-scheduler.
 
 test: ## Run every test, including the chart tests and the end-to-end tests against a real API server.
 	hack/tools.sh >/dev/null
-	if [ -e tests/apiserver/ensure.sh ]; then bash tests/apiserver/ensure.sh; fi
+	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
 
 simulate: ## Decide offline where the pending shoots of example/landscape/ would go, and why.
@@ -29,6 +31,18 @@ simulate: ## Decide offline where the pending shoots of example/landscape/ would
 
 start-scheduler: ## Run the scheduler locally against the cluster in KUBECONFIG (config/dev-scheduler.yaml).
 	KUBECONFIG="$${KUBECONFIG:-}" $(CARGO) run --locked -- --config config/dev-scheduler.yaml
+
+dev-apiserver: ## Start a local API server with the CRDs (prints the KUBECONFIG to export).
+	tests/apiserver/start.sh "$$(tests/apiserver/ensure.sh)" $(DEV_STATE) config/crd
+
+dev-apiserver-stop: ## Stop the local API server started by dev-apiserver.
+	tests/apiserver/stop.sh $(DEV_STATE)
+
+dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds with status, shoots).
+	kubectl apply -f example/dev/namespace.yaml
+	kubectl apply -f example/dev/cloudprofile.yaml -f example/dev/project.yaml -f example/dev/seeds.yaml
+	kubectl apply --server-side --subresource=status -f example/dev/seeds.yaml
+	kubectl apply -f example/dev/shoots.yaml
 
 bench: ## Run the scheduling benchmarks.
 	$(CARGO) bench --locked --bench scheduler

@@ -22,6 +22,10 @@ pub mod chain;
 pub mod config;
 /// Per-shoot state computed once per decision (parsed selectors, CIDRs, zones, project).
 pub mod context;
+/// The scheduler process: watches, queue, bind, events, leader election, metrics, health.
+pub mod controller;
+/// CustomResourceDefinitions for development clusters without gardener-apiserver.
+pub mod crds;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;
