@@ -17,11 +17,16 @@ pub enum AttemptResult {
     scheduled,
     unschedulable,
     error,
+    /// a freeze window or no active profile: the shoot waits, nothing failed
+    deferred,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ResultLabels {
     pub result: AttemptResult,
+    /// the profile chain entry in effect (`default` without `profiles`, `none` when no entry is
+    /// active)
+    pub profile: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -51,7 +56,7 @@ impl Metrics {
         let attempts = Family::<ResultLabels, Counter>::default();
         registry.register(
             "schedule_attempts",
-            "Scheduling attempts by result: scheduled, unschedulable (no seed fits) or error (API failure)",
+            "Scheduling attempts by result (scheduled, unschedulable: no seed fits, error: API failure, deferred: freeze or no active profile) and profile chain entry",
             attempts.clone(),
         );
         let attempt_duration = Family::<ResultLabels, Histogram>::new_with_constructor(|| {
@@ -101,8 +106,11 @@ impl Metrics {
         }
     }
 
-    pub fn observe(&self, result: AttemptResult, seconds: f64) {
-        let labels = ResultLabels { result };
+    pub fn observe(&self, result: AttemptResult, profile: &str, seconds: f64) {
+        let labels = ResultLabels {
+            result,
+            profile: profile.to_string(),
+        };
         self.attempts.get_or_create(&labels).inc();
         self.attempt_duration
             .get_or_create(&labels)
@@ -140,8 +148,9 @@ mod tests {
     #[test]
     fn exposition_names_match_the_documented_metrics() {
         let m = Metrics::new();
-        m.observe(AttemptResult::scheduled, 0.002);
-        m.observe(AttemptResult::unschedulable, 0.001);
+        m.observe(AttemptResult::scheduled, "default", 0.002);
+        m.observe(AttemptResult::unschedulable, "default", 0.001);
+        m.observe(AttemptResult::deferred, "release-weekend", 0.0);
         m.conflicts.inc();
         m.leader.set(1);
         let mut st = State::new(vec!["default-scheduler".into()]);
@@ -151,9 +160,10 @@ mod tests {
         m.refresh(&st);
         let text = m.encode();
         for line in [
-            "gardener_scheduler_schedule_attempts_total{result=\"scheduled\"} 1",
-            "gardener_scheduler_schedule_attempts_total{result=\"unschedulable\"} 1",
-            "gardener_scheduler_scheduling_attempt_duration_seconds_count{result=\"scheduled\"} 1",
+            "gardener_scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default\"} 1",
+            "gardener_scheduler_schedule_attempts_total{result=\"unschedulable\",profile=\"default\"} 1",
+            "gardener_scheduler_schedule_attempts_total{result=\"deferred\",profile=\"release-weekend\"} 1",
+            "gardener_scheduler_scheduling_attempt_duration_seconds_count{result=\"scheduled\",profile=\"default\"} 1",
             "gardener_scheduler_pending_shoots 1",
             "gardener_scheduler_binding_conflicts_total 1",
             "gardener_scheduler_leader 1",

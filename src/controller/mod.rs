@@ -39,14 +39,14 @@ pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use metrics::{AttemptResult, Metrics};
 pub use queue::{BackoffPolicy, Queue};
 pub use report::{
-    REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter,
+    REASON_DEFERRED, REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter,
     failure_description,
 };
 pub use state::{Assumption, Change, Kind, State};
 
 use crate::api::Shoot;
+use crate::chain::{ProfileChain, Selection};
 use crate::config::{BindingMode, ConfigError, SchedulerConfiguration};
-use crate::profile::Profile;
 use crate::schedule::schedule;
 
 /// Limit for one API request made while scheduling (reads, binds, events, status).
@@ -120,7 +120,11 @@ pub async fn client_from_kubeconfig(
 /// State shared by the watches, workers and HTTP handlers.
 pub struct Shared {
     client: Client,
-    profile: Profile,
+    chain: ProfileChain,
+    /// `profiles` is configured: success events name the entry that placed the shoot
+    name_profiles: bool,
+    /// the chain entry seen by the last decision, to log when it changes
+    active_profile: Mutex<Option<String>>,
     binding_mode: BindingMode,
     retry_sync_period: Duration,
     state: Mutex<State>,
@@ -152,6 +156,22 @@ impl Shared {
             .unwrap_or_else(|e| e.into_inner())
             .insert(kind);
         self.synced_notify.notify_waiters();
+    }
+
+    /// Logs at info level when the chain's active entry differs from the last decision's.
+    fn note_active_profile(&self, entry: Option<&str>) {
+        let mut last = self
+            .active_profile
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if last.as_deref() != entry {
+            info!(
+                from = last.as_deref().unwrap_or("none"),
+                to = entry.unwrap_or("none"),
+                "active scheduling profile changed"
+            );
+            *last = entry.map(str::to_string);
+        }
     }
 
     /// Kinds whose first list has not completed.
@@ -203,8 +223,7 @@ pub struct Controller {
 impl Controller {
     pub fn new(cfg: SchedulerConfiguration, client: Client) -> Result<Controller, ControllerError> {
         let shoot_cfg = &cfg.schedulers.shoot;
-        let profile =
-            Profile::from_config("default", shoot_cfg).map_err(ControllerError::BuildProfile)?;
+        let chain = ProfileChain::from_config(shoot_cfg).map_err(ControllerError::BuildProfile)?;
         let identity = default_identity();
         let (elector, leadership) = if cfg.leader_election.leader_elect {
             let (e, l) = Elector::new(client.clone(), &cfg.leader_election, identity.clone());
@@ -219,7 +238,9 @@ impl Controller {
         let shared = Arc::new(Shared {
             reporter: Reporter::new(client.clone(), identity, REQUEST_TIMEOUT),
             client,
-            profile,
+            chain,
+            name_profiles: shoot_cfg.profiles.is_some(),
+            active_profile: Mutex::default(),
             binding_mode: shoot_cfg.binding_mode,
             retry_sync_period: shoot_cfg.retry_sync_period,
             state: Mutex::new(State::new(shoot_cfg.scheduler_names.clone())),
@@ -363,9 +384,12 @@ async fn worker(shared: Arc<Shared>, id: usize) {
             break;
         };
         process(&shared, &key)
-            .instrument(
-                info_span!("schedule", shoot = %key, worker = id, profile = %shared.profile.name),
-            )
+            .instrument(info_span!(
+                "schedule",
+                shoot = %key,
+                worker = id,
+                profile = tracing::field::Empty
+            ))
             .await;
         shared.queue.done(&key);
     }
@@ -379,6 +403,8 @@ pub enum Attempt {
     Skipped,
     Scheduled(String),
     Unschedulable,
+    /// a freeze window or no active profile; retried when the chain switches
+    Deferred,
     /// the shoot changed meanwhile; decided again
     Conflict,
     /// someone else assigned a seed; left alone
@@ -426,18 +452,62 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
         return Attempt::Skipped;
     }
     let start = Instant::now();
-    let (shoot, result) = {
+    let now = Utc::now();
+    let (shoot, verdict) = {
         let mut st = shared.lock();
         let Some(shoot) = st.pending(key) else {
             shared.queue.forget(key);
             return Attempt::Skipped;
         };
-        let result = schedule(&shoot, &st.snapshot, &shared.profile, Utc::now());
-        if let Ok(d) = &result {
-            st.assume(&shoot, &d.seed);
-        }
-        (shoot, result)
+        let verdict = match shared.chain.select(now) {
+            Selection::Profile { entry, profile } => {
+                shared.note_active_profile(Some(entry));
+                let result = schedule(&shoot, &st.snapshot, profile, now);
+                if let Ok(d) = &result {
+                    st.assume(&shoot, &d.seed);
+                }
+                Ok((entry.to_string(), result))
+            }
+            Selection::Deferred { reason, retry_at } => {
+                let entry = shared.chain.active(now).map(|e| e.id.clone());
+                shared.note_active_profile(entry.as_deref());
+                Err((entry, reason, retry_at))
+            }
+        };
+        (shoot, verdict)
     };
+    let (entry, result) = match verdict {
+        Ok(decided) => decided,
+        Err((entry, reason, retry_at)) => {
+            let entry = entry.unwrap_or_else(|| "none".into());
+            tracing::Span::current().record("profile", entry.as_str());
+            shared.metrics.observe(
+                AttemptResult::deferred,
+                &entry,
+                start.elapsed().as_secs_f64(),
+            );
+            // Retry when the chain switches, not by polling; without a next switch the shoot
+            // waits for a relevant change (or a new configuration).
+            let retry_in = retry_at.map(|t| {
+                (t - now)
+                    .to_std()
+                    .unwrap_or_default()
+                    .max(Duration::from_secs(1))
+            });
+            match retry_in {
+                Some(d) => shared.queue.add_after(key, d),
+                None => shared.queue.forget(key),
+            }
+            info!(%reason, ?retry_in, "scheduling deferred");
+            if shared.leadership.is_leader()
+                && let Err(e) = shared.reporter.deferred(&shoot, &reason).await
+            {
+                warn!(error = %e, "publishing the deferral event failed");
+            }
+            return Attempt::Deferred;
+        }
+    };
+    tracing::Span::current().record("profile", entry.as_str());
     match result {
         Ok(decision) => {
             let seed = decision.seed.clone();
@@ -447,9 +517,11 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
                 .await
         }
         Err(fit) => {
-            shared
-                .metrics
-                .observe(AttemptResult::unschedulable, start.elapsed().as_secs_f64());
+            shared.metrics.observe(
+                AttemptResult::unschedulable,
+                &entry,
+                start.elapsed().as_secs_f64(),
+            );
             let delay = shared.queue.add_backoff(key);
             info!(reason = %fit, retry_in = ?delay, "shoot does not fit any seed");
             if shared.leadership.is_leader()
@@ -488,11 +560,17 @@ async fn bind_decision(
         Ok(_) => {
             shared.lock().confirm_bind(key);
             shared.queue.forget(key);
-            shared
-                .metrics
-                .observe(AttemptResult::scheduled, start.elapsed().as_secs_f64());
+            shared.metrics.observe(
+                AttemptResult::scheduled,
+                &decision.profile,
+                start.elapsed().as_secs_f64(),
+            );
             info!(score = %decision.winner().short(), "scheduled");
-            if let Err(e) = shared.reporter.scheduled(shoot, decision).await {
+            if let Err(e) = shared
+                .reporter
+                .scheduled(shoot, decision, shared.name_profiles)
+                .await
+            {
                 warn!(error = %e, "publishing the scheduling event failed");
             }
             Attempt::Scheduled(seed.clone())
@@ -536,9 +614,11 @@ async fn bind_decision(
         }
         Err(e) if e.outcome_unknown() => {
             shared.lock().mark_uncertain(key);
-            shared
-                .metrics
-                .observe(AttemptResult::error, start.elapsed().as_secs_f64());
+            shared.metrics.observe(
+                AttemptResult::error,
+                &decision.profile,
+                start.elapsed().as_secs_f64(),
+            );
             warn!(error = %e, retry_in = ?shared.retry_sync_period, "bind outcome unknown; checking again later");
             shared.queue.add_after(key, shared.retry_sync_period);
             Attempt::Error
@@ -552,9 +632,11 @@ async fn bind_decision(
                     ..c
                 },
             );
-            shared
-                .metrics
-                .observe(AttemptResult::error, start.elapsed().as_secs_f64());
+            shared.metrics.observe(
+                AttemptResult::error,
+                &decision.profile,
+                start.elapsed().as_secs_f64(),
+            );
             if matches!(e, BindError::NoBindingSubresource) {
                 error!(error = %e, "bind failed");
             } else {

@@ -25,6 +25,8 @@ use crate::schedule::{Decision, FitError};
 pub const REPORTING_CONTROLLER: &str = "gardener-scheduler";
 pub const REASON_SCHEDULED: &str = "SchedulingSuccessful";
 pub const REASON_FAILED: &str = "SchedulingFailed";
+/// A freeze window or no active profile keeps the shoot waiting; not a failure.
+pub const REASON_DEFERRED: &str = "SchedulingDeferred";
 const ACTION: &str = "Scheduling";
 /// events.k8s.io accepts notes up to 1 kB.
 const MAX_NOTE_BYTES: usize = 1024;
@@ -63,10 +65,16 @@ pub fn truncate_note(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
-/// `Scheduled to seed "X"` plus the winner's score summary.
-pub fn success_note(decision: &Decision) -> String {
+/// `Scheduled to seed "X"` plus the winner's score summary; with a profile chain configured,
+/// `Scheduled to seed "X" by profile "P"`.
+pub fn success_note(decision: &Decision, name_profile: bool) -> String {
+    let by = if name_profile {
+        format!(" by profile {:?}", decision.profile)
+    } else {
+        String::new()
+    };
     format!(
-        "Scheduled to seed {:?} ({})",
+        "Scheduled to seed {:?}{by} ({})",
         decision.seed,
         decision.winner().short()
     )
@@ -130,9 +138,31 @@ impl Reporter {
         }
     }
 
-    pub async fn scheduled(&self, shoot: &Shoot, decision: &Decision) -> Result<(), ReportError> {
-        self.publish(shoot, "Normal", REASON_SCHEDULED, success_note(decision))
-            .await
+    pub async fn scheduled(
+        &self,
+        shoot: &Shoot,
+        decision: &Decision,
+        name_profile: bool,
+    ) -> Result<(), ReportError> {
+        self.publish(
+            shoot,
+            "Normal",
+            REASON_SCHEDULED,
+            success_note(decision, name_profile),
+        )
+        .await
+    }
+
+    /// Publishes `SchedulingDeferred` with the reason (a freeze window, no active profile).
+    /// Nothing is written to the shoot's status: waiting is not a failure.
+    pub async fn deferred(&self, shoot: &Shoot, reason: &str) -> Result<(), ReportError> {
+        self.publish(
+            shoot,
+            "Normal",
+            REASON_DEFERRED,
+            format!("Scheduling deferred: {reason}"),
+        )
+        .await
     }
 
     /// Publishes the failure event and records it in `status.lastOperation`.

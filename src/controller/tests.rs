@@ -341,12 +341,9 @@ async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failu
     );
     assert!(shared.lock().pending("garden-a/s1").is_some());
     assert_eq!(shared.queue().len(), 1, "retried after retrySyncPeriod");
-    assert!(
-        shared
-            .metrics()
-            .encode()
-            .contains("gardener_scheduler_schedule_attempts_total{result=\"error\"} 1")
-    );
+    assert!(shared.metrics().encode().contains(
+        "gardener_scheduler_schedule_attempts_total{result=\"error\",profile=\"default\"} 1"
+    ));
 
     // the retry succeeds and reports
     let attempt = tokio::spawn({

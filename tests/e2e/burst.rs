@@ -174,7 +174,9 @@ async fn three_hundred_shoots_fill_exactly_three_hundred_slots_without_overcommi
         "a shoot got two success events"
     );
     assert_eq!(
-        scheduler.metric("gardener_scheduler_schedule_attempts_total{result=\"scheduled\"}"),
+        scheduler.metric(
+            "gardener_scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default\"}"
+        ),
         Some(300.0)
     );
     watch.abort();

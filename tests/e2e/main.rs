@@ -8,5 +8,6 @@ mod support;
 mod burst;
 mod conflict;
 mod leader;
+mod profiles;
 mod restart;
 mod scheduling;

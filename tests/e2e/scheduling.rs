@@ -65,7 +65,7 @@ async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() 
     );
     let metrics = eventually("metrics showing the bind", || async {
         let m = scheduler.metrics();
-        m.contains("gardener_scheduler_schedule_attempts_total{result=\"scheduled\"} 1")
+        m.contains("gardener_scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default\"} 1")
             .then_some(m)
     })
     .await;
@@ -220,7 +220,7 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
     assert_eq!(seeds.len(), 2);
     assert!(
         scheduler
-            .metric("gardener_scheduler_schedule_attempts_total{result=\"unschedulable\"}")
+            .metric("gardener_scheduler_schedule_attempts_total{result=\"unschedulable\",profile=\"default\"}")
             .is_some_and(|n| n >= 2.0)
     );
 }
