@@ -73,8 +73,11 @@ impl CarbonMetrics {
     pub fn update(&self, report: &CarbonReport) {
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
 
-        let locations: BTreeSet<String> =
-            report.locations.iter().map(|l| l.location.clone()).collect();
+        let locations: BTreeSet<String> = report
+            .locations
+            .iter()
+            .map(|l| l.location.clone())
+            .collect();
         for l in &report.locations {
             self.data_stale
                 .get_or_create(&LocationLabels {
@@ -105,7 +108,8 @@ impl CarbonMetrics {
             }
         }
         for gone in last.seeds.difference(&seeds) {
-            self.seed_intensity.remove(&CarbonSeedLabels { seed: gone.clone() });
+            self.seed_intensity
+                .remove(&CarbonSeedLabels { seed: gone.clone() });
         }
         last.seeds = seeds;
 
@@ -142,6 +146,16 @@ pub(super) fn refresh(shared: &Shared) {
     }
     let report = settings.report(&shared.lock().snapshot, Utc::now());
     shared.metrics.carbon.update(&report);
+}
+
+/// A carbon-intensity ConfigMap was deleted: said once, because its data silently keeps
+/// counting for the grace period and then silently stops.
+pub(super) fn deleted(shared: &Shared, key: &str) {
+    if let Some(settings) = &shared.carbon {
+        info!(config_map = %key, grace = %crate::carbon::format_age(settings.removal_grace),
+              "carbon-intensity ConfigMap deleted; its data keeps counting for the grace period");
+    }
+    refresh(shared);
 }
 
 #[cfg(test)]
@@ -248,7 +262,10 @@ mod tests {
         let text = encode(&registry);
         assert!(!text.contains("seed_carbon_intensity{"), "{text}");
         assert!(
-            has(&text, "gardener_scheduler_carbon_data_stale{location=\"SE\"} 1"),
+            has(
+                &text,
+                "gardener_scheduler_carbon_data_stale{location=\"SE\"} 1"
+            ),
             "{text}"
         );
     }

@@ -694,13 +694,23 @@ mod tests {
         st.apply_carbon_config_map(&carbon(35.0));
         let c = st.remove_carbon_config_map("kube-system/carbon-se", t("2026-12-01T06:00:00Z"));
         assert!(c.wake);
-        let s = st.snapshot.carbon_sources().for_location("SE").next().unwrap();
+        let s = st
+            .snapshot
+            .carbon_sources()
+            .for_location("SE")
+            .next()
+            .unwrap();
         assert_eq!(s.removed_at, Some(t("2026-12-01T06:00:00Z")));
         assert!(
             st.apply_carbon_config_map(&carbon(35.0)).wake,
             "a recreated ConfigMap is news even with the same content"
         );
-        let s = st.snapshot.carbon_sources().for_location("SE").next().unwrap();
+        let s = st
+            .snapshot
+            .carbon_sources()
+            .for_location("SE")
+            .next()
+            .unwrap();
         assert_eq!(s.removed_at, None);
     }
 

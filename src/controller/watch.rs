@@ -183,7 +183,7 @@ async fn run_feed<K>(
                 let change = remove(&mut shared.lock(), kind, &key);
                 act(&shared, None, change);
                 if kind == Kind::CarbonConfigMap {
-                    carbon_metrics::refresh(&shared);
+                    carbon_metrics::deleted(&shared, &key);
                 }
             }
             Event::InitDone => {
