@@ -9,6 +9,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use super::carbon_metrics::CarbonMetrics;
 use super::state::State;
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
@@ -42,6 +43,7 @@ pub struct Metrics {
     pub conflicts: Counter,
     pub leader: Gauge<i64, AtomicI64>,
     pub seed_shoots: Family<SeedLabels, Gauge<i64, AtomicI64>>,
+    pub carbon: CarbonMetrics,
 }
 
 impl Default for Metrics {
@@ -95,6 +97,7 @@ impl Metrics {
             "Shoots counted on each seed, including binds the watch has not shown yet",
             seed_shoots.clone(),
         );
+        let carbon = CarbonMetrics::register(&mut registry);
         Metrics {
             registry,
             attempts,
@@ -103,6 +106,7 @@ impl Metrics {
             conflicts,
             leader,
             seed_shoots,
+            carbon,
         }
     }
 

@@ -12,6 +12,7 @@
 //! survives stale watch events of the pre-bind version.
 
 mod bind;
+mod carbon_metrics;
 mod leader;
 mod metrics;
 mod queue;
@@ -35,6 +36,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, error, info, info_span, warn};
 
 pub use bind::{BindError, FIELD_MANAGER, bind};
+pub use carbon_metrics::CarbonMetrics;
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use metrics::{AttemptResult, Metrics};
 pub use queue::{BackoffPolicy, Queue};
@@ -134,6 +136,9 @@ pub struct Shared {
     leadership: Leadership,
     synced: Mutex<HashSet<Kind>>,
     synced_notify: Notify,
+    /// The first `CarbonIntensity` configuration in the profile chain, if any: it decides
+    /// whether carbon-intensity ConfigMaps are watched and feeds the carbon metrics.
+    carbon: Option<crate::carbon::CarbonSettings>,
 }
 
 impl Shared {
@@ -224,6 +229,8 @@ impl Controller {
     pub fn new(cfg: SchedulerConfiguration, client: Client) -> Result<Controller, ControllerError> {
         let shoot_cfg = &cfg.schedulers.shoot;
         let chain = ProfileChain::from_config(shoot_cfg).map_err(ControllerError::BuildProfile)?;
+        let carbon = crate::priorities::CarbonIntensity::configured(shoot_cfg)
+            .map_err(ControllerError::BuildProfile)?;
         let identity = default_identity();
         let (elector, leadership) = if cfg.leader_election.leader_elect {
             let (e, l) = Elector::new(client.clone(), &cfg.leader_election, identity.clone());
@@ -252,6 +259,7 @@ impl Controller {
             leadership,
             synced: Mutex::default(),
             synced_notify: Notify::new(),
+            carbon,
         });
         Ok(Controller {
             shared,
@@ -373,6 +381,7 @@ async fn housekeeping(shared: Arc<Shared>) {
             warn!(shoot = %key, "bind never showed up in the watch; no longer counting it");
             shared.queue.add(&key);
         }
+        carbon_metrics::refresh(&shared);
     }
 }
 

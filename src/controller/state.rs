@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
 use crate::api::{
@@ -65,25 +66,30 @@ pub enum Kind {
     NamespacedCloudProfile,
     Project,
     ConfigMap,
+    /// Carbon-intensity ConfigMaps in every namespace (a watch of its own, started only when a
+    /// profile uses `CarbonIntensity`).
+    CarbonConfigMap,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 6] = [
+    pub const ALL: [Kind; 7] = [
         Kind::Shoot,
         Kind::Seed,
         Kind::CloudProfile,
         Kind::NamespacedCloudProfile,
         Kind::Project,
         Kind::ConfigMap,
+        Kind::CarbonConfigMap,
     ];
 
     /// Kinds a decision can do without: projects (the namespace `garden-<project>` names the
-    /// project), namespaced cloud profiles and region ConfigMaps. Upstream's RBAC for the
-    /// scheduler grants no access to projects.
+    /// project), namespaced cloud profiles, region ConfigMaps and carbon-intensity ConfigMaps
+    /// (seeds then score neutral). Upstream's RBAC for the scheduler grants no access to
+    /// projects.
     pub fn optional(&self) -> bool {
         matches!(
             self,
-            Kind::Project | Kind::NamespacedCloudProfile | Kind::ConfigMap
+            Kind::Project | Kind::NamespacedCloudProfile | Kind::ConfigMap | Kind::CarbonConfigMap
         )
     }
 
@@ -95,6 +101,7 @@ impl Kind {
             Kind::NamespacedCloudProfile => "NamespacedCloudProfile",
             Kind::Project => "Project",
             Kind::ConfigMap => "ConfigMap",
+            Kind::CarbonConfigMap => "CarbonIntensityConfigMap",
         }
     }
 }
@@ -395,7 +402,7 @@ impl State {
         }
     }
 
-    // ---- the other kinds: cloud profiles, projects, region ConfigMaps
+    // ---- the other kinds: cloud profiles, projects, region and carbon-intensity ConfigMaps
 
     fn track(&mut self, kind: Kind, key: String, print: u64) -> Change {
         self.mark_seen(kind, &key);
@@ -456,8 +463,40 @@ impl State {
         )
     }
 
+    /// Applies a carbon-intensity ConfigMap (parsed once, in the snapshot). A changed forecast,
+    /// heartbeat or label wakes waiting shoots; an identical resync does not.
+    pub fn apply_carbon_config_map(&mut self, cm: &ConfigMap) -> Change {
+        self.snapshot.upsert_config_map(cm);
+        let key = object_key(&cm.metadata);
+        self.track(
+            Kind::CarbonConfigMap,
+            key,
+            fingerprint(&(&cm.metadata.labels, &cm.data, &cm.binary_data)),
+        )
+    }
+
+    /// A carbon-intensity ConfigMap was deleted (or left the label selection) at `now`. The
+    /// exporter deletes and recreates its ConfigMap on every refresh, so the data keeps counting
+    /// for the priority's grace period instead of vanishing.
+    pub fn remove_carbon_config_map(&mut self, key: &str, now: DateTime<Utc>) -> Change {
+        let existed = self
+            .fingerprints
+            .remove(&(Kind::CarbonConfigMap, key.to_string()))
+            .is_some();
+        let (ns, name) = key.split_once('/').unwrap_or(("", key));
+        self.snapshot.remove_carbon_config_map(ns, name, now);
+        Change {
+            enqueue: false,
+            wake: existed,
+        }
+    }
+
     /// Removes a cloud profile, project or ConfigMap by its key (`name` or `namespace/name`).
+    /// A carbon-intensity ConfigMap starts its grace period now.
     pub fn remove_other(&mut self, kind: Kind, key: &str) -> Change {
+        if kind == Kind::CarbonConfigMap {
+            return self.remove_carbon_config_map(key, Utc::now());
+        }
         let existed = self.fingerprints.remove(&(kind, key.to_string())).is_some();
         let (ns, name) = key.split_once('/').unwrap_or(("", key));
         match kind {
@@ -465,7 +504,7 @@ impl State {
             Kind::NamespacedCloudProfile => self.snapshot.remove_namespaced_cloud_profile(ns, name),
             Kind::Project => self.snapshot.remove_project(key),
             Kind::ConfigMap => self.snapshot.remove_config_map(ns, name),
-            Kind::Shoot | Kind::Seed => {}
+            Kind::Shoot | Kind::Seed | Kind::CarbonConfigMap => {}
         }
         Change {
             enqueue: false,
@@ -623,5 +662,89 @@ mod tests {
         cp.metadata.resource_version = Some("9".into());
         assert!(!st.apply_cloud_profile(&cp).wake);
         assert!(st.remove_other(Kind::CloudProfile, "aws").wake);
+    }
+
+    fn carbon(value: f64) -> ConfigMap {
+        crate::fixtures::CarbonConfigMapBuilder::new("carbon-se")
+            .points("SE", "2026-12-01T00:00:00Z", 60, 48, value)
+            .build()
+    }
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+    }
+
+    #[test]
+    fn a_changed_forecast_wakes_waiting_shoots_and_an_identical_resync_does_not() {
+        let mut st = State::new(names());
+        assert!(st.apply_carbon_config_map(&carbon(35.0)).wake);
+        let mut resync = carbon(35.0);
+        resync.metadata.resource_version = Some("7".into());
+        assert!(!st.apply_carbon_config_map(&resync).wake);
+        assert!(st.apply_carbon_config_map(&carbon(400.0)).wake);
+        let sources: Vec<_> = st.snapshot.carbon_sources().for_location("SE").collect();
+        assert_eq!(sources.len(), 1);
+        let points = sources[0].data.forecasts("data").unwrap()["SE"].points();
+        assert_eq!(points[0].value, 400.0);
+    }
+
+    #[test]
+    fn a_deleted_forecast_keeps_counting_from_the_deletion_and_a_recreation_replaces_it() {
+        let mut st = State::new(names());
+        st.apply_carbon_config_map(&carbon(35.0));
+        let c = st.remove_carbon_config_map("kube-system/carbon-se", t("2026-12-01T06:00:00Z"));
+        assert!(c.wake);
+        let s = st
+            .snapshot
+            .carbon_sources()
+            .for_location("SE")
+            .next()
+            .unwrap();
+        assert_eq!(s.removed_at, Some(t("2026-12-01T06:00:00Z")));
+        assert!(
+            st.apply_carbon_config_map(&carbon(35.0)).wake,
+            "a recreated ConfigMap is news even with the same content"
+        );
+        let s = st
+            .snapshot
+            .carbon_sources()
+            .for_location("SE")
+            .next()
+            .unwrap();
+        assert_eq!(s.removed_at, None);
+    }
+
+    #[test]
+    fn a_forecast_missing_from_a_relist_starts_its_grace_period_instead_of_vanishing() {
+        let mut st = State::new(names());
+        st.apply_carbon_config_map(&carbon(35.0));
+        st.begin_relist(Kind::CarbonConfigMap);
+        assert!(st.end_relist(Kind::CarbonConfigMap).wake);
+        let s = st.snapshot.carbon_sources().for_location("SE").next();
+        assert!(s.is_some_and(|s| s.removed_at.is_some()), "{s:?}");
+    }
+
+    #[test]
+    fn carbon_and_region_configmaps_do_not_disturb_each_other() {
+        let mut st = State::new(names());
+        st.apply_carbon_config_map(&carbon(35.0));
+        let mut region = ConfigMap::default();
+        region.metadata.name = Some("regions".into());
+        region.metadata.namespace = Some("garden".into());
+        region.metadata.labels = Some(
+            [(
+                crate::api::LABEL_SCHEDULING_PURPOSE.to_string(),
+                crate::api::PURPOSE_REGION_CONFIG.to_string(),
+            )]
+            .into(),
+        );
+        st.apply_config_map(&region);
+        st.begin_relist(Kind::ConfigMap);
+        st.end_relist(Kind::ConfigMap);
+        let s = st.snapshot.carbon_sources().for_location("SE").next();
+        assert!(
+            s.is_some_and(|s| s.removed_at.is_none()),
+            "a relist of region ConfigMaps leaves forecasts alone: {s:?}"
+        );
     }
 }

@@ -16,10 +16,11 @@ use serde::de::DeserializeOwned;
 use tracing::{debug, info, warn};
 
 use super::Shared;
+use super::carbon_metrics;
 use super::state::{Change, Kind, State};
 use crate::api::{
     CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
-    PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
+    PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
 };
 use crate::snapshot::GARDEN_NAMESPACE;
 
@@ -162,6 +163,9 @@ async fn run_feed<K>(
                         let key = (feed.key)(&typed);
                         let change = (feed.apply)(&mut shared.lock(), &typed);
                         act(&shared, Some(&key), change);
+                        if kind == Kind::CarbonConfigMap && !listing {
+                            carbon_metrics::refresh(&shared);
+                        }
                     }
                     Err(e) => {
                         shared.lock().mark_seen(kind, &raw_key);
@@ -178,6 +182,9 @@ async fn run_feed<K>(
                 };
                 let change = remove(&mut shared.lock(), kind, &key);
                 act(&shared, None, change);
+                if kind == Kind::CarbonConfigMap {
+                    carbon_metrics::deleted(&shared, &key);
+                }
             }
             Event::InitDone => {
                 let change = shared.lock().end_relist(kind);
@@ -187,6 +194,8 @@ async fn run_feed<K>(
                 }
                 listing = false;
                 shared.mark_synced(kind);
+                // the first report once every cache is synced, whichever kind comes last
+                carbon_metrics::refresh(&shared);
             }
         }
     }
@@ -196,14 +205,15 @@ fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject>
     Api::all_with(client.clone(), &ApiResource::erase::<K>(&()))
 }
 
-/// Starts one watch per kind; they run until aborted.
+/// Starts one watch per kind; they run until aborted. Carbon-intensity ConfigMaps are watched
+/// only when a profile uses `CarbonIntensity`; otherwise that kind counts as synced and empty.
 pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>> {
     let client = shared.client.clone();
     let cfg = watcher::Config::default();
     let region_configs = watcher::Config::default().labels(&format!(
         "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
     ));
-    vec![
+    let mut watches = vec![
         tokio::spawn(run_feed(
             shared.clone(),
             untyped::<Shoot>(&client),
@@ -268,7 +278,24 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 key: ns_name_of,
             },
         )),
-    ]
+    ];
+    if shared.carbon.is_some() {
+        watches.push(tokio::spawn(run_feed(
+            shared.clone(),
+            untyped::<ConfigMap>(&shared.client),
+            watcher::Config::default().labels(&format!(
+                "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_CARBON_INTENSITY}"
+            )),
+            Feed::<ConfigMap> {
+                kind: Kind::CarbonConfigMap,
+                apply: State::apply_carbon_config_map,
+                key: ns_name_of,
+            },
+        )));
+    } else {
+        shared.mark_synced(Kind::CarbonConfigMap);
+    }
+    watches
 }
 
 /// The seed feed alone, for fault-injection tests.

@@ -6,6 +6,7 @@
 mod support;
 
 mod burst;
+mod carbon;
 mod conflict;
 mod leader;
 mod profiles;

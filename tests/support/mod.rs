@@ -630,3 +630,40 @@ pub async fn apply_example_dev(client: &Client) {
         }
     }
 }
+
+/// Creates a namespace; one that exists already is fine.
+pub async fn ensure_namespace(client: &Client, name: &str) {
+    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    let n: k8s_openapi::api::core::v1::Namespace = serde_json::from_value(
+        json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+    )
+    .unwrap();
+    match ns.create(&PostParams::default(), &n).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(s)) if s.code == 409 => {}
+        Err(e) => panic!("creating namespace {name}: {e}"),
+    }
+}
+
+/// Adds labels to a seed.
+pub async fn label_seed(client: &Client, name: &str, labels: &[(&str, &str)]) {
+    let labels: serde_json::Map<String, Value> = labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), Value::from(*v)))
+        .collect();
+    raw::<Seed>(client)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"metadata": {"labels": labels}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// A shoot of project `project` already running on `seed`.
+pub async fn create_bound_shoot(client: &Client, project: &str, name: &str, seed: &str) {
+    let mut m = shoot_manifest(project, name);
+    m["spec"]["seedName"] = seed.into();
+    create(&raw_ns::<Shoot>(client, &format!("garden-{project}")), m).await;
+}
