@@ -586,14 +586,7 @@ async fn bind_decision(
         }
         Err(BindError::Conflict) => {
             shared.metrics.conflicts.inc();
-            let c = shared.lock().forget_assumption(key);
-            shared.act(
-                key,
-                Change {
-                    enqueue: false,
-                    ..c
-                },
-            );
+            drop_assumption(shared, key);
             reread(shared, key).await;
             shared.queue.add(key);
             info!("shoot changed while binding; deciding again");
@@ -601,14 +594,7 @@ async fn bind_decision(
         }
         Err(BindError::AlreadyAssigned(other)) => {
             shared.metrics.conflicts.inc();
-            let c = shared.lock().forget_assumption(key);
-            shared.act(
-                key,
-                Change {
-                    enqueue: false,
-                    ..c
-                },
-            );
+            drop_assumption(shared, key);
             reread(shared, key).await;
             shared.queue.forget(key);
             info!(assigned = %other, "someone else assigned a seed meanwhile; leaving the shoot alone");
@@ -633,14 +619,7 @@ async fn bind_decision(
             Attempt::Error
         }
         Err(e) => {
-            let c = shared.lock().forget_assumption(key);
-            shared.act(
-                key,
-                Change {
-                    enqueue: false,
-                    ..c
-                },
-            );
+            drop_assumption(shared, key);
             shared.metrics.observe(
                 AttemptResult::error,
                 &decision.profile,
@@ -655,6 +634,19 @@ async fn bind_decision(
             Attempt::Error
         }
     }
+}
+
+/// Stops counting a placement that will not happen; waiting shoots may now fit, but this one
+/// is requeued (or not) by the caller.
+fn drop_assumption(shared: &Shared, key: &str) {
+    let c = shared.lock().forget_assumption(key);
+    shared.act(
+        key,
+        Change {
+            enqueue: false,
+            ..c
+        },
+    );
 }
 
 /// Reads a shoot again after a conflict so the next decision (if any) sees what changed,
