@@ -73,19 +73,27 @@ impl<'a> ShootContext<'a> {
         let cloud_profile_selector = cloud_profile.selector.clone().map_err(|e| {
             invalid(
                 "spec.cloudProfile",
-                format!("{} has an invalid spec.seedSelector: {e}", cloud_profile.display),
+                format!(
+                    "{} has an invalid spec.seedSelector: {e}",
+                    cloud_profile.display
+                ),
             )
         })?;
         let shoot_selector = match &spec.seed_selector {
             None => None,
             Some(s) => Some(
-                compile_selector(&s.label_selector)
-                    .map_err(|e| invalid("spec.seedSelector", e))?,
+                compile_selector(&s.label_selector).map_err(|e| invalid("spec.seedSelector", e))?,
             ),
         };
-        let workers = spec.provider.as_ref().map(|p| &p.workers[..]).unwrap_or(&[]);
-        let worker_zones: BTreeSet<String> =
-            workers.iter().flat_map(|w| w.zones.iter().cloned()).collect();
+        let workers = spec
+            .provider
+            .as_ref()
+            .map(|p| &p.workers[..])
+            .unwrap_or(&[]);
+        let worker_zones: BTreeSet<String> = workers
+            .iter()
+            .flat_map(|w| w.zones.iter().cloned())
+            .collect();
         let nets = parse_nets(shoot, workers.is_empty()).map_err(|(f, m)| invalid(&f, m))?;
         let project = snap.project_of(&namespace);
         Ok(ShootContext {
@@ -112,7 +120,11 @@ impl<'a> ShootContext<'a> {
                 .map(|c| c.zones.clone())
                 .unwrap_or_default(),
             worker_zones,
-            access_restrictions: spec.access_restrictions.iter().map(|a| a.name.clone()).collect(),
+            access_restrictions: spec
+                .access_restrictions
+                .iter()
+                .map(|a| a.name.clone())
+                .collect(),
             nets,
             domain: spec
                 .dns
@@ -171,7 +183,11 @@ fn parse_nets(shoot: &Shoot, workerless: bool) -> Result<ShootNets, (String, Str
         for (field, values, list) in [
             ("status.networking.nodes", &status.nodes, &mut nets.nodes),
             ("status.networking.pods", &status.pods, &mut nets.pods),
-            ("status.networking.services", &status.services, &mut nets.services),
+            (
+                "status.networking.services",
+                &status.services,
+                &mut nets.services,
+            ),
         ] {
             for (i, v) in values.iter().enumerate() {
                 let net = parse(format!("{field}[{i}]"), v)?;

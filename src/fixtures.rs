@@ -56,7 +56,11 @@ impl SeedBuilder {
         self
     }
     pub fn label(mut self, k: &str, v: &str) -> Self {
-        self.0.metadata.labels.get_or_insert_with(Default::default).insert(k.into(), v.into());
+        self.0
+            .metadata
+            .labels
+            .get_or_insert_with(Default::default)
+            .insert(k.into(), v.into());
         self
     }
     pub fn annotation(mut self, k: &str, v: &str) -> Self {
@@ -97,7 +101,10 @@ impl SeedBuilder {
         self.condition("BackupBucketsReady", "True")
     }
     pub fn allocatable(mut self, resource: &str, q: &str) -> Self {
-        self.0.status.allocatable.insert(resource.into(), Quantity(q.into()));
+        self.0
+            .status
+            .allocatable
+            .insert(resource.into(), Quantity(q.into()));
         self
     }
     pub fn taint(mut self, key: &str, value: Option<&str>) -> Self {
@@ -112,7 +119,10 @@ impl SeedBuilder {
         self
     }
     pub fn access_restriction(mut self, name: &str) -> Self {
-        self.0.spec.access_restrictions.push(AccessRestriction { name: name.into() });
+        self.0
+            .spec
+            .access_restrictions
+            .push(AccessRestriction { name: name.into() });
         self
     }
     pub fn default_domain(mut self, domain: &str) -> Self {
@@ -217,15 +227,21 @@ impl ShootBuilder {
     }
     /// `""` means no high availability.
     pub fn failure_tolerance(mut self, t: &str) -> Self {
-        self.0.spec.control_plane.get_or_insert_with(Default::default).high_availability =
-            (!t.is_empty()).then(|| HighAvailability {
-                failure_tolerance: FailureTolerance { type_: t.into() },
-            });
+        self.0
+            .spec
+            .control_plane
+            .get_or_insert_with(Default::default)
+            .high_availability = (!t.is_empty()).then(|| HighAvailability {
+            failure_tolerance: FailureTolerance { type_: t.into() },
+        });
         self
     }
     pub fn control_plane_zones(mut self, zones: &[&str]) -> Self {
-        self.0.spec.control_plane.get_or_insert_with(Default::default).zones =
-            zones.iter().map(|z| z.to_string()).collect();
+        self.0
+            .spec
+            .control_plane
+            .get_or_insert_with(Default::default)
+            .zones = zones.iter().map(|z| z.to_string()).collect();
         self
     }
     pub fn worker_zones(mut self, zones: &[&str]) -> Self {
@@ -237,7 +253,10 @@ impl ShootBuilder {
         self
     }
     pub fn access_restriction(mut self, name: &str) -> Self {
-        self.0.spec.access_restrictions.push(AccessRestriction { name: name.into() });
+        self.0
+            .spec
+            .access_restrictions
+            .push(AccessRestriction { name: name.into() });
         self
     }
     pub fn toleration(mut self, key: &str, value: Option<&str>) -> Self {
@@ -248,7 +267,11 @@ impl ShootBuilder {
         self
     }
     pub fn seed_selector(mut self, k: &str, v: &str) -> Self {
-        let sel = self.0.spec.seed_selector.get_or_insert_with(Default::default);
+        let sel = self
+            .0
+            .spec
+            .seed_selector
+            .get_or_insert_with(Default::default);
         sel.label_selector
             .match_labels
             .get_or_insert_with(BTreeMap::new)
@@ -256,7 +279,11 @@ impl ShootBuilder {
         self
     }
     pub fn seed_selector_provider_types(mut self, types: &[&str]) -> Self {
-        let sel = self.0.spec.seed_selector.get_or_insert_with(Default::default);
+        let sel = self
+            .0
+            .spec
+            .seed_selector
+            .get_or_insert_with(Default::default);
         sel.provider_types = types.iter().map(|t| t.to_string()).collect();
         self
     }
@@ -284,7 +311,11 @@ impl ShootBuilder {
     }
     pub fn status_pods(mut self, cidr: &str) -> Self {
         let status = self.0.status.get_or_insert_with(Default::default);
-        status.networking.get_or_insert_with(Default::default).pods.push(cidr.into());
+        status
+            .networking
+            .get_or_insert_with(Default::default)
+            .pods
+            .push(cidr.into());
         self
     }
     pub fn no_networking(mut self) -> Self {
@@ -307,7 +338,10 @@ impl CloudProfileBuilder {
         CloudProfileBuilder(cp)
     }
     fn selector_mut(&mut self) -> &mut SeedSelector {
-        self.0.spec.seed_selector.get_or_insert_with(Default::default)
+        self.0
+            .spec
+            .seed_selector
+            .get_or_insert_with(Default::default)
     }
     pub fn match_label(mut self, k: &str, v: &str) -> Self {
         self.selector_mut()
@@ -325,7 +359,8 @@ impl CloudProfileBuilder {
             .push(LabelSelectorRequirement {
                 key: key.into(),
                 operator: op.into(),
-                values: (!values.is_empty()).then(|| values.iter().map(|v| v.to_string()).collect()),
+                values: (!values.is_empty())
+                    .then(|| values.iter().map(|v| v.to_string()).collect()),
             });
         self
     }

@@ -14,28 +14,30 @@
 
 /// Serde types of the Gardener objects read (Shoot, Seed, CloudProfile, Project, ConfigMap).
 pub mod api;
+/// The profile chain: time-windowed profiles and freezes; the first active entry applies.
+pub mod chain;
 /// The `SchedulerConfiguration` file: upstream keys and defaults plus our extensions.
 pub mod config;
-/// Manifest files -> objects, for `simulate` (the offline edge).
-pub mod simulate;
-/// The landscape as the decision sees it: compact seeds, profiles and a usage index.
-pub mod snapshot;
 /// Per-shoot state computed once per decision (parsed selectors, CIDRs, zones, project).
 pub mod context;
+/// Builders for tests and benchmarks.
+#[doc(hidden)]
+pub mod fixtures;
 /// Filters: one predicate per file, in upstream order.
 pub mod predicates;
-/// Region strategies: SameRegion, MinimalDistance, RegionPrefix, Scored.
-pub mod strategies;
 /// Scores: one priority per file, raw value -> 0..=100 -> × weight.
 pub mod priorities;
 /// A compiled profile: stages plus weighted priorities.
 pub mod profile;
-/// The pure decision and its outcome types.
-pub mod schedule;
-/// Why seeds were rejected, aggregated into one actionable line.
-pub mod reason;
 /// Kubernetes resource quantities.
 pub mod quantity;
-/// Builders for tests and benchmarks.
-#[doc(hidden)]
-pub mod fixtures;
+/// Why seeds were rejected, aggregated into one actionable line.
+pub mod reason;
+/// The pure decision and its outcome types.
+pub mod schedule;
+/// Manifest files -> objects, for `simulate` (the offline edge).
+pub mod simulate;
+/// The landscape as the decision sees it: compact seeds, profiles and a usage index.
+pub mod snapshot;
+/// Region strategies: SameRegion, MinimalDistance, RegionPrefix, Scored.
+pub mod strategies;

@@ -7,15 +7,19 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use gardener_scheduler::chain::{ProfileChain, Selection};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
-use gardener_scheduler::profile::Profile;
 use gardener_scheduler::simulate::{self, Landscape};
 
 /// Exit status for bad input or configuration.
 const EXIT_BAD_INPUT: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "gardener-scheduler", version, about = "Places Gardener Shoot control planes onto Seed clusters")]
+#[command(
+    name = "gardener-scheduler",
+    version,
+    about = "Places Gardener Shoot control planes onto Seed clusters"
+)]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
@@ -62,6 +66,9 @@ struct SimulateArgs {
     /// Explain the decision for one shoot (namespace/name): every seed, best first.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     explain: Option<String>,
+    /// Print which profile entry is active when over FROM..TO (RFC 3339), one line per change.
+    #[arg(long, value_name = "FROM..TO", value_parser = parse_range)]
+    timeline: Option<(DateTime<Utc>, DateTime<Utc>)>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -75,6 +82,17 @@ fn parse_time(s: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.to_utc())
         .map_err(|e| format!("{s:?} is not an RFC 3339 timestamp: {e}"))
+}
+
+fn parse_range(s: &str) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {
+    let (from, to) = s
+        .split_once("..")
+        .ok_or_else(|| format!("{s:?}: expected FROM..TO"))?;
+    let (from, to) = (parse_time(from)?, parse_time(to)?);
+    if to <= from {
+        return Err(format!("{s:?}: TO must be after FROM"));
+    }
+    Ok((from, to))
 }
 
 fn main() -> ExitCode {
@@ -102,7 +120,10 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         cfg.client_connection.kubeconfig = k.display().to_string();
     }
     if args.validate_only {
-        print!("{}", serde_yaml_ng::to_string(&cfg).expect("config serializes"));
+        print!(
+            "{}",
+            serde_yaml_ng::to_string(&cfg).expect("config serializes")
+        );
         return ExitCode::SUCCESS;
     }
     eprintln!("error: this build has no controller; use `simulate` or `--validate-only`");
@@ -114,8 +135,9 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let profile = match Profile::from_config("default", &cfg.schedulers.shoot) {
-        Ok(p) => p,
+    // The configuration was validated on load, which includes building the chain.
+    let chain = match ProfileChain::from_config(&cfg.schedulers.shoot) {
+        Ok(c) => c,
         Err(errors) => {
             eprintln!("error: invalid config:");
             for e in errors {
@@ -131,8 +153,43 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    if let Some((from, to)) = args.timeline {
+        for (at, entry) in chain.timeline(from, to) {
+            let at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            println!(
+                "{at}  {}",
+                entry
+                    .as_deref()
+                    .unwrap_or("- (no profile active: scheduling deferred)")
+            );
+        }
+        return ExitCode::SUCCESS;
+    }
     let now = args.now.unwrap_or_else(Utc::now);
-    let sim = simulate::simulate(&landscape, &profile, &cfg.schedulers.shoot.scheduler_names, now);
+    let profile = match chain.select(now) {
+        Selection::Profile { profile, .. } => profile,
+        Selection::Deferred { reason, retry_at } => {
+            let next = retry_at
+                .map(|t| {
+                    format!(
+                        "; next change at {}",
+                        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    )
+                })
+                .unwrap_or_default();
+            println!(
+                "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
+                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
+            return ExitCode::SUCCESS;
+        }
+    };
+    let sim = simulate::simulate(
+        &landscape,
+        profile,
+        &cfg.schedulers.shoot.scheduler_names,
+        now,
+    );
     if let Some(key) = args.explain {
         return match sim.outcomes.iter().find(|o| o.shoot == key) {
             Some(o) => {
@@ -140,7 +197,9 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                 ExitCode::SUCCESS
             }
             None => {
-                eprintln!("error: --explain {key}: no pending shoot with that namespace/name in the manifests");
+                eprintln!(
+                    "error: --explain {key}: no pending shoot with that namespace/name in the manifests"
+                );
                 ExitCode::from(EXIT_BAD_INPUT)
             }
         };

@@ -1,7 +1,7 @@
 //! A scheduling profile: the filter pipeline with its region strategy, and the weighted
 //! priorities, compiled once from the configuration.
 
-use crate::config::{FieldError, ShootScheduler, Strategy};
+use crate::config::{FieldError, PriorityConfig, ShootScheduler, Strategy};
 use crate::predicates::{Stage, pipeline};
 use crate::priorities::{self, Priority};
 use crate::strategies::RegionStrategy;
@@ -20,17 +20,32 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// Builds the profile described by `schedulers.shoot`; errors carry field paths.
+    /// Builds the profile described by the plain `schedulers.shoot` keys; errors carry field
+    /// paths.
     pub fn from_config(name: &str, cfg: &ShootScheduler) -> Result<Profile, Vec<FieldError>> {
+        Profile::build(
+            name,
+            &cfg.candidate_determination_strategy,
+            &cfg.priorities_or_default(),
+            "schedulers.shoot",
+        )
+    }
+
+    /// Builds a profile from a strategy name and priorities found at `path` in the config.
+    pub fn build(
+        name: &str,
+        strategy: &str,
+        configs: &[PriorityConfig],
+        path: &str,
+    ) -> Result<Profile, Vec<FieldError>> {
         let mut errors = Vec::new();
-        let strategy = match crate::config::parse_strategy(&cfg.candidate_determination_strategy) {
+        let strategy = match crate::config::parse_strategy(strategy) {
             Some(s) => s,
             None => {
                 errors.push(FieldError::new(
-                    "schedulers.shoot.candidateDeterminationStrategy",
+                    format!("{path}.candidateDeterminationStrategy"),
                     format!(
-                        "unsupported value {:?}: supported values: {}",
-                        cfg.candidate_determination_strategy,
+                        "unsupported value {strategy:?}: supported values: {}",
                         Strategy::ALL.map(|s| format!("{s:?}")).join(", ")
                     ),
                 ));
@@ -38,15 +53,15 @@ impl Profile {
             }
         };
         let mut prios = Vec::new();
-        for (i, p) in cfg.priorities_or_default().iter().enumerate() {
-            let path = format!("schedulers.shoot.priorities[{i}]");
+        for (i, p) in configs.iter().enumerate() {
+            let path = format!("{path}.priorities[{i}]");
             if !(p.weight.is_finite() && p.weight > 0.0) {
                 errors.push(FieldError::new(
                     format!("{path}.weight"),
                     format!("must be a positive number, got {}", p.weight),
                 ));
             }
-            if cfg.priorities_or_default()[..i].iter().any(|q| q.name == p.name) {
+            if configs[..i].iter().any(|q| q.name == p.name) {
                 errors.push(FieldError::new(
                     format!("{path}.name"),
                     format!("duplicate priority {:?}", p.name),
@@ -74,6 +89,7 @@ impl Profile {
 
     /// Upstream behaviour: `SameRegion` and `ShootCount` with weight 1.
     pub fn upstream_default() -> Profile {
-        Profile::from_config("default", &ShootScheduler::default()).expect("default profile is valid")
+        Profile::from_config("default", &ShootScheduler::default())
+            .expect("default profile is valid")
     }
 }

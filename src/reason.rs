@@ -14,28 +14,65 @@ use serde::Serialize;
 #[serde(tag = "reason", rename_all = "camelCase")]
 pub enum Reason {
     /// The seed object itself is malformed (named field); it is skipped until fixed.
-    InvalidSeed { field: String, message: String },
+    InvalidSeed {
+        field: String,
+        message: String,
+    },
     Deleting,
     Invisible,
     NoLastOperation,
-    NotReady { condition: String, status: String },
-    CloudProfileSelector { cloud_profile: String },
+    NotReady {
+        condition: String,
+        status: String,
+    },
+    CloudProfileSelector {
+        cloud_profile: String,
+    },
     ShootSelector,
-    Provider { seed: String, allowed: Vec<String> },
-    TooFewZones { zones: usize },
-    MissingControlPlaneZones { missing: Vec<String> },
-    ZoneEnforced { worker_zones: Vec<String> },
+    Provider {
+        seed: String,
+        allowed: Vec<String>,
+    },
+    TooFewZones {
+        zones: usize,
+    },
+    MissingControlPlaneZones {
+        missing: Vec<String>,
+    },
+    ZoneEnforced {
+        worker_zones: Vec<String>,
+    },
     ZoneNotPreferred,
-    AccessRestriction { missing: Vec<String> },
-    DefaultDomain { domain: String },
+    AccessRestriction {
+        missing: Vec<String>,
+    },
+    DefaultDomain {
+        domain: String,
+    },
     EmergencyStop,
-    Networks { detail: String },
-    Taints { untolerated: Vec<String> },
-    Capacity { used: u64, allocatable: u64 },
+    Networks {
+        detail: String,
+    },
+    Taints {
+        untolerated: Vec<String>,
+    },
+    Capacity {
+        used: u64,
+        allocatable: u64,
+    },
     OtherProvider,
-    OtherRegion { region: String },
-    FartherRegion { distance: i64, minimum: i64, source: String },
-    ShorterRegionPrefix { common: usize, best: usize },
+    OtherRegion {
+        region: String,
+    },
+    FartherRegion {
+        distance: i64,
+        minimum: i64,
+        source: String,
+    },
+    ShorterRegionPrefix {
+        common: usize,
+        best: usize,
+    },
 }
 
 impl Reason {
@@ -63,7 +100,9 @@ impl Reason {
             Reason::OtherProvider => "have another provider type",
             Reason::OtherRegion { .. } => "are in another region",
             Reason::FartherRegion { .. } => "are farther away than the nearest seeds",
-            Reason::ShorterRegionPrefix { .. } => "share a shorter region prefix than the best seeds",
+            Reason::ShorterRegionPrefix { .. } => {
+                "share a shorter region prefix than the best seeds"
+            }
         }
     }
 
@@ -94,19 +133,30 @@ impl Reason {
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reason::InvalidSeed { field, message } => write!(f, "seed is malformed: {field}: {message}"),
+            Reason::InvalidSeed { field, message } => {
+                write!(f, "seed is malformed: {field}: {message}")
+            }
             Reason::Deleting => f.write_str("seed is being deleted"),
-            Reason::Invisible => f.write_str("seed is invisible (spec.settings.scheduling.visible: false)"),
+            Reason::Invisible => {
+                f.write_str("seed is invisible (spec.settings.scheduling.visible: false)")
+            }
             Reason::NoLastOperation => f.write_str("seed has no status.lastOperation yet"),
             Reason::NotReady { condition, status } => {
                 write!(f, "seed condition {condition} is {status}, not True")
             }
             Reason::CloudProfileSelector { cloud_profile } => {
-                write!(f, "labels do not match the seed selector of CloudProfile {cloud_profile:?}")
+                write!(
+                    f,
+                    "labels do not match the seed selector of CloudProfile {cloud_profile:?}"
+                )
             }
             Reason::ShootSelector => f.write_str("labels do not match spec.seedSelector"),
             Reason::Provider { seed, allowed } => {
-                write!(f, "provider type {seed:?} is not in [{}]", allowed.join(", "))
+                write!(
+                    f,
+                    "provider type {seed:?} is not in [{}]",
+                    allowed.join(", ")
+                )
             }
             Reason::TooFewZones { zones } => write!(f, "seed has {zones} zone(s), zone HA needs 3"),
             Reason::MissingControlPlaneZones { missing } => {
@@ -121,7 +171,11 @@ impl fmt::Display for Reason {
                 f.write_str("seed prefers zones the workers do not use and other seeds fit better")
             }
             Reason::AccessRestriction { missing } => {
-                write!(f, "seed does not offer access restriction(s) {}", missing.join(", "))
+                write!(
+                    f,
+                    "seed does not offer access restriction(s) {}",
+                    missing.join(", ")
+                )
             }
             Reason::DefaultDomain { domain } => {
                 write!(f, "domain {domain:?} is a default domain of another seed")
@@ -134,13 +188,22 @@ impl fmt::Display for Reason {
             Reason::Capacity { used, allocatable } => {
                 write!(f, "{used}/{allocatable} shoots allocated")
             }
-            Reason::OtherProvider => f.write_str("testing shoots need a seed of their own provider"),
+            Reason::OtherProvider => {
+                f.write_str("testing shoots need a seed of their own provider")
+            }
             Reason::OtherRegion { region } => write!(f, "seed is in region {region:?}"),
-            Reason::FartherRegion { distance, minimum, source } => {
+            Reason::FartherRegion {
+                distance,
+                minimum,
+                source,
+            } => {
                 write!(f, "distance {distance} > minimum {minimum} ({source})")
             }
             Reason::ShorterRegionPrefix { common, best } => {
-                write!(f, "common region prefix of {common} characters < best {best}")
+                write!(
+                    f,
+                    "common region prefix of {common} characters < best {best}"
+                )
             }
         }
     }
@@ -173,13 +236,23 @@ mod tests {
     #[test]
     fn summary_counts_phrases_most_frequent_first() {
         let reasons = [
-            Reason::Capacity { used: 3, allocatable: 3 },
+            Reason::Capacity {
+                used: 3,
+                allocatable: 3,
+            },
             Reason::OtherRegion { region: "a".into() },
-            Reason::Taints { untolerated: vec!["x".into()] },
+            Reason::Taints {
+                untolerated: vec!["x".into()],
+            },
             Reason::OtherRegion { region: "b".into() },
-            Reason::Taints { untolerated: vec!["y".into()] },
+            Reason::Taints {
+                untolerated: vec!["y".into()],
+            },
             Reason::OtherRegion { region: "c".into() },
-            Reason::Capacity { used: 1, allocatable: 1 },
+            Reason::Capacity {
+                used: 1,
+                allocatable: 1,
+            },
         ];
         assert_eq!(
             summarize(7, &reasons),
@@ -190,6 +263,9 @@ mod tests {
 
     #[test]
     fn no_seeds_at_all_says_so() {
-        assert_eq!(summarize(0, []), "0/0 seeds are available: no seeds are registered.");
+        assert_eq!(
+            summarize(0, []),
+            "0/0 seeds are available: no seeds are registered."
+        );
     }
 }

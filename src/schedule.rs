@@ -122,12 +122,17 @@ impl fmt::Display for FitError {
             FitError::NoFit { total, rejected } => {
                 f.write_str(&summarize(*total, rejected.iter().map(|r| &r.reason)))
             }
-            FitError::InvalidShoot { field, message } => write!(f, "invalid shoot: {field}: {message}"),
+            FitError::InvalidShoot { field, message } => {
+                write!(f, "invalid shoot: {field}: {message}")
+            }
             FitError::InvalidRegionConfig {
                 config_map,
                 region,
                 message,
-            } => write!(f, "region ConfigMap {config_map}: data[{region}]: {message}"),
+            } => write!(
+                f,
+                "region ConfigMap {config_map}: data[{region}]: {message}"
+            ),
         }
     }
 }
@@ -157,7 +162,10 @@ pub fn schedule(
     let mut rejected: Vec<Rejection> = Vec::new();
     for stage in &profile.stages {
         let verdicts: Vec<Option<Reason>> = match stage {
-            Stage::Filter(p) => remaining.iter().map(|s| p.filter(&cx, s, snap).err()).collect(),
+            Stage::Filter(p) => remaining
+                .iter()
+                .map(|s| p.filter(&cx, s, snap).err())
+                .collect(),
             Stage::Narrow(step) => step.narrow(&cx, &remaining, snap)?,
         };
         let mut kept = Vec::with_capacity(remaining.len());
@@ -192,7 +200,11 @@ pub fn schedule(
         let raw = wp.priority.raw(&cx, &remaining, snap);
         let normalized = wp.priority.normalize(&raw);
         for ((entry, raw), score) in ranking.iter_mut().zip(raw).zip(normalized) {
-            let score = if score.is_finite() { score.clamp(0.0, 100.0) } else { 0.0 };
+            let score = if score.is_finite() {
+                score.clamp(0.0, 100.0)
+            } else {
+                0.0
+            };
             let weighted = score * wp.weight;
             entry.total += NotNan::new(weighted).unwrap_or_default();
             entry.priorities.push(PriorityScore {
@@ -212,4 +224,219 @@ pub fn schedule(
         ranking,
         rejected,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_str;
+    use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+
+    fn snapshot(seeds: &[SeedBuilder], placed: &[(&str, usize)]) -> Snapshot {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        for s in seeds {
+            snap.upsert_seed(&s.clone().build());
+        }
+        for (seed, n) in placed {
+            for i in 0..*n {
+                snap.upsert_shoot(
+                    &ShootBuilder::new("garden-x", &format!("{seed}-{i}"))
+                        .seed(seed)
+                        .build(),
+                );
+            }
+        }
+        snap
+    }
+
+    fn profile(strategy: &str) -> Profile {
+        let cfg = load_str(&format!(
+            "schedulers:\n  shoot:\n    candidateDeterminationStrategy: {strategy}\n"
+        ))
+        .unwrap();
+        Profile::from_config("default", &cfg.schedulers.shoot).unwrap()
+    }
+
+    #[test]
+    fn the_seed_with_the_fewest_shoots_wins_as_upstream() {
+        let snap = snapshot(
+            &[
+                SeedBuilder::new("a"),
+                SeedBuilder::new("b"),
+                SeedBuilder::new("c"),
+            ],
+            &[("a", 3), ("b", 1), ("c", 2)],
+        );
+        let d = schedule(
+            &ShootBuilder::new("garden-p", "s").build(),
+            &snap,
+            &Profile::upstream_default(),
+            Utc::now(),
+        )
+        .unwrap();
+        assert_eq!(d.seed, "b");
+        assert_eq!(
+            d.ranking
+                .iter()
+                .map(|s| s.seed.as_str())
+                .collect::<Vec<_>>(),
+            ["b", "c", "a"]
+        );
+    }
+
+    #[test]
+    fn ties_break_by_shoot_identity_not_list_order_and_spread_load() {
+        let snap = snapshot(&[SeedBuilder::new("a"), SeedBuilder::new("b")], &[]);
+        let p = Profile::upstream_default();
+        let mut wins = std::collections::BTreeMap::new();
+        for i in 0..200 {
+            let shoot = ShootBuilder::new("garden-p", &format!("s{i}")).build();
+            let first = schedule(&shoot, &snap, &p, Utc::now()).unwrap().seed;
+            let again = schedule(&shoot, &snap, &p, Utc::now()).unwrap().seed;
+            assert_eq!(first, again, "same input, same seed");
+            *wins.entry(first).or_insert(0) += 1;
+        }
+        assert!(
+            wins["a"] > 60 && wins["b"] > 60,
+            "equal seeds share load: {wins:?}"
+        );
+    }
+
+    #[test]
+    fn capacity_is_checked_before_the_region_strategy() {
+        // Upstream filters capacity before minimal distance: a full nearest seed does not make
+        // the shoot unschedulable while a farther seed has room.
+        let snap = snapshot(
+            &[
+                SeedBuilder::new("near")
+                    .region("eu-west-1")
+                    .allocatable("shoots", "1"),
+                SeedBuilder::new("far").region("eu-west-3"),
+            ],
+            &[("near", 1)],
+        );
+        let d = schedule(
+            &ShootBuilder::new("garden-p", "s").build(),
+            &snap,
+            &profile("MinimalDistance"),
+            Utc::now(),
+        )
+        .unwrap();
+        assert_eq!(d.seed, "far");
+        assert_eq!(d.rejected[0].stage, "SeedCapacity");
+    }
+
+    #[test]
+    fn failure_message_counts_first_rejecting_stage_per_seed() {
+        let snap = snapshot(
+            &[
+                SeedBuilder::new("a").region("us-east-1"),
+                SeedBuilder::new("b").taint("seed.gardener.cloud/protected", None),
+                SeedBuilder::new("c").allocatable("shoots", "0"),
+                SeedBuilder::new("d").region("us-east-1").taint("x", None),
+            ],
+            &[],
+        );
+        let err = schedule(
+            &ShootBuilder::new("garden-p", "s").build(),
+            &snap,
+            &Profile::upstream_default(),
+            Utc::now(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "0/4 seeds are available: 2 seed(s) had taints that the shoot does not tolerate, 1 seed(s) are in another region, 1 seed(s) have no capacity left."
+        );
+        assert!(
+            err.hints().iter().any(|h| h.contains("add a toleration")),
+            "{:?}",
+            err.hints()
+        );
+    }
+
+    #[test]
+    fn missing_cloud_profile_fails_only_that_shoot() {
+        let snap = snapshot(&[SeedBuilder::new("a")], &[]);
+        let shoot = ShootBuilder::new("garden-p", "s")
+            .cloud_profile("nope")
+            .build();
+        let err = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid shoot: spec.cloudProfile: CloudProfile \"nope\" not found"
+        );
+    }
+
+    #[test]
+    fn unparsable_shoot_selector_is_a_clear_error() {
+        let snap = snapshot(&[SeedBuilder::new("a")], &[]);
+        let mut shoot = ShootBuilder::new("garden-p", "s").build();
+        shoot.spec.seed_selector = Some(crate::api::SeedSelector {
+            label_selector: crate::api::LabelSelector {
+                match_expressions: Some(vec![
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement {
+                        key: "env".into(),
+                        operator: "Near".into(),
+                        values: None,
+                    },
+                ]),
+                ..Default::default()
+            },
+            provider_types: vec![],
+        });
+        let err = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("invalid shoot: spec.seedSelector: matchExpressions[0].operator: unsupported value \"Near\""), "{err}");
+    }
+
+    #[test]
+    fn namespaced_cloud_profile_uses_its_computed_seed_selector() {
+        let mut snap = snapshot(
+            &[
+                SeedBuilder::new("a").label("env", "dev"),
+                SeedBuilder::new("b"),
+            ],
+            &[],
+        );
+        let ncp: crate::api::NamespacedCloudProfile = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "custom", "namespace": "garden-p"},
+            "spec": {"parent": {"kind": "CloudProfile", "name": "aws"}},
+            "status": {"cloudProfileSpec": {"type": "aws", "seedSelector": {"matchLabels": {"env": "dev"}}}}
+        }))
+        .unwrap();
+        snap.upsert_namespaced_cloud_profile(&ncp);
+        let mut shoot = ShootBuilder::new("garden-p", "s").build();
+        shoot.spec.cloud_profile = Some(crate::api::CloudProfileReference {
+            kind: Some("NamespacedCloudProfile".into()),
+            name: "custom".into(),
+        });
+        let d = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now()).unwrap();
+        assert_eq!(d.seed, "a");
+        assert!(matches!(
+            d.rejected[0].reason,
+            Reason::CloudProfileSelector { .. }
+        ));
+    }
+
+    #[test]
+    fn result_is_independent_of_seed_insertion_order() {
+        let seeds = [
+            SeedBuilder::new("a"),
+            SeedBuilder::new("b"),
+            SeedBuilder::new("c"),
+            SeedBuilder::new("d"),
+        ];
+        let mut reversed = seeds.clone();
+        reversed.reverse();
+        let p = Profile::upstream_default();
+        for i in 0..20 {
+            let shoot = ShootBuilder::new("garden-p", &format!("s{i}")).build();
+            let x = schedule(&shoot, &snapshot(&seeds, &[]), &p, Utc::now()).unwrap();
+            let y = schedule(&shoot, &snapshot(&reversed, &[]), &p, Utc::now()).unwrap();
+            assert_eq!(x, y);
+        }
+    }
 }

@@ -112,19 +112,17 @@ fn recounting_every_shoot_gives_the_incremental_index() {
 
 #[test]
 fn baseline_and_indexed_scheduler_choose_the_same_seeds_along_a_stream_of_bindings() {
-    let mut g = landscape::grid(
-        GridSpec {
-            seeds: 60,
-            shoots: 4_000,
-            rng_seed: 5,
-        },
-        300,
-    );
     let seed_index = |names: &[String], n: &str| names.iter().position(|s| s == n).unwrap() as u32;
     for built in [
         profiles::weighted("w", "Scored", &latency_args()),
         profiles::upstream("SameRegion"),
     ] {
+        let spec = GridSpec {
+            seeds: 60,
+            shoots: 3_000,
+            rng_seed: 5,
+        };
+        let mut g = landscape::grid(spec, 200);
         let mut placed = 0;
         for shoot in g.pending.clone() {
             let ours = schedule(&shoot, &g.snapshot, &built.profile, now()).map(|d| d.seed);
@@ -137,12 +135,12 @@ fn baseline_and_indexed_scheduler_choose_the_same_seeds_along_a_stream_of_bindin
                 now(),
             )
             .map(|d| d.seed);
+            let name = shoot.metadata.name.as_deref().unwrap();
             assert_eq!(
                 ours.as_ref().ok(),
                 base.as_ref().ok(),
-                "{}: {}",
-                built.describe(),
-                shoot.metadata.name.as_deref().unwrap()
+                "{}: {name}",
+                built.describe()
             );
             if let Ok(seed) = ours {
                 let mut bound = shoot.clone();
@@ -154,8 +152,8 @@ fn baseline_and_indexed_scheduler_choose_the_same_seeds_along_a_stream_of_bindin
             }
         }
         assert!(
-            placed > 100,
-            "{}: only {placed}/300 placed",
+            placed > 80,
+            "{}: only {placed}/200 placed",
             built.describe()
         );
     }

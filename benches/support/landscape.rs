@@ -84,6 +84,18 @@ fn is_eu(region: &str) -> bool {
     geo::location_of(region).is_some_and(|l| l.aws.starts_with("eu-"))
 }
 
+/// How much `allocatable.shoots` a seed publishes beyond its usage.
+#[derive(Clone, Copy, Debug)]
+enum Headroom {
+    Unlimited,
+    Full,
+    /// allocatable = used × factor + 5
+    Factor(f64),
+}
+
+/// Seed indices per region of one provider.
+type RegionSeeds = Vec<(&'static str, Vec<usize>)>;
+
 #[derive(Clone, Debug)]
 struct SeedPlan {
     name: String,
@@ -98,8 +110,7 @@ struct SeedPlan {
     not_ready: bool,
     invisible: bool,
     emergency_stop: bool,
-    /// `None`: unlimited; `Some(f)`: allocatable = used × f + 5; `Some(0.0)`: full.
-    headroom: Option<f64>,
+    headroom: Headroom,
     used: u64,
 }
 
@@ -110,7 +121,7 @@ pub struct Generator {
     rng: ChaCha8Rng,
     seeds: Vec<SeedPlan>,
     /// per provider: region -> indices into `seeds`
-    by_provider: Vec<(&'static str, Vec<(&'static str, Vec<usize>)>)>,
+    by_provider: Vec<(&'static str, RegionSeeds)>,
     projects: usize,
 }
 
@@ -168,11 +179,11 @@ impl Generator {
                         invisible: rng.gen_bool(0.01),
                         emergency_stop: rng.gen_bool(0.005),
                         headroom: if headroom_roll < 0.02 {
-                            Some(0.0)
+                            Headroom::Full
                         } else if headroom_roll < 0.8 {
-                            Some(rng.gen_range(1.15..2.0))
+                            Headroom::Factor(rng.gen_range(1.15..2.0))
                         } else {
-                            None
+                            Headroom::Unlimited
                         },
                         used: 0,
                     });
@@ -385,9 +396,9 @@ fn build_seed(p: &SeedPlan) -> Seed {
         b = b.annotation(ANNOTATION_EMERGENCY_STOP, "true");
     }
     match p.headroom {
-        None => {}
-        Some(f) if f == 0.0 => b = b.allocatable("shoots", &p.used.to_string()),
-        Some(f) => {
+        Headroom::Unlimited => {}
+        Headroom::Full => b = b.allocatable("shoots", &p.used.to_string()),
+        Headroom::Factor(f) => {
             b = b.allocatable(
                 "shoots",
                 &((p.used as f64 * f).ceil() as u64 + 5).to_string(),

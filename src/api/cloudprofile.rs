@@ -12,7 +12,11 @@ use super::shoot::null_as_default;
 pub struct SeedSelector {
     #[serde(flatten)]
     pub label_selector: LabelSelector,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub provider_types: Vec<String>,
 }
 
@@ -34,7 +38,12 @@ pub struct CloudProfile {
     #[serde(default)]
     pub spec: CloudProfileSpec,
 }
-gardener_resource!(CloudProfile, "CloudProfile", "cloudprofiles", ClusterResourceScope);
+gardener_resource!(
+    CloudProfile,
+    "CloudProfile",
+    "cloudprofiles",
+    ClusterResourceScope
+);
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]

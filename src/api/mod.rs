@@ -24,8 +24,8 @@ pub use seed::{
 };
 pub use shoot::{
     AccessRestriction, ControlPlane, FailureTolerance, HighAvailability, LastOperation, Shoot,
-    ShootDns, ShootNetworking, ShootProvider, ShootSpec, ShootStatus, StatusNetworking,
-    Toleration, Worker,
+    ShootDns, ShootNetworking, ShootProvider, ShootSpec, ShootStatus, StatusNetworking, Toleration,
+    Worker,
 };
 
 /// API group and version of every Gardener type here.
@@ -69,7 +69,9 @@ macro_rules! gardener_resource {
             fn meta(&self) -> &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &self.metadata
             }
-            fn meta_mut(&mut self) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            fn meta_mut(
+                &mut self,
+            ) -> &mut k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
                 &mut self.metadata
             }
         }

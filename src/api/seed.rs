@@ -28,11 +28,19 @@ pub struct SeedSpec {
     pub provider: Option<SeedProvider>,
     #[serde(default)]
     pub settings: SeedSettings,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub taints: Vec<SeedTaint>,
     #[serde(default)]
     pub networks: SeedNetworks,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub access_restrictions: Vec<super::AccessRestriction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns: Option<SeedDns>,
@@ -47,7 +55,11 @@ pub struct SeedProvider {
     pub type_: String,
     #[serde(default)]
     pub region: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub zones: Vec<String>,
 }
 
@@ -119,7 +131,11 @@ pub struct ShootNetworkDefaults {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedDns {
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub defaults: Vec<SeedDnsDefault>,
 }
 
@@ -141,11 +157,19 @@ pub struct SeedBackup {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedStatus {
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub conditions: Vec<Condition>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_operation: Option<LastOperation>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub allocatable: BTreeMap<String, Quantity>,
 }
 

@@ -36,13 +36,21 @@ pub struct ShootSpec {
     pub purpose: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed_selector: Option<SeedSelector>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub tolerations: Vec<Toleration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub networking: Option<ShootNetworking>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<ControlPlane>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub access_restrictions: Vec<AccessRestriction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns: Option<ShootDns>,
@@ -53,7 +61,11 @@ pub struct ShootSpec {
 pub struct ShootProvider {
     #[serde(default, rename = "type")]
     pub type_: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub workers: Vec<Worker>,
 }
 
@@ -62,7 +74,11 @@ pub struct ShootProvider {
 pub struct Worker {
     #[serde(default)]
     pub name: String,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub zones: Vec<String>,
     /// Present (even as `{}`) when this pool hosts the shoot's own control plane (self-hosted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -87,7 +103,11 @@ pub struct ShootNetworking {
     pub pods: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub services: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub ip_families: Vec<String>,
 }
 
@@ -96,7 +116,11 @@ pub struct ShootNetworking {
 pub struct ControlPlane {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub high_availability: Option<HighAvailability>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "null_as_default")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub zones: Vec<String>,
 }
 
@@ -143,11 +167,23 @@ pub struct ShootStatus {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusNetworking {
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
     pub nodes: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
     pub pods: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "one_or_many")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "one_or_many"
+    )]
     pub services: Vec<String>,
 }
 

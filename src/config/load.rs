@@ -56,10 +56,12 @@ fn render(errors: &[FieldError]) -> String {
 /// Loads defaults, then `path` (if any), then the environment; validates everything.
 pub fn load(path: Option<&Path>) -> Result<SchedulerConfiguration, ConfigError> {
     let file = match path {
-        Some(p) => Some(std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
-            path: p.to_path_buf(),
-            source,
-        })?),
+        Some(p) => Some(
+            std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
+                path: p.to_path_buf(),
+                source,
+            })?,
+        ),
         None => None,
     };
     let env = Environment::with_prefix(ENV_PREFIX)
@@ -81,7 +83,10 @@ pub fn load_str(yaml: &str) -> Result<SchedulerConfiguration, ConfigError> {
     build(Some(yaml), None)
 }
 
-fn build(file: Option<&str>, env: Option<Environment>) -> Result<SchedulerConfiguration, ConfigError> {
+fn build(
+    file: Option<&str>,
+    env: Option<Environment>,
+) -> Result<SchedulerConfiguration, ConfigError> {
     let mut builder = Config::builder().add_source(File::from_str(DEFAULTS, FileFormat::Yaml));
     if let Some(text) = file
         && !text.trim().is_empty()
@@ -119,7 +124,10 @@ fn build(file: Option<&str>, env: Option<Environment>) -> Result<SchedulerConfig
         return Err(ConfigError::Invalid(errors));
     }
     let cfg: SchedulerConfiguration = serde_path_to_error::deserialize(merged).map_err(|e| {
-        ConfigError::Invalid(vec![FieldError::new(e.path().to_string(), e.into_inner().to_string())])
+        ConfigError::Invalid(vec![FieldError::new(
+            e.path().to_string(),
+            e.into_inner().to_string(),
+        )])
     })?;
     let problems = validate(&cfg);
     if problems.is_empty() {

@@ -13,3 +13,6 @@ mod validate;
 
 pub use load::{ConfigError, FieldError, load, load_str};
 pub use types::*;
+
+#[cfg(test)]
+mod tests;

@@ -199,6 +199,10 @@ pub struct ShootScheduler {
     pub scheduler_names: Vec<String>,
     pub binding_mode: BindingMode,
     pub backoff: Backoff,
+    /// An ordered chain of profiles with optional time windows; the first active entry applies.
+    /// Absent: one unconditional profile built from the keys above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profiles: Option<Vec<ProfileEntry>>,
 }
 
 impl Default for ShootScheduler {
@@ -211,6 +215,7 @@ impl Default for ShootScheduler {
             scheduler_names: vec![crate::api::DEFAULT_SCHEDULER_NAME.into()],
             binding_mode: BindingMode::Binding,
             backoff: Backoff::default(),
+            profiles: None,
         }
     }
 }
@@ -274,4 +279,66 @@ pub struct PriorityConfig {
 
 fn one() -> f64 {
     1.0
+}
+
+/// One entry of `schedulers.shoot.profiles`.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ProfileEntry {
+    /// Defaults to the entry's index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ScheduleConfig>,
+    /// No shoot is bound while this entry is the active one.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub freeze: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<ProfileConfig>,
+}
+
+/// When an entry is active. Timestamps and durations stay strings here so that validation can
+/// name the field of a malformed value.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ScheduleConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub between: Option<BetweenConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub active_period: Option<ActivePeriodConfig>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct BetweenConfig {
+    /// RFC 3339 with an explicit offset; inclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start: Option<String>,
+    /// RFC 3339 with an explicit offset; exclusive.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ActivePeriodConfig {
+    /// A standard 5-field cron expression or a descriptor such as `@daily`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_cron: Option<String>,
+    /// IANA zone the cron is evaluated in; default UTC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
+    /// How long each window lasts after a fire (`5h`, `90m`); absent: until the next fire.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration: Option<String>,
+}
+
+/// The scheduling part of a profile entry; absent keys take the plain `schedulers.shoot` values.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ProfileConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub candidate_determination_strategy: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub priorities: Option<Vec<PriorityConfig>>,
 }

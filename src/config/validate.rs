@@ -2,7 +2,7 @@ use std::net::IpAddr;
 
 use super::load::FieldError;
 use super::types::*;
-use crate::profile::Profile;
+use crate::chain::ProfileChain;
 
 /// Every semantic problem of a configuration, each with its field path.
 pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
@@ -10,17 +10,35 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     let mut err = |path: &str, msg: String| e.push(FieldError::new(path, msg));
 
     if cfg.api_version != API_VERSION {
-        err("apiVersion", format!("unsupported value {:?}: supported values: {API_VERSION:?}", cfg.api_version));
+        err(
+            "apiVersion",
+            format!(
+                "unsupported value {:?}: supported values: {API_VERSION:?}",
+                cfg.api_version
+            ),
+        );
     }
     if cfg.kind != KIND {
-        err("kind", format!("unsupported value {:?}: supported values: {KIND:?}", cfg.kind));
+        err(
+            "kind",
+            format!(
+                "unsupported value {:?}: supported values: {KIND:?}",
+                cfg.kind
+            ),
+        );
     }
     let cc = &cfg.client_connection;
     if !(cc.qps.is_finite() && cc.qps >= 0.0) {
-        err("clientConnection.qps", format!("must be >= 0, got {}", cc.qps));
+        err(
+            "clientConnection.qps",
+            format!("must be >= 0, got {}", cc.qps),
+        );
     }
     if cc.burst < 0 {
-        err("clientConnection.burst", format!("must be >= 0, got {}", cc.burst));
+        err(
+            "clientConnection.burst",
+            format!("must be >= 0, got {}", cc.burst),
+        );
     }
 
     let le = &cfg.leader_election;
@@ -35,19 +53,31 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
             }
         }
         if le.lease_duration <= le.renew_deadline {
-            err("leaderElection.leaseDuration", format!(
-                "must be greater than renewDeadline ({:?} <= {:?})",
-                le.lease_duration, le.renew_deadline
-            ));
+            err(
+                "leaderElection.leaseDuration",
+                format!(
+                    "must be greater than renewDeadline ({:?} <= {:?})",
+                    le.lease_duration, le.renew_deadline
+                ),
+            );
         }
         if le.renew_deadline <= le.retry_period {
-            err("leaderElection.renewDeadline", format!(
-                "must be greater than retryPeriod ({:?} <= {:?})",
-                le.renew_deadline, le.retry_period
-            ));
+            err(
+                "leaderElection.renewDeadline",
+                format!(
+                    "must be greater than retryPeriod ({:?} <= {:?})",
+                    le.renew_deadline, le.retry_period
+                ),
+            );
         }
         if le.resource_lock != "leases" {
-            err("leaderElection.resourceLock", format!("unsupported value {:?}: supported values: \"leases\"", le.resource_lock));
+            err(
+                "leaderElection.resourceLock",
+                format!(
+                    "unsupported value {:?}: supported values: \"leases\"",
+                    le.resource_lock
+                ),
+            );
         }
         if le.resource_name.is_empty() {
             err("leaderElection.resourceName", "is required".into());
@@ -57,46 +87,85 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         }
     }
 
-    for (path, server) in [("server.healthProbes", &cfg.server.health_probes), ("server.metrics", &cfg.server.metrics)] {
+    for (path, server) in [
+        ("server.healthProbes", &cfg.server.health_probes),
+        ("server.metrics", &cfg.server.metrics),
+    ] {
         if !(1..=65535).contains(&server.port) {
-            err(&format!("{path}.port"), format!("must be between 1 and 65535, got {}", server.port));
+            err(
+                &format!("{path}.port"),
+                format!("must be between 1 and 65535, got {}", server.port),
+            );
         }
         if !server.bind_address.is_empty() && server.bind_address.parse::<IpAddr>().is_err() {
-            err(&format!("{path}.bindAddress"), format!("{:?} is not an IP address", server.bind_address));
+            err(
+                &format!("{path}.bindAddress"),
+                format!("{:?} is not an IP address", server.bind_address),
+            );
         }
     }
     if cfg.server.health_probes.port == cfg.server.metrics.port {
-        err("server.metrics.port", format!("must differ from server.healthProbes.port ({})", cfg.server.metrics.port));
+        err(
+            "server.metrics.port",
+            format!(
+                "must differ from server.healthProbes.port ({})",
+                cfg.server.metrics.port
+            ),
+        );
     }
 
     if cfg.schedulers.backup_bucket.concurrent_syncs < 0 {
-        err("schedulers.backupBucket.concurrentSyncs", format!("must be >= 0, got {}", cfg.schedulers.backup_bucket.concurrent_syncs));
+        err(
+            "schedulers.backupBucket.concurrentSyncs",
+            format!(
+                "must be >= 0, got {}",
+                cfg.schedulers.backup_bucket.concurrent_syncs
+            ),
+        );
     }
     let shoot = &cfg.schedulers.shoot;
     if !(1..=1000).contains(&shoot.concurrent_syncs) {
-        err("schedulers.shoot.concurrentSyncs", format!("must be between 1 and 1000, got {}", shoot.concurrent_syncs));
+        err(
+            "schedulers.shoot.concurrentSyncs",
+            format!("must be between 1 and 1000, got {}", shoot.concurrent_syncs),
+        );
     }
     if shoot.retry_sync_period.is_zero() {
-        err("schedulers.shoot.retrySyncPeriod", "must be greater than zero".into());
+        err(
+            "schedulers.shoot.retrySyncPeriod",
+            "must be greater than zero".into(),
+        );
     }
     if shoot.scheduler_names.is_empty() {
-        err("schedulers.shoot.schedulerNames", "must name at least one scheduler".into());
+        err(
+            "schedulers.shoot.schedulerNames",
+            "must name at least one scheduler".into(),
+        );
     }
     for (i, n) in shoot.scheduler_names.iter().enumerate() {
         if n.is_empty() {
-            err(&format!("schedulers.shoot.schedulerNames[{i}]"), "must not be empty".into());
+            err(
+                &format!("schedulers.shoot.schedulerNames[{i}]"),
+                "must not be empty".into(),
+            );
         }
     }
     if shoot.backoff.initial.is_zero() {
-        err("schedulers.shoot.backoff.initial", "must be greater than zero".into());
+        err(
+            "schedulers.shoot.backoff.initial",
+            "must be greater than zero".into(),
+        );
     }
     if shoot.backoff.max < shoot.backoff.initial {
-        err("schedulers.shoot.backoff.max", format!(
-            "must be at least backoff.initial ({:?} < {:?})",
-            shoot.backoff.max, shoot.backoff.initial
-        ));
+        err(
+            "schedulers.shoot.backoff.max",
+            format!(
+                "must be at least backoff.initial ({:?} < {:?})",
+                shoot.backoff.max, shoot.backoff.initial
+            ),
+        );
     }
-    if let Err(mut problems) = Profile::from_config("default", shoot) {
+    if let Err(mut problems) = ProfileChain::from_config(shoot) {
         e.append(&mut problems);
     }
     e

@@ -36,10 +36,30 @@ mod tests {
     #[test]
     fn access_restrictions_table() {
         let cases = [
-            ("no restriction requested", ShootBuilder::new("garden-a", "s"), SeedBuilder::new("s1"), true),
-            ("requested restriction offered", ShootBuilder::new("garden-a", "s").access_restriction("eu-access-only"), SeedBuilder::new("s1").access_restriction("eu-access-only"), true),
-            ("requested restriction not offered", ShootBuilder::new("garden-a", "s").access_restriction("eu-access-only"), SeedBuilder::new("s1"), false),
-            ("seed offering a restriction still takes unrestricted shoots", ShootBuilder::new("garden-a", "s"), SeedBuilder::new("s1").access_restriction("eu-access-only"), true),
+            (
+                "no restriction requested",
+                ShootBuilder::new("garden-a", "s"),
+                SeedBuilder::new("s1"),
+                true,
+            ),
+            (
+                "requested restriction offered",
+                ShootBuilder::new("garden-a", "s").access_restriction("eu-access-only"),
+                SeedBuilder::new("s1").access_restriction("eu-access-only"),
+                true,
+            ),
+            (
+                "requested restriction not offered",
+                ShootBuilder::new("garden-a", "s").access_restriction("eu-access-only"),
+                SeedBuilder::new("s1"),
+                false,
+            ),
+            (
+                "seed offering a restriction still takes unrestricted shoots",
+                ShootBuilder::new("garden-a", "s"),
+                SeedBuilder::new("s1").access_restriction("eu-access-only"),
+                true,
+            ),
         ];
         for (name, shoot, seed, ok) in cases {
             let got = run(&AccessRestrictions, &shoot.build(), &seed.build(), &[], &[]);

@@ -55,16 +55,27 @@ mod tests {
     fn kept(domain: &str) -> Vec<bool> {
         let mut snap = Snapshot::new();
         snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
-        let a = SeedBuilder::new("a").default_domain("a.example.com").build();
-        let b = SeedBuilder::new("b").default_domain("b.example.com").build();
+        let a = SeedBuilder::new("a")
+            .default_domain("a.example.com")
+            .build();
+        let b = SeedBuilder::new("b")
+            .default_domain("b.example.com")
+            .build();
         let c = SeedBuilder::new("c").build();
         for s in [&a, &b, &c] {
             snap.upsert_seed(s);
         }
-        let shoot = ShootBuilder::new("garden-dev", "web").domain(domain).build();
+        let shoot = ShootBuilder::new("garden-dev", "web")
+            .domain(domain)
+            .build();
         let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
         let infos: Vec<&SeedInfo> = snap.seeds().collect();
-        DefaultDomain.narrow(&cx, &infos, &snap).unwrap().iter().map(Option::is_none).collect()
+        DefaultDomain
+            .narrow(&cx, &infos, &snap)
+            .unwrap()
+            .iter()
+            .map(Option::is_none)
+            .collect()
     }
 
     #[test]

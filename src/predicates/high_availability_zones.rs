@@ -38,9 +38,13 @@ mod tests {
             ("non ha shoot on one zone seed", "", 1, true),
         ];
         for (name, ft, zones, ok) in cases {
-            let shoot = ShootBuilder::new("garden-a", "s").failure_tolerance(ft).build();
+            let shoot = ShootBuilder::new("garden-a", "s")
+                .failure_tolerance(ft)
+                .build();
             let zones: Vec<String> = (0..zones).map(|i| format!("z{i}")).collect();
-            let seed = SeedBuilder::new("s1").zones(&zones.iter().map(String::as_str).collect::<Vec<_>>()).build();
+            let seed = SeedBuilder::new("s1")
+                .zones(&zones.iter().map(String::as_str).collect::<Vec<_>>())
+                .build();
             let got = run(&HighAvailabilityZones, &shoot, &seed, &[], &[]);
             assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
         }

@@ -10,10 +10,17 @@ use super::Predicate;
 
 /// Ranges Gardener reserves for its own use; no shoot network may reach into them.
 static RESERVED: LazyLock<Vec<IpNet>> = LazyLock::new(|| {
-    ["240.0.0.0/8", "241.0.0.0/8", "242.0.0.0/8", "243.0.0.0/8", "244.0.0.0/8", "fd8f:6d53:b97a:1::/96"]
-        .iter()
-        .map(|s| s.parse().expect("static CIDR"))
-        .collect()
+    [
+        "240.0.0.0/8",
+        "241.0.0.0/8",
+        "242.0.0.0/8",
+        "243.0.0.0/8",
+        "244.0.0.0/8",
+        "fd8f:6d53:b97a:1::/96",
+    ]
+    .iter()
+    .map(|s| s.parse().expect("static CIDR"))
+    .collect()
 });
 
 fn overlaps(a: &IpNet, b: &IpNet) -> bool {
@@ -98,17 +105,83 @@ mod tests {
     #[test]
     fn networks_table() {
         let cases = [
-            ("ipv4 overlap with the seed is allowed", ShootBuilder::new("garden-a", "s").nodes("10.250.0.0/16"), SeedBuilder::new("s1").networks("10.250.0.0/16", "100.96.0.0/11", "100.64.0.0/13"), true),
-            ("ipv6 nodes overlapping seed pods are rejected", ShootBuilder::new("garden-a", "s").ip_families(&["IPv6"]).nodes("2001:db8:1:5::/64"), v6_seed(), false),
-            ("ipv6 nodes disjoint from seed are accepted", ShootBuilder::new("garden-a", "s").ip_families(&["IPv6"]).nodes("2001:db8:9::/64"), v6_seed(), true),
-            ("shoot pods in reserved range are rejected", ShootBuilder::new("garden-a", "s").pods("240.1.0.0/16"), SeedBuilder::new("s1"), false),
-            ("shoot services in 244/8 are rejected", ShootBuilder::new("garden-a", "s").services("244.0.0.0/16"), SeedBuilder::new("s1"), false),
-            ("shoot network in reserved ipv6 range is rejected", ShootBuilder::new("garden-a", "s").ip_families(&["IPv6"]).nodes("fd8f:6d53:b97a:1::/112"), SeedBuilder::new("s1"), false),
-            ("245/8 is not reserved", ShootBuilder::new("garden-a", "s").pods("245.0.0.0/16"), SeedBuilder::new("s1"), true),
-            ("ipv6 seed default pods fill a missing shoot pods network", ShootBuilder::new("garden-a", "s").ip_families(&["IPv6"]).nodes("2001:db8:9::/64"), v6_seed().shoot_defaults(Some("2001:db8:1:1::/64"), None), false),
-            ("ipv6 seed default is ignored for an ipv4 shoot", ShootBuilder::new("garden-a", "s").nodes("10.1.0.0/16"), v6_seed().shoot_defaults(Some("2001:db8:1:1::/64"), None), true),
-            ("status networking is checked too", ShootBuilder::new("garden-a", "s").ip_families(&["IPv6"]).nodes("2001:db8:9::/64").status_pods("2001:db8:2::/112"), v6_seed(), false),
-            ("shoot without networking is not checked", ShootBuilder::new("garden-a", "s").no_networking(), v6_seed(), true),
+            (
+                "ipv4 overlap with the seed is allowed",
+                ShootBuilder::new("garden-a", "s").nodes("10.250.0.0/16"),
+                SeedBuilder::new("s1").networks("10.250.0.0/16", "100.96.0.0/11", "100.64.0.0/13"),
+                true,
+            ),
+            (
+                "ipv6 nodes overlapping seed pods are rejected",
+                ShootBuilder::new("garden-a", "s")
+                    .ip_families(&["IPv6"])
+                    .nodes("2001:db8:1:5::/64"),
+                v6_seed(),
+                false,
+            ),
+            (
+                "ipv6 nodes disjoint from seed are accepted",
+                ShootBuilder::new("garden-a", "s")
+                    .ip_families(&["IPv6"])
+                    .nodes("2001:db8:9::/64"),
+                v6_seed(),
+                true,
+            ),
+            (
+                "shoot pods in reserved range are rejected",
+                ShootBuilder::new("garden-a", "s").pods("240.1.0.0/16"),
+                SeedBuilder::new("s1"),
+                false,
+            ),
+            (
+                "shoot services in 244/8 are rejected",
+                ShootBuilder::new("garden-a", "s").services("244.0.0.0/16"),
+                SeedBuilder::new("s1"),
+                false,
+            ),
+            (
+                "shoot network in reserved ipv6 range is rejected",
+                ShootBuilder::new("garden-a", "s")
+                    .ip_families(&["IPv6"])
+                    .nodes("fd8f:6d53:b97a:1::/112"),
+                SeedBuilder::new("s1"),
+                false,
+            ),
+            (
+                "245/8 is not reserved",
+                ShootBuilder::new("garden-a", "s").pods("245.0.0.0/16"),
+                SeedBuilder::new("s1"),
+                true,
+            ),
+            (
+                "ipv6 seed default pods fill a missing shoot pods network",
+                ShootBuilder::new("garden-a", "s")
+                    .ip_families(&["IPv6"])
+                    .nodes("2001:db8:9::/64"),
+                v6_seed().shoot_defaults(Some("2001:db8:1:1::/64"), None),
+                false,
+            ),
+            (
+                "ipv6 seed default is ignored for an ipv4 shoot",
+                ShootBuilder::new("garden-a", "s").nodes("10.1.0.0/16"),
+                v6_seed().shoot_defaults(Some("2001:db8:1:1::/64"), None),
+                true,
+            ),
+            (
+                "status networking is checked too",
+                ShootBuilder::new("garden-a", "s")
+                    .ip_families(&["IPv6"])
+                    .nodes("2001:db8:9::/64")
+                    .status_pods("2001:db8:2::/112"),
+                v6_seed(),
+                false,
+            ),
+            (
+                "shoot without networking is not checked",
+                ShootBuilder::new("garden-a", "s").no_networking(),
+                v6_seed(),
+                true,
+            ),
         ];
         for (name, shoot, seed, ok) in cases {
             let got = run(&Networks, &shoot.build(), &seed.build(), &[], &[]);

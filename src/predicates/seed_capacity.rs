@@ -35,7 +35,13 @@ mod tests {
     fn seed_capacity_table() {
         let shoot = ShootBuilder::new("garden-a", "new").build();
         let placed = |n: usize| -> Vec<_> {
-            (0..n).map(|i| ShootBuilder::new("garden-a", &format!("p{i}")).seed("s1").build()).collect()
+            (0..n)
+                .map(|i| {
+                    ShootBuilder::new("garden-a", &format!("p{i}"))
+                        .seed("s1")
+                        .build()
+                })
+                .collect()
         };
         let cases = [
             ("no allocatable means unlimited", None, 10, true),
@@ -56,7 +62,10 @@ mod tests {
     #[test]
     fn migrating_shoot_counts_on_its_source_seed() {
         let shoot = ShootBuilder::new("garden-a", "new").build();
-        let migrating = ShootBuilder::new("garden-a", "m").seed("s2").status_seed("s1").build();
+        let migrating = ShootBuilder::new("garden-a", "m")
+            .seed("s2")
+            .status_seed("s1")
+            .build();
         let seed = SeedBuilder::new("s1").allocatable("shoots", "1").build();
         assert!(run(&SeedCapacity, &shoot, &seed, &[migrating], &[]).is_err());
     }

@@ -45,13 +45,48 @@ mod tests {
     fn taints_table() {
         let p = "seed.gardener.cloud/protected";
         let cases = [
-            ("untainted seed takes any shoot", SeedBuilder::new("s1"), ShootBuilder::new("garden-a", "s"), true),
-            ("taint without toleration rejects", SeedBuilder::new("s1").taint(p, None), ShootBuilder::new("garden-a", "s"), false),
-            ("taint_without_value_is_tolerated_by_any_toleration_with_same_key", SeedBuilder::new("s1").taint(p, None), ShootBuilder::new("garden-a", "s").toleration(p, Some("whatever")), true),
-            ("taint with value needs the same value", SeedBuilder::new("s1").taint("dedicated", Some("payments")), ShootBuilder::new("garden-a", "s").toleration("dedicated", Some("web")), false),
-            ("taint with value tolerated by equal value", SeedBuilder::new("s1").taint("dedicated", Some("payments")), ShootBuilder::new("garden-a", "s").toleration("dedicated", Some("payments")), true),
-            ("taint with value not tolerated by valueless toleration", SeedBuilder::new("s1").taint("dedicated", Some("payments")), ShootBuilder::new("garden-a", "s").toleration("dedicated", None), false),
-            ("every taint must be tolerated", SeedBuilder::new("s1").taint("a", None).taint("b", None), ShootBuilder::new("garden-a", "s").toleration("a", None), false),
+            (
+                "untainted seed takes any shoot",
+                SeedBuilder::new("s1"),
+                ShootBuilder::new("garden-a", "s"),
+                true,
+            ),
+            (
+                "taint without toleration rejects",
+                SeedBuilder::new("s1").taint(p, None),
+                ShootBuilder::new("garden-a", "s"),
+                false,
+            ),
+            (
+                "taint_without_value_is_tolerated_by_any_toleration_with_same_key",
+                SeedBuilder::new("s1").taint(p, None),
+                ShootBuilder::new("garden-a", "s").toleration(p, Some("whatever")),
+                true,
+            ),
+            (
+                "taint with value needs the same value",
+                SeedBuilder::new("s1").taint("dedicated", Some("payments")),
+                ShootBuilder::new("garden-a", "s").toleration("dedicated", Some("web")),
+                false,
+            ),
+            (
+                "taint with value tolerated by equal value",
+                SeedBuilder::new("s1").taint("dedicated", Some("payments")),
+                ShootBuilder::new("garden-a", "s").toleration("dedicated", Some("payments")),
+                true,
+            ),
+            (
+                "taint with value not tolerated by valueless toleration",
+                SeedBuilder::new("s1").taint("dedicated", Some("payments")),
+                ShootBuilder::new("garden-a", "s").toleration("dedicated", None),
+                false,
+            ),
+            (
+                "every taint must be tolerated",
+                SeedBuilder::new("s1").taint("a", None).taint("b", None),
+                ShootBuilder::new("garden-a", "s").toleration("a", None),
+                false,
+            ),
         ];
         for (name, seed, shoot, ok) in cases {
             let got = run(&Taints, &shoot.build(), &seed.build(), &[], &[]);

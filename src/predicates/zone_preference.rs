@@ -21,7 +21,8 @@ impl SetStep for ZonePreference {
         seeds: &[&SeedInfo],
         _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        let applies = !cx.zone_ha && cx.control_plane_zones.is_empty() && !cx.worker_zones.is_empty();
+        let applies =
+            !cx.zone_ha && cx.control_plane_zones.is_empty() && !cx.worker_zones.is_empty();
         let preferred = |s: &SeedInfo| {
             s.zone_mode != ZoneMode::Prefer || s.zones.iter().any(|z| cx.worker_zones.contains(z))
         };
@@ -47,16 +48,27 @@ mod tests {
         snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
         let shoot = shoot.build();
         let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
-        let infos: Vec<SeedInfo> = seeds.iter().map(|s| SeedInfo::from_seed(&s.clone().build())).collect();
+        let infos: Vec<SeedInfo> = seeds
+            .iter()
+            .map(|s| SeedInfo::from_seed(&s.clone().build()))
+            .collect();
         let refs: Vec<&SeedInfo> = infos.iter().collect();
-        ZonePreference.narrow(&cx, &refs, &snap).unwrap().iter().map(Option::is_none).collect()
+        ZonePreference
+            .narrow(&cx, &refs, &snap)
+            .unwrap()
+            .iter()
+            .map(Option::is_none)
+            .collect()
     }
 
     #[test]
     fn prefer_seeds_without_overlap_drop_out_when_others_remain() {
         let kept = narrow(
             ShootBuilder::new("garden-a", "s").worker_zones(&["a"]),
-            &[SeedBuilder::new("p").zones(&["x"]).zone_mode("Prefer"), SeedBuilder::new("n").zones(&["y"])],
+            &[
+                SeedBuilder::new("p").zones(&["x"]).zone_mode("Prefer"),
+                SeedBuilder::new("n").zones(&["y"]),
+            ],
         );
         assert_eq!(kept, vec![false, true]);
     }
@@ -65,7 +77,10 @@ mod tests {
     fn prefer_seed_with_overlap_stays() {
         let kept = narrow(
             ShootBuilder::new("garden-a", "s").worker_zones(&["a"]),
-            &[SeedBuilder::new("p").zones(&["a"]).zone_mode("Prefer"), SeedBuilder::new("q").zones(&["b"]).zone_mode("Prefer")],
+            &[
+                SeedBuilder::new("p").zones(&["a"]).zone_mode("Prefer"),
+                SeedBuilder::new("q").zones(&["b"]).zone_mode("Prefer"),
+            ],
         );
         assert_eq!(kept, vec![true, false]);
     }
@@ -74,7 +89,10 @@ mod tests {
     fn preference_falls_back_when_it_would_leave_nothing() {
         let kept = narrow(
             ShootBuilder::new("garden-a", "s").worker_zones(&["a"]),
-            &[SeedBuilder::new("p").zones(&["x"]).zone_mode("Prefer"), SeedBuilder::new("q").zones(&["y"]).zone_mode("Prefer")],
+            &[
+                SeedBuilder::new("p").zones(&["x"]).zone_mode("Prefer"),
+                SeedBuilder::new("q").zones(&["y"]).zone_mode("Prefer"),
+            ],
         );
         assert_eq!(kept, vec![true, true]);
     }
@@ -83,7 +101,10 @@ mod tests {
     fn workers_without_zones_keep_everything() {
         let kept = narrow(
             ShootBuilder::new("garden-a", "s"),
-            &[SeedBuilder::new("p").zones(&["x"]).zone_mode("Prefer"), SeedBuilder::new("n").zones(&["y"])],
+            &[
+                SeedBuilder::new("p").zones(&["x"]).zone_mode("Prefer"),
+                SeedBuilder::new("n").zones(&["y"]),
+            ],
         );
         assert_eq!(kept, vec![true, true]);
     }

@@ -50,7 +50,11 @@ pub fn build(cfg: &PriorityConfig, path: &str) -> Result<Box<dyn Priority>, Vec<
             format!(
                 "unsupported value {:?}: supported values: {}",
                 cfg.name,
-                names().iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(", ")
+                names()
+                    .iter()
+                    .map(|n| format!("{n:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         )]);
     };
@@ -67,16 +71,22 @@ pub fn parse_args<T: DeserializeOwned + Default>(
     }
     serde_path_to_error::deserialize(args.clone()).map_err(|e| {
         let inner = e.path().to_string();
-        let p = if inner == "." { path.to_string() } else { format!("{path}.{inner}") };
+        let p = if inner == "." {
+            path.to_string()
+        } else {
+            format!("{path}.{inner}")
+        };
         vec![FieldError::new(p, e.into_inner().to_string())]
     })
 }
 
 /// Linear map where the smallest raw value scores 100 and the largest 0; all equal -> 100.
 pub fn lower_is_better(raw: &[RawScore]) -> Vec<f64> {
-    let (min, max) = raw.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
-        (lo.min(r.value), hi.max(r.value))
-    });
+    let (min, max) = raw
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+            (lo.min(r.value), hi.max(r.value))
+        });
     raw.iter()
         .map(|r| {
             if max > min {
@@ -93,22 +103,43 @@ mod tests {
     use super::*;
 
     fn raw(values: &[f64]) -> Vec<RawScore> {
-        values.iter().map(|v| RawScore { value: *v, detail: String::new() }).collect()
+        values
+            .iter()
+            .map(|v| RawScore {
+                value: *v,
+                detail: String::new(),
+            })
+            .collect()
     }
 
     #[test]
     fn lower_is_better_edges() {
-        assert_eq!(lower_is_better(&raw(&[0.0, 5.0, 10.0])), vec![100.0, 50.0, 0.0]);
-        assert_eq!(lower_is_better(&raw(&[3.0, 3.0])), vec![100.0, 100.0], "all equal");
+        assert_eq!(
+            lower_is_better(&raw(&[0.0, 5.0, 10.0])),
+            vec![100.0, 50.0, 0.0]
+        );
+        assert_eq!(
+            lower_is_better(&raw(&[3.0, 3.0])),
+            vec![100.0, 100.0],
+            "all equal"
+        );
         assert_eq!(lower_is_better(&raw(&[7.0])), vec![100.0], "one seed");
         assert!(lower_is_better(&raw(&[])).is_empty());
     }
 
     #[test]
     fn unknown_priority_name_lists_supported_values() {
-        let cfg = PriorityConfig { name: "Nope".into(), weight: 1.0, args: serde_json::Value::Null };
+        let cfg = PriorityConfig {
+            name: "Nope".into(),
+            weight: 1.0,
+            args: serde_json::Value::Null,
+        };
         let errs = build(&cfg, "schedulers.shoot.priorities[0]").err().unwrap();
         assert_eq!(errs[0].path, "schedulers.shoot.priorities[0].name");
-        assert!(errs[0].message.contains("\"ShootCount\""), "{}", errs[0].message);
+        assert!(
+            errs[0].message.contains("\"ShootCount\""),
+            "{}",
+            errs[0].message
+        );
     }
 }

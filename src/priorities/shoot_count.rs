@@ -18,7 +18,10 @@ struct Args {
     relative_to_capacity: bool,
 }
 
-pub(super) fn build(args: &serde_json::Value, path: &str) -> Result<Box<dyn Priority>, Vec<FieldError>> {
+pub(super) fn build(
+    args: &serde_json::Value,
+    path: &str,
+) -> Result<Box<dyn Priority>, Vec<FieldError>> {
     let a: Args = parse_args(args, path)?;
     Ok(Box::new(ShootCount {
         relative_to_capacity: a.relative_to_capacity,
@@ -77,34 +80,55 @@ mod tests {
             }
             snap.upsert_seed(&b.build());
             for i in 0..*used {
-                snap.upsert_shoot(&ShootBuilder::new("garden-x", &format!("{name}-{i}")).seed(name).build());
+                snap.upsert_shoot(
+                    &ShootBuilder::new("garden-x", &format!("{name}-{i}"))
+                        .seed(name)
+                        .build(),
+                );
             }
         }
         let shoot = ShootBuilder::new("garden-a", "new").build();
         let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
         let infos: Vec<&SeedInfo> = snap.seeds().collect();
         let raw = p.raw(&cx, &infos, &snap);
-        p.normalize(&raw).into_iter().zip(raw.into_iter().map(|r| r.detail)).collect()
+        p.normalize(&raw)
+            .into_iter()
+            .zip(raw.into_iter().map(|r| r.detail))
+            .collect()
     }
 
     #[test]
     fn fewer_shoots_score_higher() {
-        let got = scores(&ShootCount::new(false), &[("a", None, 4), ("b", None, 0), ("c", None, 2)]);
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![0.0, 100.0, 50.0]);
+        let got = scores(
+            &ShootCount::new(false),
+            &[("a", None, 4), ("b", None, 0), ("c", None, 2)],
+        );
+        assert_eq!(
+            got.iter().map(|g| g.0).collect::<Vec<_>>(),
+            vec![0.0, 100.0, 50.0]
+        );
         assert_eq!(got[0].1, "4 shoots");
     }
 
     #[test]
     fn relative_to_capacity_prefers_the_emptier_seed_by_share() {
         // a: 4/100 = 0.04, b: 2/4 = 0.5 -> a wins although it has more shoots.
-        let got = scores(&ShootCount::new(true), &[("a", Some("100"), 4), ("b", Some("4"), 2)]);
-        assert_eq!(got.iter().map(|g| g.0).collect::<Vec<_>>(), vec![100.0, 0.0]);
+        let got = scores(
+            &ShootCount::new(true),
+            &[("a", Some("100"), 4), ("b", Some("4"), 2)],
+        );
+        assert_eq!(
+            got.iter().map(|g| g.0).collect::<Vec<_>>(),
+            vec![100.0, 0.0]
+        );
         assert_eq!(got[1].1, "2/4 shoots");
     }
 
     #[test]
     fn unknown_args_are_rejected_with_path() {
-        let errs = build(&serde_json::json!({"relative": true}), "p.args").err().unwrap();
+        let errs = build(&serde_json::json!({"relative": true}), "p.args")
+            .err()
+            .unwrap();
         assert!(errs[0].path.starts_with("p.args"), "{:?}", errs);
         assert!(errs[0].message.contains("unknown field"), "{:?}", errs);
     }

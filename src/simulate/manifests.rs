@@ -130,7 +130,8 @@ impl Landscape {
                     .cloned()
                     .unwrap_or_default();
                 for (i, item) in items.into_iter().enumerate() {
-                    self.add_value(item).map_err(|e| format!("items[{i}]: {e}"))?;
+                    self.add_value(item)
+                        .map_err(|e| format!("items[{i}]: {e}"))?;
                 }
             }
             (api_version, kind) => {
@@ -144,8 +145,7 @@ impl Landscape {
 }
 
 fn typed<T: DeserializeOwned>(value: &serde_yaml_ng::Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(value.clone())
-        .map_err(|e| {
+    serde_path_to_error::deserialize(value.clone()).map_err(|e| {
         let path = e.path().to_string();
         format!("{path}: {}", e.into_inner())
     })
@@ -181,7 +181,10 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestError> {
     for e in entries {
         if e.is_dir() {
             collect(&e, out)?;
-        } else if matches!(e.extension().and_then(|x| x.to_str()), Some("yaml" | "yml" | "json")) {
+        } else if matches!(
+            e.extension().and_then(|x| x.to_str()),
+            Some("yaml" | "yml" | "json")
+        ) {
             out.push(e);
         }
     }

@@ -7,7 +7,12 @@ use crate::schedule::{Decision, FitError};
 
 /// One row per shoot: shoot, seed or `-`, total score, short reason.
 pub fn render_table(sim: &Simulation) -> String {
-    let mut rows: Vec<[String; 4]> = vec![["SHOOT".into(), "SEED".into(), "SCORE".into(), "REASON".into()]];
+    let mut rows: Vec<[String; 4]> = vec![[
+        "SHOOT".into(),
+        "SEED".into(),
+        "SCORE".into(),
+        "REASON".into(),
+    ]];
     for o in &sim.outcomes {
         rows.push(match &o.result {
             Ok(d) => [
@@ -41,8 +46,16 @@ pub fn render_table(sim: &Simulation) -> String {
 
 fn success_reason(d: &Decision) -> String {
     let w = d.winner();
-    let best: Vec<String> = w.priorities.iter().map(|p| format!("{} ({})", p.name, p.detail)).collect();
-    format!("best of {} feasible seed(s): {}", d.ranking.len(), best.join(", "))
+    let best: Vec<String> = w
+        .priorities
+        .iter()
+        .map(|p| format!("{} ({})", p.name, p.detail))
+        .collect();
+    format!(
+        "best of {} feasible seed(s): {}",
+        d.ranking.len(),
+        best.join(", ")
+    )
 }
 
 /// `{"decisions":[{"shoot","seed","error","scores"}], "explanations":[...]}`.
@@ -109,7 +122,12 @@ fn explanation_json(shoot: &str, result: &Result<Decision, FitError>) -> Value {
 fn rejections_json(rejected: &[crate::schedule::Rejection]) -> Value {
     let m: Map<String, Value> = rejected
         .iter()
-        .map(|r| (r.seed.clone(), json!({"stage": r.stage, "reason": r.reason.to_string()})))
+        .map(|r| {
+            (
+                r.seed.clone(),
+                json!({"stage": r.stage, "reason": r.reason.to_string()}),
+            )
+        })
         .collect();
     Value::Object(m)
 }
@@ -123,7 +141,9 @@ pub fn render_yaml(landscape: &Landscape, sim: &Simulation) -> String {
     let mut docs: Vec<serde_yaml_ng::Value> = landscape.shoot_docs.clone();
     for o in &sim.outcomes {
         if let Ok(d) = &o.result
-            && let Some(spec) = docs[o.index].get_mut("spec").and_then(|s| s.as_mapping_mut())
+            && let Some(spec) = docs[o.index]
+                .get_mut("spec")
+                .and_then(|s| s.as_mapping_mut())
         {
             spec.insert("seedName".into(), d.seed.clone().into());
         }
@@ -140,9 +160,17 @@ pub fn render_explain(shoot: &str, result: &Result<Decision, FitError>) -> Strin
     let mut out = format!("Shoot {shoot}\n");
     let rejected = match result {
         Ok(d) => {
-            out.push_str(&format!("Scheduled to seed {:?} by profile {:?}\n\nFeasible seeds, best first:\n", d.seed, d.profile));
+            out.push_str(&format!(
+                "Scheduled to seed {:?} by profile {:?}\n\nFeasible seeds, best first:\n",
+                d.seed, d.profile
+            ));
             for (rank, s) in d.ranking.iter().enumerate() {
-                out.push_str(&format!("  {}. {:<24} total {:>8.2}\n", rank + 1, s.seed, s.total.into_inner()));
+                out.push_str(&format!(
+                    "  {}. {:<24} total {:>8.2}\n",
+                    rank + 1,
+                    s.seed,
+                    s.total.into_inner()
+                ));
                 for p in &s.priorities {
                     out.push_str(&format!(
                         "       {:<20} {:>6.2} × {:<5} = {:>8.2}   {}\n",

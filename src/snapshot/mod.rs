@@ -43,7 +43,9 @@ impl CloudProfileInfo {
         CloudProfileInfo {
             display,
             root_name,
-            provider_types: seed_selector.map(|s| s.provider_types.clone()).unwrap_or_default(),
+            provider_types: seed_selector
+                .map(|s| s.provider_types.clone())
+                .unwrap_or_default(),
             selector: match seed_selector {
                 None => Ok(None),
                 Some(s) => compile_selector(&s.label_selector).map(Some),
@@ -174,7 +176,8 @@ impl Snapshot {
 
     /// Resolves the profile a shoot references. `Err` is `(field, message)`.
     pub fn cloud_profile_for(&self, shoot: &Shoot) -> Result<CloudProfileInfo, (String, String)> {
-        let (kind, name, field) = match (&shoot.spec.cloud_profile, &shoot.spec.cloud_profile_name) {
+        let (kind, name, field) = match (&shoot.spec.cloud_profile, &shoot.spec.cloud_profile_name)
+        {
             (Some(r), _) if !r.name.is_empty() => (
                 r.kind.as_deref().unwrap_or("CloudProfile"),
                 r.name.as_str(),
@@ -192,7 +195,10 @@ impl Snapshot {
         match kind {
             "CloudProfile" => {
                 let cp = self.cloud_profiles.get(name).ok_or_else(|| {
-                    (field.to_string(), format!("CloudProfile {name:?} not found"))
+                    (
+                        field.to_string(),
+                        format!("CloudProfile {name:?} not found"),
+                    )
                 })?;
                 Ok(CloudProfileInfo::from_spec(
                     format!("CloudProfile/{name}"),
@@ -212,7 +218,10 @@ impl Snapshot {
                         )
                     })?;
                 let parent = &ncp.spec.parent.name;
-                let merged = ncp.status.as_ref().and_then(|s| s.cloud_profile_spec.as_ref());
+                let merged = ncp
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.cloud_profile_spec.as_ref());
                 let spec = match merged {
                     Some(spec) => Some(spec),
                     None => Some(

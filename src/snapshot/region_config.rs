@@ -88,8 +88,8 @@ pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, Strin
     if yaml.trim().is_empty() {
         return Ok(BTreeMap::new());
     }
-    let raw: BTreeMap<String, serde_yaml_ng::Value> =
-        serde_yaml_ng::from_str(yaml).map_err(|e| format!("not a mapping of region to distance: {e}"))?;
+    let raw: BTreeMap<String, serde_yaml_ng::Value> = serde_yaml_ng::from_str(yaml)
+        .map_err(|e| format!("not a mapping of region to distance: {e}"))?;
     let mut out = BTreeMap::new();
     for (region, v) in raw {
         let d = v
@@ -99,7 +99,9 @@ pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, Strin
             return Err(format!("{region}: distance {d} is negative"));
         }
         if d > MAX_DISTANCE {
-            return Err(format!("{region}: distance {d} is larger than {MAX_DISTANCE}"));
+            return Err(format!(
+                "{region}: distance {d} is larger than {MAX_DISTANCE}"
+            ));
         }
         out.insert(region, d);
     }

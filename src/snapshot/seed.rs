@@ -105,20 +105,31 @@ impl SeedInfo {
             if t.key.is_empty() {
                 problems.push((format!("spec.taints[{i}].key"), "is required".into()));
             } else if taints.iter().any(|(k, _)| *k == t.key) {
-                problems.push((format!("spec.taints[{i}].key"), format!("duplicate key {:?}", t.key)));
+                problems.push((
+                    format!("spec.taints[{i}].key"),
+                    format!("duplicate key {:?}", t.key),
+                ));
             } else {
                 taints.push((t.key.clone(), t.value.clone()));
             }
         }
 
-        let zone_mode = match seed.spec.settings.zone_selection.as_ref().map(|z| z.mode.as_str()) {
+        let zone_mode = match seed
+            .spec
+            .settings
+            .zone_selection
+            .as_ref()
+            .map(|z| z.mode.as_str())
+        {
             None | Some("") => ZoneMode::Unset,
             Some("Prefer") => ZoneMode::Prefer,
             Some("Enforce") => ZoneMode::Enforce,
             Some(other) => {
                 problems.push((
                     "spec.settings.zoneSelection.mode".into(),
-                    format!("unsupported value {other:?}: supported values: \"Prefer\", \"Enforce\""),
+                    format!(
+                        "unsupported value {other:?}: supported values: \"Prefer\", \"Enforce\""
+                    ),
                 ));
                 ZoneMode::Unset
             }
@@ -150,7 +161,11 @@ impl SeedInfo {
                 .spec
                 .dns
                 .iter()
-                .flat_map(|d| d.defaults.iter().map(|d| d.domain.trim_matches('.').to_string()))
+                .flat_map(|d| {
+                    d.defaults
+                        .iter()
+                        .map(|d| d.domain.trim_matches('.').to_string())
+                })
                 .filter(|d| !d.is_empty())
                 .collect(),
             emergency_stop: seed
@@ -185,7 +200,10 @@ fn readiness(seed: &Seed) -> Result<(), Reason> {
         required.push("BackupBucketsReady");
     }
     for condition in required {
-        let status = seed.condition(condition).map(|c| c.status.as_str()).unwrap_or("Unknown");
+        let status = seed
+            .condition(condition)
+            .map(|c| c.status.as_str())
+            .unwrap_or("Unknown");
         if status != "True" {
             return Err(Reason::NotReady {
                 condition: condition.into(),

@@ -53,7 +53,12 @@ impl Usage {
         }
         let entry = Entry {
             seeds,
-            namespace: shoot.metadata.namespace.as_deref().unwrap_or_default().into(),
+            namespace: shoot
+                .metadata
+                .namespace
+                .as_deref()
+                .unwrap_or_default()
+                .into(),
             class: DemandClass::of(shoot),
         };
         for seed in entry.seeds.iter() {
@@ -122,10 +127,16 @@ mod tests {
     #[test]
     fn a_migrating_shoot_counts_on_both_seeds_and_updates_replace_old_usage() {
         let mut u = Usage::default();
-        let s = ShootBuilder::new("garden-a", "s1").seed("s-1").status_seed("s-2").build();
+        let s = ShootBuilder::new("garden-a", "s1")
+            .seed("s-1")
+            .status_seed("s-2")
+            .build();
         u.upsert(&s);
         assert_eq!((u.shoots_on("s-1"), u.shoots_on("s-2")), (1, 1));
-        let moved = ShootBuilder::new("garden-a", "s1").seed("s-2").status_seed("s-2").build();
+        let moved = ShootBuilder::new("garden-a", "s1")
+            .seed("s-2")
+            .status_seed("s-2")
+            .build();
         u.upsert(&moved);
         assert_eq!((u.shoots_on("s-1"), u.shoots_on("s-2")), (0, 1));
         assert_eq!(u.seed("s-2").unwrap().by_namespace["garden-a"], 1);

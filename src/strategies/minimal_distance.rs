@@ -31,7 +31,8 @@ impl SetStep for MinimalDistance {
                 region: cx.region.clone(),
                 message,
             })?;
-            let keys: Vec<Option<i64>> = seeds.iter().map(|s| row.get(&s.region).copied()).collect();
+            let keys: Vec<Option<i64>> =
+                seeds.iter().map(|s| row.get(&s.region).copied()).collect();
             if keys.iter().any(Option::is_some) {
                 let source = format!("region ConfigMap {}", rc.name);
                 return Ok(keep_minimal(&keys, |d, minimum| match d {
@@ -87,7 +88,11 @@ mod tests {
                 )])),
                 ..Default::default()
             },
-            data: Some(rows.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()),
+            data: Some(
+                rows.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            ),
             ..Default::default()
         }
     }
@@ -102,49 +107,95 @@ mod tests {
 
     #[test]
     fn region_config_distances_pick_the_nearest_listed_seed() {
-        let shoot = ShootBuilder::new("garden-a", "s").region("eu-north-1").build();
-        let cm = region_cm("aws", &[("eu-north-1", "eu-west-1: 10\neu-central-1: 20\nus-east-1: 90\n")]);
-        assert_eq!(kept(&MinimalDistance, &shoot, &seeds(), |s| s.upsert_config_map(&cm)), vec!["west"]);
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region("eu-north-1")
+            .build();
+        let cm = region_cm(
+            "aws",
+            &[(
+                "eu-north-1",
+                "eu-west-1: 10\neu-central-1: 20\nus-east-1: 90\n",
+            )],
+        );
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds(), |s| s
+                .upsert_config_map(&cm)),
+            vec!["west"]
+        );
     }
 
     #[test]
     fn own_region_is_at_distance_zero_unless_listed() {
-        let shoot = ShootBuilder::new("garden-a", "s").region("eu-west-1").build();
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region("eu-west-1")
+            .build();
         let cm = region_cm("aws", &[("eu-west-1", "eu-central-1: 5\n")]);
-        assert_eq!(kept(&MinimalDistance, &shoot, &seeds(), |s| s.upsert_config_map(&cm)), vec!["west"]);
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds(), |s| s
+                .upsert_config_map(&cm)),
+            vec!["west"]
+        );
         let cm = region_cm("aws", &[("eu-west-1", "eu-central-1: 5\neu-west-1: 7\n")]);
-        assert_eq!(kept(&MinimalDistance, &shoot, &seeds(), |s| s.upsert_config_map(&cm)), vec!["central"]);
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds(), |s| s
+                .upsert_config_map(&cm)),
+            vec!["central"]
+        );
     }
 
     #[test]
     fn region_config_of_another_cloud_profile_is_ignored_and_levenshtein_applies() {
-        let shoot = ShootBuilder::new("garden-a", "s").region("eu-north-1").build();
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region("eu-north-1")
+            .build();
         let cm = region_cm("gcp", &[("eu-north-1", "us-east-1: 1\n")]);
         // eu-north-1 vs eu-central-1 and eu-west-1: both distance 2 by region name.
-        assert_eq!(kept(&MinimalDistance, &shoot, &seeds(), |s| s.upsert_config_map(&cm)), vec!["central", "west"]);
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds(), |s| s
+                .upsert_config_map(&cm)),
+            vec!["central", "west"]
+        );
     }
 
     #[test]
     fn levenshtein_adds_two_for_another_provider() {
-        let shoot = ShootBuilder::new("garden-a", "s").provider("aws").region("eu-west-1").build();
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .provider("aws")
+            .region("eu-west-1")
+            .build();
         let seeds = vec![
-            SeedBuilder::new("gcp-same-region").provider("gcp").region("eu-west-1"),
-            SeedBuilder::new("aws-west-2").provider("aws").region("eu-west-2"),
+            SeedBuilder::new("gcp-same-region")
+                .provider("gcp")
+                .region("eu-west-1"),
+            SeedBuilder::new("aws-west-2")
+                .provider("aws")
+                .region("eu-west-2"),
         ];
         // gcp: 0 + 2 = 2; aws eu-west-2: 2. Both kept.
-        assert_eq!(kept(&MinimalDistance, &shoot, &seeds, |_| {}), vec!["aws-west-2", "gcp-same-region"]);
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds, |_| {}),
+            vec!["aws-west-2", "gcp-same-region"]
+        );
     }
 
     #[test]
     fn malformed_row_fails_the_shoot_naming_configmap_and_region() {
         use crate::context::ShootContext;
-        let shoot = ShootBuilder::new("garden-a", "s").region("eu-north-1").build();
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region("eu-north-1")
+            .build();
         let mut snap = Snapshot::new();
         snap.upsert_cloud_profile(&crate::fixtures::CloudProfileBuilder::new("aws").build());
         snap.upsert_config_map(&region_cm("aws", &[("eu-north-1", "eu-west-1: near\n")]));
         let seed = SeedInfo::from_seed(&SeedBuilder::new("west").region("eu-west-1").build());
         let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
-        let err = MinimalDistance.narrow(&cx, &[&seed], &snap).unwrap_err().to_string();
-        assert!(err.contains("garden/regions") && err.contains("eu-north-1") && err.contains("near"), "{err}");
+        let err = MinimalDistance
+            .narrow(&cx, &[&seed], &snap)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("garden/regions") && err.contains("eu-north-1") && err.contains("near"),
+            "{err}"
+        );
     }
 }

@@ -3,10 +3,10 @@
 //! `purpose: testing` shoots only need a seed of their own provider, whatever the strategy.
 //! Otherwise the configured `candidateDeterminationStrategy` applies.
 
+pub mod levenshtein;
 mod minimal_distance;
 mod region_prefix;
 mod same_region;
-pub mod levenshtein;
 
 pub use minimal_distance::MinimalDistance;
 pub use region_prefix::RegionPrefix;
@@ -88,7 +88,11 @@ pub(crate) mod testing {
         setup: impl FnOnce(&mut Snapshot),
     ) -> Vec<String> {
         let mut snap = Snapshot::new();
-        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").provider_types(&["*"]).build());
+        snap.upsert_cloud_profile(
+            &CloudProfileBuilder::new("aws")
+                .provider_types(&["*"])
+                .build(),
+        );
         setup(&mut snap);
         for s in seeds {
             snap.upsert_seed(&s.clone().build());
@@ -112,12 +116,21 @@ mod tests {
 
     #[test]
     fn testing_shoots_only_need_the_same_provider_under_any_strategy() {
-        let shoot = ShootBuilder::new("garden-a", "t").provider("aws").region("eu-west-1").purpose("testing").build();
+        let shoot = ShootBuilder::new("garden-a", "t")
+            .provider("aws")
+            .region("eu-west-1")
+            .purpose("testing")
+            .build();
         let seeds = [
             SeedBuilder::new("a").provider("aws").region("ap-south-1"),
             SeedBuilder::new("b").provider("gcp").region("eu-west-1"),
         ];
-        for strategy in [Strategy::SameRegion, Strategy::MinimalDistance, Strategy::RegionPrefix, Strategy::Scored] {
+        for strategy in [
+            Strategy::SameRegion,
+            Strategy::MinimalDistance,
+            Strategy::RegionPrefix,
+            Strategy::Scored,
+        ] {
             let got = testing::kept(&RegionStrategy::new(strategy), &shoot, &seeds, |_| {});
             assert_eq!(got, vec!["a"], "{strategy:?}");
         }
@@ -125,12 +138,19 @@ mod tests {
 
     #[test]
     fn scored_keeps_every_seed() {
-        let shoot = ShootBuilder::new("garden-a", "t").region("eu-west-1").build();
+        let shoot = ShootBuilder::new("garden-a", "t")
+            .region("eu-west-1")
+            .build();
         let seeds = [
             SeedBuilder::new("a").region("ap-south-1"),
             SeedBuilder::new("b").provider("gcp").region("us-east1"),
         ];
-        let got = testing::kept(&RegionStrategy::new(Strategy::Scored), &shoot, &seeds, |_| {});
+        let got = testing::kept(
+            &RegionStrategy::new(Strategy::Scored),
+            &shoot,
+            &seeds,
+            |_| {},
+        );
         assert_eq!(got, vec!["a", "b"]);
     }
 }

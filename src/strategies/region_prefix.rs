@@ -28,7 +28,9 @@ impl SetStep for RegionPrefix {
         // Keys are negated prefix lengths so that the minimum is the longest prefix.
         let keys: Vec<Option<i64>> = seeds
             .iter()
-            .map(|s| (s.provider == cx.provider).then(|| -(common_prefix(&s.region, &cx.region) as i64)))
+            .map(|s| {
+                (s.provider == cx.provider).then(|| -(common_prefix(&s.region, &cx.region) as i64))
+            })
             .collect();
         Ok(keep_minimal(&keys, |k, min| match k {
             None => Reason::OtherProvider,
@@ -48,18 +50,28 @@ mod tests {
 
     #[test]
     fn longest_common_prefix_of_same_provider_wins() {
-        let shoot = ShootBuilder::new("garden-a", "s").provider("aws").region("eu-north-1").build();
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .provider("aws")
+            .region("eu-north-1")
+            .build();
         let seeds = [
-            SeedBuilder::new("central").provider("aws").region("eu-central-1"),
+            SeedBuilder::new("central")
+                .provider("aws")
+                .region("eu-central-1"),
             SeedBuilder::new("us").provider("aws").region("us-east-1"),
-            SeedBuilder::new("gcp-north").provider("gcp").region("eu-north-1"),
+            SeedBuilder::new("gcp-north")
+                .provider("gcp")
+                .region("eu-north-1"),
         ];
         assert_eq!(kept(&RegionPrefix, &shoot, &seeds, |_| {}), vec!["central"]);
     }
 
     #[test]
     fn exact_region_beats_prefix() {
-        let shoot = ShootBuilder::new("garden-a", "s").provider("aws").region("eu-west-1").build();
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .provider("aws")
+            .region("eu-west-1")
+            .build();
         let seeds = [
             SeedBuilder::new("w1").provider("aws").region("eu-west-1"),
             SeedBuilder::new("w2").provider("aws").region("eu-west-2"),

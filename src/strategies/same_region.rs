@@ -43,7 +43,10 @@ mod tests {
 
     #[test]
     fn same_region_keeps_same_provider_and_region_only() {
-        let shoot = ShootBuilder::new("garden-a", "s").provider("aws").region("eu-west-1").build();
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .provider("aws")
+            .region("eu-west-1")
+            .build();
         let seeds = [
             SeedBuilder::new("a").provider("aws").region("eu-west-1"),
             SeedBuilder::new("b").provider("aws").region("eu-central-1"),

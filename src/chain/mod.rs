@@ -1,0 +1,232 @@
+//! The profile chain: an ordered list of profiles with optional time windows. At each decision
+//! the first entry whose window is open (or that has none) applies; a `freeze` entry, or no
+//! open entry, defers scheduling until the chain changes.
+
+mod window;
+
+use chrono::{DateTime, Utc};
+
+pub use window::{Window, parse_cron};
+
+use crate::config::{FieldError, ShootScheduler};
+use crate::profile::Profile;
+
+pub enum EntryKind {
+    Profile(Box<Profile>),
+    Freeze,
+}
+
+pub struct ChainEntry {
+    pub id: String,
+    pub window: Option<Window>,
+    pub kind: EntryKind,
+}
+
+impl ChainEntry {
+    fn is_active(&self, t: DateTime<Utc>) -> bool {
+        self.window.as_ref().is_none_or(|w| w.is_active(t))
+    }
+}
+
+/// What applies at an instant.
+pub enum Selection<'a> {
+    /// Schedule with this profile (`entry` is the chain entry's id).
+    Profile {
+        entry: &'a str,
+        profile: &'a Profile,
+    },
+    /// Do not bind now. `retry_at` is when the chain next changes, if ever.
+    Deferred {
+        reason: String,
+        retry_at: Option<DateTime<Utc>>,
+    },
+}
+
+pub struct ProfileChain {
+    pub entries: Vec<ChainEntry>,
+}
+
+impl ProfileChain {
+    /// Builds the chain from `schedulers.shoot`; without `profiles`, one unconditional entry
+    /// from the plain keys. Every problem is reported with its field path.
+    pub fn from_config(cfg: &ShootScheduler) -> Result<ProfileChain, Vec<FieldError>> {
+        let Some(list) = &cfg.profiles else {
+            let profile = Profile::from_config("default", cfg)?;
+            return Ok(ProfileChain {
+                entries: vec![ChainEntry {
+                    id: "default".into(),
+                    window: None,
+                    kind: EntryKind::Profile(Box::new(profile)),
+                }],
+            });
+        };
+        let mut errors = Vec::new();
+        if list.is_empty() {
+            errors.push(FieldError::new(
+                "schedulers.shoot.profiles",
+                "must hold at least one entry (omit the key for a single unconditional profile)",
+            ));
+        }
+        let mut entries = Vec::new();
+        for (i, e) in list.iter().enumerate() {
+            let path = format!("schedulers.shoot.profiles[{i}]");
+            let id = e.id.clone().unwrap_or_else(|| i.to_string());
+            if id.is_empty() {
+                errors.push(FieldError::new(format!("{path}.id"), "must not be empty"));
+            }
+            if let Some(j) = list[..i]
+                .iter()
+                .enumerate()
+                .position(|(j, o)| o.id.clone().unwrap_or_else(|| j.to_string()) == id)
+            {
+                errors.push(FieldError::new(
+                    format!("{path}.id"),
+                    format!("duplicate id {id:?} (also profiles[{j}])"),
+                ));
+            }
+            let window = match &e.schedule {
+                None => None,
+                Some(s) => match Window::from_config(s, &format!("{path}.schedule")) {
+                    Ok(w) => Some(w),
+                    Err(mut errs) => {
+                        errors.append(&mut errs);
+                        None
+                    }
+                },
+            };
+            let kind = match (&e.profile, e.freeze) {
+                (Some(_), true) => {
+                    errors.push(FieldError::new(
+                        path.clone(),
+                        "set either profile or freeze: true, not both",
+                    ));
+                    None
+                }
+                (None, false) => {
+                    errors.push(FieldError::new(
+                        path.clone(),
+                        "needs a profile or freeze: true",
+                    ));
+                    None
+                }
+                (None, true) => Some(EntryKind::Freeze),
+                (Some(p), false) => {
+                    let strategy = p
+                        .candidate_determination_strategy
+                        .as_deref()
+                        .unwrap_or(&cfg.candidate_determination_strategy);
+                    let prios = p
+                        .priorities
+                        .clone()
+                        .unwrap_or_else(|| cfg.priorities_or_default());
+                    match Profile::build(&id, strategy, &prios, &format!("{path}.profile")) {
+                        Ok(profile) => Some(EntryKind::Profile(Box::new(profile))),
+                        Err(mut errs) => {
+                            errors.append(&mut errs);
+                            None
+                        }
+                    }
+                }
+            };
+            if let Some(kind) = kind
+                && (e.schedule.is_none() || window.is_some())
+            {
+                entries.push(ChainEntry { id, window, kind });
+            }
+        }
+        if errors.is_empty() {
+            Ok(ProfileChain { entries })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// The first active entry at `t`.
+    pub fn active(&self, t: DateTime<Utc>) -> Option<&ChainEntry> {
+        self.entries.iter().find(|e| e.is_active(t))
+    }
+
+    /// What applies at `t`.
+    pub fn select(&self, t: DateTime<Utc>) -> Selection<'_> {
+        match self.active(t) {
+            Some(ChainEntry {
+                id,
+                kind: EntryKind::Profile(p),
+                ..
+            }) => Selection::Profile {
+                entry: id,
+                profile: p,
+            },
+            Some(ChainEntry {
+                id,
+                window,
+                kind: EntryKind::Freeze,
+            }) => {
+                let until = window.as_ref().and_then(|w| w.closes_at(t));
+                Selection::Deferred {
+                    reason: match until {
+                        Some(u) => format!("freeze window {id:?} until {}", window::fmt(u)),
+                        None => format!("freeze window {id:?}"),
+                    },
+                    retry_at: self.next_switch(t),
+                }
+            }
+            None => Selection::Deferred {
+                reason: "no scheduling profile is active".into(),
+                retry_at: self.next_switch(t),
+            },
+        }
+    }
+
+    /// The next instant after `t` at which the active entry may change.
+    pub fn next_change(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        self.entries
+            .iter()
+            .filter_map(|e| e.window.as_ref()?.next_transition(t))
+            .min()
+    }
+
+    /// The next instant after `t` at which a different entry (or none) becomes active.
+    pub fn next_switch(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let current = self.active(t).map(|e| e.id.as_str());
+        let mut at = t;
+        for _ in 0..10_000 {
+            at = self.next_change(at)?;
+            if self.active(at).map(|e| e.id.as_str()) != current {
+                return Some(at);
+            }
+        }
+        None
+    }
+
+    /// Which entry is active when over `[from, to)`: one line per change, the first at `from`.
+    pub fn timeline(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Vec<(DateTime<Utc>, Option<String>)> {
+        let describe = |t| {
+            self.active(t).map(|e| match e.kind {
+                EntryKind::Freeze => format!("{} (freeze)", e.id),
+                EntryKind::Profile(_) => e.id.clone(),
+            })
+        };
+        let mut out = vec![(from, describe(from))];
+        let mut t = from;
+        // Bounded: a minutely cron over a year would be 500k steps; the cap keeps output sane.
+        for _ in 0..100_000 {
+            let Some(next) = self.next_change(t).filter(|n| *n < to) else {
+                break;
+            };
+            let now = describe(next);
+            if out.last().is_some_and(|(_, last)| *last != now) {
+                out.push((next, now));
+            }
+            t = next;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;
