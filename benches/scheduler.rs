@@ -4,7 +4,8 @@
 //! quality chart in `target/performance-quality.svg`.
 //!
 //! `BENCH_QUICK=1` runs a small version in seconds. `BENCH_SECTIONS=latency,memory,quality`
-//! runs a subset (`latency` includes the baseline).
+//! runs a subset (`latency` includes the baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
+//! grid cells (comma-separated lists).
 
 use std::alloc::System;
 use std::fmt::Write as _;
@@ -105,6 +106,25 @@ impl Mode {
         }
     }
 
+    /// `BENCH_SEEDS` / `BENCH_SHOOTS` replace the grid axes.
+    fn with_axes_from_env(mut self) -> Mode {
+        let list = |var: &str| -> Option<Vec<usize>> {
+            let v = std::env::var(var).ok()?;
+            Some(
+                v.split(',')
+                    .map(|n| n.trim().replace('_', "").parse().expect("a number"))
+                    .collect(),
+            )
+        };
+        if let Some(seeds) = list("BENCH_SEEDS") {
+            self.seeds = seeds;
+        }
+        if let Some(shoots) = list("BENCH_SHOOTS") {
+            self.shoots = shoots;
+        }
+        self
+    }
+
     fn runs(&self, section: &str) -> bool {
         self.sections.iter().any(|s| s == section)
     }
@@ -118,25 +138,45 @@ fn progress(msg: &str) {
     eprintln!("[bench] {msg}");
 }
 
-/// Timed decisions: per decision latency (including dropping the result) and the chosen seed.
+/// CPU time this thread has used: unlike wall time it does not count time spent preempted,
+/// which matters on a shared machine.
+fn thread_cpu() -> Duration {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .expect("thread CPU clock");
+    Duration::new(t.tv_sec() as u64, t.tv_nsec() as u32)
+}
+
+/// Per decision: wall time, thread CPU time (both include dropping the result) and the seed.
+struct Samples {
+    wall: Vec<Duration>,
+    cpu: Vec<Duration>,
+    seeds: Vec<Option<String>>,
+}
+
 fn timed(
     pending: &[Shoot],
     n: usize,
     mut decide: impl FnMut(&Shoot) -> Result<Decision, FitError>,
-) -> (Vec<Duration>, Vec<Option<String>>) {
-    let mut lat = Vec::with_capacity(n);
-    let mut seeds = Vec::with_capacity(n);
+) -> Samples {
+    let mut s = Samples {
+        wall: Vec::with_capacity(n),
+        cpu: Vec::with_capacity(n),
+        seeds: Vec::with_capacity(n),
+    };
     for k in 0..n {
         let shoot = &pending[k % pending.len()];
-        let start = Instant::now();
+        let (wall, cpu) = (Instant::now(), thread_cpu());
         let seed = black_box(decide(shoot)).ok().map(|d| d.seed);
-        lat.push(start.elapsed());
-        seeds.push(seed);
+        let cpu = thread_cpu() - cpu;
+        s.wall.push(wall.elapsed());
+        s.cpu.push(cpu);
+        s.seeds.push(seed);
     }
-    (lat, seeds)
+    s
 }
 
-/// How many decisions fill `target`, from a short untimed warm-up of `probe` decisions.
+/// How many decisions fill `target` of CPU time, from a short untimed warm-up of `probe`
+/// decisions.
 fn decisions_for(
     target: Duration,
     lo: usize,
@@ -145,26 +185,31 @@ fn decisions_for(
     pending: &[Shoot],
     decide: impl FnMut(&Shoot) -> Result<Decision, FitError>,
 ) -> usize {
-    let (lat, _) = timed(pending, probe, decide);
-    let per = lat.iter().sum::<Duration>().as_secs_f64() / probe as f64;
+    let s = timed(pending, probe, decide);
+    let per = s.cpu.iter().sum::<Duration>().as_secs_f64() / probe as f64;
     ((target.as_secs_f64() / per.max(1e-9)) as usize).clamp(lo, hi)
 }
 
 struct Timing {
     n: usize,
-    median: Duration,
-    p99: Duration,
+    cpu_median: Duration,
+    cpu_p99: Duration,
+    wall_median: Duration,
+    wall_p99: Duration,
+    /// decisions per CPU second
     per_s: f64,
 }
 
 impl Timing {
-    fn of(lat: &[Duration]) -> Timing {
-        let total: Duration = lat.iter().sum();
+    fn of(s: &Samples) -> Timing {
+        let cpu_total: Duration = s.cpu.iter().sum();
         Timing {
-            n: lat.len(),
-            median: percentile(lat, 50.0).unwrap_or_default(),
-            p99: percentile(lat, 99.0).unwrap_or_default(),
-            per_s: lat.len() as f64 / total.as_secs_f64(),
+            n: s.cpu.len(),
+            cpu_median: percentile(&s.cpu, 50.0).unwrap_or_default(),
+            cpu_p99: percentile(&s.cpu, 99.0).unwrap_or_default(),
+            wall_median: percentile(&s.wall, 50.0).unwrap_or_default(),
+            wall_p99: percentile(&s.wall, 99.0).unwrap_or_default(),
+            per_s: s.cpu.len() as f64 / cpu_total.as_secs_f64(),
         }
     }
 }
@@ -209,8 +254,8 @@ fn grid_cell(
         pending,
         ours,
     );
-    let (lat, chosen) = timed(pending, n, ours);
-    let placed = chosen.iter().filter(|c| c.is_some()).count();
+    let samples = timed(pending, n, ours);
+    let placed = samples.seeds.iter().filter(|c| c.is_some()).count();
 
     let up = |s: &Shoot| schedule(s, snap, &upstream.profile, now);
     let n_up = decisions_for(
@@ -221,26 +266,31 @@ fn grid_cell(
         pending,
         up,
     );
-    let (lat_up, _) = timed(pending, n_up, up);
+    let upstream_samples = timed(pending, n_up, up);
 
     let (placed_list, names) = (&grid.placed, &grid.seed_names);
     let snap = &mut grid.snapshot;
     let mut base =
         |s: &Shoot| baseline::decide(s, snap, placed_list, names, &weighted.profile, now);
     let n_b = decisions_for(mode.target_baseline, 3, n, 1, pending, &mut base);
-    let (lat_b, chosen_b) = timed(pending, n_b, &mut base);
-    let agree = chosen_b.iter().zip(&chosen).filter(|(b, o)| b == o).count();
+    let base_samples = timed(pending, n_b, &mut base);
+    let agree = base_samples
+        .seeds
+        .iter()
+        .zip(&samples.seeds)
+        .filter(|(b, o)| b == o)
+        .count();
 
     Cell {
         seeds,
         shoots,
         projects: grid.projects,
         build,
-        ours: Timing::of(&lat),
+        ours: Timing::of(&samples),
         placed,
-        upstream: Timing::of(&lat_up),
-        baseline: Timing::of(&lat_b),
-        ours_same: percentile(&lat[..n_b], 50.0).unwrap_or_default(),
+        upstream: Timing::of(&upstream_samples),
+        baseline: Timing::of(&base_samples),
+        ours_same: percentile(&samples.cpu[..n_b], 50.0).unwrap_or_default(),
         agree,
     }
 }
@@ -288,10 +338,10 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
             progress(&format!("grid: {seeds} seeds × {shoots} shoots"));
             let c = grid_cell(mode, &weighted, &upstream, seeds, shoots);
             progress(&format!(
-                "  ours median {} ({} decisions), baseline median {} ({} decisions), agree {}/{}",
-                fmt_duration(c.ours.median),
+                "  ours median {} CPU ({} decisions), baseline median {} CPU ({} decisions), agree {}/{}",
+                fmt_duration(c.ours.cpu_median),
                 c.ours.n,
-                fmt_duration(c.baseline.median),
+                fmt_duration(c.baseline.cpu_median),
                 c.baseline.n,
                 c.agree,
                 c.baseline.n
@@ -317,7 +367,10 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
          `allocatable.shoots` (1.15–2× their usage), 2 % full. Pending shoots: 60/20/15/5 % production/evaluation/development/testing, \
          15 % HA, 7 % tolerations, 3 % seed selectors, EU access requests, 2 % default domains of a specific seed. \
          Decisions do not bind (the landscape stays the same); decision *k* takes pending shoot *k* mod {} of the cell. \
-         Each decision is timed alone with `Instant` (result dropped inside the timing) on one thread; N is chosen so a cell takes about {} s.\n",
+         Each decision is timed alone on one thread, result dropped inside the timing, both as CPU time of the thread \
+         (`CLOCK_THREAD_CPUTIME_ID`: excludes time the thread waited for a core, which matters on this shared machine; the clock read \
+         costs well under 1 µs) and as wall time (`Instant`). Decisions/s = N / total CPU time, one core. \
+         N is chosen so a cell takes about {} s of CPU.\n",
         mode.pending,
         mode.target.as_secs_f64()
     );
@@ -329,10 +382,12 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
             "landscape build",
             "N",
             "placed",
-            "median",
-            "p99",
+            "median CPU",
+            "p99 CPU",
+            "median wall",
+            "p99 wall",
             "decisions/s (1 core)",
-            "SameRegion median (N)",
+            "SameRegion median CPU (N)",
         ]
         .map(String::from)
         .to_vec(),
@@ -345,12 +400,14 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
             fmt_duration(c.build),
             fmt_count(c.ours.n as u64),
             format!("{:.0} %", 100.0 * c.placed as f64 / c.ours.n as f64),
-            fmt_duration(c.ours.median),
-            fmt_duration(c.ours.p99),
+            fmt_duration(c.ours.cpu_median),
+            fmt_duration(c.ours.cpu_p99),
+            fmt_duration(c.ours.wall_median),
+            fmt_duration(c.ours.wall_p99),
             fmt_rate(c.ours.per_s),
             format!(
                 "{} ({})",
-                fmt_duration(c.upstream.median),
+                fmt_duration(c.upstream.cpu_median),
                 fmt_count(c.upstream.n as u64)
             ),
         ]);
@@ -362,11 +419,11 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
         if let (Some(first), Some(last)) = (row.first(), row.last()) {
             let _ = writeln!(
                 body,
-                "- {} seeds: median at {} shoots / median at {} shoots = {:.2}",
+                "- {} seeds: median CPU time at {} shoots / at {} shoots = {:.2}",
                 fmt_count(seeds as u64),
                 fmt_count(last.shoots as u64),
                 fmt_count(first.shoots as u64),
-                last.ours.median.as_secs_f64() / first.ours.median.as_secs_f64()
+                last.ours.cpu_median.as_secs_f64() / first.ours.cpu_median.as_secs_f64()
             );
         }
     }
@@ -378,9 +435,10 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
         "The baseline recomputes seed usage from the whole shoot list for every decision, as upstream Gardener does, \
          then runs the same `schedule()` with the same profile on it. Each shoot is rebuilt from a compact entry \
          (name, namespace, seed, purpose, HA type) and counted into a fresh usage index; upstream deep-copies full \
-         Shoot objects from its informer cache instead, so this baseline is a lower bound of upstream's cost. \
-         Both run in this process on the same landscape and the same pending shoots; the baseline runs the first N of \
-         them (N chosen for about {} s per cell, at least 3), and the ratio compares medians over exactly those decisions. \
+         Shoot objects (metadata, spec and status) from its informer cache instead, which allocates far more per shoot, so this \
+         baseline most likely understates upstream's cost. Both run in this process on the same landscape and the same pending \
+         shoots; the baseline runs the first N of them (N chosen for about {} s of CPU per cell, at least 3), and the ratio \
+         compares median CPU times over exactly those decisions. \"recount per shoot\" is (baseline − indexed) / existing shoots. \
          \"same seed\" counts decisions where both chose the same seed (or both found none).\n",
         mode.target_baseline.as_secs_f64()
     );
@@ -389,10 +447,12 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
             "seeds",
             "existing shoots",
             "N",
-            "baseline median",
-            "baseline p99",
-            "indexed median (same N)",
+            "baseline median CPU",
+            "baseline p99 CPU",
+            "baseline median wall",
+            "indexed median CPU (same N)",
             "baseline / indexed",
+            "recount per shoot",
             "same seed",
         ]
         .map(String::from)
@@ -403,12 +463,16 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
             fmt_count(c.seeds as u64),
             fmt_count(c.shoots as u64),
             fmt_count(c.baseline.n as u64),
-            fmt_duration(c.baseline.median),
-            fmt_duration(c.baseline.p99),
+            fmt_duration(c.baseline.cpu_median),
+            fmt_duration(c.baseline.cpu_p99),
+            fmt_duration(c.baseline.wall_median),
             fmt_duration(c.ours_same),
             format!(
                 "{:.1}×",
-                c.baseline.median.as_secs_f64() / c.ours_same.as_secs_f64()
+                c.baseline.cpu_median.as_secs_f64() / c.ours_same.as_secs_f64()
+            ),
+            fmt_duration(
+                c.baseline.cpu_median.saturating_sub(c.ours_same) / c.shoots.max(1) as u32,
             ),
             format!("{}/{}", c.agree, c.baseline.n),
         ]);
@@ -699,6 +763,13 @@ fn command_output(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|| "unknown".into())
+}
+
 fn machine() -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
@@ -723,10 +794,11 @@ fn machine() -> String {
 }
 
 fn main() {
-    let mode = Mode::from_env();
+    let mode = Mode::from_env().with_axes_from_env();
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target");
     std::fs::create_dir_all(&target).expect("target dir");
     let started = Instant::now();
+    let load_before = loadavg();
     let mut report = Report::default();
     if mode.runs("latency") {
         latency_sections(&mode, &mut report);
@@ -743,13 +815,14 @@ fn main() {
     let rustc = command_output("rustc", &["--version"]);
     report.header = format!(
         "# Scheduler benchmarks\n\n\
-         - machine: {}; other work may share it\n\
+         - machine: {}; shared with other work: load average {load_before} at the start, {} at the end (1/5/15 min)\n\
          - build: {rustc}, `bench` profile (release), commit `{commit}`\n\
          - run: {} mode, sections {}, took {}\n\
          - reproduce: `make bench` (= `cargo bench --bench scheduler`); `BENCH_QUICK=1 make bench` for a small run in seconds. \
          The report is written to `target/bench-report.md` and the chart to `target/performance-quality.svg`; \
          `docs/performance.md` and `docs/performance-quality.svg` are copies of one full run.\n",
         machine(),
+        loadavg(),
         if mode.quick {
             "quick (BENCH_QUICK=1)"
         } else {
