@@ -48,6 +48,28 @@ fn the_same_spec_generates_the_same_landscape_and_another_seed_a_different_one()
             "{name}"
         );
     }
+    // Another number of existing shoots keeps the seeds and what the pending shoots ask for.
+    let d = landscape::grid(
+        GridSpec {
+            shoots: 900,
+            ..spec
+        },
+        50,
+    );
+    assert_eq!(a.seed_names, d.seed_names);
+    let asks = |g: &landscape::Grid| -> Vec<_> {
+        g.pending
+            .iter()
+            .map(|s| {
+                (
+                    s.spec.region.clone(),
+                    s.spec.provider.clone(),
+                    s.spec.tolerations.clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(asks(&a), asks(&d));
     let c = landscape::grid(
         GridSpec {
             rng_seed: 2,

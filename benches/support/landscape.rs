@@ -118,7 +118,10 @@ struct SeedPlan {
 /// stream a million of them into a cache without keeping them), then seeds are built with
 /// capacities that fit the usage the shoots produced.
 pub struct Generator {
+    /// The stream being drawn from: seeds while planning, then swapped with one of the two below.
     rng: ChaCha8Rng,
+    existing_rng: ChaCha8Rng,
+    pending_rng: ChaCha8Rng,
     seeds: Vec<SeedPlan>,
     /// per provider: region -> indices into `seeds`
     by_provider: Vec<(&'static str, RegionSeeds)>,
@@ -127,9 +130,13 @@ pub struct Generator {
 
 impl Generator {
     pub fn new(spec: GridSpec) -> Generator {
-        let mut rng = ChaCha8Rng::seed_from_u64(
-            spec.rng_seed ^ ((spec.seeds as u64) << 32) ^ spec.shoots as u64,
-        );
+        // Seeds and pending shoots depend on the seed count only, so the cells of one row differ
+        // in the existing shoots alone.
+        let stream =
+            |tag: u64| ChaCha8Rng::seed_from_u64(spec.rng_seed ^ ((spec.seeds as u64) << 32) ^ tag);
+        let mut rng = stream(0);
+        let existing_rng = stream(1 << 63 | spec.shoots as u64);
+        let pending_rng = stream(1 << 62);
         let shares: Vec<f64> = PROVIDERS.iter().map(|(_, s)| *s).collect();
         let per_provider = if spec.seeds >= PROVIDERS.len() {
             // at least one seed per provider
@@ -197,6 +204,8 @@ impl Generator {
         let projects = (spec.shoots / 40).clamp(20, 30_000);
         Generator {
             rng,
+            existing_rng,
+            pending_rng,
             seeds,
             by_provider,
             projects,
@@ -225,8 +234,15 @@ impl Generator {
         (provider, regions[r])
     }
 
-    /// A realistic shoot (not yet placed) with number `i`.
+    /// A realistic shoot (not yet placed) with number `i`, from the pending stream.
     pub fn shoot(&mut self, i: usize) -> Shoot {
+        std::mem::swap(&mut self.rng, &mut self.pending_rng);
+        let shoot = self.draw_shoot(i);
+        std::mem::swap(&mut self.rng, &mut self.pending_rng);
+        shoot
+    }
+
+    fn draw_shoot(&mut self, i: usize) -> Shoot {
         let (provider, region) = self.pick_provider_region();
         let project = self.pick_project();
         let namespace = format!("garden-p{project}");
@@ -282,7 +298,14 @@ impl Generator {
     /// An existing shoot with number `i`, placed on a seed of its provider (its region's when
     /// there is one), and its compact form for the recounting baseline.
     pub fn existing(&mut self, i: usize) -> (Shoot, Placed) {
-        let mut shoot = self.shoot(i);
+        std::mem::swap(&mut self.rng, &mut self.existing_rng);
+        let drawn = self.draw_existing(i);
+        std::mem::swap(&mut self.rng, &mut self.existing_rng);
+        drawn
+    }
+
+    fn draw_existing(&mut self, i: usize) -> (Shoot, Placed) {
+        let mut shoot = self.draw_shoot(i);
         let provider = shoot
             .spec
             .provider
