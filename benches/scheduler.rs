@@ -361,7 +361,8 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
     );
     let _ = writeln!(
         body,
-        "Landscapes are generated with a seeded ChaCha8 RNG: providers aws/gcp/azure (50/30/20 %), their regions with Zipf demand, \
+        "Landscapes are generated with a seeded ChaCha8 RNG: providers aws/gcp/azure (50/30/20 %), their regions (the metros of the \
+         placement-quality table) with Zipf demand, \
          1–3 zones, 10 % canary seeds (excluded by the gcp CloudProfile's selector), 5 % protected and 2 % dedicated taints, \
          EU access restrictions, zone-selection modes, backups, 1 % unready and 1 % invisible seeds, 80 % of seeds publishing \
          `allocatable.shoots` (1.15–2× their usage), 2 % full. Pending shoots: 60/20/15/5 % production/evaluation/development/testing, \
@@ -752,6 +753,7 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
             "metro",
             "lat",
             "lon",
+            "GCP / Azure in the same metro (grid only)",
             "demand share",
             "seeds",
             "slots",
@@ -768,6 +770,7 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
             l.city.into(),
             format!("{:.2}", l.lat),
             format!("{:.2}", l.lon),
+            format!("{} / {}", l.gcp.unwrap_or("—"), l.azure.unwrap_or("—")),
             format!("{:.1} %", 100.0 * w / total_w),
             here.len().to_string(),
             here.iter().map(|s| s.capacity).sum::<u32>().to_string(),
