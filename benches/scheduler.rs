@@ -878,10 +878,12 @@ fn main() {
         "# Scheduler benchmarks\n\n\
          - machine: {}; shared with other work: load average {load_before} at the start, {} at the end (1/5/15 min)\n\
          - build: {rustc}, `bench` profile (release), commit `{commit}`\n\
-         - run: {} mode, sections {}, took {}\n\
+         - run: {} mode, sections {}, took {}; timings move with the load of the shared machine, so compare cells within one run\n\
+         - not measured here: end-to-end binding throughput through the controller (shoots bound per second, create-to-bound latency)\n\
          - reproduce: `make bench` (= `cargo bench --bench scheduler`); `BENCH_QUICK=1 make bench` for a small run in seconds. \
          The report is written to `target/bench-report.md` and the chart to `target/performance-quality.svg`; \
-         `docs/performance.md` and `docs/performance-quality.svg` are copies of one full run.\n",
+         `docs/performance.md` and `docs/performance-quality.svg` are copies of one full run \
+         (`cp target/bench-report.md docs/performance.md && cp target/performance-quality.svg docs/`).\n",
         machine(),
         loadavg(),
         if mode.quick {
