@@ -1,4 +1,71 @@
-.PHONY: bench
+# Developer and CI entry points; `make help` lists them.
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
 
-bench: ## Benchmarks and placement quality; report in target/bench-report.md (BENCH_QUICK=1: small run in seconds)
-	cargo bench --bench scheduler
+CARGO ?= cargo
+DOCKER ?= docker
+IMAGE ?= gardener-scheduler
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+CHART := charts/gardener-scheduler
+# State of the local development API server (make dev-apiserver).
+DEV_STATE ?= $(CURDIR)/.dev/apiserver
+# Values files `lint-chart` renders the chart with, besides the defaults.
+CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
+
+.PHONY: help build test simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench lint lint-chart docker-image crds clean
+
+help: ## List the targets, one line each.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+build: ## Build the release binary target/release/gardener-scheduler.
+	$(CARGO) build --release --locked
+
+test: ## Run every test, including the chart tests and the end-to-end tests against a real API server.
+	hack/tools.sh >/dev/null
+	tests/apiserver/ensure.sh >/dev/null
+	$(CARGO) test --locked --all-targets
+
+simulate: ## Decide offline where the pending shoots of example/landscape/ would go, and why.
+	$(CARGO) run --quiet --locked -- simulate -f example/landscape/
+
+start-scheduler: ## Run the scheduler locally against the cluster in KUBECONFIG (config/dev-scheduler.yaml).
+	KUBECONFIG="$${KUBECONFIG:-}" $(CARGO) run --locked -- --config config/dev-scheduler.yaml
+
+dev-apiserver: ## Start a local API server with the CRDs (prints the KUBECONFIG to export).
+	tests/apiserver/start.sh "$$(tests/apiserver/ensure.sh)" $(DEV_STATE) config/crd
+
+dev-apiserver-stop: ## Stop the local API server started by dev-apiserver.
+	tests/apiserver/stop.sh $(DEV_STATE)
+
+dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds with status, shoots).
+	kubectl apply -f example/dev/namespace.yaml
+	kubectl apply -f example/dev/cloudprofile.yaml -f example/dev/project.yaml -f example/dev/seeds.yaml
+	kubectl apply --server-side --subresource=status -f example/dev/seeds.yaml
+	kubectl apply -f example/dev/shoots.yaml
+
+bench: ## Benchmarks and placement quality; report in target/bench-report.md (BENCH_QUICK=1: small run in seconds).
+	$(CARGO) bench --locked --bench scheduler
+
+lint: ## Check formatting (cargo fmt) and lints (cargo clippy, warnings are errors).
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --locked --all-targets -- -D warnings
+
+lint-chart: ## helm lint + helm template the chart with default, all-options and production values.
+	bin="$$(hack/tools.sh)"; \
+	"$$bin/helm" lint --strict $(CHART); \
+	"$$bin/helm" template gardener-scheduler $(CHART) --namespace garden >/dev/null; \
+	for values in $(CHART_VALUES); do \
+	  "$$bin/helm" lint --strict $(CHART) --values "$$values"; \
+	  "$$bin/helm" template gardener-scheduler $(CHART) --namespace garden --values "$$values" >/dev/null; \
+	done; \
+	echo "chart renders with default values and with: $(CHART_VALUES)"
+
+docker-image: ## Build the container image IMAGE:VERSION (default gardener-scheduler:<crate version>).
+	$(DOCKER) build --tag $(IMAGE):$(VERSION) .
+
+crds: ## Regenerate config/crd/ from the API types (UPDATE_CRDS=1); the tests verify it is current.
+	UPDATE_CRDS=1 $(CARGO) test --locked --test crds
+
+clean: ## Remove build output (target/).
+	$(CARGO) clean

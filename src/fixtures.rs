@@ -372,3 +372,88 @@ impl CloudProfileBuilder {
         self.0
     }
 }
+
+/// An exporter ConfigMap: namespace `kube-system`, labelled as a carbon-intensity forecast,
+/// points under `binaryData.data`.
+#[derive(Clone)]
+pub struct CarbonConfigMapBuilder {
+    cm: ConfigMap,
+    points: Vec<serde_json::Value>,
+    raw: BTreeMap<String, String>,
+}
+
+impl CarbonConfigMapBuilder {
+    pub fn new(name: &str) -> Self {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some(name.into());
+        cm.metadata.namespace = Some("kube-system".into());
+        cm.metadata.labels = Some(BTreeMap::from([(
+            LABEL_SCHEDULING_PURPOSE.to_string(),
+            PURPOSE_CARBON_INTENSITY.to_string(),
+        )]));
+        CarbonConfigMapBuilder {
+            cm,
+            points: Vec::new(),
+            raw: BTreeMap::new(),
+        }
+    }
+    pub fn namespace(mut self, ns: &str) -> Self {
+        self.cm.metadata.namespace = Some(ns.into());
+        self
+    }
+    pub fn unlabelled(mut self) -> Self {
+        self.cm.metadata.labels = None;
+        self
+    }
+    /// Sets `data.lastHeartbeatTime` verbatim.
+    pub fn heartbeat(mut self, t: &str) -> Self {
+        self.cm
+            .data
+            .get_or_insert_with(BTreeMap::new)
+            .insert("lastHeartbeatTime".into(), t.into());
+        self
+    }
+    /// Adds a point to `binaryData.data`.
+    pub fn point(mut self, location: &str, timestamp: &str, minutes: i64, value: f64) -> Self {
+        self.points.push(serde_json::json!({
+            "location": location, "timestamp": timestamp, "duration": minutes, "value": value
+        }));
+        self
+    }
+    /// Adds `count` consecutive points of the same value, starting at `timestamp`.
+    pub fn points(
+        mut self,
+        location: &str,
+        timestamp: &str,
+        minutes: i64,
+        count: usize,
+        value: f64,
+    ) -> Self {
+        let start = chrono::DateTime::parse_from_rfc3339(timestamp).expect("RFC 3339");
+        for i in 0..count {
+            let t = start + chrono::TimeDelta::minutes(minutes * i as i64);
+            self = self.point(location, &t.to_rfc3339(), minutes, value);
+        }
+        self
+    }
+    /// Sets `binaryData.<key>` to these bytes verbatim (replaces the points for `data`).
+    pub fn raw(mut self, key: &str, text: &str) -> Self {
+        self.raw.insert(key.into(), text.into());
+        self
+    }
+    pub fn build(self) -> ConfigMap {
+        let mut cm = self.cm;
+        let mut binary = BTreeMap::new();
+        if !self.points.is_empty() {
+            binary.insert(
+                "data".to_string(),
+                k8s_openapi::ByteString(serde_json::to_vec(&self.points).expect("JSON")),
+            );
+        }
+        for (k, v) in self.raw {
+            binary.insert(k, k8s_openapi::ByteString(v.into_bytes()));
+        }
+        cm.binary_data = Some(binary);
+        cm
+    }
+}

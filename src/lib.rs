@@ -14,12 +14,18 @@
 
 /// Serde types of the Gardener objects read (Shoot, Seed, CloudProfile, Project, ConfigMap).
 pub mod api;
+/// Carbon-intensity forecasts: parsing, staleness, expected intensity per location.
+pub mod carbon;
 /// The profile chain: time-windowed profiles and freezes; the first active entry applies.
 pub mod chain;
 /// The `SchedulerConfiguration` file: upstream keys and defaults plus our extensions.
 pub mod config;
 /// Per-shoot state computed once per decision (parsed selectors, CIDRs, zones, project).
 pub mod context;
+/// The scheduler process: watches, queue, bind, events, leader election, metrics, health.
+pub mod controller;
+/// CustomResourceDefinitions for development clusters without gardener-apiserver.
+pub mod crds;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;

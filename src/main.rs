@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use gardener_scheduler::chain::{ProfileChain, Selection};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
+use gardener_scheduler::controller;
 use gardener_scheduler::simulate::{self, Landscape};
 
 /// Exit status for bad input or configuration.
@@ -126,8 +127,46 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         );
         return ExitCode::SUCCESS;
     }
-    eprintln!("error: this build has no controller; use `simulate` or `--validate-only`");
-    ExitCode::FAILURE
+    init_logging(&cfg);
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(controller::run_with_signals(cfg)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "gardener-scheduler failed");
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr in `logFormat` at `logLevel`; `RUST_LOG`, when set, refines the filter.
+fn init_logging(cfg: &SchedulerConfiguration) {
+    use tracing_subscriber::EnvFilter;
+    let level = match cfg.log_level {
+        config::LogLevel::Debug => "debug",
+        config::LogLevel::Info => "info",
+        config::LogLevel::Error => "error",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    use std::io::IsTerminal;
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal());
+    match cfg.log_format {
+        config::LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(true)
+            .init(),
+        config::LogFormat::Text => builder.init(),
+    }
 }
 
 fn simulate_cmd(args: SimulateArgs) -> ExitCode {

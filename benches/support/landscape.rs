@@ -418,6 +418,16 @@ fn build_seed(p: &SeedPlan) -> Seed {
     if p.emergency_stop {
         b = b.annotation(ANNOTATION_EMERGENCY_STOP, "true");
     }
+    // Seeds publish cpu and memory too (4 cores and 16Gi per shoot slot), so ResourceFit has
+    // something to weigh.
+    let slots = match p.headroom {
+        Headroom::Unlimited => 1_000,
+        Headroom::Full => p.used,
+        Headroom::Factor(f) => (p.used as f64 * f).ceil() as u64 + 5,
+    };
+    b = b
+        .allocatable("cpu", &(slots * 4).to_string())
+        .allocatable("memory", &format!("{}Gi", slots * 16));
     match p.headroom {
         Headroom::Unlimited => {}
         Headroom::Full => b = b.allocatable("shoots", &p.used.to_string()),

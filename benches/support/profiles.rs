@@ -26,17 +26,18 @@ pub struct LatencyArgs {
     pub max_latency_ms: u32,
 }
 
-/// The full weighted profile, in evaluation order.
+/// The full weighted profile, in evaluation order: the priorities and weights of the shipped
+/// `example/20-componentconfig-weighted.yaml`, with the latency matrix inline for the bench's
+/// regions.
 pub const WEIGHTED: &[Wanted] = &[
     Wanted {
         name: "LatencyDistance",
-        weight: 4.0,
-        args: |l| Some(json!({ "matrix": l.matrix, "maxLatencyMs": l.max_latency_ms })),
-    },
-    Wanted {
-        name: "ShootCount",
-        weight: 1.0,
-        args: |_| Some(json!({ "relativeToCapacity": true })),
+        weight: 10.0,
+        args: |l| {
+            Some(
+                json!({ "matrix": l.matrix, "maxLatencyMs": l.max_latency_ms, "fallbackFactor": 10 }),
+            )
+        },
     },
     Wanted {
         name: "ProjectAntiAffinity",
@@ -46,7 +47,22 @@ pub const WEIGHTED: &[Wanted] = &[
     Wanted {
         name: "ResourceFit",
         weight: 1.0,
-        args: |_| Some(json!({ "strategy": "LeastAllocated" })),
+        args: |_| {
+            Some(json!({
+                "strategy": "LeastAllocated",
+                "controlPlaneRequests": [
+                    { "purpose": "production", "failureTolerance": "zone", "requests": { "cpu": "6", "memory": "24Gi" } },
+                    { "purpose": "production", "requests": { "cpu": "4", "memory": "16Gi" } },
+                    { "purpose": "infrastructure", "requests": { "cpu": "4", "memory": "16Gi" } },
+                    { "requests": { "cpu": "2", "memory": "8Gi" } },
+                ],
+            }))
+        },
+    },
+    Wanted {
+        name: "ShootCount",
+        weight: 0.1,
+        args: |_| Some(json!({ "relativeToCapacity": true })),
     },
 ];
 

@@ -185,6 +185,8 @@ fn base_snapshot(land: &QualityLandscape) -> Snapshot {
                 .region(s.region)
                 .zones(&zones.iter().map(String::as_str).collect::<Vec<_>>())
                 .allocatable("shoots", &s.capacity.to_string())
+                .allocatable("cpu", &(s.capacity * 4).to_string())
+                .allocatable("memory", &format!("{}Gi", s.capacity * 16))
                 .build(),
         );
     }

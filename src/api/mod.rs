@@ -38,6 +38,8 @@ pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
 /// Label selecting the region ConfigMaps (value [`PURPOSE_REGION_CONFIG`]).
 pub const LABEL_SCHEDULING_PURPOSE: &str = "scheduling.gardener.cloud/purpose";
 pub const PURPOSE_REGION_CONFIG: &str = "region-config";
+/// Label value selecting carbon-intensity forecast ConfigMaps (any namespace).
+pub const PURPOSE_CARBON_INTENSITY: &str = "carbon-intensity";
 /// Annotation on a region ConfigMap listing the CloudProfiles it applies to, comma-separated.
 pub const ANNOTATION_CLOUDPROFILES: &str = "scheduling.gardener.cloud/cloudprofiles";
 /// Annotation that takes a seed out of scheduling while its reconciliations are stopped.

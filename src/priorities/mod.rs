@@ -4,8 +4,16 @@
 //! [`Priority::normalize`] maps raw values onto 0..=100, and the profile multiplies by the
 //! configured weight. Adding a priority = one file + one line in [`REGISTRY`].
 
+mod carbon_intensity;
+mod latency_distance;
+mod project_anti_affinity;
+mod resource_fit;
 mod shoot_count;
 
+pub use carbon_intensity::CarbonIntensity;
+pub use latency_distance::LatencyDistance;
+pub use project_anti_affinity::{ProjectAntiAffinity, Topology};
+pub use resource_fit::{FitStrategy, RequestRule, ResourceFit};
 pub use shoot_count::ShootCount;
 
 use serde::de::DeserializeOwned;
@@ -36,7 +44,13 @@ pub trait Priority: Send + Sync {
 type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Priority>, Vec<FieldError>>;
 
 /// Every priority by its config name.
-pub const REGISTRY: &[(&str, Builder)] = &[("ShootCount", shoot_count::build)];
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("ShootCount", shoot_count::build),
+    ("LatencyDistance", latency_distance::build),
+    ("ProjectAntiAffinity", project_anti_affinity::build),
+    ("ResourceFit", resource_fit::build),
+    (carbon_intensity::NAME, carbon_intensity::build),
+];
 
 pub fn names() -> Vec<&'static str> {
     REGISTRY.iter().map(|(n, _)| *n).collect()

@@ -5,14 +5,18 @@
 //! O(seeds) and never scans shoots. The controller feeds the snapshot from watches; `simulate`
 //! feeds it from manifest files; both then call the same [`crate::schedule::schedule`].
 
+mod carbon;
+pub mod latency;
 mod region_config;
 mod seed;
 mod usage;
 
 use std::collections::BTreeMap;
 
+use chrono::{DateTime, Utc};
 use kube::core::{Selector, SelectorExt};
 
+pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_config_map};
 pub use region_config::{RegionConfig, parse_region_distances};
 pub use seed::{SeedInfo, SeedNets, ZoneMode};
 pub use usage::{DemandClass, SeedUsage, Usage};
@@ -100,6 +104,7 @@ pub struct Snapshot {
     /// project name -> namespace, to keep `projects` right when a project changes namespace
     project_namespaces: BTreeMap<String, String>,
     region_configs: BTreeMap<(String, String), RegionConfig>,
+    carbon: CarbonSources,
     usage: Usage,
 }
 
@@ -273,6 +278,23 @@ impl Snapshot {
         }
     }
 
+    /// The namespaces whose shoots belong to `project` under [`Snapshot::project_of`]: at most
+    /// the one its Project object claims, `garden-<project>` and `<project>` itself.
+    pub fn namespaces_of_project(&self, project: &str) -> Vec<String> {
+        let mut out: Vec<String> = Vec::with_capacity(3);
+        let candidates = [
+            self.project_namespaces.get(project).cloned(),
+            Some(format!("garden-{project}")),
+            Some(project.to_string()),
+        ];
+        for ns in candidates.into_iter().flatten() {
+            if !out.contains(&ns) && self.project_of(&ns) == project {
+                out.push(ns);
+            }
+        }
+        out
+    }
+
     /// The project owning a namespace: from a Project object, else `garden-X` -> `X`, else the
     /// namespace itself.
     pub fn project_of(&self, namespace: &str) -> String {
@@ -288,13 +310,19 @@ impl Snapshot {
 
     // ---- region ConfigMaps
 
-    /// Accepts any ConfigMap; only those in `garden` labelled as region config are kept.
+    /// Accepts any ConfigMap; only those in `garden` labelled as region config are kept, and
+    /// carbon-intensity forecasts (see [`Snapshot::upsert_carbon_config_map`]).
     pub fn upsert_config_map(&mut self, cm: &ConfigMap) {
         let key = (
             cm.metadata.namespace.clone().unwrap_or_default(),
             cm.metadata.name.clone().unwrap_or_default(),
         );
-        match RegionConfig::from_config_map(cm) {
+        if is_carbon_config_map(cm) {
+            self.upsert_carbon_config_map(cm);
+        } else {
+            self.carbon.forget(&key.0, &key.1);
+        }
+        match RegionConfig::parse(cm, self.region_configs.get(&key)) {
             Some(rc) => {
                 self.region_configs.insert(key, rc);
             }
@@ -304,6 +332,8 @@ impl Snapshot {
         }
     }
 
+    /// Forgets a region ConfigMap. Carbon-intensity ConfigMaps are removed with
+    /// [`Snapshot::remove_carbon_config_map`], which keeps their data for a grace period.
     pub fn remove_config_map(&mut self, namespace: &str, name: &str) {
         self.region_configs
             .remove(&(namespace.to_string(), name.to_string()));
@@ -318,5 +348,23 @@ impl Snapshot {
 
     pub fn region_configs(&self) -> impl Iterator<Item = &RegionConfig> {
         self.region_configs.values()
+    }
+
+    // ---- carbon-intensity ConfigMaps
+
+    /// Stores an exporter ConfigMap (any namespace), parsed once; malformed content is kept as
+    /// an error for the locations it served.
+    pub fn upsert_carbon_config_map(&mut self, cm: &ConfigMap) {
+        self.carbon.upsert(cm);
+    }
+
+    /// Records that an exporter ConfigMap was deleted at `now`. Its data keeps counting for the
+    /// priority's grace period, because the exporter deletes and recreates it on every refresh.
+    pub fn remove_carbon_config_map(&mut self, namespace: &str, name: &str, now: DateTime<Utc>) {
+        self.carbon.remove(namespace, name, now);
+    }
+
+    pub fn carbon_sources(&self) -> &CarbonSources {
+        &self.carbon
     }
 }

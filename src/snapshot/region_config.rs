@@ -1,12 +1,14 @@
 //! Gardener's region ConfigMaps: `data[<shoot region>]` is YAML `{<seed region>: <distance>}`.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::api::{
     ANNOTATION_CLOUDPROFILES, ConfigMap, LABEL_SCHEDULING_PURPOSE, PURPOSE_REGION_CONFIG,
 };
 
 use super::GARDEN_NAMESPACE;
+use super::latency::LatencyTable;
 
 /// Largest value accepted for one region's entry; larger entries are rejected unparsed, which
 /// also bounds what an alias-expanding YAML document can cost.
@@ -22,11 +24,20 @@ pub struct RegionConfig {
     pub cloud_profiles: Vec<String>,
     /// shoot region -> (seed region -> distance), or why that row is malformed.
     pub rows: BTreeMap<String, Result<BTreeMap<String, i64>, String>>,
+    /// The well-formed rows as a completed latency table (distances read as milliseconds),
+    /// built here so that it is rebuilt exactly when the ConfigMap changes.
+    pub latency: Arc<LatencyTable>,
 }
 
 impl RegionConfig {
     /// `None` unless the ConfigMap is a region config in the garden namespace.
     pub fn from_config_map(cm: &ConfigMap) -> Option<RegionConfig> {
+        Self::parse(cm, None)
+    }
+
+    /// Like [`RegionConfig::from_config_map`], keeping `previous`'s latency table when the rows
+    /// did not change, so that a resync does not redo the completion.
+    pub(super) fn parse(cm: &ConfigMap, previous: Option<&RegionConfig>) -> Option<RegionConfig> {
         let labelled = cm
             .metadata
             .labels
@@ -55,6 +66,10 @@ impl RegionConfig {
             .filter(|(_, yaml)| !yaml.is_empty())
             .map(|(region, yaml)| (region.clone(), parse_region_distances(yaml)))
             .collect();
+        let latency = match previous {
+            Some(p) if p.rows == rows => p.latency.clone(),
+            _ => Arc::new(latency_table(&rows)),
+        };
         Some(RegionConfig {
             name: format!(
                 "{}/{}",
@@ -63,6 +78,7 @@ impl RegionConfig {
             ),
             cloud_profiles,
             rows,
+            latency,
         })
     }
 
@@ -75,6 +91,20 @@ impl RegionConfig {
             d
         }))
     }
+}
+
+fn latency_table(rows: &BTreeMap<String, Result<BTreeMap<String, i64>, String>>) -> LatencyTable {
+    let known: BTreeMap<String, BTreeMap<String, f64>> = rows
+        .iter()
+        .filter_map(|(from, row)| {
+            let row = row.as_ref().ok()?;
+            Some((
+                from.clone(),
+                row.iter().map(|(to, d)| (to.clone(), *d as f64)).collect(),
+            ))
+        })
+        .collect();
+    LatencyTable::new(&known)
 }
 
 /// Parses one row: a YAML mapping of region name to a non-negative integer distance.
@@ -138,6 +168,48 @@ mod tests {
             let err = parse_region_distances(yaml).unwrap_err();
             assert!(err.contains(want), "{yaml:?}: got {err:?}, want {want:?}");
         }
+    }
+
+    fn region_cm(rows: &[(&str, &str)]) -> ConfigMap {
+        let mut cm = ConfigMap::default();
+        cm.metadata.name = Some("regions".into());
+        cm.metadata.namespace = Some(GARDEN_NAMESPACE.into());
+        cm.metadata.labels = Some(BTreeMap::from([(
+            LABEL_SCHEDULING_PURPOSE.to_string(),
+            PURPOSE_REGION_CONFIG.to_string(),
+        )]));
+        cm.metadata.annotations = Some(BTreeMap::from([(
+            ANNOTATION_CLOUDPROFILES.to_string(),
+            "aws".to_string(),
+        )]));
+        cm.data = Some(
+            rows.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        cm
+    }
+
+    #[test]
+    fn the_latency_table_is_rebuilt_only_when_the_rows_change() {
+        let mut snap = crate::snapshot::Snapshot::new();
+        snap.upsert_config_map(&region_cm(&[("a", "b: 10\n"), ("b", "c: 5\n")]));
+        let first = snap.region_config_for("aws").unwrap().latency.clone();
+        let ms = |t: &LatencyTable| t.row("a").unwrap().to("c").map(|l| l.ms);
+        assert_eq!(ms(&first), Ok(15.0));
+
+        let mut resync = region_cm(&[("a", "b: 10\n"), ("b", "c: 5\n")]);
+        resync.metadata.resource_version = Some("2".into());
+        snap.upsert_config_map(&resync);
+        assert!(Arc::ptr_eq(
+            &first,
+            &snap.region_config_for("aws").unwrap().latency
+        ));
+
+        snap.upsert_config_map(&region_cm(&[("a", "b: 10\n"), ("b", "c: 50\n")]));
+        let changed = snap.region_config_for("aws").unwrap().latency.clone();
+        assert!(!Arc::ptr_eq(&first, &changed));
+        assert_eq!(ms(&changed), Ok(60.0));
     }
 
     #[test]

@@ -1,0 +1,578 @@
+//! From sources to one expected intensity per location, and what metrics and logs need.
+//!
+//! Sources are consulted in a fixed order and the first that knows a location decides: exporter
+//! ConfigMaps, then the points file, then the static table. A stale or malformed ConfigMap is
+//! therefore visible as a neutral score instead of being silently replaced by a fallback.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, TimeDelta, Utc};
+
+use super::points::Coverage;
+use super::{Forecast, Forecasts, format_age};
+use crate::snapshot::{CarbonSource, CarbonSources, SeedInfo, Snapshot};
+
+/// Score of a seed whose location has no usable data: neither rewarded nor punished.
+pub const NEUTRAL_SCORE: f64 = 50.0;
+pub const DEFAULT_CONFIG_MAP_KEY: &str = "data";
+pub const DEFAULT_LOCATION_LABEL: &str = "carbon.gardener.cloud/location";
+pub const DEFAULT_HORIZON: TimeDelta = TimeDelta::hours(24);
+/// Long enough for the exporter's delete-and-recreate, short enough that a retired exporter's
+/// data stops counting soon.
+pub const DEFAULT_REMOVAL_GRACE: TimeDelta = TimeDelta::minutes(5);
+
+/// The absolute scale intensities are mapped onto: `best` scores 100, `worst` 0, linear between
+/// and clamped outside. Absolute, so that a clean seed keeps its points among clean seeds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scale {
+    pub best: f64,
+    pub worst: f64,
+}
+
+impl Default for Scale {
+    fn default() -> Self {
+        Scale {
+            best: 0.0,
+            worst: 800.0,
+        }
+    }
+}
+
+impl Scale {
+    pub fn score(&self, intensity: f64) -> f64 {
+        if !intensity.is_finite() {
+            return NEUTRAL_SCORE;
+        }
+        (100.0 * (self.worst - intensity) / (self.worst - self.best)).clamp(0.0, 100.0)
+    }
+}
+
+/// Everything `CarbonIntensity` is configured with, validated.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CarbonSettings {
+    /// location or seed region -> gCO2eq/kWh
+    pub static_table: BTreeMap<String, f64>,
+    /// The points file as configured, and its forecasts.
+    pub points_file: Option<(String, Forecasts)>,
+    pub config_map_key: String,
+    pub location_label: String,
+    /// seed region -> location
+    pub region_locations: BTreeMap<String, String>,
+    pub horizon: TimeDelta,
+    /// Replaces the default staleness rule (two point durations past the last point).
+    pub max_staleness: Option<TimeDelta>,
+    pub removal_grace: TimeDelta,
+    pub scale: Scale,
+}
+
+impl Default for CarbonSettings {
+    fn default() -> Self {
+        CarbonSettings {
+            static_table: BTreeMap::new(),
+            points_file: None,
+            config_map_key: DEFAULT_CONFIG_MAP_KEY.into(),
+            location_label: DEFAULT_LOCATION_LABEL.into(),
+            region_locations: BTreeMap::new(),
+            horizon: DEFAULT_HORIZON,
+            max_staleness: None,
+            removal_grace: DEFAULT_REMOVAL_GRACE,
+            scale: Scale::default(),
+        }
+    }
+}
+
+/// Where a value came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Origin {
+    ConfigMap {
+        /// `namespace/name`
+        name: String,
+        /// `now` minus the heartbeat; `None` without a heartbeat.
+        age: Option<TimeDelta>,
+        /// How long ago the ConfigMap was deleted, while in its grace period.
+        removed: Option<TimeDelta>,
+    },
+    PointsFile {
+        path: String,
+    },
+    StaticTable {
+        /// The table key that matched (the location or the seed's region).
+        key: String,
+    },
+}
+
+impl Origin {
+    fn describe(&self) -> String {
+        match self {
+            Origin::ConfigMap { age, removed, .. } => {
+                let mut s = match age {
+                    Some(a) => format!("data age {}", format_age(*a)),
+                    None => "data age unknown".into(),
+                };
+                if let Some(r) = removed {
+                    s.push_str(&format!(", ConfigMap deleted {} ago", format_age(*r)));
+                }
+                s
+            }
+            Origin::PointsFile { .. } => "points file".into(),
+            Origin::StaticTable { .. } => "static table".into(),
+        }
+    }
+
+    fn age(&self) -> Option<TimeDelta> {
+        match self {
+            Origin::ConfigMap { age, .. } => *age,
+            _ => None,
+        }
+    }
+}
+
+/// How the expected value was obtained.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Basis {
+    /// Time-weighted mean of the points over the whole horizon.
+    HorizonMean,
+    /// The forecast covers only `covered` of the horizon: the current point alone.
+    CurrentPoint { covered: TimeDelta },
+    /// Every point has ended `ago`, within the staleness limit: the last point.
+    LastPoint { ago: TimeDelta },
+    /// A constant from the static table.
+    Static,
+}
+
+impl From<Coverage> for Basis {
+    fn from(c: Coverage) -> Self {
+        match c {
+            Coverage::Horizon => Basis::HorizonMean,
+            Coverage::CurrentPoint { covered } => Basis::CurrentPoint { covered },
+            Coverage::LastPoint { ago } => Basis::LastPoint { ago },
+        }
+    }
+}
+
+/// Why a location scores neutral.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Neutral {
+    NoForecast,
+    Stale {
+        origin: Origin,
+        /// `now` minus the end of the last point.
+        ended: TimeDelta,
+    },
+    Malformed {
+        /// `namespace/name` of the ConfigMap.
+        config_map: String,
+        error: String,
+    },
+    /// `now` lies before the first point (`starts_in`) or in a gap between points.
+    NotCovered {
+        origin: Origin,
+        starts_in: Option<TimeDelta>,
+    },
+}
+
+/// The expected intensity of one location at one instant, or why there is none.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Assessment {
+    Expected {
+        value: f64,
+        basis: Basis,
+        origin: Origin,
+    },
+    Neutral(Neutral),
+}
+
+impl Assessment {
+    /// The expected gCO2eq/kWh, `None` when neutral.
+    pub fn value(&self) -> Option<f64> {
+        match self {
+            Assessment::Expected { value, .. } => Some(*value),
+            Assessment::Neutral(_) => None,
+        }
+    }
+
+    /// The explanation: `212 gCO2eq/kWh (mean over 24h, data age 7m)`,
+    /// `neutral: no forecast for location "eu-west-1"`.
+    pub fn detail(&self, location: &str, horizon: TimeDelta) -> String {
+        match self {
+            Assessment::Expected {
+                value,
+                basis,
+                origin,
+            } => {
+                let how = match basis {
+                    Basis::HorizonMean => format!("mean over {}", format_horizon(horizon)),
+                    Basis::CurrentPoint { covered } => format!(
+                        "current point: forecast covers {} of {}",
+                        format_age(*covered),
+                        format_horizon(horizon)
+                    ),
+                    Basis::LastPoint { ago } => {
+                        format!("last point: forecast ended {} ago", format_age(*ago))
+                    }
+                    Basis::Static => match origin {
+                        Origin::StaticTable { key } if key != location => {
+                            return format!("{value:.0} gCO2eq/kWh (static table, region {key:?})");
+                        }
+                        _ => return format!("{value:.0} gCO2eq/kWh (static table)"),
+                    },
+                };
+                format!("{value:.0} gCO2eq/kWh ({how}, {})", origin.describe())
+            }
+            Assessment::Neutral(n) => match n {
+                Neutral::NoForecast => format!("neutral: no forecast for location {location:?}"),
+                Neutral::Stale { origin, ended } => {
+                    let age = origin
+                        .age()
+                        .map(|a| format!(", data age {}", format_age(a)))
+                        .unwrap_or_default();
+                    let when = if *ended >= TimeDelta::zero() {
+                        format!("last point ended {} ago", format_age(*ended))
+                    } else {
+                        format!("last point ends in {}", format_age(-*ended))
+                    };
+                    format!("neutral: forecast for location {location:?} is stale ({when}{age})")
+                }
+                Neutral::Malformed { config_map, error } => format!(
+                    "neutral: forecast for location {location:?} is malformed: ConfigMap {config_map}: {error}"
+                ),
+                Neutral::NotCovered { starts_in, .. } => match starts_in {
+                    Some(d) => format!(
+                        "neutral: no forecast point for location {location:?} covers now (forecast starts in {})",
+                        format_age(*d)
+                    ),
+                    None => format!(
+                        "neutral: no forecast point for location {location:?} covers now (gap between points)"
+                    ),
+                },
+            },
+        }
+    }
+}
+
+/// `24h`, `36h`, `90m`: whole hours stay in hours, as operators configure them.
+fn format_horizon(d: TimeDelta) -> String {
+    if d.num_seconds() > 0 && d.num_seconds() % 3600 == 0 {
+        format!("{}h", d.num_hours())
+    } else {
+        format_age(d)
+    }
+}
+
+impl CarbonSettings {
+    /// The seed's location: its `locationLabel` label, else `regionLocations[region]`, else its
+    /// region.
+    pub fn location_of<'a>(&'a self, seed: &'a SeedInfo) -> &'a str {
+        if let Some(l) = seed
+            .labels
+            .get(&self.location_label)
+            .filter(|l| !l.trim().is_empty())
+        {
+            return l;
+        }
+        self.region_locations
+            .get(&seed.region)
+            .map(String::as_str)
+            .unwrap_or(&seed.region)
+    }
+
+    /// Normalised score: the absolute scale, or exactly [`NEUTRAL_SCORE`].
+    pub fn score(&self, a: &Assessment) -> f64 {
+        match a.value() {
+            Some(v) => self.scale.score(v),
+            None => NEUTRAL_SCORE,
+        }
+    }
+
+    /// The expected intensity of `location` at `now`. `region` is the seed's region, a second
+    /// key for the static table.
+    pub fn assess(
+        &self,
+        location: &str,
+        region: &str,
+        sources: &CarbonSources,
+        now: DateTime<Utc>,
+    ) -> Assessment {
+        if let Some(src) = self.pick_source(location, sources, now) {
+            let origin = Origin::ConfigMap {
+                name: src.data.name.clone(),
+                age: src
+                    .data
+                    .heartbeat()
+                    .map(|h| (now - h).max(TimeDelta::zero())),
+                removed: src.removed_at.map(|at| (now - at).max(TimeDelta::zero())),
+            };
+            return match src.data.forecasts(&self.config_map_key) {
+                Err(e) => Assessment::Neutral(Neutral::Malformed {
+                    config_map: src.data.name.clone(),
+                    error: e.to_string(),
+                }),
+                Ok(f) => match f.get(location) {
+                    Some(fc) => self.evaluate(fc, src.data.heartbeat(), origin, now),
+                    None => Assessment::Neutral(Neutral::NoForecast),
+                },
+            };
+        }
+        if let Some((path, forecasts)) = &self.points_file
+            && let Some(fc) = forecasts.get(location)
+        {
+            let origin = Origin::PointsFile { path: path.clone() };
+            return self.evaluate(fc, None, origin, now);
+        }
+        for key in [location, region] {
+            if let Some(v) = self.static_table.get(key) {
+                return Assessment::Expected {
+                    value: *v,
+                    basis: Basis::Static,
+                    origin: Origin::StaticTable {
+                        key: key.to_string(),
+                    },
+                };
+            }
+        }
+        Assessment::Neutral(Neutral::NoForecast)
+    }
+
+    /// The ConfigMap that decides for a location: among those serving it under `configMapKey`
+    /// (or malformed there) and not deleted longer than the grace period ago, existing ones
+    /// before deleted ones, then the newest heartbeat, then namespace/name.
+    fn pick_source<'a>(
+        &self,
+        location: &str,
+        sources: &'a CarbonSources,
+        now: DateTime<Utc>,
+    ) -> Option<&'a CarbonSource> {
+        sources
+            .for_location(location)
+            .filter(|s| s.removed_at.is_none_or(|at| now - at <= self.removal_grace))
+            .filter(|s| match s.data.forecasts(&self.config_map_key) {
+                Ok(f) => f.contains_key(location),
+                Err(_) => true,
+            })
+            .min_by(|a, b| {
+                a.removed_at
+                    .is_some()
+                    .cmp(&b.removed_at.is_some())
+                    .then(b.data.heartbeat().cmp(&a.data.heartbeat()))
+            })
+    }
+
+    fn is_stale(
+        &self,
+        fc: &Forecast,
+        heartbeat: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> bool {
+        match self.max_staleness {
+            Some(max) => heartbeat.is_some_and(|h| now - h > max) || fc.ended_before(now, max),
+            None => fc.ended_before(now, fc.default_margin()),
+        }
+    }
+
+    fn evaluate(
+        &self,
+        fc: &Forecast,
+        heartbeat: Option<DateTime<Utc>>,
+        origin: Origin,
+        now: DateTime<Utc>,
+    ) -> Assessment {
+        if self.is_stale(fc, heartbeat, now) {
+            return Assessment::Neutral(Neutral::Stale {
+                origin,
+                ended: now - fc.last().end,
+            });
+        }
+        match fc.expected(now, self.horizon) {
+            Some((value, coverage)) => Assessment::Expected {
+                value,
+                basis: coverage.into(),
+                origin,
+            },
+            None => {
+                let first = fc.first_start();
+                Assessment::Neutral(Neutral::NotCovered {
+                    origin,
+                    starts_in: (now < first).then(|| first - now),
+                })
+            }
+        }
+    }
+
+    /// Per-location data status and per-seed expected intensity at `now`, for the metrics
+    /// `gardener_scheduler_carbon_data_stale{location}` and
+    /// `gardener_scheduler_seed_carbon_intensity{seed}`. Costs O(seeds + ConfigMaps).
+    pub fn report(&self, snap: &Snapshot, now: DateTime<Utc>) -> CarbonReport {
+        let sources = snap.carbon_sources();
+        let mut cache: BTreeMap<(String, String), Assessment> = BTreeMap::new();
+        let mut by_location: BTreeMap<String, Assessment> = BTreeMap::new();
+        let mut seeds = Vec::with_capacity(snap.seeds().len());
+        for seed in snap.seeds() {
+            let location = self.location_of(seed).to_string();
+            let a = cache
+                .entry((location.clone(), seed.region.clone()))
+                .or_insert_with(|| self.assess(&location, &seed.region, sources, now))
+                .clone();
+            seeds.push(SeedReport {
+                seed: seed.name.clone(),
+                detail: a.detail(&location, self.horizon),
+                expected: a.value(),
+                location: location.clone(),
+            });
+            by_location.entry(location).or_insert(a);
+        }
+        for location in sources.locations() {
+            if !by_location.contains_key(location) {
+                let a = self.assess(location, location, sources, now);
+                by_location.insert(location.clone(), a);
+            }
+        }
+        let locations = by_location
+            .into_iter()
+            .map(|(location, a)| LocationReport {
+                status: DataStatus::of(&a),
+                age: match &a {
+                    Assessment::Expected { origin, .. } => origin.age(),
+                    Assessment::Neutral(Neutral::Stale { origin, .. })
+                    | Assessment::Neutral(Neutral::NotCovered { origin, .. }) => origin.age(),
+                    Assessment::Neutral(_) => None,
+                },
+                detail: a.detail(&location, self.horizon),
+                location,
+            })
+            .collect();
+        let unattributed = sources
+            .iter()
+            .filter(|s| s.locations.is_empty() && s.removed_at.is_none())
+            .filter_map(|s| {
+                s.data
+                    .forecasts(&self.config_map_key)
+                    .err()
+                    .map(|e| SourceProblem {
+                        config_map: s.data.name.clone(),
+                        error: e.to_string(),
+                    })
+            })
+            .collect();
+        CarbonReport {
+            locations,
+            seeds,
+            unattributed,
+        }
+    }
+}
+
+/// A location's data, as far as metrics and logs care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum DataStatus {
+    /// A forecast or a static value is used.
+    Usable,
+    /// No source knows the location.
+    Missing,
+    Stale,
+    Malformed,
+    /// The forecast does not cover `now`.
+    NotCovered,
+}
+
+impl DataStatus {
+    fn of(a: &Assessment) -> DataStatus {
+        match a {
+            Assessment::Expected { .. } => DataStatus::Usable,
+            Assessment::Neutral(Neutral::NoForecast) => DataStatus::Missing,
+            Assessment::Neutral(Neutral::Stale { .. }) => DataStatus::Stale,
+            Assessment::Neutral(Neutral::Malformed { .. }) => DataStatus::Malformed,
+            Assessment::Neutral(Neutral::NotCovered { .. }) => DataStatus::NotCovered,
+        }
+    }
+
+    /// The value of `gardener_scheduler_carbon_data_stale{location}`: every status that scores
+    /// neutral counts.
+    pub fn is_stale(self) -> bool {
+        self != DataStatus::Usable
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LocationReport {
+    pub location: String,
+    pub status: DataStatus,
+    /// `now` minus the exporter's heartbeat, when known.
+    pub age: Option<TimeDelta>,
+    /// The same text the explanation shows.
+    pub detail: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedReport {
+    pub seed: String,
+    pub location: String,
+    /// gCO2eq/kWh; `None` when the seed scores neutral.
+    pub expected: Option<f64>,
+    pub detail: String,
+}
+
+/// A malformed ConfigMap that never served a location, so no location can show it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceProblem {
+    pub config_map: String,
+    pub error: String,
+}
+
+/// Everything the controller exports about carbon data at one instant; locations and seeds are
+/// ordered by name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CarbonReport {
+    pub locations: Vec<LocationReport>,
+    pub seeds: Vec<SeedReport>,
+    pub unattributed: Vec<SourceProblem>,
+}
+
+/// A location whose status changed since the previous report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusChange {
+    pub location: String,
+    /// `None` the first time the location is seen.
+    pub from: Option<DataStatus>,
+    pub to: DataStatus,
+    pub detail: String,
+}
+
+/// Remembers each location's last status so that a warning is logged once per change, not once
+/// per decision. Ages are not part of the comparison; a different malformation is.
+#[derive(Clone, Debug, Default)]
+pub struct StatusChanges {
+    last: BTreeMap<String, (DataStatus, Option<String>)>,
+}
+
+impl StatusChanges {
+    /// The changes since the previous call. A location first seen as usable is no change.
+    pub fn update(&mut self, report: &CarbonReport) -> Vec<StatusChange> {
+        let mut changes = Vec::new();
+        let mut next = BTreeMap::new();
+        for l in &report.locations {
+            let key = (
+                l.status,
+                (l.status == DataStatus::Malformed).then(|| l.detail.clone()),
+            );
+            let prev = self.last.get(&l.location);
+            let changed = match prev {
+                None => l.status != DataStatus::Usable,
+                Some(p) => *p != key,
+            };
+            if changed {
+                changes.push(StatusChange {
+                    location: l.location.clone(),
+                    from: prev.map(|p| p.0),
+                    to: l.status,
+                    detail: l.detail.clone(),
+                });
+            }
+            next.insert(l.location.clone(), key);
+        }
+        self.last = next;
+        changes
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,176 @@
+//! Writing a decision: the `shoots/binding` subresource, or a `spec.seedName` patch on clusters
+//! without it. Both carry the resourceVersion the decision was based on, so a shoot changed
+//! meanwhile is rejected by the API server (409) instead of being overwritten.
+
+use std::time::Duration;
+
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use kube::{Client, Resource};
+use serde_json::json;
+
+use crate::api::Shoot;
+use crate::config::BindingMode;
+
+/// Field manager of every write the scheduler makes.
+pub const FIELD_MANAGER: &str = "gardener-scheduler";
+
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// The shoot changed since the decision read it; read it again and decide again.
+    #[error("shoot changed since it was read (409 Conflict)")]
+    Conflict,
+    /// Someone else assigned a seed meanwhile; leave the shoot alone.
+    #[error("spec.seedName was set to {0:?} meanwhile")]
+    AlreadyAssigned(String),
+    #[error("shoot no longer exists")]
+    NotFound,
+    #[error(
+        "the API server has no shoots/binding subresource (a cluster with CRDs only?); set schedulers.shoot.bindingMode: Patch"
+    )]
+    NoBindingSubresource,
+    /// The API server answered with an error: the bind did not happen.
+    #[error("{action}: {source}")]
+    Rejected {
+        action: &'static str,
+        source: kube::Error,
+    },
+    /// No answer (transport error or timeout): the bind may or may not have happened.
+    #[error("{action}: outcome unknown: {message}")]
+    Unknown {
+        action: &'static str,
+        message: String,
+    },
+}
+
+impl BindError {
+    /// Whether the write may have been applied although it reported an error.
+    pub fn outcome_unknown(&self) -> bool {
+        matches!(self, BindError::Unknown { .. })
+    }
+}
+
+fn classify(action: &'static str, e: kube::Error) -> BindError {
+    match &e {
+        kube::Error::Api(s) if s.code == 409 => BindError::Conflict,
+        kube::Error::Api(s) if s.code == 404 => BindError::NotFound,
+        kube::Error::Api(_) => BindError::Rejected { action, source: e },
+        _ => BindError::Unknown {
+            action,
+            message: e.to_string(),
+        },
+    }
+}
+
+async fn timed<T>(
+    action: &'static str,
+    limit: Duration,
+    fut: impl Future<Output = Result<T, kube::Error>>,
+) -> Result<T, BindError> {
+    match tokio::time::timeout(limit, fut).await {
+        Ok(r) => r.map_err(|e| classify(action, e)),
+        Err(_) => Err(BindError::Unknown {
+            action,
+            message: format!("no answer within {limit:?}"),
+        }),
+    }
+}
+
+/// Raw access to shoots, keeping every field (a binding update sends the whole object).
+pub fn raw_shoots(client: &Client, namespace: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), namespace, &ApiResource::erase::<Shoot>(&()))
+}
+
+/// Binds `shoot` (as observed, with its resourceVersion) to `seed`. Returns the new
+/// resourceVersion.
+pub async fn bind(
+    client: &Client,
+    mode: BindingMode,
+    shoot: &Shoot,
+    seed: &str,
+    timeout: Duration,
+) -> Result<String, BindError> {
+    let ns = shoot.metadata.namespace.as_deref().unwrap_or_default();
+    let name = shoot.metadata.name.as_deref().unwrap_or_default();
+    let observed = shoot.metadata.resource_version.clone().unwrap_or_default();
+    let api = raw_shoots(client, ns);
+    let written = match mode {
+        BindingMode::Patch => {
+            let patch = json!({
+                "metadata": { "resourceVersion": observed },
+                "spec": { "seedName": seed },
+            });
+            let pp = PatchParams {
+                field_manager: Some(FIELD_MANAGER.into()),
+                ..Default::default()
+            };
+            timed(
+                "patching spec.seedName",
+                timeout,
+                api.patch(name, &pp, &Patch::Merge(&patch)),
+            )
+            .await?
+        }
+        BindingMode::Binding => {
+            // The binding update carries the whole shoot, as gardener-apiserver expects; the
+            // cache keeps only a compact form, so read the current object first.
+            let mut current = timed("reading shoot", timeout, api.get(name)).await?;
+            if let Some(assigned) = current.data["spec"]["seedName"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+            {
+                return Err(BindError::AlreadyAssigned(assigned.to_string()));
+            }
+            current.metadata.resource_version = Some(observed);
+            current.metadata.managed_fields = None;
+            if current.types.is_none() {
+                current.types = Some(kube::api::TypeMeta {
+                    api_version: Shoot::api_version(&()).into(),
+                    kind: Shoot::kind(&()).into(),
+                });
+            }
+            match current.data.get_mut("spec") {
+                Some(serde_json::Value::Object(spec)) => {
+                    spec.insert("seedName".into(), json!(seed));
+                }
+                _ => current.data["spec"] = json!({ "seedName": seed }),
+            }
+            let pp = PostParams {
+                field_manager: Some(FIELD_MANAGER.into()),
+                ..Default::default()
+            };
+            match timed(
+                "updating shoots/binding",
+                timeout,
+                api.replace_subresource("binding", name, &pp, &current),
+            )
+            .await
+            {
+                Err(BindError::NotFound) => {
+                    // The shoot was just read, so a 404 most likely means the subresource itself
+                    // is missing; tell the two apart by reading again.
+                    return match timed("reading shoot", timeout, api.get(name)).await {
+                        Ok(_) => Err(BindError::NoBindingSubresource),
+                        Err(e) => Err(e),
+                    };
+                }
+                other => other?,
+            }
+        }
+    };
+    Ok(written.metadata.resource_version.unwrap_or_default())
+}
+
+/// Reads a shoot again (after a conflict or an unknown outcome). `Ok(None)` when it is gone.
+pub async fn read_shoot(
+    client: &Client,
+    namespace: &str,
+    name: &str,
+    timeout: Duration,
+) -> Result<Option<Shoot>, BindError> {
+    let api: Api<Shoot> = Api::namespaced(client.clone(), namespace);
+    match timed("reading shoot", timeout, api.get(name)).await {
+        Ok(s) => Ok(Some(s)),
+        Err(BindError::NotFound) => Ok(None),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,378 @@
+//! Leader election on a `coordination.k8s.io/v1` Lease, with client-go's semantics: the holder
+//! renews every `retryPeriod`; it stops binding once `renewDeadline` has passed since its last
+//! successful renewal; others take over when the lease record has not changed for
+//! `leaseDuration` as measured on their own clock (so clock skew between hosts does not matter).
+//!
+//! Every write is an update carrying the resourceVersion that was read, so two candidates can
+//! never both acquire. (Strategic-merge or apply patches are avoided: Leases are custom
+//! resources on development clusters, which do not accept strategic merge patches.)
+
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use kube::Client;
+use kube::api::{Api, PostParams};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tracing::{info, warn};
+
+use crate::config::LeaderElection;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    #[error("reading lease {lease}: {source}")]
+    Read { lease: String, source: kube::Error },
+    #[error("creating lease {lease}: {source}")]
+    Create { lease: String, source: kube::Error },
+    #[error("updating lease {lease}: {source}")]
+    Update { lease: String, source: kube::Error },
+    #[error("{action} lease {lease}: no answer within {limit:?}")]
+    Timeout {
+        action: &'static str,
+        lease: String,
+        limit: Duration,
+    },
+}
+
+/// Whether this process may bind. Cheap to clone and to ask.
+#[derive(Clone)]
+pub struct Leadership {
+    inner: LeadershipInner,
+}
+
+#[derive(Clone)]
+enum LeadershipInner {
+    /// `leaderElect: false`
+    Always,
+    /// `Some(deadline)`: leader until then unless renewed
+    Elected(watch::Receiver<Option<Instant>>),
+}
+
+impl Leadership {
+    pub fn always() -> Self {
+        Leadership {
+            inner: LeadershipInner::Always,
+        }
+    }
+
+    /// Leader now? Turns false by itself once the renew deadline passes without a renewal, even
+    /// if the renewing task is stuck.
+    pub fn is_leader(&self) -> bool {
+        match &self.inner {
+            LeadershipInner::Always => true,
+            LeadershipInner::Elected(rx) => rx.borrow().is_some_and(|until| Instant::now() < until),
+        }
+    }
+
+    /// Waits until this process is the leader.
+    pub async fn wait_until_leader(&mut self) {
+        let LeadershipInner::Elected(rx) = &mut self.inner else {
+            return;
+        };
+        loop {
+            if rx
+                .borrow_and_update()
+                .is_some_and(|until| Instant::now() < until)
+            {
+                return;
+            }
+            if rx.changed().await.is_err() {
+                // the elector stopped: never leader again
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
+/// Runs the election loop for one identity.
+pub struct Elector {
+    api: Api<Lease>,
+    name: String,
+    identity: String,
+    lease_duration: Duration,
+    renew_deadline: Duration,
+    retry_period: Duration,
+    tx: watch::Sender<Option<Instant>>,
+    /// the last lease record seen and when (on our clock) it last changed
+    observed: Option<(LeaseRecord, Instant)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct LeaseRecord {
+    holder: String,
+    renew_time: Option<String>,
+    duration: Duration,
+}
+
+impl LeaseRecord {
+    fn of(lease: &Lease) -> Self {
+        let spec = lease.spec.clone().unwrap_or_default();
+        LeaseRecord {
+            holder: spec.holder_identity.unwrap_or_default(),
+            renew_time: spec.renew_time.map(|t| t.0.to_string()),
+            duration: Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64),
+        }
+    }
+}
+
+fn now_micro() -> MicroTime {
+    MicroTime(k8s_openapi::jiff::Timestamp::now())
+}
+
+impl Elector {
+    pub fn new(client: Client, cfg: &LeaderElection, identity: String) -> (Elector, Leadership) {
+        let (tx, rx) = watch::channel(None);
+        let elector = Elector {
+            api: Api::namespaced(client, &cfg.resource_namespace),
+            name: cfg.resource_name.clone(),
+            identity,
+            lease_duration: cfg.lease_duration,
+            renew_deadline: cfg.renew_deadline,
+            retry_period: cfg.retry_period,
+            tx,
+            observed: None,
+        };
+        let leadership = Leadership {
+            inner: LeadershipInner::Elected(rx),
+        };
+        (elector, leadership)
+    }
+
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+
+    fn lease_label(&self) -> String {
+        format!(
+            "{}/{}",
+            self.api.resource_url().trim_end_matches('/'),
+            self.name
+        )
+    }
+
+    /// Tries to acquire or renew once. `Ok(true)` when this process holds the lease.
+    async fn try_acquire_or_renew(&mut self) -> Result<bool, LeaseError> {
+        let limit = self
+            .renew_deadline
+            .min(self.retry_period * 2)
+            .max(Duration::from_secs(1));
+        let lease = self.name.clone();
+        let got = tokio::time::timeout(limit, self.api.get_opt(&self.name))
+            .await
+            .map_err(|_| LeaseError::Timeout {
+                action: "reading",
+                lease: lease.clone(),
+                limit,
+            })?
+            .map_err(|source| LeaseError::Read {
+                lease: lease.clone(),
+                source,
+            })?;
+        let seconds = self.lease_duration.as_secs_f64().ceil() as i32;
+        let Some(mut current) = got else {
+            let new = Lease {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(self.name.clone()),
+                    ..Default::default()
+                },
+                spec: Some(LeaseSpec {
+                    holder_identity: Some(self.identity.clone()),
+                    lease_duration_seconds: Some(seconds),
+                    acquire_time: Some(now_micro()),
+                    renew_time: Some(now_micro()),
+                    lease_transitions: Some(0),
+                    ..Default::default()
+                }),
+            };
+            return match tokio::time::timeout(limit, self.api.create(&PostParams::default(), &new))
+                .await
+            {
+                Err(_) => Err(LeaseError::Timeout {
+                    action: "creating",
+                    lease,
+                    limit,
+                }),
+                Ok(Ok(created)) => {
+                    self.observed = Some((LeaseRecord::of(&created), Instant::now()));
+                    Ok(true)
+                }
+                Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(false),
+                Ok(Err(source)) => Err(LeaseError::Create { lease, source }),
+            };
+        };
+
+        let record = LeaseRecord::of(&current);
+        let now = Instant::now();
+        let changed_at = match &self.observed {
+            Some((old, at)) if *old == record => *at,
+            _ => now,
+        };
+        self.observed = Some((record.clone(), changed_at));
+        let mine = record.holder == self.identity;
+        let free = record.holder.is_empty() || now.duration_since(changed_at) >= record.duration;
+        if !mine && !free {
+            return Ok(false);
+        }
+
+        let spec = current.spec.get_or_insert_with(Default::default);
+        if !mine {
+            spec.acquire_time = Some(now_micro());
+            spec.lease_transitions = Some(spec.lease_transitions.unwrap_or(0) + 1);
+        }
+        spec.holder_identity = Some(self.identity.clone());
+        spec.lease_duration_seconds = Some(seconds);
+        spec.renew_time = Some(now_micro());
+        current.metadata.managed_fields = None;
+        match tokio::time::timeout(
+            limit,
+            self.api
+                .replace(&self.name, &PostParams::default(), &current),
+        )
+        .await
+        {
+            Err(_) => Err(LeaseError::Timeout {
+                action: "updating",
+                lease,
+                limit,
+            }),
+            Ok(Ok(updated)) => {
+                self.observed = Some((LeaseRecord::of(&updated), Instant::now()));
+                Ok(true)
+            }
+            Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(false),
+            Ok(Err(source)) => Err(LeaseError::Update { lease, source }),
+        }
+    }
+
+    /// Campaigns and renews until `stop` fires; then releases the lease if held.
+    pub async fn run(mut self, mut stop: watch::Receiver<bool>, on_change: impl Fn(bool) + Send) {
+        let mut leading = false;
+        let mut last_renew: Option<Instant> = None;
+        loop {
+            if *stop.borrow() {
+                break;
+            }
+            let attempt_start = Instant::now();
+            match self.try_acquire_or_renew().await {
+                Ok(true) => {
+                    last_renew = Some(attempt_start);
+                    let _ = self.tx.send(Some(attempt_start + self.renew_deadline));
+                    if !leading {
+                        leading = true;
+                        info!(lease = %self.lease_label(), identity = %self.identity, "acquired leadership");
+                        on_change(true);
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => warn!(error = %e, "leader election attempt failed"),
+            }
+            if leading {
+                let held = last_renew.is_some_and(|t| Instant::now() < t + self.renew_deadline)
+                    && self
+                        .observed
+                        .as_ref()
+                        .is_some_and(|(r, _)| r.holder == self.identity);
+                if !held {
+                    leading = false;
+                    let _ = self.tx.send(None);
+                    warn!(lease = %self.lease_label(), "lost leadership; binding stops until it is regained");
+                    on_change(false);
+                }
+            }
+            let jitter = if leading {
+                Duration::ZERO
+            } else {
+                // spread candidates' attempts (up to 20% of the period)
+                let nanos = (std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .subsec_nanos() as u64)
+                    % (self.retry_period.as_nanos() as u64 / 5 + 1);
+                Duration::from_nanos(nanos)
+            };
+            tokio::select! {
+                _ = tokio::time::sleep(self.retry_period + jitter) => {}
+                _ = stop.changed() => {}
+            }
+        }
+        if leading {
+            let _ = self.tx.send(None);
+            on_change(false);
+            match self.release().await {
+                Ok(()) => info!(lease = %self.lease_label(), "released leadership"),
+                Err(e) => {
+                    warn!(error = %e, "releasing the lease failed; others take over when it expires")
+                }
+            }
+        }
+    }
+
+    /// Gives the lease up so that another candidate can take over at once.
+    async fn release(&mut self) -> Result<(), LeaseError> {
+        let limit = self.renew_deadline;
+        let lease = self.name.clone();
+        let mut current = tokio::time::timeout(limit, self.api.get(&self.name))
+            .await
+            .map_err(|_| LeaseError::Timeout {
+                action: "reading",
+                lease: lease.clone(),
+                limit,
+            })?
+            .map_err(|source| LeaseError::Read {
+                lease: lease.clone(),
+                source,
+            })?;
+        if current
+            .spec
+            .as_ref()
+            .and_then(|s| s.holder_identity.as_deref())
+            != Some(&self.identity)
+        {
+            return Ok(());
+        }
+        let spec = current.spec.get_or_insert_with(Default::default);
+        spec.holder_identity = None;
+        spec.lease_duration_seconds = Some(1);
+        spec.renew_time = Some(now_micro());
+        current.metadata.managed_fields = None;
+        tokio::time::timeout(
+            limit,
+            self.api
+                .replace(&self.name, &PostParams::default(), &current),
+        )
+        .await
+        .map_err(|_| LeaseError::Timeout {
+            action: "releasing",
+            lease: lease.clone(),
+            limit,
+        })?
+        .map_err(|source| LeaseError::Update { lease, source })?;
+        Ok(())
+    }
+}
+
+/// `hostname_<random>`, as client-go builds lease identities.
+pub fn default_identity() -> String {
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "gardener-scheduler".into());
+    let seed = format!(
+        "{}-{:?}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+    );
+    format!(
+        "{host}_{:016x}",
+        xxhash_rust::xxh3::xxh3_64(seed.as_bytes())
+    )
+}

@@ -1,0 +1,698 @@
+//! The scheduler process: watches feed the cache, workers take shoots from the queue, decide with
+//! [`crate::schedule::schedule`], bind, and report.
+//!
+//! ```text
+//! watch.rs ─► state.rs (Snapshot + assumptions) ─► queue.rs ─► worker: decide+assume ─► bind.rs ─► report.rs
+//!                                                                 (one lock)          (leader only)
+//! ```
+//!
+//! A decision and the assumption of its placement happen under one lock, so concurrent workers
+//! never both count on a seed's last free slot; binds run outside the lock. An assumed placement
+//! counts in usage until the watch shows the shoot bound, is dropped when the bind fails, and
+//! survives stale watch events of the pre-bind version.
+
+mod bind;
+mod leader;
+mod metrics;
+mod queue;
+mod ratelimit;
+mod report;
+mod server;
+mod state;
+#[cfg(test)]
+mod tests;
+mod watch;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use chrono::Utc;
+use kube::Client;
+use tokio::sync::{Notify, watch as chan};
+use tokio::time::Instant;
+use tracing::{Instrument, debug, error, info, info_span, warn};
+
+pub use bind::{BindError, FIELD_MANAGER, bind};
+pub use leader::{Elector, Leadership, LeaseError, default_identity};
+pub use metrics::{AttemptResult, Metrics};
+pub use queue::{BackoffPolicy, Queue};
+pub use report::{
+    REASON_DEFERRED, REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter,
+    failure_description,
+};
+pub use state::{Assumption, Change, Kind, State};
+
+use crate::api::Shoot;
+use crate::chain::{ProfileChain, Selection};
+use crate::config::{BindingMode, ConfigError, SchedulerConfiguration};
+use crate::schedule::schedule;
+
+/// Limit for one API request made while scheduling (reads, binds, events, status).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a shutdown waits for in-flight binds.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, thiserror::Error)]
+pub enum ControllerError {
+    #[error("loading kubeconfig {path}: {message}")]
+    LoadKubeconfig { path: String, message: String },
+    #[error("building the API client: {0}")]
+    BuildClient(String),
+    #[error("invalid config:\n{}", .0.iter().map(|e| format!("  {e}")).collect::<Vec<_>>().join("\n"))]
+    BuildProfile(Vec<crate::config::FieldError>),
+    #[error("listening on {address} ({what}): {source}")]
+    Listen {
+        what: &'static str,
+        address: std::net::SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    LoadConfig(#[from] ConfigError),
+}
+
+/// Builds the API client: `kubeconfig` (a path, or a `:`-separated list merged as kubectl
+/// merges `$KUBECONFIG`), else in-cluster config, else `~/.kube/config`; requests are limited to
+/// `qps` with `burst` (0 qps: no limit).
+pub async fn client_from_kubeconfig(
+    kubeconfig: &str,
+    qps: f32,
+    burst: i32,
+) -> Result<Client, ControllerError> {
+    let config = if kubeconfig.is_empty() {
+        kube::Config::infer()
+            .await
+            .map_err(|e| ControllerError::BuildClient(e.to_string()))?
+    } else {
+        let mut merged = kube::config::Kubeconfig::default();
+        for path in std::env::split_paths(kubeconfig).filter(|p| !p.as_os_str().is_empty()) {
+            let kc = kube::config::Kubeconfig::read_from(&path).map_err(|e| {
+                ControllerError::LoadKubeconfig {
+                    path: path.display().to_string(),
+                    message: e.to_string(),
+                }
+            })?;
+            merged = merged
+                .merge(kc)
+                .map_err(|e| ControllerError::LoadKubeconfig {
+                    path: kubeconfig.to_string(),
+                    message: e.to_string(),
+                })?;
+        }
+        kube::Config::from_custom_kubeconfig(merged, &Default::default())
+            .await
+            .map_err(|e| ControllerError::LoadKubeconfig {
+                path: kubeconfig.to_string(),
+                message: e.to_string(),
+            })?
+    };
+    let builder = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| ControllerError::BuildClient(e.to_string()))?;
+    Ok(match ratelimit::TokenBucket::new(qps, burst) {
+        Some(bucket) => builder
+            .with_layer(&ratelimit::RateLimitLayer(bucket))
+            .build(),
+        None => builder.build(),
+    })
+}
+
+/// State shared by the watches, workers and HTTP handlers.
+pub struct Shared {
+    client: Client,
+    chain: ProfileChain,
+    /// `profiles` is configured: success events name the entry that placed the shoot
+    name_profiles: bool,
+    /// the chain entry seen by the last decision, to log when it changes
+    active_profile: Mutex<Option<String>>,
+    binding_mode: BindingMode,
+    retry_sync_period: Duration,
+    state: Mutex<State>,
+    queue: Queue,
+    metrics: Metrics,
+    reporter: Reporter,
+    leadership: Leadership,
+    synced: Mutex<HashSet<Kind>>,
+    synced_notify: Notify,
+}
+
+impl Shared {
+    /// The cache, locked. Hold it only for synchronous work.
+    #[doc(hidden)]
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_synced(&self, kind: Kind) -> bool {
+        self.synced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&kind)
+    }
+
+    fn mark_synced(&self, kind: Kind) {
+        self.synced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(kind);
+        self.synced_notify.notify_waiters();
+    }
+
+    /// Logs at info level when the chain's active entry differs from the last decision's.
+    fn note_active_profile(&self, entry: Option<&str>) {
+        let mut last = self
+            .active_profile
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if last.as_deref() != entry {
+            info!(
+                from = last.as_deref().unwrap_or("none"),
+                to = entry.unwrap_or("none"),
+                "active scheduling profile changed"
+            );
+            *last = entry.map(str::to_string);
+        }
+    }
+
+    /// Kinds whose first list has not completed.
+    fn unsynced(&self) -> Vec<&'static str> {
+        let synced = self.synced.lock().unwrap_or_else(|e| e.into_inner());
+        Kind::ALL
+            .iter()
+            .filter(|k| !synced.contains(k))
+            .map(Kind::as_str)
+            .collect()
+    }
+
+    async fn wait_synced(&self) {
+        loop {
+            let notified = self.synced_notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.unsynced().is_empty() {
+                return;
+            }
+            notified.await;
+        }
+    }
+
+    /// Applies a cache change's consequences to the queue.
+    #[doc(hidden)]
+    pub fn act(&self, key: &str, change: Change) {
+        watch::act(self, Some(key), change);
+    }
+
+    #[doc(hidden)]
+    pub fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
+    #[doc(hidden)]
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+}
+
+/// The scheduler: construct with [`Controller::new`], then [`Controller::run`].
+pub struct Controller {
+    shared: Arc<Shared>,
+    cfg: Arc<SchedulerConfiguration>,
+    elector: Option<Elector>,
+}
+
+impl Controller {
+    pub fn new(cfg: SchedulerConfiguration, client: Client) -> Result<Controller, ControllerError> {
+        let shoot_cfg = &cfg.schedulers.shoot;
+        let chain = ProfileChain::from_config(shoot_cfg).map_err(ControllerError::BuildProfile)?;
+        let identity = default_identity();
+        let (elector, leadership) = if cfg.leader_election.leader_elect {
+            let (e, l) = Elector::new(client.clone(), &cfg.leader_election, identity.clone());
+            (Some(e), l)
+        } else {
+            (None, Leadership::always())
+        };
+        let metrics = Metrics::new();
+        if elector.is_none() {
+            metrics.leader.set(1);
+        }
+        let shared = Arc::new(Shared {
+            reporter: Reporter::new(client.clone(), identity, REQUEST_TIMEOUT),
+            client,
+            chain,
+            name_profiles: shoot_cfg.profiles.is_some(),
+            active_profile: Mutex::default(),
+            binding_mode: shoot_cfg.binding_mode,
+            retry_sync_period: shoot_cfg.retry_sync_period,
+            state: Mutex::new(State::new(shoot_cfg.scheduler_names.clone())),
+            queue: Queue::new(BackoffPolicy {
+                initial: shoot_cfg.backoff.initial,
+                max: shoot_cfg.backoff.max,
+            }),
+            metrics,
+            leadership,
+            synced: Mutex::default(),
+            synced_notify: Notify::new(),
+        });
+        Ok(Controller {
+            shared,
+            cfg: Arc::new(cfg),
+            elector,
+        })
+    }
+
+    /// Runs until `shutdown` completes; then stops taking shoots, lets in-flight binds finish,
+    /// and releases the lease.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ControllerError> {
+        let Controller {
+            shared,
+            cfg,
+            elector,
+        } = self;
+        let (stop_tx, stop_rx) = chan::channel(false);
+
+        let health_addr = server::address(&cfg.server.health_probes);
+        let metrics_addr = server::address(&cfg.server.metrics);
+        let health = tokio::net::TcpListener::bind(health_addr)
+            .await
+            .map_err(|source| ControllerError::Listen {
+                what: "server.healthProbes",
+                address: health_addr,
+                source,
+            })?;
+        let metrics = tokio::net::TcpListener::bind(metrics_addr)
+            .await
+            .map_err(|source| ControllerError::Listen {
+                what: "server.metrics",
+                address: metrics_addr,
+                source,
+            })?;
+        let servers = [
+            tokio::spawn(server::serve(
+                health,
+                server::health_router(shared.clone()),
+                stop_rx.clone(),
+            )),
+            tokio::spawn(server::serve(
+                metrics,
+                server::metrics_router(shared.clone()),
+                stop_rx.clone(),
+            )),
+        ];
+        info!(health = %health_addr, metrics = %metrics_addr, binding_mode = ?shared.binding_mode,
+              concurrent_syncs = cfg.schedulers.shoot.concurrent_syncs, "gardener-scheduler starting");
+
+        let elector_task = elector.map(|e| {
+            let shared = shared.clone();
+            info!(identity = %e.identity(), lease = %format!("{}/{}", cfg.leader_election.resource_namespace, cfg.leader_election.resource_name), "campaigning for leadership");
+            tokio::spawn(e.run(stop_rx.clone(), move |leading| {
+                shared.metrics.leader.set(leading as i64);
+                if leading {
+                    // decide every waiting shoot afresh under the new term
+                    let keys = shared.lock().pending_keys();
+                    for key in keys {
+                        shared.queue.add(&key);
+                    }
+                }
+            }))
+        });
+
+        let watches = watch::spawn_all(&shared);
+        let housekeeping = tokio::spawn(housekeeping(shared.clone()));
+
+        tokio::pin!(shutdown);
+        let mut workers = Vec::new();
+        tokio::select! {
+            _ = shared.wait_synced() => {
+                let (known, pending) = {
+                    let st = shared.lock();
+                    (st.known_shoots(), st.pending_count())
+                };
+                info!(shoots = known, pending, "all caches synced; scheduling");
+                for i in 0..cfg.schedulers.shoot.concurrent_syncs.max(1) {
+                    workers.push(tokio::spawn(worker(shared.clone(), i as usize)));
+                }
+                shutdown.await;
+            }
+            _ = &mut shutdown => {}
+        }
+
+        info!("shutting down: finishing in-flight binds");
+        shared.queue.shut_down();
+        let drain = futures::future::join_all(workers);
+        if tokio::time::timeout(DRAIN_TIMEOUT, drain).await.is_err() {
+            warn!("in-flight binds did not finish within {DRAIN_TIMEOUT:?}");
+        }
+        let _ = stop_tx.send(true);
+        if let Some(t) = elector_task {
+            let _ = tokio::time::timeout(REQUEST_TIMEOUT, t).await;
+        }
+        for w in watches {
+            w.abort();
+        }
+        housekeeping.abort();
+        for s in servers {
+            let _ = tokio::time::timeout(Duration::from_secs(5), s).await;
+        }
+        info!("stopped");
+        Ok(())
+    }
+
+    /// The shared state, for tests that drive single steps.
+    #[doc(hidden)]
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+async fn housekeeping(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(10));
+    loop {
+        tick.tick().await;
+        let expired = shared.lock().expire_assumptions(Instant::now());
+        for key in expired {
+            warn!(shoot = %key, "bind never showed up in the watch; no longer counting it");
+            shared.queue.add(&key);
+        }
+    }
+}
+
+async fn worker(shared: Arc<Shared>, id: usize) {
+    let mut leadership = shared.leadership.clone();
+    loop {
+        leadership.wait_until_leader().await;
+        let Some(key) = shared.queue.next().await else {
+            break;
+        };
+        process(&shared, &key)
+            .instrument(info_span!(
+                "schedule",
+                shoot = %key,
+                worker = id,
+                profile = tracing::field::Empty
+            ))
+            .await;
+        shared.queue.done(&key);
+    }
+}
+
+/// What happened to one shoot in one attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
+pub enum Attempt {
+    /// nothing to do (not pending, not leader, or already being bound)
+    Skipped,
+    Scheduled(String),
+    Unschedulable,
+    /// a freeze window or no active profile; retried when the chain switches
+    Deferred,
+    /// the shoot changed meanwhile; decided again
+    Conflict,
+    /// someone else assigned a seed; left alone
+    LeftAlone(String),
+    Error,
+}
+
+/// Resolves a bind whose outcome was unknown. `true` when the shoot may be decided now.
+async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+        Ok(Some(current)) => {
+            // Bound meanwhile: the watch version wins. Still pending: the bind did not happen.
+            let mut st = shared.lock();
+            let c = st.forget_assumption(key);
+            let c2 = st.apply_shoot(&current);
+            drop(st);
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    wake: c.wake || c2.wake,
+                },
+            );
+            true
+        }
+        Ok(None) => {
+            let c = shared.lock().remove_shoot(key);
+            shared.act(key, c);
+            false
+        }
+        Err(e) => {
+            warn!(error = %e, "cannot tell whether the last bind happened; asking again later");
+            shared.queue.add_after(key, shared.retry_sync_period);
+            false
+        }
+    }
+}
+
+/// One scheduling attempt for one shoot.
+#[doc(hidden)]
+pub async fn process(shared: &Shared, key: &str) -> Attempt {
+    let uncertain = shared.lock().assumption(key).is_some_and(|a| a.uncertain);
+    if uncertain && !resolve_uncertain(shared, key).await {
+        return Attempt::Skipped;
+    }
+    let start = Instant::now();
+    let now = Utc::now();
+    let (shoot, verdict) = {
+        let mut st = shared.lock();
+        let Some(shoot) = st.pending(key) else {
+            shared.queue.forget(key);
+            return Attempt::Skipped;
+        };
+        let verdict = match shared.chain.select(now) {
+            Selection::Profile { entry, profile } => {
+                shared.note_active_profile(Some(entry));
+                let result = schedule(&shoot, &st.snapshot, profile, now);
+                if let Ok(d) = &result {
+                    st.assume(&shoot, &d.seed);
+                }
+                Ok((entry.to_string(), result))
+            }
+            Selection::Deferred { reason, retry_at } => {
+                let entry = shared.chain.active(now).map(|e| e.id.clone());
+                shared.note_active_profile(entry.as_deref());
+                Err((entry, reason, retry_at))
+            }
+        };
+        (shoot, verdict)
+    };
+    let (entry, result) = match verdict {
+        Ok(decided) => decided,
+        Err((entry, reason, retry_at)) => {
+            let entry = entry.unwrap_or_else(|| "none".into());
+            tracing::Span::current().record("profile", entry.as_str());
+            shared.metrics.observe(
+                AttemptResult::deferred,
+                &entry,
+                start.elapsed().as_secs_f64(),
+            );
+            // Retry when the chain switches, not by polling; without a next switch the shoot
+            // waits for a relevant change (or a new configuration).
+            let retry_in = retry_at.map(|t| {
+                (t - now)
+                    .to_std()
+                    .unwrap_or_default()
+                    .max(Duration::from_secs(1))
+            });
+            match retry_in {
+                Some(d) => shared.queue.add_after(key, d),
+                None => shared.queue.forget(key),
+            }
+            info!(%reason, ?retry_in, "scheduling deferred");
+            if shared.leadership.is_leader()
+                && let Err(e) = shared.reporter.deferred(&shoot, &reason).await
+            {
+                warn!(error = %e, "publishing the deferral event failed");
+            }
+            return Attempt::Deferred;
+        }
+    };
+    tracing::Span::current().record("profile", entry.as_str());
+    match result {
+        Ok(decision) => {
+            let seed = decision.seed.clone();
+            let span = info_span!("bind", seed = %seed);
+            bind_decision(shared, key, &shoot, &decision, start)
+                .instrument(span)
+                .await
+        }
+        Err(fit) => {
+            shared.metrics.observe(
+                AttemptResult::unschedulable,
+                &entry,
+                start.elapsed().as_secs_f64(),
+            );
+            let delay = shared.queue.add_backoff(key);
+            info!(reason = %fit, retry_in = ?delay, "shoot does not fit any seed");
+            if shared.leadership.is_leader()
+                && let Err(e) = shared.reporter.failed(&shoot, &fit).await
+            {
+                warn!(error = %e, "reporting the scheduling failure failed");
+            }
+            Attempt::Unschedulable
+        }
+    }
+}
+
+async fn bind_decision(
+    shared: &Shared,
+    key: &str,
+    shoot: &Shoot,
+    decision: &crate::schedule::Decision,
+    start: Instant,
+) -> Attempt {
+    if !shared.leadership.is_leader() {
+        let c = shared.lock().forget_assumption(key);
+        shared.act(key, c);
+        shared.queue.add(key);
+        return Attempt::Skipped;
+    }
+    let seed = &decision.seed;
+    match bind::bind(
+        &shared.client,
+        shared.binding_mode,
+        shoot,
+        seed,
+        REQUEST_TIMEOUT,
+    )
+    .await
+    {
+        Ok(_) => {
+            shared.lock().confirm_bind(key);
+            shared.queue.forget(key);
+            shared.metrics.observe(
+                AttemptResult::scheduled,
+                &decision.profile,
+                start.elapsed().as_secs_f64(),
+            );
+            info!(score = %decision.winner().short(), "scheduled");
+            if let Err(e) = shared
+                .reporter
+                .scheduled(shoot, decision, shared.name_profiles)
+                .await
+            {
+                warn!(error = %e, "publishing the scheduling event failed");
+            }
+            Attempt::Scheduled(seed.clone())
+        }
+        Err(BindError::Conflict) => {
+            shared.metrics.conflicts.inc();
+            let c = shared.lock().forget_assumption(key);
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
+            reread(shared, key).await;
+            shared.queue.add(key);
+            info!("shoot changed while binding; deciding again");
+            Attempt::Conflict
+        }
+        Err(BindError::AlreadyAssigned(other)) => {
+            shared.metrics.conflicts.inc();
+            let c = shared.lock().forget_assumption(key);
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
+            reread(shared, key).await;
+            shared.queue.forget(key);
+            info!(assigned = %other, "someone else assigned a seed meanwhile; leaving the shoot alone");
+            Attempt::LeftAlone(other)
+        }
+        Err(BindError::NotFound) => {
+            let c = shared.lock().remove_shoot(key);
+            shared.act(key, c);
+            shared.queue.forget(key);
+            debug!("shoot deleted before it could be bound");
+            Attempt::Skipped
+        }
+        Err(e) if e.outcome_unknown() => {
+            shared.lock().mark_uncertain(key);
+            shared.metrics.observe(
+                AttemptResult::error,
+                &decision.profile,
+                start.elapsed().as_secs_f64(),
+            );
+            warn!(error = %e, retry_in = ?shared.retry_sync_period, "bind outcome unknown; checking again later");
+            shared.queue.add_after(key, shared.retry_sync_period);
+            Attempt::Error
+        }
+        Err(e) => {
+            let c = shared.lock().forget_assumption(key);
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
+            shared.metrics.observe(
+                AttemptResult::error,
+                &decision.profile,
+                start.elapsed().as_secs_f64(),
+            );
+            if matches!(e, BindError::NoBindingSubresource) {
+                error!(error = %e, "bind failed");
+            } else {
+                warn!(error = %e, retry_in = ?shared.retry_sync_period, "bind failed");
+            }
+            shared.queue.add_after(key, shared.retry_sync_period);
+            Attempt::Error
+        }
+    }
+}
+
+/// Reads a shoot again after a conflict so the next decision (if any) sees what changed,
+/// without waiting for the watch.
+async fn reread(shared: &Shared, key: &str) {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+        Ok(Some(current)) => {
+            let c = shared.lock().apply_shoot(&current);
+            shared.act(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
+        }
+        Ok(None) => {
+            let c = shared.lock().remove_shoot(key);
+            shared.act(key, c);
+        }
+        Err(e) => {
+            debug!(error = %e, "re-reading after a conflict failed; the watch will bring the change")
+        }
+    }
+}
+
+/// Loads the configuration and runs the scheduler until SIGTERM or SIGINT.
+pub async fn run_with_signals(cfg: SchedulerConfiguration) -> Result<(), ControllerError> {
+    let cc = &cfg.client_connection;
+    let client = client_from_kubeconfig(&cc.kubeconfig, cc.qps, cc.burst).await?;
+    let controller = Controller::new(cfg, client)?;
+    controller.run(shutdown_signal()).await
+}
+
+/// Completes on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            error!(error = %e, "cannot listen for SIGTERM");
+            return std::future::pending().await;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => info!("received SIGTERM"),
+        _ = tokio::signal::ctrl_c() => info!("received SIGINT"),
+    }
+}

@@ -1,0 +1,346 @@
+//! A deduplicating work queue with per-key delays, in the manner of client-go's workqueue.
+//!
+//! A key is never handed to two workers at once: a key added while it is being processed is
+//! marked dirty and handed out again once [`Queue::done`] is called. A delayed key that is added
+//! without delay (a relevant change) jumps the queue but keeps its failure count, so the next
+//! backoff still grows.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+/// Exponential backoff per key: `initial × 2^failures`, capped at `max`.
+#[derive(Clone, Copy, Debug)]
+pub struct BackoffPolicy {
+    pub initial: Duration,
+    pub max: Duration,
+}
+
+impl BackoffPolicy {
+    pub fn delay(&self, failures: u32) -> Duration {
+        let factor = 2u32.saturating_pow(failures.min(31));
+        self.initial.saturating_mul(factor).min(self.max)
+    }
+}
+
+#[derive(Default)]
+struct Inner {
+    ready: VecDeque<Arc<str>>,
+    /// keys in `ready`
+    queued: HashSet<Arc<str>>,
+    processing: HashSet<Arc<str>>,
+    /// added while processing: hand out again on `done`
+    dirty: HashSet<Arc<str>>,
+    /// (due, sequence) -> key; `due_of` is the reverse index
+    delayed: BTreeMap<(Instant, u64), Arc<str>>,
+    due_of: HashMap<Arc<str>, (Instant, u64)>,
+    failures: HashMap<Arc<str>, u32>,
+    seq: u64,
+    shut_down: bool,
+}
+
+impl Inner {
+    fn cancel_delay(&mut self, key: &str) {
+        if let Some(at) = self.due_of.remove(key) {
+            self.delayed.remove(&at);
+        }
+    }
+
+    fn push_ready(&mut self, key: Arc<str>) {
+        if self.processing.contains(&key) {
+            self.dirty.insert(key);
+        } else if self.queued.insert(key.clone()) {
+            self.ready.push_back(key);
+        }
+    }
+
+    /// Moves every due delayed key to `ready`; returns the next due instant, if any.
+    fn promote_due(&mut self, now: Instant) -> Option<Instant> {
+        while let Some((&(at, seq), _)) = self.delayed.first_key_value() {
+            if at > now {
+                return Some(at);
+            }
+            let key = self.delayed.remove(&(at, seq)).expect("first key exists");
+            self.due_of.remove(&key);
+            self.push_ready(key);
+        }
+        None
+    }
+}
+
+/// The queue of shoot keys (`namespace/name`) waiting for a decision.
+#[derive(Clone)]
+pub struct Queue {
+    inner: Arc<Mutex<Inner>>,
+    notify: Arc<Notify>,
+    backoff: BackoffPolicy,
+}
+
+impl Queue {
+    pub fn new(backoff: BackoffPolicy) -> Self {
+        Queue {
+            inner: Arc::default(),
+            notify: Arc::new(Notify::new()),
+            backoff,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues a key now (cancelling any pending delay for it).
+    pub fn add(&self, key: &str) {
+        let mut q = self.lock();
+        if q.shut_down {
+            return;
+        }
+        q.cancel_delay(key);
+        q.push_ready(key.into());
+        drop(q);
+        self.notify.notify_one();
+    }
+
+    /// Queues a key after `delay`, unless it is already due sooner.
+    pub fn add_after(&self, key: &str, delay: Duration) {
+        if delay.is_zero() {
+            return self.add(key);
+        }
+        let mut q = self.lock();
+        if q.shut_down || q.queued.contains(key) || q.dirty.contains(key) {
+            return;
+        }
+        let due = Instant::now() + delay;
+        if let Some(&(at, _)) = q.due_of.get(key)
+            && at <= due
+        {
+            return;
+        }
+        q.cancel_delay(key);
+        q.seq += 1;
+        let slot = (due, q.seq);
+        let key: Arc<str> = key.into();
+        q.delayed.insert(slot, key.clone());
+        q.due_of.insert(key, slot);
+        drop(q);
+        // a waiting worker may need to shorten its sleep
+        self.notify.notify_one();
+    }
+
+    /// Queues a key after its next backoff delay and counts one more failure.
+    pub fn add_backoff(&self, key: &str) -> Duration {
+        let delay = {
+            let mut q = self.lock();
+            let n = q.failures.entry(key.into()).or_insert(0);
+            let d = self.backoff.delay(*n);
+            *n = n.saturating_add(1);
+            d
+        };
+        self.add_after(key, delay);
+        delay
+    }
+
+    /// Queues now every key that is waiting out a delay (a relevant change happened).
+    /// Failure counts are kept.
+    pub fn wake_delayed(&self) -> usize {
+        let mut q = self.lock();
+        let keys: Vec<Arc<str>> = q.delayed.values().cloned().collect();
+        q.delayed.clear();
+        q.due_of.clear();
+        let n = keys.len();
+        for k in keys {
+            q.push_ready(k);
+        }
+        drop(q);
+        if n > 0 {
+            self.notify.notify_waiters();
+            self.notify.notify_one();
+        }
+        n
+    }
+
+    /// Resets a key's failure count (it was scheduled, or is no longer pending).
+    pub fn forget(&self, key: &str) {
+        let mut q = self.lock();
+        q.failures.remove(key);
+        q.cancel_delay(key);
+    }
+
+    /// Failures counted for a key since it was last forgotten.
+    pub fn failures(&self, key: &str) -> u32 {
+        self.lock().failures.get(key).copied().unwrap_or(0)
+    }
+
+    /// Waits for the next key; `None` once the queue is shut down.
+    pub async fn next(&self) -> Option<Arc<str>> {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let wake_at = {
+                let mut q = self.lock();
+                if q.shut_down {
+                    return None;
+                }
+                let next_due = q.promote_due(Instant::now());
+                if let Some(key) = q.ready.pop_front() {
+                    q.queued.remove(&key);
+                    q.processing.insert(key.clone());
+                    if !q.ready.is_empty() {
+                        // let another idle worker pick up the rest
+                        self.notify.notify_one();
+                    }
+                    return Some(key);
+                }
+                next_due
+            };
+            match wake_at {
+                Some(at) => {
+                    tokio::select! {
+                        _ = &mut notified => {}
+                        _ = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => notified.await,
+            }
+        }
+    }
+
+    /// Marks a key handed out by [`Queue::next`] as finished.
+    pub fn done(&self, key: &str) {
+        let mut q = self.lock();
+        q.processing.remove(key);
+        if let Some(k) = q.dirty.take(key) {
+            q.push_ready(k);
+            drop(q);
+            self.notify.notify_one();
+        }
+    }
+
+    /// Keys waiting now or later (not counting those being processed).
+    pub fn len(&self) -> usize {
+        let q = self.lock();
+        q.ready.len() + q.delayed.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Stops handing out keys; waiting workers get `None`.
+    pub fn shut_down(&self) {
+        self.lock().shut_down = true;
+        self.notify.notify_waiters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue() -> Queue {
+        Queue::new(BackoffPolicy {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(8),
+        })
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let p = BackoffPolicy {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(1000),
+        };
+        let delays: Vec<u64> = (0..12).map(|n| p.delay(n).as_secs()).collect();
+        assert_eq!(delays, [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000, 1000]);
+        assert_eq!(p.delay(u32::MAX), Duration::from_secs(1000));
+    }
+
+    #[tokio::test]
+    async fn a_key_added_twice_is_handed_out_once() {
+        let q = queue();
+        q.add("a");
+        q.add("a");
+        q.add("b");
+        assert_eq!(q.next().await.as_deref(), Some("a"));
+        assert_eq!(q.next().await.as_deref(), Some("b"));
+        assert!(q.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_key_added_while_processing_comes_back_after_done() {
+        let q = queue();
+        q.add("a");
+        let k = q.next().await.unwrap();
+        q.add("a");
+        assert!(
+            q.is_empty(),
+            "not handed to a second worker while processing"
+        );
+        q.done(&k);
+        assert_eq!(q.next().await.as_deref(), Some("a"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn delayed_keys_come_due_and_backoff_grows() {
+        let q = queue();
+        assert_eq!(q.add_backoff("a"), Duration::from_secs(1));
+        let start = Instant::now();
+        let k = q.next().await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        q.done(&k);
+        assert_eq!(q.add_backoff("a"), Duration::from_secs(2));
+        assert_eq!(
+            q.add_backoff("a"),
+            Duration::from_secs(4),
+            "a later backoff does not delay an earlier due time"
+        );
+        let start = Instant::now();
+        q.next().await.unwrap();
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        q.forget("a");
+        assert_eq!(q.failures("a"), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn waking_delayed_keys_queues_them_now_and_keeps_the_failure_count() {
+        let q = queue();
+        q.add_backoff("a");
+        q.add_backoff("b");
+        assert_eq!(q.wake_delayed(), 2);
+        let start = Instant::now();
+        let mut got = vec![
+            q.next().await.unwrap().to_string(),
+            q.next().await.unwrap().to_string(),
+        ];
+        got.sort();
+        assert_eq!(got, ["a", "b"]);
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        assert_eq!(q.failures("a"), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_immediate_add_cancels_a_pending_delay() {
+        let q = queue();
+        q.add_after("a", Duration::from_secs(100));
+        q.add("a");
+        let k = q.next().await.unwrap();
+        q.done(&k);
+        assert!(q.is_empty(), "the delayed copy is gone");
+    }
+
+    #[tokio::test]
+    async fn shutting_down_releases_waiting_workers() {
+        let q = queue();
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { q.next().await }
+        });
+        tokio::task::yield_now().await;
+        q.shut_down();
+        assert_eq!(waiter.await.unwrap(), None);
+    }
+}

@@ -1,0 +1,606 @@
+//! Request-level faults (server errors, conflicts, no answer, failing watches), injected with
+//! tower-test's mock service in place of the API server.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Request, Response};
+use kube::Client;
+use kube::client::Body;
+use serde_json::{Value, json};
+use tower_test::mock::{self, Handle, SendResponse};
+
+use super::*;
+use crate::config::load_str;
+use crate::fixtures::{SeedBuilder, ShootBuilder};
+
+type MockHandle = Handle<Request<Body>, Response<Body>>;
+
+fn mock_client() -> (Client, MockHandle) {
+    let (svc, handle) = mock::pair::<Request<Body>, Response<Body>>();
+    (Client::new(svc, "default"), handle)
+}
+
+struct Call {
+    method: String,
+    path: String,
+    query: String,
+    content_type: String,
+    body: Value,
+    respond: SendResponse<Response<Body>>,
+}
+
+async fn next_call(h: &mut MockHandle) -> Call {
+    let (req, respond) = tokio::time::timeout(Duration::from_secs(30), h.next_request())
+        .await
+        .expect("a request within 30 s")
+        .expect("the client is alive");
+    let method = req.method().to_string();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or_default().to_string();
+    let content_type = req
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let bytes = req.into_body().collect_bytes().await.unwrap();
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    Call {
+        method,
+        path,
+        query,
+        content_type,
+        body,
+        respond,
+    }
+}
+
+fn ok(body: Value) -> Response<Body> {
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(Body::from(serde_json::to_vec(&body).unwrap()))
+        .unwrap()
+}
+
+fn failure(code: u16, reason: &str) -> Response<Body> {
+    let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                        "message": format!("injected {reason}"), "reason": reason, "code": code});
+    Response::builder()
+        .status(code)
+        .header("content-type", "application/json")
+        .body(Body::from(serde_json::to_vec(&status).unwrap()))
+        .unwrap()
+}
+
+const SHOOT_PATH: &str = "/apis/core.gardener.cloud/v1beta1/namespaces/garden-a/shoots/s1";
+
+/// The shoot as the server holds it: more fields than the scheduler models.
+fn server_shoot(rv: &str, seed: Option<&str>) -> Value {
+    let mut v = json!({
+        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+        "metadata": {"name": "s1", "namespace": "garden-a", "uid": "u-1", "resourceVersion": rv},
+        "spec": {"cloudProfileName": "aws", "region": "eu-west-1", "provider": {"type": "aws"},
+                 "kubernetes": {"version": "1.33.2"}},
+        "status": {"technicalID": "shoot--a--s1"}
+    });
+    if let Some(s) = seed {
+        v["spec"]["seedName"] = json!(s);
+    }
+    v
+}
+
+fn observed_shoot() -> Shoot {
+    let mut s = ShootBuilder::new("garden-a", "s1").build();
+    s.metadata.resource_version = Some("5".into());
+    s.metadata.uid = Some("u-1".into());
+    s
+}
+
+#[tokio::test]
+async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
+    let (client, mut h) = mock_client();
+    let shoot = observed_shoot();
+    let task = tokio::spawn(async move {
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
+    });
+    let get = next_call(&mut h).await;
+    assert_eq!(
+        (get.method.as_str(), get.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    get.respond.send_response(ok(server_shoot("5", None)));
+    let put = next_call(&mut h).await;
+    assert_eq!(put.method, "PUT");
+    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    assert_eq!(put.body["spec"]["seedName"], "seed-1");
+    assert_eq!(put.body["metadata"]["resourceVersion"], "5");
+    assert_eq!(
+        put.body["spec"]["kubernetes"]["version"], "1.33.2",
+        "unmodelled fields are kept"
+    );
+    assert!(
+        put.query.contains("fieldManager=gardener-scheduler"),
+        "{}",
+        put.query
+    );
+    put.respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    assert_eq!(task.await.unwrap().unwrap(), "6");
+}
+
+#[tokio::test]
+async fn binding_outcomes_are_told_apart() {
+    // (response to the binding PUT, expected outcome)
+    type Expect = fn(&BindError) -> bool;
+    let cases: [(u16, &str, Expect); 3] = [
+        (409, "Conflict", |e| matches!(e, BindError::Conflict)),
+        (500, "InternalError", |e| {
+            matches!(e, BindError::Rejected { .. }) && !e.outcome_unknown()
+        }),
+        (422, "Invalid", |e| matches!(e, BindError::Rejected { .. })),
+    ];
+    for (code, reason, expected) in cases {
+        let (client, mut h) = mock_client();
+        let shoot = observed_shoot();
+        let task = tokio::spawn(async move {
+            bind::bind(
+                &client,
+                BindingMode::Binding,
+                &shoot,
+                "seed-1",
+                REQUEST_TIMEOUT,
+            )
+            .await
+        });
+        next_call(&mut h)
+            .await
+            .respond
+            .send_response(ok(server_shoot("5", None)));
+        next_call(&mut h)
+            .await
+            .respond
+            .send_response(failure(code, reason));
+        let err = task.await.unwrap().unwrap_err();
+        assert!(expected(&err), "{code}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_seed_already_set_on_the_server_is_never_overwritten() {
+    let (client, mut h) = mock_client();
+    let shoot = observed_shoot();
+    let task = tokio::spawn(async move {
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("8", Some("manual"))));
+    let err = task.await.unwrap().unwrap_err();
+    assert!(
+        matches!(&err, BindError::AlreadyAssigned(s) if s == "manual"),
+        "{err:?}"
+    );
+    no_more_requests(&mut h).await;
+}
+
+#[tokio::test]
+async fn a_missing_binding_subresource_is_named_with_the_fix() {
+    let (client, mut h) = mock_client();
+    let shoot = observed_shoot();
+    let task = tokio::spawn(async move {
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(failure(404, "NotFound"));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    let err = task.await.unwrap().unwrap_err();
+    assert!(matches!(err, BindError::NoBindingSubresource), "{err:?}");
+    assert!(err.to_string().contains("bindingMode: Patch"));
+}
+
+#[tokio::test]
+async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
+    let (client, mut h) = mock_client();
+    let shoot = observed_shoot();
+    let task = tokio::spawn(async move {
+        bind::bind(
+            &client,
+            BindingMode::Patch,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
+    });
+    let patch = next_call(&mut h).await;
+    assert_eq!(
+        (patch.method.as_str(), patch.path.as_str()),
+        ("PATCH", SHOOT_PATH)
+    );
+    assert_eq!(patch.content_type, "application/merge-patch+json");
+    assert_eq!(
+        patch.body,
+        json!({"metadata": {"resourceVersion": "5"}, "spec": {"seedName": "seed-1"}})
+    );
+    patch.respond.send_response(failure(409, "Conflict"));
+    assert!(matches!(
+        task.await.unwrap().unwrap_err(),
+        BindError::Conflict
+    ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_answer_is_an_unknown_outcome_not_a_failure() {
+    let (client, mut h) = mock_client();
+    let shoot = observed_shoot();
+    let task = tokio::spawn(async move {
+        bind::bind(
+            &client,
+            BindingMode::Binding,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+        )
+        .await
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    let _hanging = next_call(&mut h).await; // never answered
+    let err = task.await.unwrap().unwrap_err();
+    assert!(err.outcome_unknown(), "{err:?}");
+}
+
+// ---- whole attempts, as a worker runs them
+
+fn controller(client: Client) -> Arc<Shared> {
+    let cfg = load_str(
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n",
+    )
+    .unwrap();
+    let c = Controller::new(cfg, client).unwrap();
+    let shared = Arc::clone(c.shared());
+    {
+        let mut st = shared.lock();
+        st.apply_seed(
+            &SeedBuilder::new("seed-1")
+                .allocatable("shoots", "1")
+                .build(),
+        );
+        let mut cp = crate::api::CloudProfile::default();
+        cp.metadata.name = Some("aws".into());
+        st.apply_cloud_profile(&cp);
+        st.apply_shoot(&observed_shoot());
+    }
+    shared
+}
+
+async fn no_more_requests(h: &mut MockHandle) {
+    if let Ok(Some((req, _))) =
+        tokio::time::timeout(Duration::from_millis(300), h.next_request()).await
+    {
+        panic!("unexpected request {} {}", req.method(), req.uri());
+    }
+}
+
+#[tokio::test]
+async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failure_event() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    let attempt = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/s1").await }
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(failure(500, "InternalError"));
+    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    no_more_requests(&mut h).await; // no event, no status patch
+    assert_eq!(
+        shared.lock().snapshot.usage().shoots_on("seed-1"),
+        0,
+        "assumption dropped"
+    );
+    assert!(shared.lock().pending("garden-a/s1").is_some());
+    assert_eq!(shared.queue().len(), 1, "retried after retrySyncPeriod");
+    assert!(shared.metrics().encode().contains(
+        "gardener_scheduler_schedule_attempts_total{result=\"error\",profile=\"default\"} 1"
+    ));
+
+    // the retry succeeds and reports
+    let attempt = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/s1").await }
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    let event = next_call(&mut h).await;
+    assert_eq!(event.method, "POST");
+    assert_eq!(
+        event.path,
+        "/apis/events.k8s.io/v1/namespaces/garden-a/events"
+    );
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    assert_eq!(event.body["reportingController"], "gardener-scheduler");
+    assert_eq!(event.body["regarding"]["uid"], "u-1");
+    assert!(
+        event.body["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("Scheduled to seed \"seed-1\"")
+    );
+    let created = event.body.clone();
+    event.respond.send_response(ok(created));
+    assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
+    assert_eq!(
+        shared.lock().snapshot.usage().shoots_on("seed-1"),
+        1,
+        "counted before the watch shows it"
+    );
+}
+
+#[tokio::test]
+async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    let attempt = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/s1").await }
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(failure(409, "Conflict"));
+    let reread = next_call(&mut h).await;
+    assert_eq!(
+        (reread.method.as_str(), reread.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    reread
+        .respond
+        .send_response(ok(server_shoot("9", Some("other"))));
+    assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
+    assert_eq!(process(&shared, "garden-a/s1").await, Attempt::Skipped);
+    no_more_requests(&mut h).await; // no failure event for a conflict
+    let st = shared.lock();
+    assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 0);
+    assert_eq!(st.snapshot.usage().shoots_on("other"), 1);
+    assert_eq!(shared.metrics().conflicts.get(), 1);
+}
+
+#[tokio::test]
+async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    let attempt = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/s1").await }
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_error(std::io::Error::other("connection reset"));
+    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    assert_eq!(
+        shared.lock().snapshot.usage().shoots_on("seed-1"),
+        1,
+        "may have been bound"
+    );
+
+    // the next attempt asks first: it was bound after all
+    let attempt = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/s1").await }
+    });
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    no_more_requests(&mut h).await;
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
+    assert!(shared.lock().assumption("garden-a/s1").is_none());
+}
+
+#[tokio::test]
+async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    shared.lock().apply_seed(
+        &SeedBuilder::new("seed-1")
+            .taint("seed.gardener.cloud/protected", None)
+            .build(),
+    );
+    let attempt = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/s1").await }
+    });
+    let event = next_call(&mut h).await;
+    assert_eq!(event.body["reason"], "SchedulingFailed");
+    assert_eq!(event.body["type"], "Warning");
+    let note = event.body["note"].as_str().unwrap().to_string();
+    assert!(
+        note.starts_with("Failed to schedule Shoot: 0/1 seeds are available:"),
+        "{note}"
+    );
+    let created = event.body.clone();
+    event.respond.send_response(ok(created));
+    let status = next_call(&mut h).await;
+    assert_eq!(status.method, "PATCH");
+    assert_eq!(status.path, format!("{SHOOT_PATH}/status"));
+    assert_eq!(status.content_type, "application/merge-patch+json");
+    let op = &status.body["status"]["lastOperation"];
+    assert_eq!(
+        (op["type"].as_str(), op["state"].as_str()),
+        (Some("Create"), Some("Pending"))
+    );
+    assert!(
+        op["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Failed to schedule Shoot: 0/1 seeds")
+    );
+    assert!(op["lastUpdateTime"].is_string());
+    assert_eq!(
+        status.body["status"].as_object().unwrap().len(),
+        1,
+        "nothing else is touched"
+    );
+    status.respond.send_response(ok(server_shoot("6", None)));
+    assert_eq!(attempt.await.unwrap(), Attempt::Unschedulable);
+    assert_eq!(shared.queue().failures("garden-a/s1"), 1);
+}
+
+#[tokio::test]
+async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
+    let (client, mut h) = mock_client();
+    let reporter = Reporter::new(client, "me".into(), REQUEST_TIMEOUT);
+    let err = crate::schedule::FitError::NoFit {
+        total: 0,
+        rejected: vec![],
+    };
+    let mut shoot = observed_shoot();
+    shoot.status = Some(crate::api::ShootStatus {
+        last_operation: Some(crate::api::LastOperation {
+            type_: "Create".into(),
+            state: "Pending".into(),
+            description: failure_description(&err),
+            last_update_time: None,
+        }),
+        ..Default::default()
+    });
+    let task = tokio::spawn({
+        let reporter = reporter.clone();
+        let (shoot, err) = (shoot.clone(), err.clone());
+        async move { reporter.failed(&shoot, &err).await }
+    });
+    let first = next_call(&mut h).await;
+    assert_eq!(
+        first.path,
+        "/apis/events.k8s.io/v1/namespaces/garden-a/events"
+    );
+    first.respond.send_response(failure(403, "Forbidden"));
+    let legacy = next_call(&mut h).await;
+    assert_eq!(legacy.path, "/api/v1/namespaces/garden-a/events");
+    assert_eq!(legacy.body["reason"], "SchedulingFailed");
+    assert_eq!(legacy.body["involvedObject"]["name"], "s1");
+    assert_eq!(legacy.body["source"]["component"], "gardener-scheduler");
+    let created = legacy.body.clone();
+    legacy.respond.send_response(ok(created));
+    task.await.unwrap().unwrap();
+    // lastOperation already says so: no status write. The repeat bumps the count.
+    let task = tokio::spawn(async move { reporter.failed(&shoot, &err).await });
+    let again = next_call(&mut h).await;
+    assert_eq!(again.method, "PATCH");
+    assert!(
+        again
+            .path
+            .starts_with("/api/v1/namespaces/garden-a/events/s1."),
+        "{}",
+        again.path
+    );
+    assert_eq!(again.body["count"], 2);
+    again.respond.send_response(ok(json!({})));
+    task.await.unwrap().unwrap();
+    no_more_requests(&mut h).await;
+}
+
+#[tokio::test]
+async fn projects_that_may_not_be_listed_do_not_block_readiness() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    let feed = tokio::spawn(watch::run_project_feed_for_tests(shared.clone()));
+    let list = next_call(&mut h).await;
+    assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/projects");
+    list.respond.send_response(failure(403, "Forbidden"));
+    let retry = next_call(&mut h).await;
+    assert!(shared.is_synced(Kind::Project), "synced as empty");
+    drop(retry);
+    feed.abort();
+}
+
+#[tokio::test]
+async fn a_failing_list_is_retried_until_the_cache_syncs() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
+    let list = next_call(&mut h).await;
+    assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/seeds");
+    list.respond.send_response(failure(500, "InternalError"));
+    assert!(!shared.is_synced(Kind::Seed));
+    let list = next_call(&mut h).await;
+    let seed = serde_json::to_value(SeedBuilder::new("seed-2").build()).unwrap();
+    list.respond.send_response(ok(json!({
+        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "SeedList",
+        "metadata": {"resourceVersion": "10"}, "items": [seed]})));
+    let watch = next_call(&mut h).await;
+    assert!(watch.query.contains("watch=true"), "{}", watch.query);
+    // the watch breaks with an error event; the feed re-watches
+    watch.respond.send_response(
+        Response::builder()
+            .status(200)
+            .body(Body::from(
+                br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected","reason":"InternalError","code":500}}
+"#
+                .to_vec(),
+            ))
+            .unwrap(),
+    );
+    let again = next_call(&mut h).await;
+    assert!(shared.is_synced(Kind::Seed));
+    assert!(shared.lock().snapshot.seed("seed-2").is_some());
+    drop(again);
+    feed.abort();
+}

@@ -1,0 +1,333 @@
+//! Watches feeding the cache. Objects arrive untyped and are decoded one by one, so a single
+//! malformed object is reported (with its field path) and skipped instead of failing the list
+//! of its whole kind.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::runtime::WatchStreamExt;
+use kube::runtime::utils::Backoff;
+use kube::runtime::watcher::{self, Event};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+use tracing::{debug, info, warn};
+
+use super::Shared;
+use super::state::{Change, Kind, State};
+use crate::api::{
+    CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
+    PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
+};
+use crate::snapshot::GARDEN_NAMESPACE;
+
+/// Retry delays after a watch error: short enough to notice a restarted API server within
+/// seconds, doubling up to a few seconds so a struggling one is not hammered.
+pub struct WatchBackoff {
+    next: Duration,
+}
+
+const WATCH_BACKOFF_MIN: Duration = Duration::from_millis(250);
+const WATCH_BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+impl Default for WatchBackoff {
+    fn default() -> Self {
+        WatchBackoff {
+            next: WATCH_BACKOFF_MIN,
+        }
+    }
+}
+
+impl Iterator for WatchBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        let d = self.next;
+        self.next = (self.next * 2).min(WATCH_BACKOFF_MAX);
+        Some(d)
+    }
+}
+
+impl Backoff for WatchBackoff {
+    fn reset(&mut self) {
+        self.next = WATCH_BACKOFF_MIN;
+    }
+}
+
+/// How one kind is fed into the cache.
+struct Feed<K> {
+    kind: Kind,
+    apply: fn(&mut State, &K) -> Change,
+    key: fn(&K) -> String,
+}
+
+fn name_of<K: Resource>(o: &K) -> String {
+    o.meta().name.clone().unwrap_or_default()
+}
+
+fn ns_name_of<K: Resource>(o: &K) -> String {
+    object_key(o.meta())
+}
+
+/// Decodes an untyped object into its typed form, naming the field that did not fit.
+pub fn decode<K: DeserializeOwned>(obj: DynamicObject) -> Result<K, String> {
+    let value = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    serde_path_to_error::deserialize::<_, K>(value).map_err(|e| {
+        let path = e.path().to_string();
+        format!("{path}: {}", e.into_inner())
+    })
+}
+
+fn remove(state: &mut State, kind: Kind, key: &str) -> Change {
+    match kind {
+        Kind::Shoot => state.remove_shoot(key),
+        Kind::Seed => state.remove_seed(key),
+        other => state.remove_other(other, key),
+    }
+}
+
+/// Applies a change's consequences to the queue.
+pub(super) fn act(shared: &Shared, key: Option<&str>, change: Change) {
+    if change.enqueue
+        && let Some(k) = key
+    {
+        shared.queue.add(k);
+    }
+    if change.wake {
+        let n = shared.queue.wake_delayed();
+        if n > 0 {
+            debug!(shoots = n, "landscape changed: retrying waiting shoots now");
+        }
+    }
+}
+
+async fn run_feed<K>(
+    shared: Arc<Shared>,
+    api: Api<DynamicObject>,
+    config: watcher::Config,
+    feed: Feed<K>,
+) where
+    K: Resource + DeserializeOwned + Debug,
+{
+    let kind = feed.kind;
+    let mut stream = watcher::watcher(api, config)
+        .backoff(WatchBackoff::default())
+        .boxed();
+    let mut listing = false;
+    while let Some(item) = stream.next().await {
+        let event = match item {
+            Ok(ev) => ev.modify(|o| o.metadata.managed_fields = None),
+            Err(watcher::Error::InitialListFailed(kube::Error::Api(s)))
+                if s.code == 404 || (s.code == 403 && kind.optional()) =>
+            {
+                // A kind the API server does not serve, or (for kinds the decision can do
+                // without) one this process may not list: schedule without it, keep trying.
+                if !shared.is_synced(kind) {
+                    let why = if s.code == 404 {
+                        "the API server does not serve this kind"
+                    } else {
+                        "no permission to list this kind (grant list and watch to use it)"
+                    };
+                    warn!(
+                        kind = kind.as_str(),
+                        reason = why,
+                        "treating the kind as empty"
+                    );
+                    shared.mark_synced(kind);
+                } else {
+                    debug!(kind = kind.as_str(), code = s.code, "list still failing");
+                }
+                continue;
+            }
+            Err(e) => {
+                warn!(kind = kind.as_str(), error = %e, "watch failed; retrying");
+                continue;
+            }
+        };
+        match event {
+            Event::Init => {
+                listing = true;
+                shared.lock().begin_relist(kind);
+            }
+            Event::InitApply(obj) | Event::Apply(obj) => {
+                let raw_key = match kind {
+                    Kind::Seed | Kind::CloudProfile | Kind::Project => {
+                        obj.metadata.name.clone().unwrap_or_default()
+                    }
+                    _ => object_key(&obj.metadata),
+                };
+                match decode::<K>(obj) {
+                    Ok(typed) => {
+                        let key = (feed.key)(&typed);
+                        let change = (feed.apply)(&mut shared.lock(), &typed);
+                        act(&shared, Some(&key), change);
+                    }
+                    Err(e) => {
+                        shared.lock().mark_seen(kind, &raw_key);
+                        warn!(kind = kind.as_str(), object = %raw_key, error = %e, "ignoring malformed object");
+                    }
+                }
+            }
+            Event::Delete(obj) => {
+                let key = match kind {
+                    Kind::Seed | Kind::CloudProfile | Kind::Project => {
+                        obj.metadata.name.clone().unwrap_or_default()
+                    }
+                    _ => object_key(&obj.metadata),
+                };
+                let change = remove(&mut shared.lock(), kind, &key);
+                act(&shared, None, change);
+            }
+            Event::InitDone => {
+                let change = shared.lock().end_relist(kind);
+                act(&shared, None, change);
+                if listing && !shared.is_synced(kind) {
+                    info!(kind = kind.as_str(), "cache synced");
+                }
+                listing = false;
+                shared.mark_synced(kind);
+            }
+        }
+    }
+}
+
+fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &ApiResource::erase::<K>(&()))
+}
+
+/// Starts one watch per kind; they run until aborted.
+pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>> {
+    let client = shared.client.clone();
+    let cfg = watcher::Config::default();
+    let region_configs = watcher::Config::default().labels(&format!(
+        "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
+    ));
+    vec![
+        tokio::spawn(run_feed(
+            shared.clone(),
+            untyped::<Shoot>(&client),
+            cfg.clone(),
+            Feed::<Shoot> {
+                kind: Kind::Shoot,
+                apply: State::apply_shoot,
+                key: ns_name_of,
+            },
+        )),
+        tokio::spawn(run_feed(
+            shared.clone(),
+            untyped::<Seed>(&client),
+            cfg.clone(),
+            Feed::<Seed> {
+                kind: Kind::Seed,
+                apply: State::apply_seed,
+                key: name_of,
+            },
+        )),
+        tokio::spawn(run_feed(
+            shared.clone(),
+            untyped::<CloudProfile>(&client),
+            cfg.clone(),
+            Feed::<CloudProfile> {
+                kind: Kind::CloudProfile,
+                apply: State::apply_cloud_profile,
+                key: name_of,
+            },
+        )),
+        tokio::spawn(run_feed(
+            shared.clone(),
+            untyped::<NamespacedCloudProfile>(&client),
+            cfg.clone(),
+            Feed::<NamespacedCloudProfile> {
+                kind: Kind::NamespacedCloudProfile,
+                apply: State::apply_namespaced_cloud_profile,
+                key: ns_name_of,
+            },
+        )),
+        tokio::spawn(run_feed(
+            shared.clone(),
+            untyped::<Project>(&client),
+            cfg,
+            Feed::<Project> {
+                kind: Kind::Project,
+                apply: State::apply_project,
+                key: name_of,
+            },
+        )),
+        tokio::spawn(run_feed(
+            shared.clone(),
+            Api::namespaced_with(
+                client,
+                GARDEN_NAMESPACE,
+                &ApiResource::erase::<ConfigMap>(&()),
+            ),
+            region_configs,
+            Feed::<ConfigMap> {
+                kind: Kind::ConfigMap,
+                apply: State::apply_config_map,
+                key: ns_name_of,
+            },
+        )),
+    ]
+}
+
+/// The seed feed alone, for fault-injection tests.
+#[cfg(test)]
+pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
+    let api = untyped::<Seed>(&shared.client);
+    run_feed(
+        shared,
+        api,
+        watcher::Config::default(),
+        Feed::<Seed> {
+            kind: Kind::Seed,
+            apply: State::apply_seed,
+            key: name_of,
+        },
+    )
+    .await
+}
+
+/// The project feed alone, for fault-injection tests.
+#[cfg(test)]
+pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
+    let api = untyped::<Project>(&shared.client);
+    run_feed(
+        shared,
+        api,
+        watcher::Config::default(),
+        Feed::<Project> {
+            kind: Kind::Project,
+            apply: State::apply_project,
+            key: name_of,
+        },
+    )
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_object_is_reported_with_its_field_path() {
+        let obj: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "core.gardener.cloud/v1beta1",
+            "kind": "Shoot",
+            "metadata": {"name": "bad", "namespace": "garden-a"},
+            "spec": {"region": 5}
+        }))
+        .unwrap();
+        let err = decode::<Shoot>(obj).unwrap_err();
+        assert!(err.starts_with("spec.region: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn watch_backoff_doubles_to_its_cap_and_resets() {
+        let mut b = WatchBackoff::default();
+        let first: Vec<u128> = (0..7).map(|_| b.next().unwrap().as_millis()).collect();
+        assert_eq!(first, [250, 500, 1000, 2000, 4000, 5000, 5000]);
+        b.reset();
+        assert_eq!(b.next(), Some(WATCH_BACKOFF_MIN));
+    }
+}

@@ -1,0 +1,613 @@
+//! `LatencyDistance`: prefer seeds whose region is close to the shoot's region in expected
+//! network latency, so that a shoot from a region without seeds lands on the nearest region
+//! rather than on the one with the most similar name.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::config::FieldError;
+use crate::context::ShootContext;
+use crate::snapshot::latency::{Latency, LatencyBasis, LatencyTable, MAX_COMPLETED_REGIONS, Row};
+use crate::snapshot::{SeedInfo, Snapshot};
+use crate::strategies::levenshtein::region_distance;
+
+use super::{MAX_SCORE, Priority, RawScore, parse_args};
+
+/// Matrix files larger than this are refused rather than read into memory.
+const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Looks latencies up in the configured matrix, then in the region ConfigMap of the shoot's
+/// CloudProfile (distances read as milliseconds), then falls back to the region-name distance
+/// times `fallbackFactor`. Scores on an absolute scale: 0 ms scores 100, `maxLatencyMs` or more
+/// scores 0, linear in between, so that scores mean the same for every shoot.
+pub struct LatencyDistance {
+    matrix: Option<LatencyTable>,
+    max_latency_ms: f64,
+    fallback_factor: f64,
+    use_region_config_maps: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Args {
+    /// `{from: {to: ms}}`, checked entry by entry below so that every bad entry is reported.
+    matrix: Option<serde_json::Value>,
+    matrix_file: Option<String>,
+    max_latency_ms: f64,
+    fallback_factor: f64,
+    use_region_config_maps: bool,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Self {
+            matrix: None,
+            matrix_file: None,
+            max_latency_ms: 300.0,
+            fallback_factor: 10.0,
+            use_region_config_maps: true,
+        }
+    }
+}
+
+pub(super) fn build(
+    args: &serde_json::Value,
+    path: &str,
+) -> Result<Box<dyn Priority>, Vec<FieldError>> {
+    let a: Args = parse_args(args, path)?;
+    let mut errors = Vec::new();
+    if !(a.max_latency_ms.is_finite() && a.max_latency_ms > 0.0) {
+        errors.push(FieldError::new(
+            format!("{path}.maxLatencyMs"),
+            format!("must be a positive number, got {}", a.max_latency_ms),
+        ));
+    }
+    if !(a.fallback_factor.is_finite() && a.fallback_factor >= 0.0) {
+        errors.push(FieldError::new(
+            format!("{path}.fallbackFactor"),
+            format!("must be a non-negative number, got {}", a.fallback_factor),
+        ));
+    }
+    let known = match (&a.matrix, &a.matrix_file) {
+        (Some(_), Some(_)) => {
+            errors.push(FieldError::new(
+                format!("{path}.matrixFile"),
+                "set either matrix or matrixFile, not both",
+            ));
+            None
+        }
+        (Some(m), None) => Some(parse_matrix(m, &format!("{path}.matrix"), "", &mut errors)),
+        (None, Some(file)) => read_matrix_file(file, &format!("{path}.matrixFile"), &mut errors),
+        (None, None) => None,
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Box::new(LatencyDistance {
+        matrix: known.map(|k| LatencyTable::new(&k)),
+        max_latency_ms: a.max_latency_ms,
+        fallback_factor: a.fallback_factor,
+        use_region_config_maps: a.use_region_config_maps,
+    }))
+}
+
+fn read_matrix_file(
+    file: &str,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) -> Option<BTreeMap<String, BTreeMap<String, f64>>> {
+    let text = std::fs::metadata(file)
+        .and_then(|m| {
+            if m.len() > MAX_MATRIX_FILE_BYTES {
+                Err(std::io::Error::other(format!(
+                    "file is {} bytes, more than the {MAX_MATRIX_FILE_BYTES} accepted",
+                    m.len()
+                )))
+            } else {
+                std::fs::read_to_string(Path::new(file))
+            }
+        })
+        .map_err(|e| errors.push(FieldError::new(path, format!("reading {file}: {e}"))))
+        .ok()?;
+    let value: serde_json::Value = serde_yaml_ng::from_str(&text)
+        .map_err(|e| errors.push(FieldError::new(path, format!("{file}: {e}"))))
+        .ok()?;
+    let mut inner = Vec::new();
+    let known = parse_matrix(&value, "", &format!("{file}: "), &mut inner);
+    for e in inner {
+        errors.push(FieldError::new(path, format!("{}{}", e.path, e.message)));
+    }
+    Some(known)
+}
+
+/// Checks every entry of a `{from: {to: ms}}` mapping. Problems are reported at
+/// `path.from.to` (or, with an empty `path`, prefixed to the message after `prefix`).
+fn parse_matrix(
+    value: &serde_json::Value,
+    path: &str,
+    prefix: &str,
+    errors: &mut Vec<FieldError>,
+) -> BTreeMap<String, BTreeMap<String, f64>> {
+    let mut err = |at: String, msg: String| {
+        if path.is_empty() {
+            let at = if at.is_empty() {
+                String::new()
+            } else {
+                format!("{at}: ")
+            };
+            errors.push(FieldError::new(String::new(), format!("{prefix}{at}{msg}")));
+        } else {
+            let p = if at.is_empty() {
+                path.to_string()
+            } else {
+                format!("{path}.{at}")
+            };
+            errors.push(FieldError::new(p, msg));
+        }
+    };
+    let mut out: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+    let Some(rows) = value.as_object() else {
+        if !value.is_null() {
+            err(
+                String::new(),
+                "must be a mapping of region to {region: latency in ms}".into(),
+            );
+        }
+        return out;
+    };
+    for (from, row) in rows {
+        if from.is_empty() {
+            err(String::new(), "region names must not be empty".into());
+            continue;
+        }
+        let Some(row) = row.as_object() else {
+            err(
+                from.clone(),
+                "must be a mapping of region to latency in ms".into(),
+            );
+            continue;
+        };
+        let parsed = out.entry(from.clone()).or_default();
+        for (to, v) in row {
+            if to.is_empty() {
+                err(from.clone(), "region names must not be empty".into());
+                continue;
+            }
+            match v.as_f64() {
+                Some(ms) if ms.is_finite() && ms >= 0.0 => {
+                    parsed.insert(to.clone(), ms);
+                }
+                _ => err(
+                    format!("{from}.{to}"),
+                    format!("latency must be a non-negative number, got {v}"),
+                ),
+            }
+        }
+    }
+    let mut regions: Vec<&String> = out
+        .iter()
+        .flat_map(|(f, r)| std::iter::once(f).chain(r.keys()))
+        .collect();
+    regions.sort_unstable();
+    regions.dedup();
+    if regions.len() > MAX_COMPLETED_REGIONS {
+        err(
+            String::new(),
+            format!(
+                "lists {} regions, at most {MAX_COMPLETED_REGIONS} are supported",
+                regions.len()
+            ),
+        );
+    }
+    out
+}
+
+impl LatencyDistance {
+    /// A priority with only the given matrix as a source (tests, benchmarks).
+    pub fn with_matrix(
+        known: &BTreeMap<String, BTreeMap<String, f64>>,
+        use_region_config_maps: bool,
+    ) -> Self {
+        let d = Args::default();
+        Self {
+            matrix: Some(LatencyTable::new(known)),
+            max_latency_ms: d.max_latency_ms,
+            fallback_factor: d.fallback_factor,
+            use_region_config_maps,
+        }
+    }
+
+    fn measured(&self, l: &Latency, source: &str) -> RawScore {
+        let how = match l.basis {
+            LatencyBasis::SameRegion => {
+                return RawScore {
+                    value: l.ms,
+                    detail: format!("{} ms, same region", ms(l.ms)),
+                };
+            }
+            LatencyBasis::Path => format!("{} via {}", l.basis.as_str(), l.via.join(", ")),
+            other => other.as_str().to_string(),
+        };
+        RawScore {
+            value: l.ms,
+            detail: format!("{} ms, {how} ({source})", ms(l.ms)),
+        }
+    }
+}
+
+/// Milliseconds with at most one decimal.
+fn ms(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+impl Priority for LatencyDistance {
+    fn name(&self) -> &'static str {
+        "LatencyDistance"
+    }
+
+    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
+        // The shoot's row of each source, once per decision; each seed is then an O(1) lookup.
+        let matrix_row: Option<Row> = self.matrix.as_ref().and_then(|t| t.row(&cx.region));
+        let region_config = self
+            .use_region_config_maps
+            .then(|| snap.region_config_for(&cx.cloud_profile.root_name))
+            .flatten();
+        let cm_row = region_config.and_then(|rc| {
+            rc.latency
+                .row(&cx.region)
+                .map(|row| (row, format!("region ConfigMap {}", rc.name)))
+        });
+        let ignored_row = region_config.and_then(|rc| match rc.rows.get(&cx.region) {
+            Some(Err(e)) => Some(format!(
+                "; data[{}] of region ConfigMap {} ignored: {e}",
+                cx.region, rc.name
+            )),
+            _ => None,
+        });
+        seeds
+            .iter()
+            .map(|s| {
+                if let Some(row) = &matrix_row
+                    && let Ok(l) = row.to(&s.region)
+                {
+                    return self.measured(&l, "latency matrix");
+                }
+                if let Some((row, source)) = &cm_row
+                    && let Ok(l) = row.to(&s.region)
+                {
+                    return self.measured(&l, source);
+                }
+                if s.region == cx.region {
+                    return RawScore {
+                        value: 0.0,
+                        detail: "0 ms, same region".into(),
+                    };
+                }
+                let d = region_distance(&s.region, &cx.region);
+                let value = d as f64 * self.fallback_factor;
+                RawScore {
+                    value,
+                    detail: format!(
+                        "{} ms, fallback: region-name distance {d} × {} ms (no latency known for {} → {}){}",
+                        ms(value),
+                        self.fallback_factor,
+                        cx.region,
+                        s.region,
+                        ignored_row.as_deref().unwrap_or_default()
+                    ),
+                }
+            })
+            .collect()
+    }
+
+    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
+        raw.iter()
+            .map(|r| {
+                MAX_SCORE * (1.0 - r.value.clamp(0.0, self.max_latency_ms) / self.max_latency_ms)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+    use crate::snapshot::SeedInfo;
+
+    fn matrix(pairs: &[(&str, &str, f64)]) -> BTreeMap<String, BTreeMap<String, f64>> {
+        let mut m: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+        for (a, b, ms) in pairs {
+            m.entry(a.to_string())
+                .or_default()
+                .insert(b.to_string(), *ms);
+        }
+        m
+    }
+
+    /// Scores and details for a shoot in `region` over seeds in `seed_regions`.
+    fn run(
+        p: &LatencyDistance,
+        region: &str,
+        seed_regions: &[&str],
+        setup: impl FnOnce(&mut Snapshot),
+    ) -> Vec<(f64, String)> {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        setup(&mut snap);
+        for (i, r) in seed_regions.iter().enumerate() {
+            snap.upsert_seed(&SeedBuilder::new(&format!("s{i}")).region(r).build());
+        }
+        let shoot = ShootBuilder::new("garden-a", "s").region(region).build();
+        let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
+        let infos: Vec<&SeedInfo> = snap.seeds().collect();
+        let raw = p.raw(&cx, &infos, &snap);
+        p.normalize(&raw)
+            .into_iter()
+            .zip(raw.into_iter().map(|r| r.detail))
+            .collect()
+    }
+
+    fn scores(got: &[(f64, String)]) -> Vec<f64> {
+        got.iter()
+            .map(|g| (g.0 * 1000.0).round() / 1000.0)
+            .collect()
+    }
+
+    fn region_cm(profiles: &str, rows: &[(&str, &str)]) -> crate::api::ConfigMap {
+        let mut cm = crate::api::ConfigMap::default();
+        cm.metadata.name = Some("regions".into());
+        cm.metadata.namespace = Some("garden".into());
+        cm.metadata.labels = Some(BTreeMap::from([(
+            "scheduling.gardener.cloud/purpose".to_string(),
+            "region-config".to_string(),
+        )]));
+        cm.metadata.annotations = Some(BTreeMap::from([(
+            "scheduling.gardener.cloud/cloudprofiles".to_string(),
+            profiles.to_string(),
+        )]));
+        cm.data = Some(
+            rows.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        );
+        cm
+    }
+
+    #[test]
+    fn latency_is_scored_on_an_absolute_scale_from_zero_to_max_latency() {
+        let m = matrix(&[("a", "b", 150.0), ("a", "c", 300.0), ("a", "d", 450.0)]);
+        let got = run(
+            &LatencyDistance::with_matrix(&m, false),
+            "a",
+            &["a", "b", "c", "d"],
+            |_| {},
+        );
+        assert_eq!(scores(&got), vec![100.0, 50.0, 0.0, 0.0]);
+        assert_eq!(got[0].1, "0 ms, same region");
+        assert_eq!(got[1].1, "150 ms, measured (latency matrix)");
+    }
+
+    #[test]
+    fn seeds_at_equal_latency_score_equally_and_not_all_100() {
+        let m = matrix(&[("a", "b", 60.0), ("a", "c", 60.0)]);
+        let got = run(
+            &LatencyDistance::with_matrix(&m, false),
+            "a",
+            &["b", "c"],
+            |_| {},
+        );
+        assert_eq!(scores(&got), vec![80.0, 80.0]);
+    }
+
+    #[test]
+    fn a_single_seed_keeps_its_absolute_score() {
+        let m = matrix(&[("a", "b", 30.0)]);
+        let got = run(
+            &LatencyDistance::with_matrix(&m, false),
+            "a",
+            &["b"],
+            |_| {},
+        );
+        assert_eq!(scores(&got), vec![90.0]);
+    }
+
+    #[test]
+    fn reverse_and_path_latencies_are_named_in_the_detail() {
+        let m = matrix(&[("b", "a", 20.0), ("b", "c", 40.0)]);
+        let got = run(
+            &LatencyDistance::with_matrix(&m, false),
+            "a",
+            &["b", "c"],
+            |_| {},
+        );
+        assert_eq!(got[0].1, "20 ms, measured in reverse (latency matrix)");
+        assert_eq!(got[1].1, "60 ms, derived by path via b (latency matrix)");
+        assert_eq!(scores(&got), vec![93.333, 80.0]);
+    }
+
+    #[test]
+    fn a_region_missing_from_every_source_falls_back_to_region_name_distance() {
+        // ca-central-1 vs ap-south-1 by name: 2 × levenshtein("ca-:-1", "ap-:-1") + 2 = 6 -> 60 ms.
+        let m = matrix(&[("ca-central-1", "us-east-1", 15.0)]);
+        let got = run(
+            &LatencyDistance::with_matrix(&m, false),
+            "ca-central-1",
+            &["ap-south-1", "us-east-1"],
+            |_| {},
+        );
+        assert_eq!(
+            got[0].1,
+            "60 ms, fallback: region-name distance 6 × 10 ms (no latency known for ca-central-1 → ap-south-1)"
+        );
+        assert_eq!(scores(&got), vec![80.0, 95.0]);
+    }
+
+    #[test]
+    fn no_matrix_and_no_configmap_falls_back_for_every_seed() {
+        let p = LatencyDistance::with_matrix(&BTreeMap::new(), true);
+        let got = run(&p, "eu-west-1", &["eu-west-1", "eu-west-2"], |_| {});
+        // eu-west-1 vs eu-west-2 by name: 2 -> 20 ms.
+        assert_eq!(scores(&got), vec![100.0, 93.333]);
+        assert_eq!(got[0].1, "0 ms, same region");
+        assert!(got[1].1.starts_with("20 ms, fallback"), "{}", got[1].1);
+    }
+
+    #[test]
+    fn the_matrix_comes_first_then_the_region_configmap_read_as_milliseconds() {
+        let m = matrix(&[("a", "b", 50.0)]);
+        let cm = region_cm("aws", &[("a", "b: 10\nc: 30\n")]);
+        let got = run(
+            &LatencyDistance::with_matrix(&m, true),
+            "a",
+            &["b", "c"],
+            |s| s.upsert_config_map(&cm),
+        );
+        assert_eq!(got[0].1, "50 ms, measured (latency matrix)");
+        assert_eq!(
+            got[1].1,
+            "30 ms, measured (region ConfigMap garden/regions)"
+        );
+        let off = run(&LatencyDistance::with_matrix(&m, false), "a", &["c"], |s| {
+            s.upsert_config_map(&cm)
+        });
+        assert!(off[0].1.contains("fallback"), "{}", off[0].1);
+    }
+
+    #[test]
+    fn configmap_latencies_are_completed_when_the_configmap_changes() {
+        let p = LatencyDistance::with_matrix(&BTreeMap::new(), true);
+        let cm = region_cm("aws", &[("a", "b: 10\n"), ("b", "c: 15\n")]);
+        let got = run(&p, "a", &["c"], |s| s.upsert_config_map(&cm));
+        assert_eq!(
+            got[0].1,
+            "25 ms, derived by path via b (region ConfigMap garden/regions)"
+        );
+        let got = run(&p, "a", &["c"], |s| {
+            s.upsert_config_map(&cm);
+            s.remove_config_map("garden", "regions");
+        });
+        assert!(
+            got[0].1.contains("fallback"),
+            "removed ConfigMap no longer answers: {}",
+            got[0].1
+        );
+    }
+
+    #[test]
+    fn a_malformed_configmap_row_is_ignored_and_said_so() {
+        let p = LatencyDistance::with_matrix(&BTreeMap::new(), true);
+        let cm = region_cm("aws", &[("a", "b: near\n"), ("c", "b: 10\n")]);
+        let got = run(&p, "a", &["b"], |s| s.upsert_config_map(&cm));
+        assert!(
+            got[0].1.contains("fallback")
+                && got[0]
+                    .1
+                    .contains("data[a] of region ConfigMap garden/regions ignored"),
+            "{}",
+            got[0].1
+        );
+    }
+
+    fn errors(args: serde_json::Value) -> Vec<String> {
+        match build(&args, "p.args") {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn every_bad_matrix_entry_is_reported_with_its_path() {
+        let got = errors(serde_json::json!({"matrix": {
+            "eu-west-1": {"us-east-1": -5, "eu-central-1": "far", "ap-south-1": 100},
+            "us-east-1": 7,
+        }}));
+        assert_eq!(
+            got,
+            vec![
+                "p.args.matrix.eu-west-1.eu-central-1: latency must be a non-negative number, got \"far\"",
+                "p.args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5",
+                "p.args.matrix.us-east-1: must be a mapping of region to latency in ms",
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_scalar_args_and_unknown_keys_are_errors() {
+        assert_eq!(
+            errors(serde_json::json!({"maxLatencyMs": 0, "fallbackFactor": -1})),
+            vec![
+                "p.args.maxLatencyMs: must be a positive number, got 0",
+                "p.args.fallbackFactor: must be a non-negative number, got -1",
+            ]
+        );
+        let got = errors(serde_json::json!({"maxLatency": 10}));
+        assert!(
+            got[0].starts_with("p.args.maxLatency: unknown field"),
+            "{got:?}"
+        );
+        let got = errors(serde_json::json!({"matrix": {}, "matrixFile": "x.yaml"}));
+        assert_eq!(
+            got,
+            vec!["p.args.matrixFile: set either matrix or matrixFile, not both"]
+        );
+    }
+
+    #[test]
+    fn an_unreadable_matrix_file_is_an_error_naming_the_file() {
+        let got = errors(serde_json::json!({"matrixFile": "/nonexistent/latency.yaml"}));
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].starts_with("p.args.matrixFile: reading /nonexistent/latency.yaml:"),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn matrix_file_entries_are_checked_like_inline_ones() {
+        let dir = std::env::temp_dir().join(format!("latency-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("m.yaml");
+        std::fs::write(&file, "a:\n  b: 10\n  c: -1\n").unwrap();
+        let got = errors(serde_json::json!({"matrixFile": file.display().to_string()}));
+        assert_eq!(
+            got,
+            vec![format!(
+                "p.args.matrixFile: {}: a.c: latency must be a non-negative number, got -1",
+                file.display()
+            )]
+        );
+        std::fs::write(&file, "a:\n  b: 10\n").unwrap();
+        assert!(errors(serde_json::json!({"matrixFile": file.display().to_string()})).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn config_errors_name_the_full_field_path() {
+        let yaml = r#"
+schedulers:
+  shoot:
+    candidateDeterminationStrategy: Scored
+    priorities:
+    - name: ShootCount
+    - name: LatencyDistance
+      args:
+        matrix:
+          eu-west-1: {us-east-1: -5, westEurope: 7}
+"#;
+        let err = crate::config::load_str(yaml).unwrap_err().to_string();
+        assert!(
+            err.contains("schedulers.shoot.priorities[1].args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5"),
+            "{err}"
+        );
+        assert!(!err.contains("westEurope"), "{err}");
+    }
+
+    #[test]
+    fn the_example_latency_matrix_is_valid() {
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/example/latency-matrix.yaml");
+        assert!(errors(serde_json::json!({"matrixFile": file})).is_empty());
+    }
+}

@@ -1,0 +1,607 @@
+//! `ResourceFit`: weigh the seeds' free capacity, as kube-scheduler's NodeResourcesFit weighs a
+//! node's: spread control planes over the emptiest seeds (`LeastAllocated`) or pack them onto the
+//! fullest seeds that still have room (`MostAllocated`) to free whole seeds.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use crate::config::FieldError;
+use crate::context::ShootContext;
+use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
+
+use super::{MAX_SCORE, Priority, RawScore, parse_args};
+
+pub const SHOOTS: &str = "shoots";
+
+/// Gardener's shoot purposes (`spec.purpose`, defaulted to `evaluation`).
+const PURPOSES: [&str; 5] = [
+    "evaluation",
+    "testing",
+    "development",
+    "production",
+    "infrastructure",
+];
+/// `spec.controlPlane.highAvailability.failureTolerance.type`, `none` without high availability.
+const FAILURE_TOLERANCES: [&str; 3] = ["none", "node", "zone"];
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+pub enum FitStrategy {
+    /// Prefer the seed with the most free capacity (spread).
+    #[default]
+    LeastAllocated,
+    /// Prefer the seed with the least free capacity that still fits (bin-pack).
+    MostAllocated,
+}
+
+/// What one class of shoot (purpose, failure tolerance) demands of a seed besides a shoot slot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestRule {
+    pub purpose: Option<String>,
+    pub failure_tolerance: Option<String>,
+    pub requests: BTreeMap<String, f64>,
+}
+
+impl RequestRule {
+    fn matches(&self, class: &DemandClass) -> bool {
+        let purpose = class.purpose.as_deref().unwrap_or("evaluation");
+        let tolerance = class.failure_tolerance.as_deref().unwrap_or("none");
+        self.purpose.as_deref().is_none_or(|p| p == purpose)
+            && self
+                .failure_tolerance
+                .as_deref()
+                .is_none_or(|t| t == tolerance)
+    }
+}
+
+/// For each resource a seed publishes in `status.allocatable` and the profile scores, the
+/// utilisation after placing the shoot, `(used + demand) / allocatable`; the seed's raw value is
+/// the weighted mean over those resources. `LeastAllocated` scores `100 × (1 − mean)`,
+/// `MostAllocated` `100 × mean`, both on an absolute scale.
+///
+/// A seed the shoot does not fit on (some resource over 100% after placement; the raw value is
+/// then that resource's utilisation) scores 0 under both strategies, so that packing never
+/// prefers a seed that is already full. A seed that publishes none of the scored resources
+/// scores 0 too: nothing shows that the shoot fits there.
+pub struct ResourceFit {
+    strategy: FitStrategy,
+    /// `(resource, weight)` in configuration order.
+    resources: Vec<(String, f64)>,
+    rules: Vec<RequestRule>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Args {
+    strategy: FitStrategy,
+    resources: Option<Vec<ResourceArg>>,
+    control_plane_requests: Vec<RuleArg>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ResourceArg {
+    name: String,
+    #[serde(default = "one")]
+    weight: f64,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RuleArg {
+    purpose: Option<String>,
+    failure_tolerance: Option<String>,
+    /// Quantities (`"2"`, `500m`, `8Gi`), checked one by one below.
+    #[serde(default)]
+    requests: BTreeMap<String, serde_json::Value>,
+}
+
+pub(super) fn build(
+    args: &serde_json::Value,
+    path: &str,
+) -> Result<Box<dyn Priority>, Vec<FieldError>> {
+    Ok(Box::new(from_args(args, path)?))
+}
+
+fn from_args(args: &serde_json::Value, path: &str) -> Result<ResourceFit, Vec<FieldError>> {
+    let a: Args = parse_args(args, path)?;
+    let mut errors = Vec::new();
+    let mut rules = Vec::with_capacity(a.control_plane_requests.len());
+    for (i, r) in a.control_plane_requests.iter().enumerate() {
+        let at = format!("{path}.controlPlaneRequests[{i}]");
+        for (field, value, allowed) in [
+            ("purpose", &r.purpose, &PURPOSES[..]),
+            (
+                "failureTolerance",
+                &r.failure_tolerance,
+                &FAILURE_TOLERANCES[..],
+            ),
+        ] {
+            if let Some(v) = value
+                && !allowed.contains(&v.as_str())
+            {
+                errors.push(FieldError::new(
+                    format!("{at}.{field}"),
+                    format!(
+                        "unsupported value {v:?}: supported values: {}",
+                        allowed
+                            .iter()
+                            .map(|a| format!("{a:?}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+        }
+        let mut requests = BTreeMap::new();
+        for (resource, q) in &r.requests {
+            let at = format!("{at}.requests.{resource}");
+            if resource == SHOOTS {
+                errors.push(FieldError::new(
+                    at,
+                    "a shoot always demands exactly one shoot slot; remove this entry",
+                ));
+                continue;
+            }
+            let parsed = match q {
+                serde_json::Value::String(s) => crate::quantity::parse(s),
+                serde_json::Value::Number(n) => {
+                    n.as_f64().ok_or_else(|| format!("{n} is not a quantity"))
+                }
+                other => Err(format!("{other} is not a quantity")),
+            };
+            match parsed {
+                Ok(v) if v.is_finite() && v >= 0.0 => {
+                    requests.insert(resource.clone(), v);
+                }
+                Ok(v) => errors.push(FieldError::new(
+                    at,
+                    format!("must not be negative, got {v}"),
+                )),
+                Err(e) => errors.push(FieldError::new(at, e)),
+            }
+        }
+        rules.push(RequestRule {
+            purpose: r.purpose.clone(),
+            failure_tolerance: r.failure_tolerance.clone(),
+            requests,
+        });
+    }
+    let priced: Vec<&String> = a
+        .control_plane_requests
+        .iter()
+        .flat_map(|r| r.requests.keys())
+        .collect();
+    let resources: Vec<(String, f64)> = match &a.resources {
+        Some(list) => {
+            for (i, r) in list.iter().enumerate() {
+                let at = format!("{path}.resources[{i}]");
+                if !(r.weight.is_finite() && r.weight > 0.0) {
+                    errors.push(FieldError::new(
+                        format!("{at}.weight"),
+                        format!("must be a positive number, got {}", r.weight),
+                    ));
+                }
+                if list[..i].iter().any(|q| q.name == r.name) {
+                    errors.push(FieldError::new(
+                        format!("{at}.name"),
+                        format!("duplicate resource {:?}", r.name),
+                    ));
+                } else if r.name != SHOOTS && !priced.contains(&&r.name) {
+                    errors.push(FieldError::new(
+                        format!("{at}.name"),
+                        format!(
+                            "no shoot demands {:?}: add it to the requests of controlPlaneRequests",
+                            r.name
+                        ),
+                    ));
+                }
+            }
+            list.iter().map(|r| (r.name.clone(), r.weight)).collect()
+        }
+        None => {
+            let mut names: Vec<String> = vec![SHOOTS.to_string()];
+            for n in priced {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                }
+            }
+            names.into_iter().map(|n| (n, 1.0)).collect()
+        }
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(ResourceFit::new(a.strategy, resources, rules))
+}
+
+impl ResourceFit {
+    pub fn new(
+        strategy: FitStrategy,
+        resources: Vec<(String, f64)>,
+        rules: Vec<RequestRule>,
+    ) -> Self {
+        Self {
+            strategy,
+            resources,
+            rules,
+        }
+    }
+
+    /// What one shoot of `class` demands of `resource` (first matching rule; none matches: 0).
+    fn demand(&self, class: &DemandClass, resource: &str) -> f64 {
+        if resource == SHOOTS {
+            return 1.0;
+        }
+        self.rules
+            .iter()
+            .find(|r| r.matches(class))
+            .and_then(|r| r.requests.get(resource).copied())
+            .unwrap_or(0.0)
+    }
+}
+
+/// Percent with at most one decimal.
+fn percent(v: f64) -> f64 {
+    (v * 1000.0).round() / 10.0
+}
+
+/// Quantities in explanations, in Kubernetes notation: `28`, `0.5`, `112Gi`, `500G`.
+fn amount(v: f64) -> String {
+    const UNITS: [(&str, f64); 6] = [
+        ("Ti", 1_099_511_627_776.0),
+        ("Gi", 1_073_741_824.0),
+        ("Mi", 1_048_576.0),
+        ("T", 1e12),
+        ("G", 1e9),
+        ("M", 1e6),
+    ];
+    for (suffix, unit) in UNITS {
+        if v >= unit && (v / unit).fract() == 0.0 {
+            return format!("{}{suffix}", v / unit);
+        }
+    }
+    format!("{}", (v * 1000.0).round() / 1000.0)
+}
+
+impl Priority for ResourceFit {
+    fn name(&self) -> &'static str {
+        "ResourceFit"
+    }
+
+    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
+        let own = DemandClass::of(cx.shoot);
+        let own_demand: Vec<f64> = self
+            .resources
+            .iter()
+            .map(|(r, _)| self.demand(&own, r))
+            .collect();
+        seeds
+            .iter()
+            .map(|s| {
+                let usage = snap.usage().seed(&s.name);
+                let (mut sum, mut weights) = (0.0, 0.0);
+                let mut worst: Option<(f64, usize)> = None;
+                let mut parts = Vec::new();
+                for ((resource, weight), demand) in self.resources.iter().zip(&own_demand) {
+                    let Some(&allocatable) = s.allocatable.get(resource) else {
+                        continue;
+                    };
+                    // Usage is priced per demand class: O(classes), not O(shoots).
+                    let used: f64 = match usage {
+                        None => 0.0,
+                        Some(u) if resource == SHOOTS => u.shoots as f64,
+                        Some(u) => u
+                            .by_class
+                            .iter()
+                            .map(|(class, n)| f64::from(*n) * self.demand(class, resource))
+                            .sum(),
+                    };
+                    let after = used + demand;
+                    let util = if allocatable > 0.0 {
+                        after / allocatable
+                    } else if after > 0.0 {
+                        f64::INFINITY
+                    } else {
+                        0.0
+                    };
+                    if util > 1.0 && worst.is_none_or(|(w, _)| util > w) {
+                        worst = Some((util, parts.len()));
+                    }
+                    sum += weight * util;
+                    weights += weight;
+                    parts.push(format!(
+                        "{resource} {}/{} ({}%)",
+                        amount(after),
+                        amount(allocatable),
+                        if util.is_finite() {
+                            percent(util).to_string()
+                        } else {
+                            "∞".into()
+                        }
+                    ));
+                }
+                if weights == 0.0 {
+                    return RawScore {
+                        value: f64::NAN,
+                        detail: format!(
+                            "no allocatable {} published",
+                            self.resources
+                                .iter()
+                                .map(|(r, _)| r.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    };
+                }
+                if let Some((util, i)) = worst {
+                    return RawScore {
+                        value: util,
+                        detail: format!("does not fit: {} after placement", parts[i]),
+                    };
+                }
+                let mean = sum / weights;
+                RawScore {
+                    value: mean,
+                    detail: format!(
+                        "{}% allocated after placement: {}",
+                        percent(mean),
+                        parts.join(", ")
+                    ),
+                }
+            })
+            .collect()
+    }
+
+    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
+        raw.iter()
+            .map(|r| {
+                if !(r.value.is_finite() && r.value <= 1.0) {
+                    return 0.0;
+                }
+                match self.strategy {
+                    FitStrategy::LeastAllocated => MAX_SCORE * (1.0 - r.value),
+                    FitStrategy::MostAllocated => MAX_SCORE * r.value,
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+
+    /// `(seed, [(resource, allocatable)], [(purpose, shoots placed there)])`.
+    type SeedSpec<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a [(&'a str, usize)]);
+
+    /// Scores for a new `production` shoot over the given seeds.
+    fn run(p: &ResourceFit, seeds: &[SeedSpec]) -> Vec<(f64, String)> {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        for (name, alloc, placed) in seeds {
+            let mut b = SeedBuilder::new(name);
+            for (r, q) in alloc.iter() {
+                b = b.allocatable(r, q);
+            }
+            snap.upsert_seed(&b.build());
+            for (purpose, n) in placed.iter() {
+                for i in 0..*n {
+                    snap.upsert_shoot(
+                        &ShootBuilder::new("garden-x", &format!("{name}-{purpose}-{i}"))
+                            .purpose(purpose)
+                            .seed(name)
+                            .build(),
+                    );
+                }
+            }
+        }
+        let shoot = ShootBuilder::new("garden-a", "new")
+            .purpose("production")
+            .build();
+        let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
+        let infos: Vec<&SeedInfo> = snap.seeds().collect();
+        let raw = p.raw(&cx, &infos, &snap);
+        p.normalize(&raw)
+            .into_iter()
+            .zip(raw.into_iter().map(|r| r.detail))
+            .collect()
+    }
+
+    fn scores(got: &[(f64, String)]) -> Vec<f64> {
+        got.iter()
+            .map(|g| (g.0 * 1000.0).round() / 1000.0)
+            .collect()
+    }
+
+    fn fit(args: serde_json::Value) -> ResourceFit {
+        from_args(&args, "p").unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    const CPU_RULES: &str = r#"[
+        {"purpose": "production", "requests": {"cpu": "4"}},
+        {"requests": {"cpu": "1"}}
+    ]"#;
+
+    fn rules() -> serde_json::Value {
+        serde_json::from_str(CPU_RULES).unwrap()
+    }
+
+    #[test]
+    fn quantities_are_shown_in_kubernetes_notation() {
+        let cases = [
+            (28.0, "28"),
+            (0.5, "0.5"),
+            (112.0 * 1024.0 * 1024.0 * 1024.0, "112Gi"),
+            (1536.0 * 1024.0 * 1024.0, "1536Mi"),
+            (500e9, "500G"),
+            (2048.0, "2048"),
+            (1.0 / 3.0, "0.333"),
+        ];
+        for (v, want) in cases {
+            assert_eq!(amount(v), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn least_allocated_prefers_the_emptiest_seed_after_placement() {
+        let p = fit(serde_json::json!({"strategy": "LeastAllocated"}));
+        // shoots only: a 1+1/10 = 20%, b 5+1/10 = 60%.
+        let got = run(
+            &p,
+            &[
+                ("a", &[("shoots", "10")], &[("evaluation", 1)]),
+                ("b", &[("shoots", "10")], &[("evaluation", 5)]),
+            ],
+        );
+        assert_eq!(scores(&got), vec![80.0, 40.0]);
+        assert_eq!(got[0].1, "20% allocated after placement: shoots 2/10 (20%)");
+    }
+
+    #[test]
+    fn most_allocated_prefers_the_fullest_seed() {
+        let p = fit(serde_json::json!({"strategy": "MostAllocated"}));
+        let got = run(
+            &p,
+            &[
+                ("a", &[("shoots", "10")], &[("evaluation", 1)]),
+                ("b", &[("shoots", "10")], &[("evaluation", 5)]),
+            ],
+        );
+        assert_eq!(scores(&got), vec![20.0, 60.0]);
+    }
+
+    #[test]
+    fn demand_of_other_resources_is_priced_per_purpose_and_weighted_per_resource() {
+        let p = fit(serde_json::json!({
+            "resources": [{"name": "shoots", "weight": 1}, {"name": "cpu", "weight": 3}],
+            "controlPlaneRequests": rules(),
+        }));
+        // a: shoots (2+1)/10 = 30%; cpu 2 production × 4 + 0 + own 4 = 12/16 = 75%.
+        // mean = (0.3 + 3 × 0.75) / 4 = 0.6375 -> LeastAllocated 36.25.
+        let got = run(
+            &p,
+            &[(
+                "a",
+                &[("shoots", "10"), ("cpu", "16")],
+                &[("production", 2)],
+            )],
+        );
+        assert_eq!(scores(&got), vec![36.25]);
+        assert_eq!(
+            got[0].1,
+            "63.8% allocated after placement: shoots 3/10 (30%), cpu 12/16 (75%)"
+        );
+        // An evaluation shoot matches the catch-all rule: 1 cpu each.
+        let got = run(
+            &p,
+            &[(
+                "a",
+                &[("shoots", "10"), ("cpu", "16")],
+                &[("evaluation", 4)],
+            )],
+        );
+        // shoots 5/10 = 0.5; cpu 4 + 4 = 8/16 = 0.5 -> 50.
+        assert_eq!(scores(&got), vec![50.0]);
+    }
+
+    #[test]
+    fn resources_a_seed_does_not_publish_are_left_out_of_its_mean() {
+        let p = fit(serde_json::json!({"controlPlaneRequests": rules()}));
+        let got = run(
+            &p,
+            &[("a", &[("shoots", "4")], &[]), ("b", &[("cpu", "8")], &[])],
+        );
+        // a: shoots 1/4 -> 75; b: cpu 4/8 -> 50.
+        assert_eq!(scores(&got), vec![75.0, 50.0]);
+    }
+
+    #[test]
+    fn a_seed_publishing_nothing_scores_zero_and_says_so() {
+        let p = fit(serde_json::json!({}));
+        let got = run(&p, &[("a", &[], &[]), ("b", &[("shoots", "2")], &[])]);
+        assert_eq!(scores(&got), vec![0.0, 50.0]);
+        assert_eq!(got[0].1, "no allocatable shoots published");
+        let p = fit(serde_json::json!({"strategy": "MostAllocated"}));
+        assert_eq!(scores(&run(&p, &[("a", &[], &[])])), vec![0.0]);
+    }
+
+    #[test]
+    fn equal_seeds_score_equally_and_a_single_seed_keeps_its_absolute_score() {
+        let p = fit(serde_json::json!({}));
+        let got = run(
+            &p,
+            &[
+                ("a", &[("shoots", "4")], &[("evaluation", 1)]),
+                ("b", &[("shoots", "4")], &[("evaluation", 1)]),
+            ],
+        );
+        assert_eq!(scores(&got), vec![50.0, 50.0]);
+        assert_eq!(
+            scores(&run(&p, &[("a", &[("shoots", "4")], &[("evaluation", 3)])])),
+            vec![0.0]
+        );
+    }
+
+    #[test]
+    fn a_seed_the_shoot_does_not_fit_on_scores_zero_under_both_strategies() {
+        // a: 2 production shoots use 8 cpu, the new one needs 4 more: 12/10.
+        let seeds: &[SeedSpec] = &[
+            (
+                "a",
+                &[("shoots", "10"), ("cpu", "10")],
+                &[("production", 2)],
+            ),
+            ("b", &[("shoots", "10"), ("cpu", "40")], &[]),
+        ];
+        let p =
+            fit(serde_json::json!({"controlPlaneRequests": rules(), "strategy": "MostAllocated"}));
+        let got = run(&p, seeds);
+        // b: shoots 1/10, cpu 4/40 -> 10% -> 10.
+        assert_eq!(scores(&got), vec![0.0, 10.0]);
+        assert_eq!(got[0].1, "does not fit: cpu 12/10 (120%) after placement");
+        let p = fit(serde_json::json!({"controlPlaneRequests": rules()}));
+        assert_eq!(scores(&run(&p, seeds)), vec![0.0, 90.0]);
+    }
+
+    fn errors(args: serde_json::Value) -> Vec<String> {
+        match build(&args, "p.args") {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn bad_args_are_all_reported_with_their_paths() {
+        let got = errors(serde_json::json!({
+            "resources": [{"name": "cpu", "weight": 0}, {"name": "gpu"}, {"name": "cpu"}],
+            "controlPlaneRequests": [
+                {"purpose": "prod", "failureTolerance": "region", "requests": {"cpu": "lots", "memory": "-1Gi", "shoots": 1}},
+                {"requests": {"cpu": 2}}
+            ],
+        }));
+        assert_eq!(
+            got,
+            vec![
+                "p.args.controlPlaneRequests[0].purpose: unsupported value \"prod\": supported values: \"evaluation\", \"testing\", \"development\", \"production\", \"infrastructure\"",
+                "p.args.controlPlaneRequests[0].failureTolerance: unsupported value \"region\": supported values: \"none\", \"node\", \"zone\"",
+                "p.args.controlPlaneRequests[0].requests.cpu: \"lots\" is not a quantity",
+                "p.args.controlPlaneRequests[0].requests.memory: must not be negative, got -1073741824",
+                "p.args.controlPlaneRequests[0].requests.shoots: a shoot always demands exactly one shoot slot; remove this entry",
+                "p.args.resources[0].weight: must be a positive number, got 0",
+                "p.args.resources[1].name: no shoot demands \"gpu\": add it to the requests of controlPlaneRequests",
+                "p.args.resources[2].name: duplicate resource \"cpu\"",
+            ]
+        );
+        let got = errors(serde_json::json!({"strategy": "Balanced"}));
+        assert!(
+            got[0].starts_with("p.args.strategy: unknown variant `Balanced`"),
+            "{got:?}"
+        );
+    }
+}

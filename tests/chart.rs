@@ -1,0 +1,1168 @@
+//! The Helm chart, rendered by a real `helm` and read back as an operator's cluster would read it.
+//!
+//! helm comes from `$HELM` or, when that is unset, from `hack/tools.sh` (which installs it into a
+//! cache outside the repository). Without helm these tests fail: they are the only check that the
+//! chart an operator installs grants the right permissions and carries a configuration the binary
+//! accepts.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Deserialize;
+use serde_yaml_ng::Value;
+
+const RELEASE: &str = "gardener-scheduler";
+const NAMESPACE: &str = "garden";
+const CONFIG_KEY: &str = "schedulerconfiguration.yaml";
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn chart() -> PathBuf {
+    repo().join("charts/gardener-scheduler")
+}
+
+fn all_options() -> PathBuf {
+    chart().join("ci/all-options-values.yaml")
+}
+
+fn production() -> PathBuf {
+    repo().join("example/values-production.yaml")
+}
+
+/// The values files the chart ships with or is documented with, by a short name.
+fn values_files() -> Vec<(&'static str, Vec<PathBuf>)> {
+    vec![
+        ("default", vec![]),
+        ("all-options", vec![all_options()]),
+        ("production", vec![production()]),
+    ]
+}
+
+fn helm() -> &'static Path {
+    static HELM: OnceLock<PathBuf> = OnceLock::new();
+    HELM.get_or_init(|| {
+        if let Some(path) = std::env::var_os("HELM").filter(|p| !p.is_empty()) {
+            let path = PathBuf::from(path);
+            assert!(path.is_file(), "HELM={} is not a file", path.display());
+            return path;
+        }
+        let out = Command::new("bash")
+            .arg(repo().join("hack/tools.sh"))
+            .output()
+            .unwrap_or_else(|e| panic!("running hack/tools.sh: {e}"));
+        assert!(
+            out.status.success(),
+            "hack/tools.sh could not provide helm (set HELM to a helm binary to use another):\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bin = String::from_utf8(out.stdout).expect("hack/tools.sh prints a path");
+        let path = Path::new(bin.trim()).join("helm");
+        assert!(
+            path.is_file(),
+            "hack/tools.sh printed {bin:?}, which holds no helm"
+        );
+        path
+    })
+}
+
+fn run_helm(chart: &Path, args: &[&str], files: &[PathBuf], set: &[&str]) -> Output {
+    let mut cmd = Command::new(helm());
+    cmd.args(args).arg(chart);
+    for f in files {
+        cmd.arg("--values").arg(f);
+    }
+    for s in set {
+        cmd.arg("--set").arg(s);
+    }
+    cmd.output()
+        .unwrap_or_else(|e| panic!("running {}: {e}", helm().display()))
+}
+
+fn template_output(chart: &Path, files: &[PathBuf], set: &[&str]) -> Output {
+    run_helm(
+        chart,
+        &["template", RELEASE, "--namespace", NAMESPACE],
+        files,
+        set,
+    )
+}
+
+/// Every object `helm template` renders.
+struct Manifests(Vec<Value>);
+
+fn render_chart(chart: &Path, files: &[PathBuf], set: &[&str]) -> Manifests {
+    let out = template_output(chart, files, set);
+    assert!(
+        out.status.success(),
+        "helm template {files:?} --set {set:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    parse_manifests(&out)
+}
+
+fn parse_manifests(out: &Output) -> Manifests {
+    let text = std::str::from_utf8(&out.stdout).expect("helm prints UTF-8");
+    let docs = serde_yaml_ng::Deserializer::from_str(text)
+        .map(|doc| Value::deserialize(doc).expect("helm renders valid YAML"))
+        .filter(|doc| !doc.is_null())
+        .collect();
+    Manifests(docs)
+}
+
+fn render(files: &[PathBuf], set: &[&str]) -> Manifests {
+    render_chart(&chart(), files, set)
+}
+
+impl Manifests {
+    fn of_kind(&self, kind: &str) -> Vec<&Value> {
+        self.0
+            .iter()
+            .filter(|d| d["kind"].as_str() == Some(kind))
+            .collect()
+    }
+
+    fn one(&self, kind: &str) -> &Value {
+        let found = self.of_kind(kind);
+        assert_eq!(
+            found.len(),
+            1,
+            "expected exactly one {kind}, found {}",
+            found.len()
+        );
+        found[0]
+    }
+
+    fn kinds(&self) -> BTreeSet<String> {
+        self.0.iter().map(|d| str_at(d, "kind")).collect()
+    }
+
+    fn container(&self) -> &Value {
+        let containers = seq(&self.one("Deployment")["spec"]["template"]["spec"]["containers"]);
+        assert_eq!(
+            containers.len(),
+            1,
+            "the pod runs exactly the scheduler container"
+        );
+        &containers[0]
+    }
+
+    fn pod_spec(&self) -> &Value {
+        &self.one("Deployment")["spec"]["template"]["spec"]
+    }
+
+    fn config_mount_path(&self) -> String {
+        let mount = seq(&self.container()["volumeMounts"])
+            .iter()
+            .find(|m| m["name"] == "config")
+            .expect("config volume is mounted");
+        str_at(mount, "mountPath")
+    }
+
+    /// The SchedulerConfiguration text the pod reads, after checking that the pod does read it.
+    fn scheduler_config(&self) -> String {
+        let cm = self.one("ConfigMap");
+        let container = self.container();
+        let mount = seq(&container["volumeMounts"])
+            .iter()
+            .find(|m| m["name"] == "config")
+            .expect("config volume is mounted");
+        let config_arg = format!("--config={}/{CONFIG_KEY}", str_at(mount, "mountPath"));
+        assert!(
+            seq(&container["args"])
+                .iter()
+                .any(|a| a.as_str() == Some(config_arg.as_str())),
+            "container args {:?} lack {config_arg}",
+            container["args"]
+        );
+        let volume = seq(&self.pod_spec()["volumes"])
+            .iter()
+            .find(|v| v["name"] == "config")
+            .expect("config volume exists");
+        assert_eq!(volume["configMap"]["name"], cm["metadata"]["name"]);
+        str_at(&cm["data"], CONFIG_KEY)
+    }
+
+    fn container_port(&self, name: &str) -> i64 {
+        let port = seq(&self.container()["ports"])
+            .iter()
+            .find(|p| p["name"].as_str() == Some(name))
+            .unwrap_or_else(|| panic!("container has no port named {name}"));
+        port["containerPort"]
+            .as_i64()
+            .expect("containerPort is a number")
+    }
+}
+
+fn seq(v: &Value) -> &Vec<Value> {
+    v.as_sequence()
+        .unwrap_or_else(|| panic!("expected a list, got {v:?}"))
+}
+
+fn str_at(v: &Value, key: &str) -> String {
+    v[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("expected a string at {key} in {v:?}"))
+        .to_string()
+}
+
+/// One permission: API group, resource, resource name (None = any), verb.
+type Grant = (String, String, Option<String>, String);
+
+fn grants(role: &Value) -> BTreeSet<Grant> {
+    let mut out = BTreeSet::new();
+    for rule in seq(&role["rules"]) {
+        assert!(
+            rule["nonResourceURLs"].is_null(),
+            "no non-resource URLs are needed: {rule:?}"
+        );
+        let names: Vec<Option<String>> = match &rule["resourceNames"] {
+            Value::Null => vec![None],
+            v => seq(v)
+                .iter()
+                .map(|n| Some(n.as_str().unwrap().to_string()))
+                .collect(),
+        };
+        for group in seq(&rule["apiGroups"]) {
+            for resource in seq(&rule["resources"]) {
+                for name in &names {
+                    for verb in seq(&rule["verbs"]) {
+                        out.insert((
+                            group.as_str().unwrap().to_string(),
+                            resource.as_str().unwrap().to_string(),
+                            name.clone(),
+                            verb.as_str().unwrap().to_string(),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn expected(table: &[(&str, &str, Option<&str>, &str)]) -> BTreeSet<Grant> {
+    table
+        .iter()
+        .map(|(g, r, n, v)| {
+            (
+                g.to_string(),
+                r.to_string(),
+                n.map(str::to_string),
+                v.to_string(),
+            )
+        })
+        .collect()
+}
+
+/// What the scheduler reads, how it binds, reports status and events, and the region ConfigMaps.
+const CLUSTER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
+    ("core.gardener.cloud", "seeds", None, "get"),
+    ("core.gardener.cloud", "seeds", None, "list"),
+    ("core.gardener.cloud", "seeds", None, "watch"),
+    ("core.gardener.cloud", "cloudprofiles", None, "get"),
+    ("core.gardener.cloud", "cloudprofiles", None, "list"),
+    ("core.gardener.cloud", "cloudprofiles", None, "watch"),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "get",
+    ),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "list",
+    ),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "watch",
+    ),
+    ("core.gardener.cloud", "projects", None, "get"),
+    ("core.gardener.cloud", "projects", None, "list"),
+    ("core.gardener.cloud", "projects", None, "watch"),
+    ("core.gardener.cloud", "shoots", None, "get"),
+    ("core.gardener.cloud", "shoots", None, "list"),
+    ("core.gardener.cloud", "shoots", None, "watch"),
+    ("core.gardener.cloud", "shoots/binding", None, "update"),
+    ("core.gardener.cloud", "shoots/status", None, "patch"),
+    ("", "events", None, "create"),
+    ("", "events", None, "patch"),
+    ("events.k8s.io", "events", None, "create"),
+    ("events.k8s.io", "events", None, "patch"),
+    ("", "configmaps", None, "list"),
+    ("", "configmaps", None, "watch"),
+];
+
+fn lease_grants(name: &str) -> BTreeSet<Grant> {
+    expected(&[
+        ("coordination.k8s.io", "leases", None, "create"),
+        ("coordination.k8s.io", "leases", Some(name), "get"),
+        ("coordination.k8s.io", "leases", Some(name), "update"),
+    ])
+}
+
+/// A fresh directory under the target dir, for files the binary reads.
+fn scratch_dir() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "chart-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `gardener-scheduler --config FILE --validate-only`, outside any environment override.
+fn run_validate_only(file: &Path) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
+    cmd.arg("--config")
+        .arg(file)
+        .arg("--validate-only")
+        .env_remove("KUBECONFIG");
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("GARDENER_SCHEDULER_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.output().expect("running gardener-scheduler")
+}
+
+fn validate_with_binary(config: &str) -> Output {
+    let dir = scratch_dir();
+    let file = dir.join(CONFIG_KEY);
+    std::fs::write(&file, config).unwrap();
+    let out = run_validate_only(&file);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// Validates the rendered configuration as the pod would load it: every file of the ConfigMap in
+/// one directory standing in for the volume mount, paths into the mount pointing there.
+fn validate_rendered(m: &Manifests) -> Output {
+    let config = m.scheduler_config();
+    let mount = m.config_mount_path();
+    let dir = scratch_dir();
+    for (name, content) in m.one("ConfigMap")["data"].as_mapping().unwrap() {
+        let name = name.as_str().unwrap();
+        assert!(
+            !name.contains('/'),
+            "ConfigMap key {name} is not a file name"
+        );
+        std::fs::write(dir.join(name), content.as_str().unwrap()).unwrap();
+    }
+    let file = dir.join(CONFIG_KEY);
+    std::fs::write(&file, config.replace(&mount, &dir.display().to_string())).unwrap();
+    let out = run_validate_only(&file);
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+#[test]
+fn chart_lints_cleanly_with_default_all_options_and_production_values() {
+    for (name, files) in values_files() {
+        let out = run_helm(&chart(), &["lint", "--strict"], &files, &[]);
+        assert!(
+            out.status.success(),
+            "helm lint --strict with {name} values failed:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn cluster_role_grants_exactly_what_the_scheduler_needs() {
+    for (name, files) in values_files() {
+        let m = render(&files, &[]);
+        let role = m.one("ClusterRole");
+        let mut want = expected(CLUSTER_GRANTS);
+        if name == "all-options" {
+            // That file selects bindingMode Patch; see patch_binding_mode_also_grants_patch_on_shoots.
+            want.insert((
+                "core.gardener.cloud".into(),
+                "shoots".into(),
+                None,
+                "patch".into(),
+            ));
+        }
+        let got = grants(role);
+        assert_eq!(
+            got,
+            want,
+            "{name} values: granted but not needed: {:?}; needed but not granted: {:?}",
+            got.difference(&want).collect::<Vec<_>>(),
+            want.difference(&got).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn patch_binding_mode_also_grants_patch_on_shoots() {
+    let m = render(&[], &["config.schedulers.shoot.bindingMode=Patch"]);
+    let mut want = expected(CLUSTER_GRANTS);
+    want.insert((
+        "core.gardener.cloud".into(),
+        "shoots".into(),
+        None,
+        "patch".into(),
+    ));
+    assert_eq!(grants(m.one("ClusterRole")), want);
+}
+
+#[test]
+fn leader_election_role_creates_leases_and_touches_only_the_configured_lease() {
+    let cases = [
+        // (values, set, lease namespace, lease name)
+        (
+            vec![],
+            vec![],
+            NAMESPACE,
+            "gardener-scheduler-leader-election",
+        ),
+        (
+            vec![all_options()],
+            vec![],
+            "garden-system",
+            "scheduler-lease-ci",
+        ),
+        (
+            vec![],
+            vec![
+                "config.leaderElection.resourceNamespace=kube-system",
+                "config.leaderElection.resourceName=other",
+            ],
+            "kube-system",
+            "other",
+        ),
+    ];
+    for (files, set, namespace, name) in cases {
+        let m = render(&files, &set);
+        let role = m.one("Role");
+        assert_eq!(
+            role["metadata"]["namespace"].as_str(),
+            Some(namespace),
+            "{files:?} {set:?}"
+        );
+        assert_eq!(grants(role), lease_grants(name), "{files:?} {set:?}");
+        let binding = m.one("RoleBinding");
+        assert_eq!(binding["metadata"]["namespace"].as_str(), Some(namespace));
+        assert_eq!(binding["roleRef"]["kind"], "Role");
+        assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+
+        // The configuration the binary loads names the same Lease.
+        let cfg: Value = serde_yaml_ng::from_str(&m.scheduler_config()).unwrap();
+        assert_eq!(
+            cfg["leaderElection"]["resourceNamespace"].as_str(),
+            Some(namespace)
+        );
+        assert_eq!(cfg["leaderElection"]["resourceName"].as_str(), Some(name));
+    }
+}
+
+#[test]
+fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
+    for (name, files) in values_files() {
+        let m = render(&files, &[]);
+        let sa = m.one("ServiceAccount");
+        assert_eq!(
+            m.pod_spec()["serviceAccountName"],
+            sa["metadata"]["name"],
+            "{name}"
+        );
+        for (binding_kind, role_kind) in [
+            ("ClusterRoleBinding", "ClusterRole"),
+            ("RoleBinding", "Role"),
+        ] {
+            let binding = m.one(binding_kind);
+            assert_eq!(
+                binding["roleRef"]["name"],
+                m.one(role_kind)["metadata"]["name"],
+                "{name}"
+            );
+            let subjects = seq(&binding["subjects"]);
+            assert_eq!(subjects.len(), 1, "{name} {binding_kind}");
+            assert_eq!(subjects[0]["kind"], "ServiceAccount");
+            assert_eq!(subjects[0]["name"], sa["metadata"]["name"]);
+            assert_eq!(subjects[0]["namespace"].as_str(), Some(NAMESPACE));
+        }
+        let rbac: Vec<_> =
+            m.0.iter()
+                .filter(|d| {
+                    d["apiVersion"]
+                        .as_str()
+                        .is_some_and(|v| v.starts_with("rbac.authorization.k8s.io/"))
+                })
+                .collect();
+        assert_eq!(
+            rbac.len(),
+            4,
+            "{name}: one ClusterRole, one Role and their bindings, nothing more"
+        );
+    }
+}
+
+#[test]
+fn rbac_and_lease_role_can_be_left_out() {
+    let m = render(&[], &["rbac.create=false"]);
+    for kind in ["ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"] {
+        assert!(
+            m.of_kind(kind).is_empty(),
+            "rbac.create=false still renders a {kind}"
+        );
+    }
+    let m = render(&[], &["config.leaderElection.leaderElect=false"]);
+    assert!(
+        m.of_kind("Role").is_empty(),
+        "no Lease, no Lease permissions"
+    );
+    assert!(m.of_kind("RoleBinding").is_empty());
+    assert_eq!(m.of_kind("ClusterRole").len(), 1);
+}
+
+#[test]
+fn rendered_config_passes_the_binarys_own_validation() {
+    for (name, files) in values_files() {
+        let m = render(&files, &[]);
+        let config = m.scheduler_config();
+        let out = validate_rendered(&m);
+        assert!(
+            out.status.success(),
+            "{name} values render a config the binary rejects:\n{}\n--- config ---\n{config}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // What the binary loaded agrees with the ports the pod exposes and probes.
+        let loaded: Value =
+            serde_yaml_ng::from_slice(&out.stdout).expect("--validate-only prints YAML");
+        assert_eq!(
+            loaded["server"]["metrics"]["port"].as_i64(),
+            Some(m.container_port("metrics")),
+            "{name}"
+        );
+        assert_eq!(
+            loaded["server"]["healthProbes"]["port"].as_i64(),
+            Some(m.container_port("healthz")),
+            "{name}"
+        );
+        let service_port = &seq(&m.one("Service")["spec"]["ports"])[0];
+        assert_eq!(
+            service_port["port"].as_i64(),
+            Some(m.container_port("metrics")),
+            "{name}"
+        );
+        assert_eq!(service_port["targetPort"], "metrics");
+    }
+}
+
+#[test]
+fn values_config_is_merged_over_the_defaults_key_by_key() {
+    let m = render(
+        &[],
+        &[
+            "config.schedulers.shoot.concurrentSyncs=12",
+            "config.logFormat=text",
+        ],
+    );
+    let out = validate_rendered(&m);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(),
+        Some(12)
+    );
+    assert_eq!(loaded["logFormat"].as_str(), Some("text"));
+    // Siblings of the overridden keys keep their defaults.
+    assert_eq!(
+        loaded["schedulers"]["shoot"]["retrySyncPeriod"].as_str(),
+        Some("15s")
+    );
+    assert_eq!(loaded["logLevel"].as_str(), Some("info"));
+    assert_eq!(
+        loaded["apiVersion"].as_str(),
+        Some("scheduler.config.gardener.cloud/v1alpha1")
+    );
+
+    // configFile is merged over config, key by key.
+    let m = render(&[all_options()], &[]);
+    let out = validate_rendered(&m);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(),
+        Some(25),
+        "from configFile"
+    );
+    assert_eq!(
+        loaded["clientConnection"]["qps"].as_f64(),
+        Some(100.0),
+        "from configFile"
+    );
+    assert_eq!(
+        loaded["clientConnection"]["burst"].as_i64(),
+        Some(160),
+        "from config"
+    );
+    // A scheduled profile chain, cron and timestamps included, reaches the binary intact.
+    let profiles = &loaded["schedulers"]["shoot"]["profiles"];
+    let ids: Vec<String> = seq(profiles).iter().map(|p| str_at(p, "id")).collect();
+    assert_eq!(ids, ["release-weekend", "saturday-maintenance", "default"]);
+    assert_eq!(
+        profiles[0]["schedule"]["between"]["start"].as_str(),
+        Some("2026-12-04T18:00:00Z")
+    );
+    assert_eq!(
+        profiles[1]["schedule"]["activePeriod"]["startCron"].as_str(),
+        Some("0 22 * * 6")
+    );
+}
+
+#[test]
+fn invalid_config_values_are_caught_by_the_binarys_validation_with_the_field_path() {
+    let cases = [
+        (
+            "config.schedulers.shoot.concurrentSyncs=0",
+            "schedulers.shoot.concurrentSyncs",
+        ),
+        (
+            "config.schedulers.shoot.candidateDeterminationStrategy=Nearest",
+            "schedulers.shoot.candidateDeterminationStrategy",
+        ),
+        ("config.server.metrics.port=10251", "server.metrics.port"),
+    ];
+    for (set, path) in cases {
+        let m = render(&[], &[set]);
+        let out = validate_rendered(&m);
+        assert!(!out.status.success(), "--set {set} was accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(path),
+            "--set {set}: error does not name {path}:\n{stderr}"
+        );
+    }
+}
+
+/// A configuration as the upstream gardener-scheduler's chart renders it.
+const UPSTREAM_CONFIG: &str = "\
+apiVersion: scheduler.config.gardener.cloud/v1alpha1
+kind: SchedulerConfiguration
+clientConnection:
+  qps: 100
+  burst: 130
+leaderElection:
+  leaderElect: true
+  leaseDuration: 15s
+  renewDeadline: 10s
+  retryPeriod: 2s
+  resourceLock: leases
+  resourceName: gardener-scheduler-leader-election
+  resourceNamespace: garden
+logLevel: info
+logFormat: json
+server:
+  healthProbes:
+    bindAddress: 0.0.0.0
+    port: 10251
+  metrics:
+    port: 19251
+schedulers:
+  backupBucket:
+    concurrentSyncs: 5
+  shoot:
+    concurrentSyncs: 5
+    retrySyncPeriod: 15s
+    candidateDeterminationStrategy: MinimalDistance
+featureGates: {}
+";
+
+#[test]
+fn an_existing_config_file_is_reused_as_is_through_config_file() {
+    let files = [
+        ("upstream", UPSTREAM_CONFIG.to_string()),
+        (
+            "zero values over non-zero defaults",
+            "leaderElection:\n  leaderElect: false\nschedulers:\n  backupBucket:\n    concurrentSyncs: 0\n"
+                .to_string(),
+        ),
+        (
+            "annotated example",
+            std::fs::read_to_string(
+                repo().join("example/20-componentconfig-gardener-scheduler.yaml"),
+            )
+            .unwrap(),
+        ),
+        (
+            "profiles example",
+            std::fs::read_to_string(repo().join("example/21-componentconfig-profiles.yaml"))
+                .unwrap(),
+        ),
+    ];
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("chart");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (name, text)) in files.iter().enumerate() {
+        let file = dir.join(format!("config-file-{}-{i}.yaml", std::process::id()));
+        std::fs::write(&file, text).unwrap();
+        let set_file = format!("configFile={}", file.display());
+        let out = run_helm(
+            &chart(),
+            &[
+                "template",
+                RELEASE,
+                "--namespace",
+                NAMESPACE,
+                "--set-file",
+                &set_file,
+            ],
+            &[],
+            &[],
+        );
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let m = parse_manifests(&out);
+
+        let direct = validate_with_binary(text);
+        let through_chart = validate_rendered(&m);
+        assert!(
+            direct.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&direct.stderr)
+        );
+        assert!(
+            through_chart.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&through_chart.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&through_chart.stdout),
+            String::from_utf8_lossy(&direct.stdout),
+            "{name}: the binary loads the same configuration from the chart as from the file itself"
+        );
+    }
+}
+
+#[test]
+fn a_config_file_of_another_kind_is_refused() {
+    let out = template_output(
+        &chart(),
+        &[],
+        &["configFile=kind: KubeSchedulerConfiguration"],
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("configFile: kind"));
+}
+
+#[test]
+fn kubeconfig_secret_is_mounted_and_named_in_the_config() {
+    let m = render(&[all_options()], &[]);
+    let cfg: Value = serde_yaml_ng::from_str(&m.scheduler_config()).unwrap();
+    let kubeconfig = str_at(&cfg["clientConnection"], "kubeconfig");
+    let mount = seq(&m.container()["volumeMounts"])
+        .iter()
+        .find(|v| v["name"] == "kubeconfig")
+        .expect("kubeconfig volume is mounted");
+    assert_eq!(
+        kubeconfig,
+        format!("{}/garden.kubeconfig", str_at(mount, "mountPath"))
+    );
+    let volume = seq(&m.pod_spec()["volumes"])
+        .iter()
+        .find(|v| v["name"] == "kubeconfig")
+        .unwrap();
+    assert_eq!(
+        volume["secret"]["secretName"],
+        "gardener-scheduler-kubeconfig"
+    );
+    assert_eq!(
+        m.pod_spec()["automountServiceAccountToken"],
+        false,
+        "the garden is reached by kubeconfig"
+    );
+
+    let m = render(&[], &[]);
+    assert_eq!(
+        m.pod_spec()["automountServiceAccountToken"],
+        true,
+        "in-cluster needs the token"
+    );
+}
+
+#[test]
+fn pods_run_hardened_with_requests_and_probes() {
+    for (name, files) in values_files() {
+        let m = render(&files, &[]);
+        let pod = m.pod_spec();
+        let c = m.container();
+        let psc = &pod["securityContext"];
+        let csc = &c["securityContext"];
+        assert_eq!(psc["runAsNonRoot"], true, "{name}");
+        assert_eq!(
+            psc["runAsUser"].as_i64(),
+            Some(65532),
+            "{name}: the image's nonroot user"
+        );
+        assert_eq!(psc["seccompProfile"]["type"], "RuntimeDefault", "{name}");
+        assert_eq!(csc["runAsNonRoot"], true, "{name}");
+        assert_eq!(csc["readOnlyRootFilesystem"], true, "{name}");
+        assert_eq!(csc["allowPrivilegeEscalation"], false, "{name}");
+        assert_eq!(csc["privileged"], false, "{name}");
+        assert_eq!(
+            seq(&csc["capabilities"]["drop"]),
+            &vec![Value::from("ALL")],
+            "{name}"
+        );
+        assert!(
+            csc["capabilities"]["add"].is_null(),
+            "{name}: no capability is added"
+        );
+        assert_eq!(csc["seccompProfile"]["type"], "RuntimeDefault", "{name}");
+        for resource in ["cpu", "memory"] {
+            assert!(
+                c["resources"]["requests"][resource].is_string(),
+                "{name}: no {resource} request"
+            );
+        }
+        for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
+            assert_eq!(
+                c[probe]["httpGet"]["path"].as_str(),
+                Some(path),
+                "{name} {probe}"
+            );
+            assert_eq!(c[probe]["httpGet"]["port"], "healthz", "{name} {probe}");
+        }
+    }
+}
+
+#[test]
+fn probes_and_metrics_follow_the_configured_ports() {
+    let m = render(
+        &[],
+        &[
+            "config.server.healthProbes.port=9443",
+            "config.server.metrics.port=9090",
+        ],
+    );
+    assert_eq!(m.container_port("healthz"), 9443);
+    assert_eq!(m.container_port("metrics"), 9090);
+    assert_eq!(
+        seq(&m.one("Service")["spec"]["ports"])[0]["port"].as_i64(),
+        Some(9090)
+    );
+}
+
+fn config_checksum(m: &Manifests) -> String {
+    str_at(
+        &m.one("Deployment")["spec"]["template"]["metadata"]["annotations"],
+        "checksum/config",
+    )
+}
+
+#[test]
+fn a_config_change_rolls_the_pods_and_nothing_else_does_through_the_checksum() {
+    let base = config_checksum(&render(&[], &[]));
+    assert_eq!(
+        base,
+        config_checksum(&render(&[], &[])),
+        "rendering is deterministic"
+    );
+    assert_eq!(
+        base,
+        config_checksum(&render(&[], &["podLabels.team=a"])),
+        "not a config change"
+    );
+    assert_ne!(
+        base,
+        config_checksum(&render(&[], &["config.logLevel=debug"]))
+    );
+    assert_ne!(
+        base,
+        config_checksum(&render(&[], &["config.schedulers.shoot.concurrentSyncs=7"]))
+    );
+}
+
+#[test]
+fn one_replica_has_no_disruption_budget_and_no_anti_affinity() {
+    let m = render(&[], &[]);
+    assert!(m.of_kind("PodDisruptionBudget").is_empty());
+    assert!(m.pod_spec()["affinity"].is_null());
+    assert_eq!(m.one("Deployment")["spec"]["replicas"].as_i64(), Some(1));
+}
+
+#[test]
+fn several_replicas_get_a_disruption_budget_and_prefer_different_nodes() {
+    let m = render(&[], &["replicaCount=2"]);
+    let selector = &m.one("Deployment")["spec"]["selector"]["matchLabels"];
+    let pdb = m.one("PodDisruptionBudget");
+    assert_eq!(pdb["spec"]["maxUnavailable"].as_i64(), Some(1));
+    assert_eq!(&pdb["spec"]["selector"]["matchLabels"], selector);
+    let preferred = seq(
+        &m.pod_spec()["affinity"]["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"],
+    );
+    assert_eq!(preferred.len(), 1);
+    let term = &preferred[0]["podAffinityTerm"];
+    assert_eq!(term["topologyKey"], "kubernetes.io/hostname");
+    assert_eq!(&term["labelSelector"]["matchLabels"], selector);
+    assert!(m.pod_spec()["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"].is_null());
+}
+
+#[test]
+fn an_explicit_affinity_replaces_the_default_spreading() {
+    let m = render(&[all_options()], &[]);
+    let affinity = &m.pod_spec()["affinity"];
+    assert!(affinity["podAntiAffinity"].is_null());
+    assert!(!affinity["nodeAffinity"].is_null());
+    assert!(
+        m.of_kind("PodDisruptionBudget").len() == 1,
+        "three replicas keep their budget"
+    );
+}
+
+#[test]
+fn impossible_values_are_refused_at_render_time_naming_the_value() {
+    let cases = [
+        (
+            vec!["replicaCount=2", "config.leaderElection.leaderElect=false"],
+            "config.leaderElection.leaderElect",
+        ),
+        (
+            vec!["config.schedulers.shoot.bindingMode=Bind"],
+            "config.schedulers.shoot.bindingMode",
+        ),
+        (vec!["serviceAccount.create=false"], "serviceAccount.name"),
+        (vec!["resources.requests=null"], "resources.requests"),
+        (
+            vec!["extraFiles.schedulerconfiguration\\.yaml=x"],
+            "extraFiles",
+        ),
+    ];
+    for (set, value) in cases {
+        let out = template_output(&chart(), &[], &set);
+        assert!(!out.status.success(), "--set {set:?} rendered");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(value),
+            "--set {set:?}: error does not name {value}:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn service_monitor_and_crds_are_off_by_default() {
+    let kinds = render(&[], &[]).kinds();
+    let want: BTreeSet<String> = [
+        "ServiceAccount",
+        "ConfigMap",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "Role",
+        "RoleBinding",
+        "Service",
+        "Deployment",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(kinds, want);
+}
+
+#[test]
+fn service_monitor_scrapes_the_metrics_port() {
+    let m = render(&[all_options()], &[]);
+    let sm = m.one("ServiceMonitor");
+    let endpoint = &seq(&sm["spec"]["endpoints"])[0];
+    assert_eq!(endpoint["port"], "metrics");
+    assert_eq!(endpoint["path"], "/metrics");
+    assert_eq!(endpoint["interval"], "15s");
+    assert_eq!(sm["metadata"]["labels"]["release"], "prometheus");
+    let service_labels = &m.one("Service")["metadata"]["labels"];
+    for (k, v) in sm["spec"]["selector"]["matchLabels"].as_mapping().unwrap() {
+        assert_eq!(
+            &service_labels[k.as_str().unwrap()],
+            v,
+            "ServiceMonitor selects the metrics Service"
+        );
+    }
+}
+
+fn crd_names_in(text: &str) -> BTreeSet<String> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|d| Value::deserialize(d).unwrap())
+        .filter(|d| d["kind"] == "CustomResourceDefinition")
+        .map(|d| str_at(&d["metadata"], "name"))
+        .collect()
+}
+
+#[test]
+fn crds_option_installs_exactly_the_crds_of_config_crd() {
+    let mut want = BTreeSet::new();
+    for entry in std::fs::read_dir(repo().join("config/crd")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            want.extend(crd_names_in(&std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    let m = render(&[], &["crds.install=true"]);
+    let got: BTreeSet<String> = m
+        .of_kind("CustomResourceDefinition")
+        .iter()
+        .map(|d| str_at(&d["metadata"], "name"))
+        .collect();
+    assert_eq!(got, want);
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_symlink() {
+            continue;
+        } else if entry.path().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn crds_option_renders_every_definition_in_the_linked_directory() {
+    // A copy of the chart whose crds-dev holds a known definition, independent of config/crd/.
+    let copy =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("chart-copy-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&copy);
+    copy_dir(&chart(), &copy);
+    std::fs::create_dir_all(copy.join("crds-dev")).unwrap();
+    std::fs::write(
+        copy.join("crds-dev/widgets.yaml"),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n",
+    )
+    .unwrap();
+    std::fs::write(copy.join("crds-dev/README.md"), "not a manifest\n").unwrap();
+
+    let off = render_chart(&copy, &[], &[]);
+    let on = render_chart(&copy, &[], &["crds.install=true"]);
+    let _ = std::fs::remove_dir_all(&copy);
+    assert!(off.of_kind("CustomResourceDefinition").is_empty());
+    let crds = on.of_kind("CustomResourceDefinition");
+    assert_eq!(crds.len(), 1);
+    assert_eq!(crds[0]["metadata"]["name"], "widgets.example.com");
+}
+
+#[test]
+fn chart_app_version_is_the_crate_version() {
+    let chart_yaml: Value =
+        serde_yaml_ng::from_str(&std::fs::read_to_string(chart().join("Chart.yaml")).unwrap())
+            .unwrap();
+    assert_eq!(
+        chart_yaml["appVersion"].as_str(),
+        Some(env!("CARGO_PKG_VERSION"))
+    );
+    let m = render(&[], &[]);
+    assert_eq!(
+        str_at(m.container(), "image"),
+        format!("gardener-scheduler:{}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// Paths of the leaves of a values tree (maps are walked, everything else is a leaf).
+fn leaf_paths(v: &Value, prefix: &str, out: &mut BTreeMap<String, Value>) {
+    match v.as_mapping() {
+        Some(map) if !map.is_empty() => {
+            for (k, child) in map {
+                let key = k.as_str().unwrap();
+                let path = if prefix.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{prefix}.{key}")
+                };
+                leaf_paths(child, &path, out);
+            }
+        }
+        _ => {
+            out.insert(prefix.to_string(), v.clone());
+        }
+    }
+}
+
+fn lookup<'a>(v: &'a Value, path: &str) -> &'a Value {
+    path.split('.').fold(v, |v, key| &v[key])
+}
+
+#[test]
+fn all_options_values_set_every_value_of_the_chart() {
+    let read = |p: PathBuf| -> Value {
+        serde_yaml_ng::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    };
+    let defaults = read(chart().join("values.yaml"));
+    let all = read(all_options());
+    let mut leaves = BTreeMap::new();
+    leaf_paths(&defaults, "", &mut leaves);
+    let missing: Vec<_> = leaves
+        .keys()
+        .filter(|p| lookup(&all, p).is_null())
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "ci/all-options-values.yaml does not set {missing:?}"
+    );
+}
+
+#[test]
+fn every_value_in_values_yaml_is_commented() {
+    let text = std::fs::read_to_string(chart().join("values.yaml")).unwrap();
+    // (indent, documented) of the enclosing keys.
+    let mut stack: Vec<(usize, bool)> = Vec::new();
+    let mut previous_is_comment = false;
+    let mut undocumented = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        if trimmed.is_empty() {
+            previous_is_comment = false;
+            continue;
+        }
+        if trimmed.starts_with('#') {
+            previous_is_comment = true;
+            continue;
+        }
+        if trimmed.starts_with("- ") || !trimmed.contains(':') {
+            previous_is_comment = false;
+            continue;
+        }
+        while stack.last().is_some_and(|(d, _)| *d >= indent) {
+            stack.pop();
+        }
+        let documented = previous_is_comment || stack.iter().any(|(_, d)| *d);
+        let opens_map = trimmed.ends_with(':');
+        if !documented && !opens_map {
+            undocumented.push(format!("line {}: {trimmed}", i + 1));
+        }
+        // The keys under `config` are described one by one, like in docs/usage/configuration.md,
+        // so its own comment does not cover them.
+        let covers_children = documented && !(indent == 0 && trimmed == "config:");
+        stack.push((indent, covers_children));
+        previous_is_comment = false;
+    }
+    assert!(
+        undocumented.is_empty(),
+        "values.yaml keys without a comment: {undocumented:#?}"
+    );
+}

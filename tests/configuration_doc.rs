@@ -1,0 +1,159 @@
+//! docs/usage/configuration.md is the operator's reference: it must name every key the binary
+//! accepts, every registered priority, and its environment examples must do what it says.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use gardener_scheduler::config::load_str;
+use serde_json::Value;
+
+fn read(path: &str) -> String {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("reading {}: {e}", full.display()))
+}
+
+fn reference() -> String {
+    read("docs/usage/configuration.md")
+}
+
+/// A configuration that sets every key, so that serializing it shows every key path.
+const EVERY_KEY: &str = r#"
+schedulers:
+  shoot:
+    priorities:
+      - name: ShootCount
+        weight: 1
+        args: {relativeToCapacity: true}
+    profiles:
+      - id: window
+        schedule:
+          between: {start: "2026-12-04T18:00:00Z", end: "2026-12-07T06:00:00Z"}
+          activePeriod: {startCron: "0 22 * * 6", timezone: Europe/Berlin, duration: 6h}
+        profile:
+          candidateDeterminationStrategy: Scored
+          priorities:
+            - name: ShootCount
+              weight: 1
+      - id: frozen
+        freeze: true
+"#;
+
+/// Leaf paths, list items written `[i]`; `args` belong to each priority's own documentation.
+fn leaf_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(map) if !map.is_empty() => {
+            for (k, child) in map {
+                if k == "args" {
+                    continue;
+                }
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                leaf_paths(child, &path, out);
+            }
+        }
+        Value::Array(items) if items.iter().any(Value::is_object) => {
+            for item in items {
+                leaf_paths(item, &format!("{prefix}[i]"), out);
+            }
+        }
+        _ => {
+            out.insert(prefix.to_string());
+        }
+    }
+}
+
+#[test]
+fn every_configuration_key_is_in_the_reference() {
+    let cfg = load_str(EVERY_KEY).expect("the example sets valid values");
+    let mut paths = BTreeSet::new();
+    leaf_paths(&serde_json::to_value(&cfg).unwrap(), "", &mut paths);
+    assert!(paths.contains("schedulers.shoot.profiles[i].schedule.activePeriod.timezone"));
+
+    let doc = reference();
+    let missing: Vec<_> = paths
+        .iter()
+        .map(|p| {
+            // A profile's priorities share the schema of schedulers.shoot.priorities.
+            match p.find(".profile.priorities") {
+                Some(at) => p[..at + ".profile.priorities".len()].to_string(),
+                None => p.clone(),
+            }
+        })
+        .filter(|p| !doc.contains(&format!("`{p}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/usage/configuration.md does not describe {missing:#?}"
+    );
+}
+
+#[test]
+fn every_registered_priority_is_listed_with_where_its_args_are_documented() {
+    let doc = reference();
+    for name in gardener_scheduler::priorities::names() {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{name}` |")))
+            .unwrap_or_else(|| panic!("configuration.md lists no row for priority {name}"));
+        let link = row
+            .split("](../")
+            .nth(1)
+            .and_then(|rest| rest.split(')').next())
+            .unwrap_or_else(|| panic!("the row of {name} links to no concept doc: {row}"));
+        let (file, anchor) = link.split_once('#').expect("the link names a section");
+        assert_eq!(anchor, name.to_lowercase(), "{row}");
+        let concept = read(&format!("docs/{file}"));
+        assert!(
+            concept.lines().any(|l| l.trim() == format!("### {name}")),
+            "docs/{file} has no section ### {name}"
+        );
+    }
+}
+
+fn lookup<'a>(v: &'a serde_yaml_ng::Value, path: &str) -> &'a serde_yaml_ng::Value {
+    path.split('.').fold(v, |v, key| &v[key])
+}
+
+#[test]
+fn environment_examples_override_the_keys_the_table_names() {
+    let doc = reference();
+    let rows: Vec<(String, String, String)> = doc
+        .lines()
+        .filter(|l| l.starts_with("| `GARDENER_SCHEDULER_") || l.starts_with("| `KUBECONFIG="))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(|c| c.trim().trim_matches('`')).collect();
+            let (var, value) = cells[1].split_once('=').expect("VAR=value");
+            (var.to_string(), value.to_string(), cells[2].to_string())
+        })
+        .collect();
+    assert!(rows.len() >= 5, "the environment table was not found");
+
+    for (var, value, key) in rows {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
+        cmd.arg("--validate-only").env_remove("KUBECONFIG");
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("GARDENER_SCHEDULER_") {
+                cmd.env_remove(k);
+            }
+        }
+        let out = cmd.env(&var, &value).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{var}={value}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let loaded: serde_yaml_ng::Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+        let got = lookup(&loaded, &key);
+        let matches = match got {
+            serde_yaml_ng::Value::Number(n) => n.as_f64() == value.parse::<f64>().ok(),
+            serde_yaml_ng::Value::Bool(b) => Some(*b) == value.parse::<bool>().ok(),
+            serde_yaml_ng::Value::String(s) => *s == value,
+            _ => false,
+        };
+        assert!(matches, "{var}={value} left {key} at {got:?}");
+    }
+}

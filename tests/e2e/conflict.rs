@@ -1,0 +1,166 @@
+use std::sync::Arc;
+
+use kube::api::{Patch, PatchParams};
+
+use crate::support::*;
+use gardener_scheduler::api::Shoot;
+use gardener_scheduler::controller::{self, Attempt, Controller};
+
+/// A shoot that someone else assigns while it waits is never overwritten, even once a seed fits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
+    let api = ApiServer::start("left-alone");
+    let client = api.client().await;
+    base_landscape(&client, "dev").await;
+    create_seed(&client, "tainted", 5, &["seed.gardener.cloud/protected"]).await;
+    create_shoot(&client, "dev", "taken").await;
+    let mut scheduler = Scheduler::start(&api, "left-alone", SchedulerOptions::default());
+    scheduler.wait_ready().await;
+    eventually("the failure event", || async {
+        shoot_events(&client, "dev", "taken")
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
+    })
+    .await;
+
+    // someone else (an operator, another scheduler) assigns the shoot
+    raw_ns::<Shoot>(&client, "garden-dev")
+        .patch(
+            "taken",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"spec": {"seedName": "manual"}})),
+        )
+        .await
+        .unwrap();
+    set_seed_taints(&client, "tainted", &[]).await;
+    // a shoot created after both changes is bound: the scheduler has seen them
+    create_shoot(&client, "dev", "later").await;
+    eventually("the later shoot to be bound", || async {
+        seed_of(&get_shoot(&client, "dev", "later").await).map(str::to_string)
+    })
+    .await;
+    assert_eq!(
+        seed_of(&get_shoot(&client, "dev", "taken").await),
+        Some("manual")
+    );
+    assert!(
+        !shoot_events(&client, "dev", "taken")
+            .await
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
+    );
+}
+
+fn config(mode: &str) -> gardener_scheduler::config::SchedulerConfiguration {
+    gardener_scheduler::config::load_str(&format!(
+        "leaderElection: {{leaderElect: false}}\nschedulers: {{shoot: {{bindingMode: {mode}}}}}\n"
+    ))
+    .unwrap()
+}
+
+/// The conflict path, step by step in-process against the real API server: the decision is
+/// based on a version of the shoot that has changed on the server since.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_seed() {
+    let api = ApiServer::start("conflict");
+    let client = api.client().await;
+    base_landscape(&client, "dev").await;
+    create_seed(&client, "s1", 5, &[]).await;
+
+    for mode in ["Binding", "Patch"] {
+        let c = Controller::new(config(mode), client.clone()).unwrap();
+        let shared = Arc::clone(c.shared());
+        for seed in kube::Api::<gardener_scheduler::api::Seed>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .unwrap()
+        {
+            shared.lock().apply_seed(&seed);
+        }
+        for cp in kube::Api::<gardener_scheduler::api::CloudProfile>::all(client.clone())
+            .list(&Default::default())
+            .await
+            .unwrap()
+        {
+            shared.lock().apply_cloud_profile(&cp);
+        }
+        let shoots = kube::Api::<Shoot>::namespaced(client.clone(), "garden-dev");
+
+        // 1. changed meanwhile but still pending: 409, re-read, decided again, bound
+        let a = format!("relabelled-{}", mode.to_lowercase());
+        create_shoot(&client, "dev", &a).await;
+        let stale = shoots.get(&a).await.unwrap();
+        shared.lock().apply_shoot(&stale);
+        shoots
+            .patch(
+                &a,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"metadata": {"labels": {"x": "y"}}})),
+            )
+            .await
+            .unwrap();
+        let key = format!("garden-dev/{a}");
+        assert_eq!(
+            controller::process(&shared, &key).await,
+            Attempt::Conflict,
+            "{mode}"
+        );
+        assert_eq!(
+            shared.lock().snapshot.usage().shoots_on("s1"),
+            0,
+            "{mode}: assumption dropped"
+        );
+        assert_eq!(
+            controller::process(&shared, &key).await,
+            Attempt::Scheduled("s1".into()),
+            "{mode}"
+        );
+        assert_eq!(seed_of(&shoots.get(&a).await.unwrap()), Some("s1"));
+
+        // 2. assigned by someone else meanwhile: left alone
+        let b = format!("taken-{}", mode.to_lowercase());
+        create_shoot(&client, "dev", &b).await;
+        let stale = shoots.get(&b).await.unwrap();
+        shared.lock().apply_shoot(&stale);
+        shoots
+            .patch(
+                &b,
+                &PatchParams::default(),
+                &Patch::Merge(serde_json::json!({"spec": {"seedName": "elsewhere"}})),
+            )
+            .await
+            .unwrap();
+        let key = format!("garden-dev/{b}");
+        let attempt = controller::process(&shared, &key).await;
+        assert!(
+            matches!(&attempt, Attempt::LeftAlone(s) if s == "elsewhere")
+                || attempt == Attempt::Conflict,
+            "{mode}: {attempt:?}"
+        );
+        // whatever path it took, deciding again finds nothing to do
+        assert_eq!(
+            controller::process(&shared, &key).await,
+            Attempt::Skipped,
+            "{mode}"
+        );
+        assert_eq!(
+            seed_of(&shoots.get(&b).await.unwrap()),
+            Some("elsewhere"),
+            "{mode}: never overwritten"
+        );
+        assert_eq!(
+            shared.lock().snapshot.usage().shoots_on("elsewhere"),
+            1,
+            "{mode}: counted where it is"
+        );
+        assert!(shared.metrics().conflicts.get() >= 2, "{mode}");
+        assert!(
+            !shoot_events(&client, "dev", &b)
+                .await
+                .iter()
+                .any(|e| e.reason.as_deref() == Some("SchedulingFailed")),
+            "{mode}: a conflict is no failure"
+        );
+    }
+}

@@ -1,0 +1,13 @@
+//! End-to-end tests against a real Kubernetes API server (tests/apiserver/), each with its own
+//! server. They run the scheduler binary (or, for the conflict steps, the controller in-process)
+//! and assert only through the API, as a user would see it.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod burst;
+mod conflict;
+mod leader;
+mod profiles;
+mod restart;
+mod scheduling;

@@ -1,0 +1,276 @@
+use std::time::{Duration, Instant};
+
+use kube::api::{Patch, PatchParams};
+
+use crate::support::*;
+use gardener_scheduler::api::{Seed, Shoot};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() {
+    let api = ApiServer::start("bind");
+    let client = api.client().await;
+    base_landscape(&client, "dev").await;
+    create_seed(&client, "busy", 10, &[]).await;
+    create_seed(&client, "idle", 10, &[]).await;
+    create_seed(&client, "protected", 10, &["seed.gardener.cloud/protected"]).await;
+    for name in ["running-1", "running-2"] {
+        let mut m = shoot_manifest("dev", name);
+        m["spec"]["seedName"] = "busy".into();
+        let obj = serde_json::from_value(m).unwrap();
+        raw_ns::<Shoot>(&client, "garden-dev")
+            .create(&Default::default(), &obj)
+            .await
+            .unwrap();
+    }
+
+    let mut scheduler = Scheduler::start(&api, "bind", SchedulerOptions::default());
+    scheduler.wait_ready().await;
+    create_shoot(&client, "dev", "new").await;
+
+    let seed = eventually("the shoot to be bound", || async {
+        seed_of(&get_shoot(&client, "dev", "new").await).map(str::to_string)
+    })
+    .await;
+    assert_eq!(
+        seed, "idle",
+        "ShootCount prefers the seed with fewer shoots; tainted seeds are out"
+    );
+
+    let event = eventually("the SchedulingSuccessful event", || async {
+        shoot_events(&client, "dev", "new")
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Normal"));
+    assert_eq!(
+        event.reporting_controller.as_deref(),
+        Some("gardener-scheduler")
+    );
+    let note = event.note.unwrap_or_default();
+    assert!(
+        note.starts_with("Scheduled to seed \"idle\" (score"),
+        "{note}"
+    );
+    assert!(
+        note.contains("ShootCount"),
+        "the note carries the score summary: {note}"
+    );
+
+    // the running shoots were left as they were
+    assert_eq!(
+        seed_of(&get_shoot(&client, "dev", "running-1").await),
+        Some("busy")
+    );
+    let metrics = eventually("metrics showing the bind", || async {
+        let m = scheduler.metrics();
+        m.contains("gardener_scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default\"} 1")
+            .then_some(m)
+    })
+    .await;
+    for line in [
+        "gardener_scheduler_seed_shoots{seed=\"idle\"} 1",
+        "gardener_scheduler_seed_shoots{seed=\"busy\"} 2",
+        "gardener_scheduler_pending_shoots 0",
+        "gardener_scheduler_leader 1",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "missing {line:?}:\n{metrics}"
+        );
+    }
+    assert!(metrics.contains("gardener_scheduler_scheduling_attempt_duration_seconds_bucket"));
+    assert_eq!(
+        http_get(scheduler.health_port, "/healthz").map(|r| r.0),
+        Some(200)
+    );
+    assert!(
+        scheduler.terminate().success(),
+        "SIGTERM ends the process cleanly"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits() {
+    let api = ApiServer::start("unschedulable");
+    let client = api.client().await;
+    base_landscape(&client, "dev").await;
+    create_seed(&client, "tainted", 1, &["seed.gardener.cloud/protected"]).await;
+    create_shoot(&client, "dev", "first").await;
+    // status written by others must survive the scheduler's lastOperation patch
+    raw_ns::<Shoot>(&client, "garden-dev")
+        .patch_status(
+            "first",
+            &PatchParams::default(),
+            &Patch::Merge(serde_json::json!({"status": {"technicalID": "shoot--dev--first", "lastOperation": {"progress": 0}}})),
+        )
+        .await
+        .unwrap();
+
+    // A long backoff: a retry within seconds can only come from reacting to the change.
+    let opts = SchedulerOptions {
+        backoff: ("60s", "1000s"),
+        ..Default::default()
+    };
+    let mut scheduler = Scheduler::start(&api, "unschedulable", opts);
+    scheduler.wait_ready().await;
+
+    let event = eventually("the SchedulingFailed event", || async {
+        shoot_events(&client, "dev", "first")
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
+    })
+    .await;
+    assert_eq!(event.type_.as_deref(), Some("Warning"));
+    let note = event.note.unwrap_or_default();
+    assert!(
+        note.starts_with("Failed to schedule Shoot: 0/1 seeds are available: 1 seed(s) had taints that the shoot does not tolerate."),
+        "{note}"
+    );
+    assert!(
+        note.contains("seed.gardener.cloud/protected"),
+        "names what to change: {note}"
+    );
+
+    let shoot = eventually("status.lastOperation", || async {
+        let s = get_shoot(&client, "dev", "first").await;
+        s.status
+            .as_ref()
+            .and_then(|st| st.last_operation.as_ref())
+            .filter(|op| op.state == "Pending")
+            .is_some()
+            .then_some(s)
+    })
+    .await;
+    let op = shoot
+        .status
+        .as_ref()
+        .unwrap()
+        .last_operation
+        .as_ref()
+        .unwrap();
+    assert_eq!(op.type_, "Create");
+    assert!(
+        op.description
+            .starts_with("Failed to schedule Shoot: 0/1 seeds are available:"),
+        "{}",
+        op.description
+    );
+    assert!(op.last_update_time.is_some());
+    let raw = raw_ns::<Shoot>(&client, "garden-dev")
+        .get("first")
+        .await
+        .unwrap();
+    assert_eq!(
+        raw.data["status"]["technicalID"], "shoot--dev--first",
+        "other status fields are kept"
+    );
+    assert_eq!(raw.data["status"]["lastOperation"]["progress"], 0);
+    assert!(seed_of(&shoot).is_none());
+
+    // removing the taint makes it fit: bound within seconds, long before the 60 s backoff
+    let changed = Instant::now();
+    set_seed_taints(&client, "tainted", &[]).await;
+    let seed = eventually(
+        "the shoot to be bound after the taint was removed",
+        || async { seed_of(&get_shoot(&client, "dev", "first").await).map(str::to_string) },
+    )
+    .await;
+    assert_eq!(seed, "tainted");
+    let waited = changed.elapsed();
+    assert!(
+        waited < Duration::from_secs(20),
+        "reacted to the change after {waited:?}, not to the backoff"
+    );
+
+    // the only seed is now full; a new shoot waits until a seed appears
+    create_shoot(&client, "dev", "second").await;
+    eventually("the second shoot's failure", || async {
+        shoot_events(&client, "dev", "second")
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
+            .filter(|e| {
+                e.note
+                    .as_deref()
+                    .is_some_and(|n| n.contains("no capacity left"))
+            })
+    })
+    .await;
+    let changed = Instant::now();
+    create_seed(&client, "fresh", 5, &[]).await;
+    let seed = eventually(
+        "the second shoot to be bound after a seed appeared",
+        || async { seed_of(&get_shoot(&client, "dev", "second").await).map(str::to_string) },
+    )
+    .await;
+    assert_eq!(seed, "fresh");
+    let waited = changed.elapsed();
+    assert!(
+        waited < Duration::from_secs(20),
+        "reacted to the new seed after {waited:?}"
+    );
+    let seeds: Vec<Seed> = kube::Api::<Seed>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(seeds.len(), 2);
+    assert!(
+        scheduler
+            .metric("gardener_scheduler_schedule_attempts_total{result=\"unschedulable\",profile=\"default\"}")
+            .is_some_and(|n| n >= 2.0)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dev_setup_binds_the_example_shoots_by_patching_spec_seed_name() {
+    let api = ApiServer::start("dev");
+    let client = api.client().await;
+    apply_example_dev(&client).await;
+    let mut scheduler = Scheduler::start_with_config(
+        &api,
+        "dev",
+        &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("config/dev-scheduler.yaml"),
+    );
+    scheduler.wait_ready().await;
+    let shoots = eventually("all example shoots to be bound", || async {
+        let shoots = list_shoots(&client, "local").await;
+        shoots
+            .iter()
+            .all(|s| seed_of(s).is_some())
+            .then_some(shoots)
+    })
+    .await;
+    assert_eq!(shoots.len(), 4);
+    for s in &shoots {
+        assert!(
+            ["local-a", "local-b", "local-c"].contains(&seed_of(s).unwrap()),
+            "{:?}",
+            s.spec.seed_name
+        );
+        // a merge patch with the observed resourceVersion, by the scheduler's field manager
+        let raw = raw_ns::<Shoot>(&client, "garden-local")
+            .get(s.metadata.name.as_deref().unwrap())
+            .await
+            .unwrap();
+        let managers: Vec<String> = raw
+            .metadata
+            .managed_fields
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|m| m.manager)
+            .collect();
+        assert!(
+            managers.iter().any(|m| m == "gardener-scheduler"),
+            "{managers:?}"
+        );
+    }
+    assert!(
+        scheduler.logs().contains("binding_mode=Patch"),
+        "{}",
+        scheduler.logs()
+    );
+}

@@ -1,0 +1,319 @@
+//! A catalogue of hostile inputs. Each case adds one bad object to a healthy landscape and
+//! checks that the bad object gets a clear error naming it and its field, and that the healthy
+//! shoot is still placed. The same catalogue is described in docs/operations/troubleshooting.md.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const GOOD: &str = r#"
+apiVersion: core.gardener.cloud/v1beta1
+kind: CloudProfile
+metadata: {name: aws}
+spec: {type: aws}
+---
+apiVersion: core.gardener.cloud/v1beta1
+kind: Seed
+metadata: {name: good-seed}
+spec:
+  provider: {type: aws, region: eu-west-1, zones: [a, b, c]}
+  networks: {nodes: 10.0.0.0/16, pods: 10.96.0.0/11, services: 10.64.0.0/13}
+status:
+  lastOperation: {type: Reconcile, state: Succeeded}
+  conditions: [{type: GardenletReady, status: "True"}]
+---
+apiVersion: core.gardener.cloud/v1beta1
+kind: Shoot
+metadata: {name: good-shoot, namespace: garden-dev, creationTimestamp: "2026-11-01T00:00:00Z"}
+spec:
+  cloudProfile: {name: aws}
+  region: eu-west-1
+  provider: {type: aws, workers: [{name: w}]}
+  networking: {nodes: 10.180.0.0/16}
+"#;
+
+fn seed(name: &str, body: &str) -> String {
+    format!(
+        "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: {name}}}\n{body}\nstatus:\n  lastOperation: {{type: Reconcile, state: Succeeded}}\n  conditions: [{{type: GardenletReady, status: \"True\"}}]\n"
+    )
+}
+
+fn shoot(name: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {{name: {name}, namespace: garden-dev, creationTimestamp: \"2026-11-02T00:00:00Z\"}}\nspec:\n{spec}\n"
+    )
+}
+
+fn simulate(extra: &str, explain: Option<&str>) -> (i32, String, String) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join(format!(
+        "case-{:x}.yaml",
+        xxhash_rust::xxh3::xxh3_64(extra.as_bytes())
+    ));
+    std::fs::write(&f, format!("{GOOD}---\n{extra}")).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
+    c.arg("simulate").arg("-f").arg(&f);
+    if let Some(e) = explain {
+        c.args(["--explain", e]);
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_good_shoot_placed(out: &str) {
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("garden-dev/good-shoot") && l.contains("good-seed")),
+        "the healthy shoot must still be placed:\n{out}"
+    );
+}
+
+#[test]
+fn malformed_seeds_are_skipped_with_the_field_named() {
+    let cases = [
+        (
+            "seed without provider",
+            seed("bad", "spec: {}"),
+            "spec.provider: is required",
+        ),
+        (
+            "seed without region",
+            seed("bad", "spec:\n  provider: {type: aws}"),
+            "spec.provider.region: is required",
+        ),
+        (
+            "unparsable seed CIDR",
+            seed(
+                "bad",
+                "spec:\n  provider: {type: aws, region: eu-west-1}\n  networks: {pods: 10.0.0.0/33}",
+            ),
+            "spec.networks.pods: invalid CIDR \"10.0.0.0/33\"",
+        ),
+        (
+            "duplicated taint keys",
+            seed(
+                "bad",
+                "spec:\n  provider: {type: aws, region: eu-west-1}\n  taints: [{key: a}, {key: a, value: b}]",
+            ),
+            "spec.taints[1].key: duplicate key \"a\"",
+        ),
+        (
+            "negative allocatable",
+            seed("bad", "spec:\n  provider: {type: aws, region: eu-west-1}")
+                .replace("status:\n", "status:\n  allocatable: {shoots: \"-3\"}\n"),
+            "status.allocatable.shoots: \"-3\" is negative",
+        ),
+        (
+            "allocatable not a quantity",
+            seed("bad", "spec:\n  provider: {type: aws, region: eu-west-1}")
+                .replace("status:\n", "status:\n  allocatable: {shoots: many}\n"),
+            "status.allocatable.shoots: \"many\" is not a quantity",
+        ),
+        (
+            "unknown zone selection mode",
+            seed(
+                "bad",
+                "spec:\n  provider: {type: aws, region: eu-west-1}\n  settings: {zoneSelection: {mode: Sometimes}}",
+            ),
+            "spec.settings.zoneSelection.mode: unsupported value \"Sometimes\"",
+        ),
+    ];
+    for (name, extra, want) in cases {
+        let (code, out, err) = simulate(&extra, None);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_good_shoot_placed(&out);
+        let (_, explain, _) = simulate(&extra, Some("garden-dev/good-shoot"));
+        assert!(
+            explain
+                .lines()
+                .any(|l| l.contains("bad") && l.contains(want)),
+            "{name}: want {want:?} in\n{explain}"
+        );
+    }
+}
+
+#[test]
+fn malformed_shoots_fail_alone_with_the_field_named() {
+    let cases = [
+        (
+            "shoot without region",
+            shoot(
+                "bad",
+                "  cloudProfile: {name: aws}\n  provider: {type: aws}",
+            ),
+            "invalid shoot: spec.region: is required",
+        ),
+        (
+            "shoot without provider",
+            shoot("bad", "  cloudProfile: {name: aws}\n  region: eu-west-1"),
+            "invalid shoot: spec.provider.type: is required",
+        ),
+        (
+            "shoot without cloud profile",
+            shoot("bad", "  region: eu-west-1\n  provider: {type: aws}"),
+            "invalid shoot: spec.cloudProfile: is required",
+        ),
+        (
+            "shoot with unknown cloud profile",
+            shoot(
+                "bad",
+                "  cloudProfile: {name: nope}\n  region: eu-west-1\n  provider: {type: aws}",
+            ),
+            "invalid shoot: spec.cloudProfile: CloudProfile \"nope\" not found",
+        ),
+        (
+            "shoot with unparsable CIDR",
+            shoot(
+                "bad",
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  networking: {nodes: 300.1.0.0/16}",
+            ),
+            "invalid shoot: spec.networking.nodes: invalid CIDR \"300.1.0.0/16\"",
+        ),
+        (
+            "shoot with unparsable selector",
+            shoot(
+                "bad",
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  seedSelector: {matchExpressions: [{key: env, operator: In}]}",
+            ),
+            "invalid shoot: spec.seedSelector: matchExpressions[0]: operator In needs at least one value",
+        ),
+        (
+            "shoot with unknown ip family",
+            shoot(
+                "bad",
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  networking: {ipFamilies: [IPv5]}",
+            ),
+            "invalid shoot: spec.networking.ipFamilies[0]: unsupported value \"IPv5\"",
+        ),
+    ];
+    for (name, extra, want) in cases {
+        let (code, out, err) = simulate(&extra, None);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_good_shoot_placed(&out);
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("garden-dev/bad"))
+            .unwrap_or_else(|| panic!("{name}: no row\n{out}"));
+        assert!(line.contains(want), "{name}: want {want:?} in {line:?}");
+    }
+}
+
+#[test]
+fn cloud_profile_with_unparsable_selector_fails_its_shoots_only() {
+    let extra = "apiVersion: core.gardener.cloud/v1beta1\nkind: CloudProfile\nmetadata: {name: broken}\nspec:\n  seedSelector: {matchExpressions: [{key: env, operator: Near, values: [x]}]}\n---\n"
+        .to_string()
+        + &shoot("bad", "  cloudProfile: {name: broken}\n  region: eu-west-1\n  provider: {type: aws}");
+    let (code, out, _) = simulate(&extra, None);
+    assert_eq!(code, 0);
+    assert_good_shoot_placed(&out);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("garden-dev/bad"))
+        .unwrap();
+    assert!(
+        line.contains("CloudProfile/broken has an invalid spec.seedSelector"),
+        "{line}"
+    );
+}
+
+#[test]
+fn malformed_region_configmap_fails_only_the_affected_region() {
+    let cfg = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("hostile-md.yaml");
+    std::fs::write(
+        &cfg,
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: MinimalDistance\n",
+    )
+    .unwrap();
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: regions\n  namespace: garden\n  labels: {scheduling.gardener.cloud/purpose: region-config}\n  annotations: {scheduling.gardener.cloud/cloudprofiles: aws}\ndata:\n  eu-north-1: |\n    eu-west-1: far\n  eu-west-1: |\n    eu-west-2: 99999999999999\n";
+    let extra = format!(
+        "{cm}---\n{}",
+        shoot(
+            "north",
+            "  cloudProfile: {name: aws}\n  region: eu-north-1\n  provider: {type: aws}"
+        )
+    );
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let f = dir.join("hostile-region.yaml");
+    std::fs::write(&f, format!("{GOOD}---\n{extra}")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+        .args(["simulate", "--config"])
+        .arg(&cfg)
+        .arg("-f")
+        .arg(&f)
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&out.stdout);
+    let north = out
+        .lines()
+        .find(|l| l.starts_with("garden-dev/north"))
+        .expect(&out);
+    assert!(north.contains("region ConfigMap garden/regions: data[eu-north-1]: eu-west-1: distance far is not an integer"), "{north}");
+    let good = out
+        .lines()
+        .find(|l| l.starts_with("garden-dev/good-shoot"))
+        .expect(&out);
+    assert!(good.contains("region ConfigMap garden/regions: data[eu-west-1]: eu-west-2: distance 99999999999999 is larger than"), "{good}");
+}
+
+#[test]
+fn names_and_label_values_at_kubernetes_length_limits_work() {
+    let long_name = "s".repeat(253);
+    let long_value = "v".repeat(63);
+    let long_ns = format!("garden-{}", "p".repeat(56));
+    let long_seed = "x".repeat(253);
+    let extra = format!(
+        "apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {{name: {long_name}, namespace: {long_ns}, labels: {{k: {long_value}}}}}\nspec:\n  cloudProfile: {{name: aws}}\n  region: eu-west-1\n  provider: {{type: aws}}\n  seedSelector: {{matchLabels: {{tier: {long_value}}}}}\n---\n{}",
+        seed(
+            &long_seed,
+            "spec:\n  provider: {type: aws, region: eu-west-1}"
+        )
+        .replace(
+            &format!("metadata: {{name: {long_seed}}}"),
+            &format!("metadata: {{name: {long_seed}, labels: {{tier: {long_value}}}}}")
+        )
+    );
+    let (code, out, err) = simulate(&extra, None);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("{long_ns}/{long_name}")), "{out}");
+    assert!(
+        out.contains(&"x".repeat(253)),
+        "long-named seed chosen:\n{out}"
+    );
+}
+
+#[test]
+fn a_ten_megabyte_manifest_is_simulated() {
+    let mut text = String::from(GOOD);
+    let mut i = 0;
+    while text.len() < 10 * 1024 * 1024 {
+        text.push_str(&format!(
+            "---\napiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {{name: placed-{i}, namespace: garden-bulk, annotations: {{note: \"{}\"}}}}\nspec:\n  seedName: good-seed\n  cloudProfile: {{name: aws}}\n  region: eu-west-1\n  provider: {{type: aws}}\n",
+            "n".repeat(200)
+        ));
+        i += 1;
+    }
+    let f = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("ten-mb.yaml");
+    std::fs::write(&f, &text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+        .args(["simulate", "-o", "json", "-f"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["decisions"][0]["seed"], "good-seed");
+    assert!(
+        v["explanations"][0]["priorities"]["good-seed"]["ShootCount"]["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{i} shoot"))
+    );
+}

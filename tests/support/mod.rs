@@ -1,0 +1,632 @@
+//! Harness for end-to-end tests: a real API server per test (tests/apiserver/), the scheduler
+//! binary as a child process, and builders for the objects the tests create.
+//!
+//! Everything started here is stopped on drop. Failing to start the API server fails the test;
+//! nothing is skipped.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
+use kube::{Client, Resource};
+use serde_json::{Value, json};
+
+use gardener_scheduler::api::{CloudProfile, Project, Seed, Shoot};
+
+/// Upper bound for any wait in these tests; generous for a loaded 2-core machine.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The bin dir with crd-apiserver and etcd, built once via tests/apiserver/ensure.sh.
+fn apiserver_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = Command::new(repo().join("tests/apiserver/ensure.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running tests/apiserver/ensure.sh");
+        assert!(
+            out.status.success(),
+            "tests/apiserver/ensure.sh failed ({}); the end-to-end tests need the test API server",
+            out.status
+        );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+fn unique_dir(prefix: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "gardener-scheduler-e2e-{prefix}-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A free TCP port on the loopback interface.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A real API server with the project's CRDs applied.
+pub struct ApiServer {
+    pub state: PathBuf,
+    pub kubeconfig: PathBuf,
+}
+
+impl ApiServer {
+    pub fn start(name: &str) -> ApiServer {
+        let state = unique_dir(name);
+        let out = Command::new(repo().join("tests/apiserver/start.sh"))
+            .arg(apiserver_bin())
+            .arg(&state)
+            .arg(repo().join("config/crd"))
+            .output()
+            .expect("running tests/apiserver/start.sh");
+        if !out.status.success() {
+            let log = std::fs::read_to_string(state.join("apiserver.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(30).collect();
+            let _ = Command::new(repo().join("tests/apiserver/stop.sh"))
+                .arg(&state)
+                .status();
+            panic!(
+                "the test API server did not start ({}):\n{}\n{}\napiserver.log (last lines, newest first):\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+                tail.join("\n")
+            );
+        }
+        ApiServer {
+            kubeconfig: state.join("kubeconfig"),
+            state,
+        }
+    }
+
+    pub async fn client(&self) -> Client {
+        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        Client::try_from(cfg).unwrap()
+    }
+
+    fn apiserver_pid(&self) -> u32 {
+        std::fs::read_to_string(self.state.join("apiserver.pid"))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    /// Kills the API server process (etcd keeps running).
+    pub fn kill_apiserver(&self) -> Vec<String> {
+        let pid = self.apiserver_pid();
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).to_string())
+            .collect();
+        Command::new("kill")
+            .arg("-KILL")
+            .arg(pid.to_string())
+            .status()
+            .unwrap();
+        let start = Instant::now();
+        while Path::new(&format!("/proc/{pid}")).exists() && start.elapsed() < DEADLINE {
+            // a killed child of start.sh is reaped by init; wait until it is gone
+            if std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        args
+    }
+
+    /// Starts the API server again with the same command line (same port, certificates, etcd).
+    pub fn relaunch_apiserver(&self, args: &[String]) {
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.state.join("apiserver.log"))
+            .unwrap();
+        let child = Command::new(&args[0])
+            .args(&args[1..])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("relaunching crd-apiserver");
+        std::fs::write(self.state.join("apiserver.pid"), child.id().to_string()).unwrap();
+        // detach: stop.sh stops it by pid
+        std::mem::forget(child);
+    }
+}
+
+impl Drop for ApiServer {
+    fn drop(&mut self) {
+        let _ = Command::new(repo().join("tests/apiserver/stop.sh"))
+            .arg(&self.state)
+            .status();
+        if std::thread::panicking() {
+            eprintln!(
+                "kept state and logs of the failed test in {}",
+                self.state.display()
+            );
+        } else {
+            let _ = std::fs::remove_dir_all(&self.state);
+        }
+    }
+}
+
+/// Options for one scheduler process.
+pub struct SchedulerOptions {
+    pub leader_elect: bool,
+    pub binding_mode: &'static str,
+    pub concurrent_syncs: u32,
+    /// `schedulers.shoot.backoff` initial and max
+    pub backoff: (&'static str, &'static str),
+}
+
+impl Default for SchedulerOptions {
+    fn default() -> Self {
+        SchedulerOptions {
+            leader_elect: false,
+            binding_mode: "Binding",
+            concurrent_syncs: 5,
+            backoff: ("1s", "4s"),
+        }
+    }
+}
+
+/// The scheduler binary, running against an [`ApiServer`].
+pub struct Scheduler {
+    pub name: String,
+    child: Option<Child>,
+    pub health_port: u16,
+    pub metrics_port: u16,
+    pub log: PathBuf,
+}
+
+impl Scheduler {
+    pub fn start(api: &ApiServer, name: &str, opts: SchedulerOptions) -> Scheduler {
+        let health_port = free_port();
+        let mut metrics_port = free_port();
+        while metrics_port == health_port {
+            metrics_port = free_port();
+        }
+        let config = format!(
+            r#"apiVersion: scheduler.config.gardener.cloud/v1alpha1
+kind: SchedulerConfiguration
+logLevel: debug
+logFormat: text
+leaderElection:
+  leaderElect: {leader}
+  leaseDuration: 4s
+  renewDeadline: 3s
+  retryPeriod: 500ms
+  resourceName: gardener-scheduler-leader-election
+  resourceNamespace: garden
+server:
+  healthProbes: {{bindAddress: 127.0.0.1, port: {health_port}}}
+  metrics: {{bindAddress: 127.0.0.1, port: {metrics_port}}}
+schedulers:
+  shoot:
+    concurrentSyncs: {syncs}
+    retrySyncPeriod: 1s
+    bindingMode: {mode}
+    backoff: {{initial: {initial}, max: {max}}}
+"#,
+            leader = opts.leader_elect,
+            syncs = opts.concurrent_syncs,
+            mode = opts.binding_mode,
+            initial = opts.backoff.0,
+            max = opts.backoff.1,
+        );
+        let cfg_path = api.state.join(format!("scheduler-{name}.yaml"));
+        std::fs::write(&cfg_path, config).unwrap();
+        Self::spawn(api, name, &cfg_path, health_port, metrics_port, &[])
+    }
+
+    /// Runs with a given config file; ports come from the environment (config layering).
+    pub fn start_with_config(api: &ApiServer, name: &str, cfg_path: &Path) -> Scheduler {
+        let health_port = free_port();
+        let mut metrics_port = free_port();
+        while metrics_port == health_port {
+            metrics_port = free_port();
+        }
+        let env = [
+            (
+                "GARDENER_SCHEDULER_SERVER__HEALTH_PROBES__PORT",
+                health_port.to_string(),
+            ),
+            (
+                "GARDENER_SCHEDULER_SERVER__METRICS__PORT",
+                metrics_port.to_string(),
+            ),
+            (
+                "GARDENER_SCHEDULER_SERVER__HEALTH_PROBES__BIND_ADDRESS",
+                "127.0.0.1".to_string(),
+            ),
+            (
+                "GARDENER_SCHEDULER_SERVER__METRICS__BIND_ADDRESS",
+                "127.0.0.1".to_string(),
+            ),
+        ];
+        Self::spawn(api, name, cfg_path, health_port, metrics_port, &env)
+    }
+
+    fn spawn(
+        api: &ApiServer,
+        name: &str,
+        cfg_path: &Path,
+        health_port: u16,
+        metrics_port: u16,
+        env: &[(&str, String)],
+    ) -> Scheduler {
+        let log = api.state.join(format!("scheduler-{name}.log"));
+        let out = std::fs::File::create(&log).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+            .arg("--config")
+            .arg(cfg_path)
+            .arg("--kubeconfig")
+            .arg(&api.kubeconfig)
+            .env_remove("KUBECONFIG")
+            .env("RUST_LOG", "info,gardener_scheduler=debug")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().unwrap())
+            .stderr(out)
+            .spawn()
+            .expect("starting gardener-scheduler");
+        Scheduler {
+            name: name.into(),
+            child: Some(child),
+            health_port,
+            metrics_port,
+            log,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// SIGKILL: a crash, nothing released.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// SIGTERM, then waits for the exit.
+    pub fn terminate(&mut self) -> ExitStatus {
+        let mut c = self.child.take().expect("running");
+        Command::new("kill")
+            .arg("-TERM")
+            .arg(c.id().to_string())
+            .status()
+            .unwrap();
+        let start = Instant::now();
+        loop {
+            if let Some(status) = c.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > DEADLINE {
+                let _ = c.kill();
+                panic!("{} did not exit within {DEADLINE:?} of SIGTERM", self.name);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| c.try_wait().unwrap().is_none())
+    }
+
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn metrics(&self) -> String {
+        http_get(self.metrics_port, "/metrics")
+            .map(|(_, b)| b)
+            .unwrap_or_default()
+    }
+
+    /// The value of one sample line (`name{labels}`), if present.
+    pub fn metric(&self, series: &str) -> Option<f64> {
+        self.metrics()
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix(series)
+                    .and_then(|rest| rest.strip_prefix(' '))
+            })
+            .and_then(|v| v.trim().parse().ok())
+    }
+
+    pub async fn wait_ready(&mut self) {
+        let start = Instant::now();
+        loop {
+            assert!(self.is_running(), "{} exited:\n{}", self.name, self.logs());
+            if matches!(http_get(self.health_port, "/readyz"), Some((200, _))) {
+                return;
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "{} not ready within {DEADLINE:?}:\n{}",
+                self.name,
+                self.logs()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Scheduler {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            eprintln!(
+                "--- log of scheduler {} ---\n{}",
+                self.name,
+                tail(&self.logs(), 80)
+            );
+        }
+    }
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A minimal HTTP/1.0 GET on 127.0.0.1; `None` when nothing listens.
+pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).ok()?;
+    let status = buf.split_whitespace().nth(1)?.parse().ok()?;
+    let body = buf
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Some((status, body))
+}
+
+/// Polls `f` until it returns `Some`, failing with `what` after [`DEADLINE`].
+pub async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(
+            start.elapsed() < DEADLINE,
+            "timed out after {DEADLINE:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+// ---- objects
+
+pub fn raw<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject> {
+    Api::all_with(client.clone(), &ApiResource::erase::<K>(&()))
+}
+
+pub fn raw_ns<K: Resource<DynamicType = ()>>(client: &Client, ns: &str) -> Api<DynamicObject> {
+    Api::namespaced_with(client.clone(), ns, &ApiResource::erase::<K>(&()))
+}
+
+async fn create(api: &Api<DynamicObject>, value: Value) -> DynamicObject {
+    let obj: DynamicObject = serde_json::from_value(value).unwrap();
+    api.create(&PostParams::default(), &obj).await.unwrap()
+}
+
+/// Namespaces `garden` and `garden-<project>`, the Project and the CloudProfile `local`.
+pub async fn base_landscape(client: &Client, project: &str) {
+    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+    for name in ["garden".to_string(), format!("garden-{project}")] {
+        let n: k8s_openapi::api::core::v1::Namespace = serde_json::from_value(
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
+        )
+        .unwrap();
+        match ns.create(&PostParams::default(), &n).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(s)) if s.code == 409 => {}
+            Err(e) => panic!("creating namespace {name}: {e}"),
+        }
+    }
+    create(
+        &raw::<Project>(client),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+               "metadata": {"name": project}, "spec": {"namespace": format!("garden-{project}")}}),
+    )
+    .await;
+    create(
+        &raw::<CloudProfile>(client),
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+               "metadata": {"name": "local"},
+               "spec": {"type": "local", "regions": [{"name": "local-1"}],
+                        "seedSelector": {"providerTypes": ["local"]}}}),
+    )
+    .await;
+}
+
+/// A ready seed of provider `local` in region `local-1` with room for `shoots` shoots. Status is
+/// a subresource, so it is written through `/status` after the create.
+pub async fn create_seed(client: &Client, name: &str, shoots: u32, taints: &[&str]) {
+    let api = raw::<Seed>(client);
+    let taints: Vec<Value> = taints.iter().map(|k| json!({"key": k})).collect();
+    create(
+        &api,
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+               "metadata": {"name": name},
+               "spec": {"provider": {"type": "local", "region": "local-1", "zones": ["0", "1", "2"]},
+                        "networks": {"nodes": "172.18.0.0/16", "pods": "10.1.0.0/16", "services": "10.2.0.0/16"},
+                        "taints": taints,
+                        "settings": {"scheduling": {"visible": true}}}}),
+    )
+    .await;
+    set_seed_status(client, name, shoots).await;
+}
+
+pub async fn set_seed_status(client: &Client, name: &str, shoots: u32) {
+    let status = json!({"status": {
+        "lastOperation": {"type": "Reconcile", "state": "Succeeded", "progress": 100},
+        "conditions": [{"type": "GardenletReady", "status": "True", "reason": "GardenletReady"}],
+        "allocatable": {"shoots": shoots.to_string()},
+        "capacity": {"shoots": shoots.to_string()}}});
+    raw::<Seed>(client)
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+}
+
+/// Replaces a seed's taints.
+pub async fn set_seed_taints(client: &Client, name: &str, taints: &[&str]) {
+    let taints: Vec<Value> = taints.iter().map(|k| json!({"key": k})).collect();
+    raw::<Seed>(client)
+        .patch(
+            name,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"taints": taints}})),
+        )
+        .await
+        .unwrap();
+}
+
+/// A pending shoot of project `project` in region `local-1`.
+pub fn shoot_manifest(project: &str, name: &str) -> Value {
+    json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+           "metadata": {"name": name, "namespace": format!("garden-{project}")},
+           "spec": {"cloudProfile": {"kind": "CloudProfile", "name": "local"},
+                    "region": "local-1", "purpose": "evaluation",
+                    "kubernetes": {"version": "1.33.2"},
+                    "networking": {"type": "calico", "nodes": "10.10.0.0/16"},
+                    "provider": {"type": "local", "workers": [
+                        {"name": "worker-1", "machine": {"type": "local"}, "minimum": 1, "maximum": 2, "zones": ["0"]}]}}})
+}
+
+pub async fn create_shoot(client: &Client, project: &str, name: &str) {
+    create(
+        &raw_ns::<Shoot>(client, &format!("garden-{project}")),
+        shoot_manifest(project, name),
+    )
+    .await;
+}
+
+pub async fn get_shoot(client: &Client, project: &str, name: &str) -> Shoot {
+    Api::<Shoot>::namespaced(client.clone(), &format!("garden-{project}"))
+        .get(name)
+        .await
+        .unwrap()
+}
+
+pub async fn list_shoots(client: &Client, project: &str) -> Vec<Shoot> {
+    Api::<Shoot>::namespaced(client.clone(), &format!("garden-{project}"))
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+}
+
+/// events.k8s.io Events about one shoot, oldest first.
+pub async fn shoot_events(
+    client: &Client,
+    project: &str,
+    shoot: &str,
+) -> Vec<k8s_openapi::api::events::v1::Event> {
+    let mut events: Vec<_> = Api::<k8s_openapi::api::events::v1::Event>::namespaced(
+        client.clone(),
+        &format!("garden-{project}"),
+    )
+    .list(&Default::default())
+    .await
+    .unwrap()
+    .items
+    .into_iter()
+    .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(shoot))
+    .collect();
+    events.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
+    events
+}
+
+pub fn seed_of(shoot: &Shoot) -> Option<&str> {
+    shoot.spec.seed_name.as_deref().filter(|s| !s.is_empty())
+}
+
+/// Applies every manifest of example/dev as a user would: objects first, then seed status
+/// through the status subresource.
+pub async fn apply_example_dev(client: &Client) {
+    let dir = repo().join("example/dev");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    // namespaces first, then what lives in them
+    files.sort_by_key(|p| (!p.ends_with("namespace.yaml"), p.clone()));
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for doc in serde_yaml_ng::Deserializer::from_str(&text) {
+            let value: Value = match serde::Deserialize::deserialize(doc) {
+                Ok(Value::Null) => continue,
+                Ok(v) => v,
+                Err(e) => panic!("{}: {e}", file.display()),
+            };
+            let kind = value["kind"].as_str().unwrap().to_string();
+            let ns = value["metadata"]["namespace"].as_str().map(str::to_string);
+            let ar = match kind.as_str() {
+                "Namespace" => ApiResource::erase::<k8s_openapi::api::core::v1::Namespace>(&()),
+                "CloudProfile" => ApiResource::erase::<CloudProfile>(&()),
+                "Project" => ApiResource::erase::<Project>(&()),
+                "Seed" => ApiResource::erase::<Seed>(&()),
+                "Shoot" => ApiResource::erase::<Shoot>(&()),
+                other => panic!("{}: unexpected kind {other}", file.display()),
+            };
+            let api: Api<DynamicObject> = match &ns {
+                Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
+                None => Api::all_with(client.clone(), &ar),
+            };
+            let obj: DynamicObject = serde_json::from_value(value.clone()).unwrap();
+            api.create(&PostParams::default(), &obj).await.unwrap();
+            if kind == "Seed" && !value["status"].is_null() {
+                let name = value["metadata"]["name"].as_str().unwrap();
+                api.patch_status(
+                    name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&json!({"status": value["status"]})),
+                )
+                .await
+                .unwrap();
+            }
+        }
+    }
+}
