@@ -44,7 +44,7 @@ dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds w
 	kubectl apply --server-side --subresource=status -f example/dev/seeds.yaml
 	kubectl apply -f example/dev/shoots.yaml
 
-bench: ## Run the scheduling benchmarks.
+bench: ## Benchmarks and placement quality; report in target/bench-report.md (BENCH_QUICK=1: small run in seconds).
 	$(CARGO) bench --locked --bench scheduler
 
 lint: ## Check formatting (cargo fmt) and lints (cargo clippy, warnings are errors).

@@ -149,6 +149,12 @@ impl Snapshot {
         &self.usage
     }
 
+    /// Swaps in a usage index built elsewhere (a recount of a full shoot list) and returns the
+    /// previous one, so a recount can be checked against, or replace, the incremental index.
+    pub fn replace_usage(&mut self, usage: Usage) -> Usage {
+        std::mem::replace(&mut self.usage, usage)
+    }
+
     // ---- cloud profiles
 
     pub fn upsert_cloud_profile(&mut self, cp: &CloudProfile) {

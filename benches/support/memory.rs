@@ -1,0 +1,188 @@
+//! Memory: bytes the cache keeps per shoot and per seed (counted by the bench's global
+//! allocator), and the peak RSS of the `simulate` command on a large manifest set.
+
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gardener_scheduler::snapshot::Snapshot;
+use kube::Resource;
+use serde::Serialize;
+
+use super::landscape::{Generator, GridSpec};
+
+/// Bytes held per cached shoot after upserting `count` shoots over `seeds` seeds.
+pub fn bytes_per_shoot(allocated: fn() -> usize, seeds: usize, count: usize) -> f64 {
+    let mut g = Generator::new(GridSpec {
+        seeds,
+        shoots: count,
+        rng_seed: 7,
+    });
+    let mut snap = Snapshot::new();
+    let before = allocated();
+    for i in 0..count {
+        let (shoot, _) = g.existing(i);
+        snap.upsert_shoot(&shoot);
+    }
+    let after = allocated();
+    assert_eq!(snap.usage().placed_shoots(), count);
+    (after.saturating_sub(before)) as f64 / count as f64
+}
+
+/// Bytes held per cached seed after upserting `count` generated seeds.
+pub fn bytes_per_seed(allocated: fn() -> usize, count: usize) -> f64 {
+    let g = Generator::new(GridSpec {
+        seeds: count,
+        shoots: 0,
+        rng_seed: 7,
+    });
+    let seeds = g.seeds();
+    let mut snap = Snapshot::new();
+    let before = allocated();
+    for s in &seeds {
+        snap.upsert_seed(s);
+    }
+    let after = allocated();
+    assert_eq!(snap.seeds().len(), count);
+    (after.saturating_sub(before)) as f64 / count as f64
+}
+
+/// What one `simulate` run cost.
+pub struct SimulateRun {
+    pub shoots: usize,
+    pub pending: usize,
+    pub seeds: usize,
+    pub manifest_bytes: u64,
+    pub wall: Duration,
+    pub peak_rss_kib: i64,
+    pub summary: String,
+    pub command: String,
+}
+
+fn with_type_meta<K: Resource<DynamicType = ()> + Serialize>(obj: &K) -> serde_json::Value {
+    let mut v = serde_json::to_value(obj).expect("object serializes");
+    let map = v.as_object_mut().expect("object");
+    map.insert("apiVersion".into(), K::api_version(&()).into());
+    map.insert("kind".into(), K::kind(&()).into());
+    v
+}
+
+fn write_docs<K: Resource<DynamicType = ()> + Serialize>(path: &Path, objs: &[K]) -> u64 {
+    let mut w = BufWriter::new(fs::File::create(path).expect("create manifest"));
+    for o in objs {
+        let doc = serde_yaml_ng::to_string(&with_type_meta(o)).expect("yaml");
+        w.write_all(b"---\n").expect("write");
+        w.write_all(doc.as_bytes()).expect("write");
+    }
+    w.flush().expect("flush");
+    fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Writes a landscape of `shoots` shoots (`pending` of them unassigned) as manifests under `dir`.
+pub fn write_manifests(dir: &Path, seeds: usize, shoots: usize, pending: usize) -> u64 {
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir).expect("manifest dir");
+    let mut g = Generator::new(GridSpec {
+        seeds,
+        shoots,
+        rng_seed: 11,
+    });
+    let existing = shoots - pending;
+    let mut bytes = 0;
+    let mut batch = Vec::new();
+    let mut file = 0;
+    for i in 0..shoots {
+        let shoot = if i < existing {
+            g.existing(i).0
+        } else {
+            g.shoot(i)
+        };
+        batch.push(shoot);
+        if batch.len() == 10_000 || i + 1 == shoots {
+            bytes += write_docs(&dir.join(format!("20-shoots-{file:03}.yaml")), &batch);
+            batch.clear();
+            file += 1;
+        }
+    }
+    bytes += write_docs(&dir.join("00-cloudprofiles.yaml"), &g.cloud_profiles());
+    bytes += write_docs(&dir.join("01-projects.yaml"), &g.projects());
+    bytes += write_docs(&dir.join("10-seeds.yaml"), &g.seeds());
+    bytes
+}
+
+/// Runs `binary simulate` on the manifests and reads its peak RSS from the kernel's account
+/// of waited-for children (the bench starts no other child before this).
+pub fn run_simulate(
+    binary: &Path,
+    config: &Path,
+    manifests: &Path,
+    out: &Path,
+) -> (Duration, i64, String) {
+    let start = Instant::now();
+    let status = Command::new(binary)
+        .args([
+            "simulate",
+            "-o",
+            "table",
+            "--now",
+            "2026-12-01T00:00:00Z",
+            "--config",
+        ])
+        .arg(config)
+        .arg("-f")
+        .arg(manifests)
+        .stdout(Stdio::from(fs::File::create(out).expect("output file")))
+        .status()
+        .expect("simulate runs");
+    let wall = start.elapsed();
+    assert!(status.success(), "simulate failed: {status}");
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .expect("getrusage");
+    let text = fs::read_to_string(out).unwrap_or_default();
+    let summary = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("pending shoots scheduled"))
+        .unwrap_or("")
+        .to_string();
+    (wall, usage.max_rss(), summary)
+}
+
+pub fn simulate_rss(
+    target: &Path,
+    config_text: &str,
+    seeds: usize,
+    shoots: usize,
+    pending: usize,
+) -> SimulateRun {
+    let dir: PathBuf = target.join("bench-simulate");
+    let manifests = dir.join("manifests");
+    let manifest_bytes = write_manifests(&manifests, seeds, shoots, pending);
+    let config = dir.join("config.yaml");
+    fs::write(&config, config_text).expect("config");
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_gardener-scheduler"));
+    let (wall, peak_rss_kib, summary) =
+        run_simulate(&binary, &config, &manifests, &dir.join("output.txt"));
+    SimulateRun {
+        shoots,
+        pending,
+        seeds,
+        manifest_bytes,
+        wall,
+        peak_rss_kib,
+        summary,
+        command: format!(
+            "gardener-scheduler simulate -o table --config {} -f {}",
+            config
+                .strip_prefix(target.parent().unwrap_or(target))
+                .unwrap_or(&config)
+                .display(),
+            manifests
+                .strip_prefix(target.parent().unwrap_or(target))
+                .unwrap_or(&manifests)
+                .display()
+        ),
+    }
+}
