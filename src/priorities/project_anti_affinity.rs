@@ -55,16 +55,18 @@ impl Priority for ProjectAntiAffinity {
     }
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
-        // A project owns at most three namespaces under the project rule, so counting a seed is
-        // O(1) in the usage index.
-        let namespaces = snap.namespaces_of_project(&cx.project);
+        // A project owns at most three namespaces under the project rule; their per-seed counts
+        // are looked up once, so counting a seed is O(1) whatever the other projects hold.
+        let per_namespace: Vec<_> = snap
+            .namespaces_of_project(&cx.project)
+            .iter()
+            .filter_map(|ns| snap.usage().namespace_seeds(ns))
+            .collect();
         let on_seed = |seed: &str| -> u64 {
-            snap.usage().seed(seed).map_or(0, |u| {
-                namespaces
-                    .iter()
-                    .map(|ns| u64::from(u.by_namespace.get(ns.as_str()).copied().unwrap_or(0)))
-                    .sum()
-            })
+            per_namespace
+                .iter()
+                .map(|m| u64::from(m.get(seed).copied().unwrap_or(0)))
+                .sum()
         };
         match self.topology {
             Topology::Seed => seeds

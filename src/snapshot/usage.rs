@@ -25,8 +25,6 @@ impl DemandClass {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SeedUsage {
     pub shoots: u64,
-    /// shoots per namespace (a namespace belongs to exactly one project)
-    pub by_namespace: BTreeMap<Box<str>, u32>,
     pub by_class: BTreeMap<DemandClass, u32>,
 }
 
@@ -41,6 +39,9 @@ struct Entry {
 pub struct Usage {
     shoots: HashMap<Box<str>, Entry>,
     seeds: HashMap<Box<str>, SeedUsage>,
+    /// namespace -> seed -> shoots: a project's spread is read from its own (small) map, so
+    /// the cost does not grow with the number of other projects' shoots on a seed
+    namespaces: HashMap<Box<str>, HashMap<Box<str>, u32>>,
 }
 
 impl Usage {
@@ -64,8 +65,13 @@ impl Usage {
         for seed in entry.seeds.iter() {
             let u = self.seeds.entry(seed.clone()).or_default();
             u.shoots += 1;
-            *u.by_namespace.entry(entry.namespace.clone()).or_default() += 1;
             *u.by_class.entry(entry.class.clone()).or_default() += 1;
+            *self
+                .namespaces
+                .entry(entry.namespace.clone())
+                .or_default()
+                .entry(seed.clone())
+                .or_default() += 1;
         }
         self.shoots.insert(key.into(), entry);
     }
@@ -79,10 +85,20 @@ impl Usage {
                 continue;
             };
             u.shoots = u.shoots.saturating_sub(1);
-            decrement(&mut u.by_namespace, &entry.namespace);
             decrement(&mut u.by_class, &entry.class);
             if u.shoots == 0 {
                 self.seeds.remove(seed);
+            }
+            if let Some(per_seed) = self.namespaces.get_mut(&entry.namespace) {
+                if let Some(n) = per_seed.get_mut(seed) {
+                    *n -= 1;
+                    if *n == 0 {
+                        per_seed.remove(seed);
+                    }
+                }
+                if per_seed.is_empty() {
+                    self.namespaces.remove(&entry.namespace);
+                }
             }
         }
     }
@@ -94,6 +110,11 @@ impl Usage {
 
     pub fn shoots_on(&self, seed: &str) -> u64 {
         self.seeds.get(seed).map_or(0, |u| u.shoots)
+    }
+
+    /// Shoots of a namespace per seed (empty when it has none placed).
+    pub fn namespace_seeds(&self, namespace: &str) -> Option<&HashMap<Box<str>, u32>> {
+        self.namespaces.get(namespace)
     }
 
     /// Number of shoots with at least one seed.
@@ -139,10 +160,12 @@ mod tests {
             .build();
         u.upsert(&moved);
         assert_eq!((u.shoots_on("s-1"), u.shoots_on("s-2")), (0, 1));
-        assert_eq!(u.seed("s-2").unwrap().by_namespace["garden-a"], 1);
+        assert_eq!(u.namespace_seeds("garden-a").unwrap()["s-2"], 1);
+        assert!(!u.namespace_seeds("garden-a").unwrap().contains_key("s-1"));
         u.remove("garden-a/s1");
         assert_eq!(u.shoots_on("s-2"), 0);
         assert!(u.seed("s-2").is_none());
+        assert!(u.namespace_seeds("garden-a").is_none());
     }
 
     #[test]
