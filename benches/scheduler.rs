@@ -1,10 +1,12 @@
 //! `make bench`: decision latency and throughput at landscape scale, the recount-per-decision
 //! baseline side by side, cache memory, `simulate` peak RSS, and placement quality against the
-//! offline optimum. Prints a markdown report and writes it to `target/bench-report.md`, with the
+//! offline optimum, end-to-end binding throughput through the real binary and API server, and
+//! what latency a carbon saving costs. Prints a markdown report and writes it to `target/bench-report.md`, with the
 //! quality chart in `target/performance-quality.svg`.
 //!
-//! `BENCH_QUICK=1` runs a small version in seconds. `BENCH_SECTIONS=latency,memory,quality`
-//! runs a subset (`latency` includes the baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
+//! `BENCH_QUICK=1` runs a small version in seconds.
+//! `BENCH_SECTIONS=latency,memory,quality,e2e,carbon` runs a subset (`latency` includes the
+//! baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
 //! grid cells (comma-separated lists).
 
 use std::alloc::System;
@@ -18,6 +20,7 @@ use chrono::{DateTime, Utc};
 use gardener_scheduler::api::Shoot;
 use gardener_scheduler::schedule::{Decision, FitError, schedule};
 
+mod e2e;
 mod support;
 
 use support::landscape::{self, Generator, GridSpec};
@@ -25,7 +28,7 @@ use support::profiles::{self, BuiltProfile, LatencyArgs};
 use support::quality::{self, Outcome, QualitySpec};
 use support::report::{self, Point, Report};
 use support::stats::{fmt_bytes, fmt_count, fmt_duration, fmt_rate, percentile};
-use support::{baseline, geo, memory};
+use support::{baseline, carbon, geo, memory};
 
 #[global_allocator]
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
@@ -50,6 +53,8 @@ struct Mode {
     mem_seeds: usize,
     simulate: (usize, usize, usize),
     quality: QualitySpec,
+    /// shoots created at once in the end-to-end section
+    e2e_shoots: usize,
     sections: Vec<String>,
 }
 
@@ -57,7 +62,7 @@ impl Mode {
     fn from_env() -> Mode {
         let quick = std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
         let sections = std::env::var("BENCH_SECTIONS")
-            .unwrap_or_else(|_| "latency,memory,quality".into())
+            .unwrap_or_else(|_| "latency,memory,quality,e2e,carbon".into())
             .split(',')
             .map(|s| s.trim().to_string())
             .collect();
@@ -84,6 +89,7 @@ impl Mode {
                 mem_seeds: 1_000,
                 simulate: (100, 2_000, 200),
                 quality,
+                e2e_shoots: 100,
                 sections,
             }
         } else {
@@ -101,6 +107,7 @@ impl Mode {
                 mem_seeds: 10_000,
                 simulate: (1_000, 100_000, 1_000),
                 quality,
+                e2e_shoots: 1_000,
                 sections,
             }
         }
@@ -814,6 +821,130 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
     Some(path.display().to_string())
 }
 
+/// Seeds and in-flight create requests of the end-to-end section.
+const E2E_SEEDS: usize = 20;
+const E2E_SEED_CAPACITY: u32 = 100;
+const E2E_IN_FLIGHT: usize = 32;
+
+fn e2e_section(mode: &Mode, report: &mut Report) {
+    let mut rows = vec![
+        [
+            "concurrentSyncs",
+            "shoots",
+            "bound",
+            "creates took",
+            "first create → last bind",
+            "shoots bound/s",
+            "create-to-bound p50",
+            "create-to-bound p99",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for syncs in [1, 5, 20] {
+        progress(&format!(
+            "e2e: {} shoots, concurrentSyncs {syncs}",
+            mode.e2e_shoots
+        ));
+        let r = e2e::run(
+            syncs,
+            E2E_SEEDS,
+            E2E_SEED_CAPACITY,
+            mode.e2e_shoots,
+            E2E_IN_FLIGHT,
+            Duration::from_secs(600),
+        );
+        progress(&format!(
+            "  {} bound in {} ({}/s)",
+            r.bound,
+            fmt_duration(r.span),
+            fmt_rate(r.per_s())
+        ));
+        rows.push(vec![
+            r.concurrent_syncs.to_string(),
+            fmt_count(r.shoots as u64),
+            fmt_count(r.bound as u64),
+            fmt_duration(r.create_span),
+            fmt_duration(r.span),
+            fmt_rate(r.per_s()),
+            fmt_duration(percentile(&r.latencies, 50.0).unwrap_or_default()),
+            fmt_duration(percentile(&r.latencies, 99.0).unwrap_or_default()),
+        ]);
+    }
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "The release binary against the real test API server (tests/apiserver/: crd-apiserver and etcd, started per run by the \
+         end-to-end test harness, tests/support/mod.rs), one fresh server per row. {E2E_SEEDS} ready seeds with `allocatable.shoots` \
+         {E2E_SEED_CAPACITY} each, all in the shoots' region; the scheduler runs with leader election off, `bindingMode: Binding`, the \
+         default strategy and priorities and debug logging to a file. Once `/readyz` answers, the bench creates {} shoots of one project \
+         as fast as it can, at most {E2E_IN_FLIGHT} create requests in flight, and takes each shoot's bind time from a watch on shoots \
+         (the first event showing `spec.seedName`). Create-to-bound runs from sending the create request to that watch event; shoots \
+         bound/s = bound / (last bind − first create sent).\n",
+        fmt_count(mode.e2e_shoots as u64)
+    );
+    body.push_str(&report::table(&rows));
+    let _ = writeln!(
+        body,
+        "\nThese numbers measure the whole path on this machine, not the scheduler's decision cost (see the decision latency \
+         section). They are bounded by the client's creation rate (column \"creates took\") and by the test API server, whose etcd \
+         shares the machine's cores with the API server, the scheduler and this client, and by the scheduler's client-side rate \
+         limit: the harness keeps the default `clientConnection` (`qps: 50`, `burst: 100`, as upstream), which every request of the \
+         scheduler passes (the binding, its event, ...). When binding takes far longer than creating and does not change with \
+         `concurrentSyncs`, that rate limit is the likely bound (50 requests/s at 17 shoots/s would be about 3 requests per bound \
+         shoot; not counted here).\n"
+    );
+    report.push("End-to-end binding throughput", body);
+}
+
+fn carbon_section(report: &mut Report) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let inputs = carbon::inputs(root);
+    let mut rows = vec![
+        [
+            "CarbonIntensity weight",
+            "placed / pending",
+            "without forecast (not in mean)",
+            "mean gCO2eq/kWh",
+            "mean latency",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for weight in [0, 1, 3, 10] {
+        progress(&format!("carbon: weight {weight}"));
+        let r = carbon::run(&inputs, weight);
+        rows.push(vec![
+            if r.weight == 0 {
+                "0 (not in the profile)".into()
+            } else {
+                r.weight.to_string()
+            },
+            format!("{} / {}", r.placed, r.pending),
+            r.neutral.to_string(),
+            format!("{:.1}", r.mean_intensity),
+            format!("{:.1} ms", r.mean_latency_ms),
+        ]);
+    }
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "`simulate` on the example landscape (example/landscape/: {} seeds, {} shoots) with `Scored`, `LatencyDistance` weight 3 \
+         (`matrixFile: example/latency-matrix.yaml`) and `CarbonIntensity` at the weight in the first column, with the arguments of \
+         example/22-componentconfig-carbon.yaml (its `regionLocations`, 24 h horizon, `pointsFile: example/carbon-forecast.json`). \
+         Weights must be positive, so weight 0 is the profile without `CarbonIntensity`. `--now` is {}, the first point of the forecast \
+         (which runs to {}). Intensity is the expected gCO2eq/kWh of the chosen seed's location over the horizon (the priority's raw \
+         value; for weight 0 read from the same settings); seeds without a usable forecast score neutral and are left out of that mean. \
+         Latency is the round trip from the shoot's region to the seed's region (`LatencyDistance`'s raw value), over all placements.\n",
+        inputs.landscape.seeds.len(),
+        inputs.landscape.shoots.len(),
+        inputs.now.to_rfc3339(),
+        inputs.range.1.to_rfc3339(),
+    );
+    body.push_str(&report::table(&rows));
+    report.push("Carbon", body);
+}
+
 fn command_output(cmd: &str, args: &[&str]) -> String {
     std::process::Command::new(cmd)
         .args(args)
@@ -879,7 +1010,13 @@ fn main() {
     if mode.runs("quality") {
         chart = quality_section(&mode, &target, &mut report);
     }
+    if mode.runs("carbon") {
+        carbon_section(&mut report);
+    }
     // Child processes only after the simulate RSS measurement.
+    if mode.runs("e2e") {
+        e2e_section(&mode, &mut report);
+    }
     let commit = command_output("git", &["rev-parse", "--short", "HEAD"]);
     let rustc = command_output("rustc", &["--version"]);
     report.header = format!(
@@ -887,7 +1024,6 @@ fn main() {
          - machine: {}; shared with other work: load average {load_before} at the start, {} at the end (1/5/15 min)\n\
          - build: {rustc}, `bench` profile (release), commit `{commit}`\n\
          - run: {} mode, sections {}, took {}; timings move with the load of the shared machine, so compare cells within one run\n\
-         - not measured here: end-to-end binding throughput through the controller (shoots bound per second, create-to-bound latency)\n\
          - reproduce: `make bench` (= `cargo bench --bench scheduler`); `BENCH_QUICK=1 make bench` for a small run in seconds. \
          The report is written to `target/bench-report.md` and the chart to `target/performance-quality.svg`; \
          `docs/performance.md` and `docs/performance-quality.svg` are copies of one full run \

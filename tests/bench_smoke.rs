@@ -11,6 +11,7 @@ use gardener_scheduler::priorities;
 use gardener_scheduler::schedule::schedule;
 
 use support::baseline::{self, Placed};
+use support::carbon;
 use support::geo;
 use support::landscape::{self, Generator, GridSpec};
 use support::profiles::{self, LatencyArgs, WEIGHTED};
@@ -444,4 +445,28 @@ fn nearest_rank_percentiles_and_counts() {
     assert_eq!(percentile::<u32>(&[], 50.0), None);
     assert_eq!(fmt_count(999), "999");
     assert_eq!(fmt_count(1_000_000), "1,000,000");
+}
+
+#[test]
+fn the_carbon_section_places_the_example_landscape_and_a_carbon_weight_lowers_the_mean_intensity() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let inputs = carbon::inputs(root);
+    assert!(inputs.range.0 <= inputs.now && inputs.now < inputs.range.1);
+    let without = carbon::run(&inputs, 0);
+    let heavy = carbon::run(&inputs, 10);
+    for r in [&without, &heavy] {
+        assert!(r.pending > 0, "{r:?}");
+        assert!(r.placed > 0 && r.placed <= r.pending, "{r:?}");
+        assert!(r.neutral < r.placed, "{r:?}");
+        assert!(
+            r.mean_intensity.is_finite() && r.mean_latency_ms.is_finite(),
+            "{r:?}"
+        );
+    }
+    // CarbonIntensity is a preference, never a filter: the same shoots find a seed.
+    assert_eq!(heavy.placed, without.placed);
+    assert!(
+        heavy.mean_intensity < without.mean_intensity,
+        "weight 10 {heavy:?} vs without {without:?}"
+    );
 }

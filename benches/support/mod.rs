@@ -2,6 +2,7 @@
 //! `benches/scheduler.rs`; `tests/bench_smoke.rs` runs the same code on small inputs.
 
 pub mod baseline;
+pub mod carbon;
 pub mod geo;
 pub mod landscape;
 pub mod memory;

@@ -1,0 +1,162 @@
+//! End-to-end binding throughput: the real binary against the real test API server, 1,000
+//! shoots created at once, bind times taken from a watch on shoots.
+
+#[path = "../../tests/support/mod.rs"]
+mod harness;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use gardener_scheduler::api::Shoot;
+use kube::Api;
+use kube::api::{DynamicObject, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+
+use harness::{ApiServer, Scheduler, SchedulerOptions};
+
+const PROJECT: &str = "bench";
+
+/// The outcome of one run.
+pub struct E2eRun {
+    pub concurrent_syncs: u32,
+    pub shoots: usize,
+    pub bound: usize,
+    /// first create sent → last bind seen
+    pub span: Duration,
+    /// create sent → bind seen, per bound shoot
+    pub latencies: Vec<Duration>,
+    /// first create sent → last create answered
+    pub create_span: Duration,
+}
+
+impl E2eRun {
+    pub fn per_s(&self) -> f64 {
+        self.bound as f64 / self.span.as_secs_f64()
+    }
+}
+
+/// Starts an API server with `seeds` × `capacity` seeds and a scheduler with `concurrent_syncs`,
+/// creates `shoots` shoots with at most `in_flight` create requests open, and waits (at most
+/// `limit`) until every one is bound.
+pub fn run(
+    concurrent_syncs: u32,
+    seeds: usize,
+    capacity: u32,
+    shoots: usize,
+    in_flight: usize,
+    limit: Duration,
+) -> E2eRun {
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    rt.block_on(async move {
+        let api = ApiServer::start(&format!("bench-e2e-{concurrent_syncs}"));
+        let client = api.client().await;
+        harness::base_landscape(&client, PROJECT).await;
+        for i in 0..seeds {
+            harness::create_seed(&client, &format!("seed-{i:03}"), capacity, &[]).await;
+        }
+        let mut scheduler = Scheduler::start(
+            &api,
+            &format!("syncs-{concurrent_syncs}"),
+            SchedulerOptions {
+                concurrent_syncs,
+                ..Default::default()
+            },
+        );
+        scheduler.wait_ready().await;
+
+        // The watch runs before the first create, so no bind can be missed.
+        let shoots_api: Api<Shoot> = Api::namespaced(client.clone(), &format!("garden-{PROJECT}"));
+        let (ready_tx, ready_rx) = tokio::sync::oneshot::channel();
+        let watch = tokio::spawn(async move {
+            let mut ready_tx = Some(ready_tx);
+            let mut bound: HashMap<String, Instant> = HashMap::new();
+            let stream = watcher(shoots_api, watcher::Config::default()).default_backoff();
+            futures::pin_mut!(stream);
+            while let Some(ev) = stream.try_next().await.transpose() {
+                let shoot = match ev {
+                    Ok(watcher::Event::InitDone) => {
+                        if let Some(tx) = ready_tx.take() {
+                            let _ = tx.send(());
+                        }
+                        continue;
+                    }
+                    Ok(watcher::Event::Apply(s) | watcher::Event::InitApply(s)) => s,
+                    Ok(_) => continue,
+                    Err(e) => {
+                        eprintln!("[bench] e2e watch error (retrying): {e}");
+                        continue;
+                    }
+                };
+                if harness::seed_of(&shoot).is_some()
+                    && let Some(name) = shoot.metadata.name.clone()
+                {
+                    bound.entry(name).or_insert_with(Instant::now);
+                    if bound.len() == shoots {
+                        break;
+                    }
+                }
+            }
+            bound
+        });
+        ready_rx.await.expect("shoot watch started");
+
+        let raw = harness::raw_ns::<Shoot>(&client, &format!("garden-{PROJECT}"));
+        let start = Instant::now();
+        let created: Vec<(String, Instant, Instant)> = futures::stream::iter(0..shoots)
+            .map(|i| {
+                let raw = raw.clone();
+                async move {
+                    let name = format!("s-{i:04}");
+                    let obj: DynamicObject =
+                        serde_json::from_value(harness::shoot_manifest(PROJECT, &name))
+                            .expect("shoot manifest");
+                    let sent = Instant::now();
+                    raw.create(&PostParams::default(), &obj)
+                        .await
+                        .unwrap_or_else(|e| panic!("creating shoot {name}: {e}"));
+                    (name, sent, Instant::now())
+                }
+            })
+            .buffer_unordered(in_flight)
+            .collect()
+            .await;
+        let create_span = created
+            .iter()
+            .map(|(_, _, done)| *done - start)
+            .max()
+            .unwrap_or_default();
+
+        let bound = match tokio::time::timeout(limit, watch).await {
+            Ok(r) => r.expect("watch task"),
+            Err(_) => panic!(
+                "not every shoot was bound within {limit:?} (concurrentSyncs {concurrent_syncs}); scheduler log tail:\n{}",
+                scheduler
+                    .logs()
+                    .lines()
+                    .rev()
+                    .take(20)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            ),
+        };
+        let mut latencies = Vec::with_capacity(shoots);
+        let mut last = start;
+        for (name, sent, _) in &created {
+            if let Some(at) = bound.get(name) {
+                latencies.push(at.saturating_duration_since(*sent));
+                last = last.max(*at);
+            }
+        }
+        drop(scheduler);
+        drop(api);
+        E2eRun {
+            concurrent_syncs,
+            shoots,
+            bound: latencies.len(),
+            span: last - start,
+            latencies,
+            create_span,
+        }
+    })
+}
