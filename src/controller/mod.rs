@@ -16,6 +16,7 @@ mod leader;
 mod metrics;
 mod queue;
 mod ratelimit;
+mod redact;
 mod report;
 mod server;
 mod state;
@@ -89,32 +90,32 @@ pub async fn client_from_kubeconfig(
     let config = if kubeconfig.is_empty() {
         kube::Config::infer()
             .await
-            .map_err(|e| ControllerError::BuildClient(e.to_string()))?
+            .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?
     } else {
         let mut merged = kube::config::Kubeconfig::default();
         for path in std::env::split_paths(kubeconfig).filter(|p| !p.as_os_str().is_empty()) {
             let kc = kube::config::Kubeconfig::read_from(&path).map_err(|e| {
                 ControllerError::LoadKubeconfig {
                     path: path.display().to_string(),
-                    message: e.to_string(),
+                    message: redact::without_content(&e.to_string()),
                 }
             })?;
             merged = merged
                 .merge(kc)
                 .map_err(|e| ControllerError::LoadKubeconfig {
                     path: kubeconfig.to_string(),
-                    message: e.to_string(),
+                    message: redact::without_content(&e.to_string()),
                 })?;
         }
         kube::Config::from_custom_kubeconfig(merged, &Default::default())
             .await
             .map_err(|e| ControllerError::LoadKubeconfig {
                 path: kubeconfig.to_string(),
-                message: e.to_string(),
+                message: redact::without_content(&e.to_string()),
             })?
     };
     let builder = kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| ControllerError::BuildClient(e.to_string()))?;
+        .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?;
     Ok(match ratelimit::TokenBucket::new(qps, burst) {
         Some(bucket) => builder
             .with_layer(&ratelimit::RateLimitLayer(bucket))

@@ -11,3 +11,4 @@ mod leader;
 mod profiles;
 mod restart;
 mod scheduling;
+mod security;
