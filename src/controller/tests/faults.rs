@@ -460,3 +460,36 @@ async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
     assert!(shared.lock().pending("garden-a/s1").is_some());
     let _ = stop.send(true);
 }
+
+#[tokio::test]
+async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blocks_readiness() {
+    let (logs, _guard) = Logs::capture();
+    let (client, mut h) = mock_client();
+    let shared = controller_from(client, "leaderElection: {leaderElect: false}\n");
+    let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
+    for _ in 0..2 {
+        let list = next_call(&mut h).await;
+        assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/seeds");
+        let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
+            "message": "seeds.core.gardener.cloud is forbidden: User \"system:serviceaccount:garden:gardener-scheduler\" cannot list resource \"seeds\" in API group \"core.gardener.cloud\" at the cluster scope"});
+        list.respond.send_response(
+            Response::builder()
+                .status(403)
+                .header("content-type", "application/json")
+                .body(Body::from(serde_json::to_vec(&status).unwrap()))
+                .unwrap(),
+        );
+    }
+    assert!(!shared.is_synced(Kind::Seed), "not treated as empty");
+    assert!(shared.unsynced().contains(&Kind::Seed.as_str()));
+    let text = logs.text();
+    assert!(
+        text.lines().any(|l| l.contains("WARN")
+            && l.contains("watch failed; retrying")
+            && l.contains(
+                "cannot list resource \\\"seeds\\\" in API group \\\"core.gardener.cloud\\\""
+            )),
+        "{text}"
+    );
+    feed.abort();
+}
