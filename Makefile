@@ -10,10 +10,13 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 CHART := charts/gardener-scheduler
 # State of the local development API server (make dev-apiserver).
 DEV_STATE ?= $(CURDIR)/.dev/apiserver
+# Length of `make soak` in minutes, and changes per second during it.
+SOAK_MINUTES ?= 10
+SOAK_RATE ?= 5
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench lint lint-chart docker-image crds clean
+.PHONY: help build test soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench lint lint-chart docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -25,6 +28,10 @@ test: ## Run every test, including the chart tests and the end-to-end tests agai
 	hack/tools.sh >/dev/null
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
+
+soak: ## Churn shoots and seeds for SOAK_MINUTES (10) against a real API server; then check binds, capacity, memory.
+	tests/apiserver/ensure.sh >/dev/null
+	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_RATE=$(SOAK_RATE) $(CARGO) test --locked --test soak -- --ignored --nocapture
 
 simulate: ## Decide offline where the pending shoots of example/landscape/ would go, and why.
 	$(CARGO) run --quiet --locked -- simulate -f example/landscape/

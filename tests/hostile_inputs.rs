@@ -317,3 +317,145 @@ fn a_ten_megabyte_manifest_is_simulated() {
             .starts_with(&format!("{i} shoot"))
     );
 }
+
+fn write_tmp(name: &str, content: &str) -> PathBuf {
+    let f = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&f, content).unwrap();
+    f
+}
+
+fn simulate_with(config: &std::path::Path, manifests: &std::path::Path, extra: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+        .arg("simulate")
+        .arg("--config")
+        .arg(config)
+        .arg("-f")
+        .arg(manifests)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn latency_matrices_with_cycles_and_unknown_regions_are_accepted() {
+    // mars-1 and venus-2 have no seed; eu-west-1 -> mars-1 -> eu-central-1 -> mars-1 and
+    // venus-2 <-> mars-1 are cycles; eu-west-1 lists itself.
+    let cfg = write_tmp(
+        "hostile-latency.yaml",
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    priorities:\n    - name: LatencyDistance\n      args:\n        matrix:\n          eu-west-1: {mars-1: 5, eu-west-1: 1}\n          mars-1: {eu-central-1: 5, venus-2: 3}\n          eu-central-1: {mars-1: 50, eu-west-1: 400}\n          venus-2: {mars-1: 1}\n",
+    );
+    let extra = format!(
+        "{}---\n{}---\n{}",
+        seed(
+            "central",
+            "spec:\n  provider: {type: aws, region: eu-central-1}"
+        ),
+        shoot(
+            "venus",
+            "  cloudProfile: {name: aws}\n  region: venus-2\n  provider: {type: aws}"
+        ),
+        shoot(
+            "pluto",
+            "  cloudProfile: {name: aws}\n  region: pluto-9\n  provider: {type: aws}"
+        ),
+    );
+    let f = write_tmp(
+        "hostile-latency-landscape.yaml",
+        &format!("{GOOD}---\n{extra}"),
+    );
+    let out = simulate_with(&cfg, &f, &[]);
+    assert_good_shoot_placed(&out);
+    assert!(out.contains("3/3 pending shoots scheduled"), "{out}");
+    let good = simulate_with(&cfg, &f, &["--explain", "garden-dev/good-shoot"]);
+    assert!(
+        good.contains("1 ms, measured (latency matrix)"),
+        "a region listing itself: {good}"
+    );
+    let venus = simulate_with(&cfg, &f, &["--explain", "garden-dev/venus"]);
+    assert!(
+        venus.contains("6 ms, derived by path via mars-1 (latency matrix)"),
+        "the shortest path through the cycle: {venus}"
+    );
+    let pluto = simulate_with(&cfg, &f, &["--explain", "garden-dev/pluto"]);
+    assert!(
+        pluto.contains("fallback: region-name distance"),
+        "a region the matrix does not know: {pluto}"
+    );
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn carbon_forecasts_with_nan_negative_values_or_a_million_points_leave_placement_working() {
+    let cfg = write_tmp(
+        "hostile-carbon.yaml",
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    priorities:\n    - name: ShootCount\n    - name: CarbonIntensity\n      args:\n        configMapKey: data\n        regionLocations: {eu-west-1: IE}\n",
+    );
+    let point = |value: &str| {
+        format!(
+            r#"{{"location":"IE","timestamp":"2026-12-01T00:00:00Z","duration":2880,"value":{value}}}"#
+        )
+    };
+    let cases = [
+        ("NaN", format!("[{}]", point("\"NaN\""))),
+        ("NaN literal", format!("[{}]", point("NaN"))),
+        ("negative", format!("[{}]", point("-40"))),
+        ("infinite", format!("[{}]", point("1e999"))),
+        (
+            "a million points",
+            format!("[{}]", vec!["{}"; 1_000_000].join(",")),
+        ),
+    ];
+    for (name, payload) in cases {
+        let cm = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: carbon-ie\n  namespace: kube-system\n  labels: {{scheduling.gardener.cloud/purpose: carbon-intensity}}\ndata:\n  lastHeartbeatTime: \"2026-12-01T05:00:00Z\"\nbinaryData:\n  data: {}\n",
+            base64(payload.as_bytes())
+        );
+        let f = write_tmp("hostile-carbon-landscape.yaml", &format!("{GOOD}---\n{cm}"));
+        let out = simulate_with(&cfg, &f, &["--now", "2026-12-01T06:00:00Z"]);
+        assert_good_shoot_placed(&out);
+        let explain = simulate_with(
+            &cfg,
+            &f,
+            &[
+                "--now",
+                "2026-12-01T06:00:00Z",
+                "--explain",
+                "garden-dev/good-shoot",
+            ],
+        );
+        let line = explain
+            .lines()
+            .find(|l| l.contains("CarbonIntensity"))
+            .unwrap_or_else(|| panic!("{name}: {explain}"));
+        assert!(
+            line.contains(" 50.00 × 1 ") && line.contains("neutral"),
+            "{name}: the malformed forecast counts for nothing: {line}"
+        );
+    }
+}

@@ -1,8 +1,10 @@
-//! Property tests with a fixed budget: generated landscapes through `schedule()`, and arbitrary
-//! text through every parser. They run in CI on every change.
+//! Property tests with a fixed budget: generated landscapes through `schedule()`, generated
+//! profile chains through the schedule evaluator, and arbitrary text through every parser. They
+//! run in CI on every change with 256 cases each; `PROPTEST_CASES=N` raises the budget (see
+//! docs/operations/reliability.md for the recorded runs).
 
 use chrono::{DateTime, Utc};
-use gardener_scheduler::chain::parse_cron;
+use gardener_scheduler::chain::{ProfileChain, Selection, parse_cron};
 use gardener_scheduler::config::load_str;
 use gardener_scheduler::context::ShootContext;
 use gardener_scheduler::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
@@ -94,6 +96,17 @@ fn landscape() -> impl Strategy<Value = (Vec<GenSeed>, Vec<GenShoot>, Vec<GenSho
     })
 }
 
+/// A permutation of `v` drawn from `seed` (Fisher-Yates with a xorshift generator).
+fn permute<T>(v: &mut [T], seed: u64) {
+    let mut x = seed | 1;
+    for i in (1..v.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+}
+
 fn seed_obj(i: usize, s: &GenSeed) -> gardener_scheduler::api::Seed {
     let zones: Vec<String> = (0..s.zones).map(|z| format!("z{z}")).collect();
     let mut b = SeedBuilder::new(&format!("seed-{i:02}"))
@@ -150,6 +163,14 @@ fn build_snapshot(
     snap
 }
 
+/// Cases per property: 256 in CI, `PROPTEST_CASES` when set.
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(256)
+}
+
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-12-01T00:00:00Z")
         .unwrap()
@@ -157,11 +178,12 @@ fn now() -> DateTime<Utc> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, .. ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, .. ProptestConfig::default() })]
 
     #[test]
     fn chosen_seed_passes_every_filter_has_capacity_and_order_does_not_matter(
-        (seeds, placed, pending, strategy) in landscape()
+        (seeds, placed, pending, strategy) in landscape(),
+        shuffle in any::<u64>(),
     ) {
         let cfg = load_str(&format!("schedulers:\n  shoot:\n    candidateDeterminationStrategy: {}\n", STRATEGIES[strategy])).unwrap();
         let profile = Profile::from_config("default", &cfg.schedulers.shoot).unwrap();
@@ -169,9 +191,9 @@ proptest! {
         let placed_objs: Vec<_> = placed.iter().enumerate().filter(|(_, s)| s.placed_on.is_some()).map(|(i, s)| shoot_obj(&format!("placed-{i}"), s)).collect();
         let snap = build_snapshot(&seed_objs, &placed_objs);
         let mut rev_seeds = seed_objs.clone();
-        rev_seeds.reverse();
+        permute(&mut rev_seeds, shuffle);
         let mut rev_placed = placed_objs.clone();
-        rev_placed.reverse();
+        permute(&mut rev_placed, shuffle.rotate_left(17));
         let snap_rev = build_snapshot(&rev_seeds, &rev_placed);
 
         for (i, p) in pending.iter().enumerate() {
@@ -181,6 +203,8 @@ proptest! {
             let a = schedule(&shoot, &snap, &profile, now());
             let b = schedule(&shoot, &snap_rev, &profile, now());
             prop_assert_eq!(&a, &b, "result depends on input order");
+            // and on nothing but its inputs
+            prop_assert_eq!(&a, &schedule(&shoot, &snap, &profile, now()));
             if let Ok(d) = a {
                 let info: &SeedInfo = snap.seed(&d.seed).unwrap();
                 let cx = ShootContext::new(&shoot, &snap, now()).unwrap();
@@ -245,6 +269,170 @@ proptest! {
     #[test]
     fn cron_parsing_never_panics(text in "[0-9*/,@A-Za-z -]{0,40}") {
         let _ = parse_cron(&text);
+    }
+}
+
+/// One cron field over `lo..=hi`: `*`, a value, a range, a step, or a list.
+fn cron_field(lo: u32, hi: u32) -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("*".to_string()),
+        (lo..=hi).prop_map(|v| v.to_string()),
+        (lo..=hi, lo..=hi).prop_map(|(a, b)| format!("{}-{}", a.min(b), a.max(b))),
+        (1..=hi.max(2)).prop_map(|k| format!("*/{k}")),
+        (lo..=hi, lo..=hi).prop_map(|(a, b)| format!("{a},{b}")),
+    ]
+}
+
+fn cron() -> impl Strategy<Value = String> {
+    prop_oneof![
+        1 => prop::sample::select(vec!["@hourly", "@daily", "@weekly", "@monthly", "@yearly"]).prop_map(str::to_string),
+        6 => (cron_field(0, 59), cron_field(0, 23), cron_field(1, 31), cron_field(1, 12), cron_field(0, 6))
+            .prop_map(|(m, h, dom, mon, dow)| format!("{m} {h} {dom} {mon} {dow}")),
+    ]
+}
+
+/// A profile entry's `schedule`: a `between` range, a cron-started period, or both. Zones with
+/// DST, half-hour offsets and a 30-minute DST shift (Lord Howe) are in the mix.
+fn schedule_yaml() -> impl Strategy<Value = String> {
+    let between = proptest::option::of((0i64..3 * 365 * 24, 1i64..60 * 24)).prop_map(|b| {
+        b.map(|(start_h, len_h)| {
+            let start = now() - chrono::TimeDelta::days(365) + chrono::TimeDelta::hours(start_h);
+            let end = start + chrono::TimeDelta::hours(len_h);
+            format!(
+                "between: {{start: \"{}\", end: \"{}\"}}",
+                start.to_rfc3339(),
+                end.to_rfc3339()
+            )
+        })
+    });
+    let period = proptest::option::of((
+        cron(),
+        prop::sample::select(vec![
+            "UTC",
+            "Europe/Berlin",
+            "America/New_York",
+            "Asia/Kathmandu",
+            "Australia/Lord_Howe",
+            "Pacific/Chatham",
+        ]),
+        proptest::option::of(prop::sample::select(vec![
+            "1m", "30m", "90m", "1d", "36h", "8d",
+        ])),
+    ))
+    .prop_map(|p| {
+        p.map(|(cron, tz, d)| {
+            let d = d.map(|d| format!(", duration: {d}")).unwrap_or_default();
+            format!("activePeriod: {{startCron: \"{cron}\", timezone: {tz}{d}}}")
+        })
+    });
+    (between, period).prop_map(|(b, p)| {
+        let parts: Vec<String> = b.into_iter().chain(p).collect();
+        format!("{{{}}}", parts.join(", "))
+    })
+}
+
+/// A chain of up to four scheduled entries (freezes or profiles), with an unconditional
+/// default at the end or not, so that "nothing active" happens too.
+fn chain_yaml() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec((schedule_yaml(), any::<bool>()), 1..4),
+        any::<bool>(),
+    )
+        .prop_map(|(entries, fallback)| {
+            let mut y = String::from("schedulers:\n  shoot:\n    profiles:\n");
+            for (i, (schedule, freeze)) in entries.iter().enumerate() {
+                let what = if *freeze {
+                    "freeze: true"
+                } else {
+                    "profile: {}"
+                };
+                y.push_str(&format!(
+                    "    - {{id: e{i}, schedule: {schedule}, {what}}}\n"
+                ));
+            }
+            if fallback {
+                y.push_str("    - {id: default, profile: {}}\n");
+            }
+            y
+        })
+}
+
+fn active_id(chain: &ProfileChain, t: DateTime<Utc>) -> Option<String> {
+    chain.active(t).map(|e| e.id.clone())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, .. ProptestConfig::default() })]
+
+    /// The evaluator's promise, checked at random instants: nothing changes before the next
+    /// change it reports, a deferral names a retry time in the future, and the timeline is
+    /// ordered and only lists real switches.
+    #[test]
+    fn the_schedule_evaluator_reports_every_change_and_none_too_early(
+        yaml in chain_yaml(),
+        offset_min in 0i64..2 * 365 * 24 * 60,
+    ) {
+        let cfg = load_str(&yaml).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
+        let chain = ProfileChain::from_config(&cfg.schedulers.shoot).unwrap();
+        let t = now() - chrono::TimeDelta::days(365) + chrono::TimeDelta::minutes(offset_min)
+            + chrono::TimeDelta::seconds(offset_min % 61);
+        let here = active_id(&chain, t);
+        match chain.select(t) {
+            Selection::Profile { entry, .. } => prop_assert_eq!(Some(entry.to_string()), here.clone()),
+            Selection::Deferred { retry_at, .. } => {
+                if let Some(r) = retry_at {
+                    prop_assert!(r > t, "retry at {} is not after {}", r, t);
+                    prop_assert_ne!(active_id(&chain, r), here.clone(), "nothing switches at the retry time");
+                }
+            }
+        }
+        if let Some(next) = chain.next_change(t) {
+            prop_assert!(next > t);
+            for probe in [t + (next - t) / 2, next - chrono::TimeDelta::seconds(1)] {
+                if probe > t {
+                    prop_assert_eq!(active_id(&chain, probe), here.clone(), "changed at {} before the reported {}", probe, next);
+                }
+            }
+        }
+        let timeline = chain.timeline(t, t + chrono::TimeDelta::days(8));
+        prop_assert_eq!(timeline[0].0, t);
+        for w in timeline.windows(2) {
+            prop_assert!(w[0].0 < w[1].0);
+            prop_assert_ne!(&w[0].1, &w[1].1);
+        }
+    }
+
+    #[test]
+    fn generated_configurations_load_or_fail_with_a_field_path(
+        strategy in prop::sample::select(vec!["SameRegion", "MinimalDistance", "RegionPrefix", "Scored", "Nearest"]),
+        syncs in -2i64..2000,
+        retry in prop::sample::select(vec!["0s", "1ms", "15s", "-5s", "1h", "10", "fast"]),
+        backoff in (prop::sample::select(vec!["1s", "0s", "10m"]), prop::sample::select(vec!["1000s", "1s", "500ms"])),
+        qps in prop::sample::select(vec!["50", "0", "-1", "1e40", "NaN", "\"x\""]),
+        port in -1i64..70000,
+        weight in prop::sample::select(vec!["1", "0", "-3", "1e400", "2.5"]),
+        priority in prop::sample::select(vec!["ShootCount", "LatencyDistance", "CarbonIntensity", "Latency"]),
+    ) {
+        let yaml = format!(
+            "clientConnection: {{qps: {qps}}}\nserver:\n  metrics: {{port: {port}}}\nschedulers:\n  shoot:\n    concurrentSyncs: {syncs}\n    retrySyncPeriod: {retry}\n    candidateDeterminationStrategy: {strategy}\n    backoff: {{initial: {}, max: {}}}\n    priorities: [{{name: {priority}, weight: {weight}}}]\n",
+            backoff.0, backoff.1
+        );
+        match load_str(&yaml) {
+            Ok(cfg) => {
+                prop_assert!((1..=1000).contains(&cfg.schedulers.shoot.concurrent_syncs));
+                prop_assert!(!cfg.schedulers.shoot.retry_sync_period.is_zero());
+                prop_assert!(cfg.schedulers.shoot.backoff.initial <= cfg.schedulers.shoot.backoff.max);
+                prop_assert!(cfg.client_connection.qps.is_finite() && cfg.client_connection.qps >= 0.0);
+                prop_assert!(ProfileChain::from_config(&cfg.schedulers.shoot).is_ok());
+            }
+            Err(e) => {
+                let text = e.to_string();
+                prop_assert!(
+                    ["clientConnection", "server.metrics", "schedulers.shoot"].iter().any(|p| text.contains(p)),
+                    "the error names a field: {}", text
+                );
+            }
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams}
 use kube::{Client, Resource};
 use serde_json::json;
 
+use super::leader::Leadership;
 use crate::api::Shoot;
 use crate::config::BindingMode;
 
@@ -28,6 +29,18 @@ pub enum BindError {
         "the API server has no shoots/binding subresource (a cluster with CRDs only?); set schedulers.shoot.bindingMode: Patch"
     )]
     NoBindingSubresource,
+    /// The lease was lost between the decision and the write; nothing was written.
+    #[error("leadership lost before the bind was written; the new leader decides")]
+    NotLeader,
+    /// 403: the scheduler's identity lacks a permission. Names it, since that is the fix.
+    #[error(
+        "{action}: forbidden: the scheduler needs permission to {permission} in API group core.gardener.cloud (the chart's ClusterRole grants it); the API server said: {message}"
+    )]
+    Forbidden {
+        action: &'static str,
+        permission: &'static str,
+        message: String,
+    },
     /// The API server answered with an error: the bind did not happen.
     #[error("{action}: {source}")]
     Rejected {
@@ -49,10 +62,36 @@ impl BindError {
     }
 }
 
-fn classify(action: &'static str, e: kube::Error) -> BindError {
+/// One request of a bind: what it does (for messages) and the RBAC permission it needs.
+#[derive(Clone, Copy)]
+struct Step {
+    action: &'static str,
+    permission: &'static str,
+}
+
+const READ: Step = Step {
+    action: "reading shoot",
+    permission: "get shoots",
+};
+const UPDATE_BINDING: Step = Step {
+    action: "updating shoots/binding",
+    permission: "update shoots/binding",
+};
+const PATCH_SEED_NAME: Step = Step {
+    action: "patching spec.seedName",
+    permission: "patch shoots",
+};
+
+fn classify(step: Step, e: kube::Error) -> BindError {
+    let action = step.action;
     match &e {
         kube::Error::Api(s) if s.code == 409 => BindError::Conflict,
         kube::Error::Api(s) if s.code == 404 => BindError::NotFound,
+        kube::Error::Api(s) if s.code == 403 => BindError::Forbidden {
+            action,
+            permission: step.permission,
+            message: s.message.clone(),
+        },
         kube::Error::Api(_) => BindError::Rejected { action, source: e },
         _ => BindError::Unknown {
             action,
@@ -62,14 +101,14 @@ fn classify(action: &'static str, e: kube::Error) -> BindError {
 }
 
 async fn timed<T>(
-    action: &'static str,
+    step: Step,
     limit: Duration,
     fut: impl Future<Output = Result<T, kube::Error>>,
 ) -> Result<T, BindError> {
     match tokio::time::timeout(limit, fut).await {
-        Ok(r) => r.map_err(|e| classify(action, e)),
+        Ok(r) => r.map_err(|e| classify(step, e)),
         Err(_) => Err(BindError::Unknown {
-            action,
+            action: step.action,
             message: format!("no answer within {limit:?}"),
         }),
     }
@@ -81,14 +120,23 @@ pub fn raw_shoots(client: &Client, namespace: &str) -> Api<DynamicObject> {
 }
 
 /// Binds `shoot` (as observed, with its resourceVersion) to `seed`. Returns the new
-/// resourceVersion.
+/// resourceVersion. Nothing is written unless `leadership` still holds at the moment of the
+/// write: the read before a binding can take long enough for the lease to be lost.
 pub async fn bind(
     client: &Client,
     mode: BindingMode,
     shoot: &Shoot,
     seed: &str,
     timeout: Duration,
+    leadership: &Leadership,
 ) -> Result<String, BindError> {
+    let may_write = || {
+        if leadership.is_leader() {
+            Ok(())
+        } else {
+            Err(BindError::NotLeader)
+        }
+    };
     let ns = shoot.metadata.namespace.as_deref().unwrap_or_default();
     let name = shoot.metadata.name.as_deref().unwrap_or_default();
     let observed = shoot.metadata.resource_version.clone().unwrap_or_default();
@@ -103,8 +151,9 @@ pub async fn bind(
                 field_manager: Some(FIELD_MANAGER.into()),
                 ..Default::default()
             };
+            may_write()?;
             timed(
-                "patching spec.seedName",
+                PATCH_SEED_NAME,
                 timeout,
                 api.patch(name, &pp, &Patch::Merge(&patch)),
             )
@@ -113,7 +162,7 @@ pub async fn bind(
         BindingMode::Binding => {
             // The binding update carries the whole shoot, as gardener-apiserver expects; the
             // cache keeps only a compact form, so read the current object first.
-            let mut current = timed("reading shoot", timeout, api.get(name)).await?;
+            let mut current = timed(READ, timeout, api.get(name)).await?;
             if let Some(assigned) = current.data["spec"]["seedName"]
                 .as_str()
                 .filter(|s| !s.is_empty())
@@ -138,8 +187,9 @@ pub async fn bind(
                 field_manager: Some(FIELD_MANAGER.into()),
                 ..Default::default()
             };
+            may_write()?;
             match timed(
-                "updating shoots/binding",
+                UPDATE_BINDING,
                 timeout,
                 api.replace_subresource("binding", name, &pp, &current),
             )
@@ -148,7 +198,7 @@ pub async fn bind(
                 Err(BindError::NotFound) => {
                     // The shoot was just read, so a 404 most likely means the subresource itself
                     // is missing; tell the two apart by reading again.
-                    return match timed("reading shoot", timeout, api.get(name)).await {
+                    return match timed(READ, timeout, api.get(name)).await {
                         Ok(_) => Err(BindError::NoBindingSubresource),
                         Err(e) => Err(e),
                     };
@@ -168,7 +218,7 @@ pub async fn read_shoot(
     timeout: Duration,
 ) -> Result<Option<Shoot>, BindError> {
     let api: Api<Shoot> = Api::namespaced(client.clone(), namespace);
-    match timed("reading shoot", timeout, api.get(name)).await {
+    match timed(READ, timeout, api.get(name)).await {
         Ok(s) => Ok(Some(s)),
         Err(BindError::NotFound) => Ok(None),
         Err(e) => Err(e),

@@ -17,6 +17,7 @@ mod leader;
 mod metrics;
 mod queue;
 mod ratelimit;
+mod redact;
 mod report;
 mod server;
 mod state;
@@ -82,35 +83,41 @@ pub async fn client_from_kubeconfig(
     qps: f32,
     burst: i32,
 ) -> Result<Client, ControllerError> {
+    // The path is logged, never the file's content: it holds credentials.
+    if kubeconfig.is_empty() {
+        info!("API client: in-cluster configuration, else ~/.kube/config");
+    } else {
+        info!(kubeconfig, "API client: kubeconfig");
+    }
     let config = if kubeconfig.is_empty() {
         kube::Config::infer()
             .await
-            .map_err(|e| ControllerError::BuildClient(e.to_string()))?
+            .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?
     } else {
         let mut merged = kube::config::Kubeconfig::default();
         for path in std::env::split_paths(kubeconfig).filter(|p| !p.as_os_str().is_empty()) {
             let kc = kube::config::Kubeconfig::read_from(&path).map_err(|e| {
                 ControllerError::LoadKubeconfig {
                     path: path.display().to_string(),
-                    message: e.to_string(),
+                    message: redact::without_content(&e.to_string()),
                 }
             })?;
             merged = merged
                 .merge(kc)
                 .map_err(|e| ControllerError::LoadKubeconfig {
                     path: kubeconfig.to_string(),
-                    message: e.to_string(),
+                    message: redact::without_content(&e.to_string()),
                 })?;
         }
         kube::Config::from_custom_kubeconfig(merged, &Default::default())
             .await
             .map_err(|e| ControllerError::LoadKubeconfig {
                 path: kubeconfig.to_string(),
-                message: e.to_string(),
+                message: redact::without_content(&e.to_string()),
             })?
     };
     let builder = kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| ControllerError::BuildClient(e.to_string()))?;
+        .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?;
     Ok(match ratelimit::TokenBucket::new(qps, burst) {
         Some(bucket) => builder
             .with_layer(&ratelimit::RateLimitLayer(bucket))
@@ -446,8 +453,8 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
             false
         }
         Err(e) => {
-            warn!(error = %e, "cannot tell whether the last bind happened; asking again later");
-            shared.queue.add_after(key, shared.retry_sync_period);
+            let retry_in = shared.queue.add_retry(key, shared.retry_sync_period);
+            warn!(error = %e, ?retry_in, "cannot tell whether the last bind happened; asking again later");
             false
         }
     }
@@ -563,6 +570,7 @@ async fn bind_decision(
         shoot,
         seed,
         REQUEST_TIMEOUT,
+        &shared.leadership,
     )
     .await
     {
@@ -607,6 +615,13 @@ async fn bind_decision(
             debug!("shoot deleted before it could be bound");
             Attempt::Skipped
         }
+        Err(BindError::NotLeader) => {
+            let c = shared.lock().forget_assumption(key);
+            shared.act(key, c);
+            shared.queue.add(key);
+            info!("leadership lost before the bind was written; not binding");
+            Attempt::Skipped
+        }
         Err(e) if e.outcome_unknown() => {
             shared.lock().mark_uncertain(key);
             shared.metrics.observe(
@@ -614,8 +629,8 @@ async fn bind_decision(
                 &decision.profile,
                 start.elapsed().as_secs_f64(),
             );
-            warn!(error = %e, retry_in = ?shared.retry_sync_period, "bind outcome unknown; checking again later");
-            shared.queue.add_after(key, shared.retry_sync_period);
+            let retry_in = shared.queue.add_retry(key, shared.retry_sync_period);
+            warn!(error = %e, ?retry_in, "bind outcome unknown; checking again later");
             Attempt::Error
         }
         Err(e) => {
@@ -625,12 +640,17 @@ async fn bind_decision(
                 &decision.profile,
                 start.elapsed().as_secs_f64(),
             );
-            if matches!(e, BindError::NoBindingSubresource) {
-                error!(error = %e, "bind failed");
+            // Retried with growing delays; no failure event: the shoot is not at fault, and
+            // the API server that refused the bind would likely refuse the event as well.
+            let retry_in = shared.queue.add_retry(key, shared.retry_sync_period);
+            if matches!(
+                e,
+                BindError::NoBindingSubresource | BindError::Forbidden { .. }
+            ) {
+                error!(error = %e, ?retry_in, "bind failed");
             } else {
-                warn!(error = %e, retry_in = ?shared.retry_sync_period, "bind failed");
+                warn!(error = %e, ?retry_in, "bind failed");
             }
-            shared.queue.add_after(key, shared.retry_sync_period);
             Attempt::Error
         }
     }

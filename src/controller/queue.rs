@@ -38,6 +38,9 @@ struct Inner {
     delayed: BTreeMap<(Instant, u64), Arc<str>>,
     due_of: HashMap<Arc<str>, (Instant, u64)>,
     failures: HashMap<Arc<str>, u32>,
+    /// API errors per key, counted apart so that a transient error after many unschedulable
+    /// attempts is not retried only after the long backoff those built up
+    api_errors: HashMap<Arc<str>, u32>,
     seq: u64,
     shut_down: bool,
 }
@@ -143,6 +146,25 @@ impl Queue {
         delay
     }
 
+    /// Queues a key after an API error: after `first`, then twice as long after each further
+    /// error, up to the backoff maximum (or `first`, if that is longer), so that a failing API
+    /// server is not asked again at a fixed rate.
+    pub fn add_retry(&self, key: &str, first: Duration) -> Duration {
+        let delay = {
+            let mut q = self.lock();
+            let n = q.api_errors.entry(key.into()).or_insert(0);
+            let policy = BackoffPolicy {
+                initial: first,
+                max: self.backoff.max.max(first),
+            };
+            let d = policy.delay(*n);
+            *n = n.saturating_add(1);
+            d
+        };
+        self.add_after(key, delay);
+        delay
+    }
+
     /// Queues now every key that is waiting out a delay (a relevant change happened).
     /// Failure counts are kept.
     pub fn wake_delayed(&self) -> usize {
@@ -166,6 +188,7 @@ impl Queue {
     pub fn forget(&self, key: &str) {
         let mut q = self.lock();
         q.failures.remove(key);
+        q.api_errors.remove(key);
         q.cancel_delay(key);
     }
 
@@ -303,6 +326,28 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_secs(2));
         q.forget("a");
         assert_eq!(q.failures("a"), 0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn api_error_retries_grow_from_their_first_delay_apart_from_unschedulable_backoff() {
+        let q = queue(); // backoff 1s..8s
+        for _ in 0..5 {
+            q.add_backoff("a");
+        }
+        let delays: Vec<u64> = (0..4)
+            .map(|_| q.add_retry("a", Duration::from_secs(3)).as_secs())
+            .collect();
+        assert_eq!(delays, [3, 6, 8, 8], "capped at backoff.max");
+        assert_eq!(
+            q.add_retry("b", Duration::from_secs(20)),
+            Duration::from_secs(20),
+            "a first delay above backoff.max is kept"
+        );
+        q.forget("a");
+        assert_eq!(
+            q.add_retry("a", Duration::from_secs(3)),
+            Duration::from_secs(3)
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -112,6 +112,7 @@ async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
             &shoot,
             "seed-1",
             REQUEST_TIMEOUT,
+            &Leadership::always(),
         )
         .await
     });
@@ -161,6 +162,7 @@ async fn binding_outcomes_are_told_apart() {
                 &shoot,
                 "seed-1",
                 REQUEST_TIMEOUT,
+                &Leadership::always(),
             )
             .await
         });
@@ -188,6 +190,7 @@ async fn a_seed_already_set_on_the_server_is_never_overwritten() {
             &shoot,
             "seed-1",
             REQUEST_TIMEOUT,
+            &Leadership::always(),
         )
         .await
     });
@@ -214,6 +217,7 @@ async fn a_missing_binding_subresource_is_named_with_the_fix() {
             &shoot,
             "seed-1",
             REQUEST_TIMEOUT,
+            &Leadership::always(),
         )
         .await
     });
@@ -245,6 +249,7 @@ async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
             &shoot,
             "seed-1",
             REQUEST_TIMEOUT,
+            &Leadership::always(),
         )
         .await
     });
@@ -276,6 +281,7 @@ async fn no_answer_is_an_unknown_outcome_not_a_failure() {
             &shoot,
             "seed-1",
             REQUEST_TIMEOUT,
+            &Leadership::always(),
         )
         .await
     });
@@ -604,3 +610,6 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
     drop(again);
     feed.abort();
 }
+
+mod faults;
+mod feeds;

@@ -154,3 +154,137 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
     );
     watch.abort();
 }
+
+/// Success events per reporting instance for the shoots whose name starts with `prefix`.
+async fn binds_by_instance_of(client: &kube::Client, prefix: &str) -> HashMap<String, usize> {
+    let mut by = HashMap::new();
+    for e in
+        kube::Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "garden-ha")
+            .list(&Default::default())
+            .await
+            .unwrap()
+    {
+        let about = e
+            .regarding
+            .as_ref()
+            .and_then(|r| r.name.as_deref())
+            .unwrap_or_default();
+        if e.reason.as_deref() == Some("SchedulingSuccessful") && about.starts_with(prefix) {
+            *by.entry(e.reporting_instance.unwrap_or_default())
+                .or_default() += 1;
+        }
+    }
+    by
+}
+
+/// A leader frozen mid-burst (SIGSTOP: a stalled VM, a stopped container) loses its lease; the
+/// standby finishes the burst; once resumed, the old leader finds its renew deadline passed and
+/// binds nothing more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_frozen_mid_burst_binds_nothing_after_it_resumes_and_the_standby_finishes() {
+    let api = ApiServer::start("frozen-leader");
+    let client = api.client().await;
+    base_landscape(&client, "ha").await;
+    create_seed(&client, "s-a", 60, &[]).await;
+    create_seed(&client, "s-b", 60, &[]).await;
+    let opts = || SchedulerOptions {
+        leader_elect: true,
+        concurrent_syncs: 2,
+        ..Default::default()
+    };
+    let mut one = Scheduler::start(&api, "one", opts());
+    let mut two = Scheduler::start(&api, "two", opts());
+    one.wait_ready().await;
+    two.wait_ready().await;
+    let first = eventually("a leader", || async { holder(&client).await }).await;
+    let one_leads = eventually("exactly one process reporting itself leader", || async {
+        match (
+            one.metric("gardener_scheduler_leader"),
+            two.metric("gardener_scheduler_leader"),
+        ) {
+            (Some(1.0), Some(0.0)) => Some(true),
+            (Some(0.0), Some(1.0)) => Some(false),
+            _ => None,
+        }
+    })
+    .await;
+    let (leader, standby) = if one_leads {
+        (&mut one, &mut two)
+    } else {
+        (&mut two, &mut one)
+    };
+    let (seen, watch) = record_transitions(&client, "garden-ha");
+
+    let creator = tokio::spawn({
+        let client = client.clone();
+        async move {
+            futures::stream::iter(0..80)
+                .for_each_concurrent(8, |i| {
+                    let client = client.clone();
+                    async move { create_shoot(&client, "ha", &format!("burst-{i:03}")).await }
+                })
+                .await
+        }
+    });
+    eventually("part of the burst to be bound", || async {
+        let bound = list_shoots(&client, "ha")
+            .await
+            .iter()
+            .filter(|s| seed_of(s).is_some())
+            .count();
+        (bound >= 10).then_some(())
+    })
+    .await;
+    leader.pause();
+    let second = eventually("the standby to take the lease", || async {
+        holder(&client).await.filter(|h| *h != first)
+    })
+    .await;
+    creator.await.unwrap();
+    eventually("the standby to bind the rest of the burst", || async {
+        let shoots = list_shoots(&client, "ha").await;
+        (shoots.len() == 80 && shoots.iter().all(|s| seed_of(s).is_some())).then_some(())
+    })
+    .await;
+
+    leader.resume();
+    eventually("the resumed process to see it lost the lease", || async {
+        (leader.metric("gardener_scheduler_leader") == Some(0.0)).then_some(())
+    })
+    .await;
+    for i in 0..20 {
+        create_shoot(&client, "ha", &format!("late-{i:02}")).await;
+    }
+    eventually("the late shoots to be bound", || async {
+        let shoots = list_shoots(&client, "ha").await;
+        (shoots.len() == 100 && shoots.iter().all(|s| seed_of(s).is_some())).then_some(())
+    })
+    .await;
+    eventually("the recorder to see every bind", || async {
+        (seen.lock().unwrap().len() == 100).then_some(())
+    })
+    .await;
+    assert_bound_once_within_capacity(&client, "ha", &seen, 100).await;
+    let late = eventually("an event for every late shoot", || async {
+        let by = binds_by_instance_of(&client, "late-").await;
+        (by.values().sum::<usize>() == 20).then_some(by)
+    })
+    .await;
+    assert_eq!(
+        late.keys().collect::<Vec<_>>(),
+        vec![&second],
+        "only the new leader binds after the old one resumed: {late:?}"
+    );
+    assert_eq!(holder(&client).await.as_deref(), Some(second.as_str()));
+    assert!(
+        leader.logs().contains("lost leadership"),
+        "{}",
+        leader.logs()
+    );
+    assert_eq!(standby.metric("gardener_scheduler_leader"), Some(1.0));
+    eprintln!(
+        "binds of the burst by instance: {:?}",
+        binds_by_instance_of(&client, "burst-").await
+    );
+    watch.abort();
+}

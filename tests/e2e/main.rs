@@ -12,3 +12,4 @@ mod leader;
 mod profiles;
 mod restart;
 mod scheduling;
+mod security;

@@ -176,6 +176,9 @@ impl Drop for ApiServer {
     }
 }
 
+/// Debug logs of the scheduler itself, info of its libraries.
+pub const DEFAULT_RUST_LOG: &str = "info,gardener_scheduler=debug";
+
 /// Options for one scheduler process.
 pub struct SchedulerOptions {
     pub leader_elect: bool,
@@ -183,6 +186,8 @@ pub struct SchedulerOptions {
     pub concurrent_syncs: u32,
     /// `schedulers.shoot.backoff` initial and max
     pub backoff: (&'static str, &'static str),
+    /// `RUST_LOG` for the process; `None` leaves the filter to `logLevel` (debug)
+    pub rust_log: Option<&'static str>,
 }
 
 impl Default for SchedulerOptions {
@@ -192,6 +197,7 @@ impl Default for SchedulerOptions {
             binding_mode: "Binding",
             concurrent_syncs: 5,
             backoff: ("1s", "4s"),
+            rust_log: Some(DEFAULT_RUST_LOG),
         }
     }
 }
@@ -242,7 +248,15 @@ schedulers:
         );
         let cfg_path = api.state.join(format!("scheduler-{name}.yaml"));
         std::fs::write(&cfg_path, config).unwrap();
-        Self::spawn(api, name, &cfg_path, health_port, metrics_port, &[])
+        Self::spawn(
+            api,
+            name,
+            &cfg_path,
+            health_port,
+            metrics_port,
+            opts.rust_log,
+            &[],
+        )
     }
 
     /// Runs with a given config file; ports come from the environment (config layering).
@@ -270,7 +284,15 @@ schedulers:
                 "127.0.0.1".to_string(),
             ),
         ];
-        Self::spawn(api, name, cfg_path, health_port, metrics_port, &env)
+        Self::spawn(
+            api,
+            name,
+            cfg_path,
+            health_port,
+            metrics_port,
+            Some(DEFAULT_RUST_LOG),
+            &env,
+        )
     }
 
     fn spawn(
@@ -279,17 +301,22 @@ schedulers:
         cfg_path: &Path,
         health_port: u16,
         metrics_port: u16,
+        rust_log: Option<&str>,
         env: &[(&str, String)],
     ) -> Scheduler {
         let log = api.state.join(format!("scheduler-{name}.log"));
         let out = std::fs::File::create(&log).unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
-            .arg("--config")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
+        cmd.arg("--config")
             .arg(cfg_path)
             .arg("--kubeconfig")
             .arg(&api.kubeconfig)
             .env_remove("KUBECONFIG")
-            .env("RUST_LOG", "info,gardener_scheduler=debug")
+            .env_remove("RUST_LOG");
+        if let Some(filter) = rust_log {
+            cmd.env("RUST_LOG", filter);
+        }
+        let child = cmd
             .envs(env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(out.try_clone().unwrap())
@@ -336,6 +363,35 @@ schedulers:
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    /// SIGSTOP: the process freezes mid-work, as under a long GC-like stall or a frozen VM.
+    pub fn pause(&mut self) {
+        self.signal("-STOP");
+    }
+
+    /// SIGCONT after [`Scheduler::pause`].
+    pub fn resume(&mut self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, sig: &str) {
+        let status = Command::new("kill")
+            .arg(sig)
+            .arg(self.pid().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill {sig} {}", self.name);
+    }
+
+    /// Resident memory of the process (VmRSS), in KiB.
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/<pid>/status")
     }
 
     pub fn is_running(&mut self) -> bool {
@@ -403,9 +459,14 @@ fn tail(s: &str, n: usize) -> String {
 
 /// A minimal HTTP/1.0 GET on 127.0.0.1; `None` when nothing listens.
 pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    http_request(port, "GET", path)
+}
+
+/// A minimal HTTP/1.0 request without a body on 127.0.0.1; `None` when nothing listens.
+pub fn http_request(port: u16, method: &str, path: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    write!(s, "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
     let mut buf = String::new();
     s.read_to_string(&mut buf).ok()?;
     let status = buf.split_whitespace().nth(1)?.parse().ok()?;

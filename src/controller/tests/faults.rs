@@ -1,0 +1,495 @@
+//! Faults around binding and leadership: server errors, no answer, missing permissions, the
+//! lease lost while a bind is in flight, and the event volume of a shoot that keeps failing.
+//! Requests are answered by hand through tower-test's mock service.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::*;
+
+fn controller_from(client: Client, yaml: &str) -> Arc<Shared> {
+    let c = Controller::new(load_str(yaml).unwrap(), client).unwrap();
+    let shared = Arc::clone(c.shared());
+    seed_landscape(&shared);
+    shared
+}
+
+/// seed-1 with room for one shoot, CloudProfile aws, pending shoot garden-a/s1 at version 5.
+fn seed_landscape(shared: &Shared) {
+    let mut st = shared.lock();
+    st.apply_seed(
+        &SeedBuilder::new("seed-1")
+            .allocatable("shoots", "1")
+            .build(),
+    );
+    let mut cp = crate::api::CloudProfile::default();
+    cp.metadata.name = Some("aws".into());
+    st.apply_cloud_profile(&cp);
+    st.apply_shoot(&observed_shoot());
+}
+
+fn spawn_attempt(shared: &Arc<Shared>) -> tokio::task::JoinHandle<Attempt> {
+    let shared = shared.clone();
+    tokio::spawn(async move { process(&shared, "garden-a/s1").await })
+}
+
+/// Waits for the next key the queue hands out; returns it with the delay, in whole seconds,
+/// measured from `since`.
+async fn next_due(shared: &Shared, since: Instant) -> (String, u64) {
+    let key = shared.queue().next().await.expect("queue is running");
+    let waited = since.elapsed().as_millis();
+    shared.queue().done(&key);
+    (key.to_string(), ((waited + 500) / 1000) as u64)
+}
+
+/// The value of `gardener_scheduler_schedule_attempts_total` for one result.
+fn attempts(shared: &Shared, result: &str) -> String {
+    let series = format!(
+        "gardener_scheduler_schedule_attempts_total{{result=\"{result}\",profile=\"default\"}} "
+    );
+    shared
+        .metrics()
+        .encode()
+        .lines()
+        .find_map(|l| l.strip_prefix(series.as_str()).map(str::to_string))
+        .unwrap_or_else(|| "0".into())
+}
+
+/// Log lines written while the guard lives (tests run on one thread, spawned tasks included).
+#[derive(Clone, Default)]
+struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
+    type Writer = Logs;
+    fn make_writer(&'a self) -> Logs {
+        self.clone()
+    }
+}
+
+impl Logs {
+    fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+        let logs = Logs::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(logs.clone())
+            .with_ansi(false)
+            .with_max_level(tracing::Level::DEBUG)
+            .finish();
+        (logs, tracing::subscriber::set_default(subscriber))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn server_errors_on_bind_are_retried_with_growing_delays_and_publish_no_event() {
+    for (code, reason) in [(500, "InternalError"), (503, "ServiceUnavailable")] {
+        let (client, mut h) = mock_client();
+        let shared = controller_from(
+            client,
+            "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 30s}}}\n",
+        );
+        let mut delays = Vec::new();
+        for _ in 0..4 {
+            let attempt = spawn_attempt(&shared);
+            next_call(&mut h)
+                .await
+                .respond
+                .send_response(ok(server_shoot("5", None)));
+            let put = next_call(&mut h).await;
+            assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+            put.respond.send_response(failure(code, reason));
+            assert_eq!(attempt.await.unwrap(), Attempt::Error, "{code}");
+            let failed_at = Instant::now();
+            // no failure event, no status write: one bind request per step and nothing else
+            no_more_requests(&mut h).await;
+            assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
+            assert!(shared.lock().pending("garden-a/s1").is_some(), "{code}");
+            let (key, waited) = next_due(&shared, failed_at).await;
+            assert_eq!(key, "garden-a/s1");
+            delays.push(waited);
+        }
+        assert_eq!(
+            delays,
+            [7, 14, 28, 30],
+            "{code}: retrySyncPeriod, doubling, capped at backoff.max"
+        );
+        assert_eq!(attempts(&shared, "error"), "4", "{code}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_and_bound_once() {
+    let (client, mut h) = mock_client();
+    let shared = controller_from(
+        client,
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 60s}}}\n",
+    );
+    let mut hanging = Vec::new();
+    let mut binds = 0;
+
+    // 1. the binding gets no answer: outcome unknown, the slot stays counted
+    let attempt = spawn_attempt(&shared);
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    let put = next_call(&mut h).await;
+    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    binds += 1;
+    hanging.push(put.respond);
+    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    let t = Instant::now();
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
+    no_more_requests(&mut h).await;
+    assert_eq!(next_due(&shared, t).await.1, 7);
+
+    // 2. a read says it did not happen; decided again; the binding hangs again
+    let attempt = spawn_attempt(&shared);
+    let read = next_call(&mut h).await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    read.respond.send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    let put = next_call(&mut h).await;
+    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    binds += 1;
+    hanging.push(put.respond);
+    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    let t = Instant::now();
+    no_more_requests(&mut h).await;
+    assert_eq!(next_due(&shared, t).await.1, 14);
+
+    // 3. the read gets no answer either: asked again later, nothing written
+    let attempt = spawn_attempt(&shared);
+    let read = next_call(&mut h).await;
+    assert_eq!(read.method, "GET");
+    hanging.push(read.respond);
+    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    let t = Instant::now();
+    no_more_requests(&mut h).await;
+    assert_eq!(next_due(&shared, t).await.1, 28);
+
+    // 4. the server answers again: bound, one success event
+    let attempt = spawn_attempt(&shared);
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(ok(server_shoot("5", None)));
+    let put = next_call(&mut h).await;
+    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    binds += 1;
+    put.respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    let event = next_call(&mut h).await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    let created = event.body.clone();
+    event.respond.send_response(ok(created));
+    assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
+    no_more_requests(&mut h).await;
+    assert_eq!(binds, 3, "two unanswered binds and the one that succeeded");
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
+    assert!(shared.queue().is_empty(), "nothing left to retry");
+    drop(hanging);
+}
+
+/// What a real API server answers when RBAC denies the binding.
+fn forbidden(verb: &str, resource: &str) -> Response<Body> {
+    let message = format!(
+        "shoots.core.gardener.cloud \"s1\" is forbidden: User \"system:serviceaccount:garden:gardener-scheduler\" cannot {verb} resource \"{resource}\" in API group \"core.gardener.cloud\" in the namespace \"garden-a\""
+    );
+    let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                        "message": message, "reason": "Forbidden", "code": 403});
+    Response::builder()
+        .status(403)
+        .header("content-type", "application/json")
+        .body(Body::from(serde_json::to_vec(&status).unwrap()))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pending() {
+    let cases = [
+        (
+            "Binding",
+            "update shoots/binding",
+            "update",
+            "shoots/binding",
+        ),
+        ("Patch", "patch shoots", "patch", "shoots"),
+    ];
+    for (mode, permission, verb, resource) in cases {
+        let (logs, _guard) = Logs::capture();
+        let (client, mut h) = mock_client();
+        let shared = controller_from(
+            client,
+            &format!(
+                "leaderElection: {{leaderElect: false}}\nschedulers: {{shoot: {{retrySyncPeriod: 7s, bindingMode: {mode}}}}}\n"
+            ),
+        );
+        let attempt = spawn_attempt(&shared);
+        if mode == "Binding" {
+            next_call(&mut h)
+                .await
+                .respond
+                .send_response(ok(server_shoot("5", None)));
+        }
+        let write = next_call(&mut h).await;
+        assert_eq!(
+            write.method,
+            if mode == "Binding" { "PUT" } else { "PATCH" }
+        );
+        write.respond.send_response(forbidden(verb, resource));
+        assert_eq!(attempt.await.unwrap(), Attempt::Error, "{mode}");
+        no_more_requests(&mut h).await;
+        assert!(shared.lock().pending("garden-a/s1").is_some(), "{mode}");
+        assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
+        assert_eq!(shared.queue().len(), 1, "{mode}: retried later");
+        let text = logs.text();
+        let line = text
+            .lines()
+            .find(|l| l.contains("bind failed"))
+            .unwrap_or_else(|| panic!("{mode}: no log line for the failed bind:\n{text}"));
+        assert!(line.contains("ERROR"), "{mode}: logged as an error: {line}");
+        assert!(
+            line.contains(&format!(
+                "the scheduler needs permission to {permission} in API group core.gardener.cloud"
+            )),
+            "{mode}: names the permission: {line}"
+        );
+        assert!(
+            line.contains(&format!("cannot {verb} resource")),
+            "{mode}: keeps the server's words: {line}"
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unschedulable_shoot_publishes_at_most_one_event_per_backoff_step() {
+    let (client, mut h) = mock_client();
+    let shared = controller_from(
+        client,
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {backoff: {initial: 1s, max: 1000s}}}\n",
+    );
+    shared.lock().apply_seed(
+        &SeedBuilder::new("seed-1")
+            .taint("seed.gardener.cloud/protected", None)
+            .build(),
+    );
+    let mut per_step = Vec::new();
+    let mut delays = Vec::new();
+    for _ in 0..5 {
+        let mut attempt = spawn_attempt(&shared);
+        let (mut events, mut status) = (Vec::new(), 0);
+        let result = loop {
+            tokio::select! {
+                r = &mut attempt => break r.unwrap(),
+                call = next_call(&mut h) => {
+                    if call.path.contains("/events") {
+                        events.push(format!("{} {}", call.method, call.path));
+                        let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
+                        call.respond.send_response(ok(body));
+                    } else {
+                        assert_eq!((call.method.as_str(), call.path.as_str()), ("PATCH", format!("{SHOOT_PATH}/status").as_str()));
+                        status += 1;
+                        // as the watch would bring it back
+                        let mut seen = observed_shoot();
+                        seen.status = serde_json::from_value(call.body["status"].clone()).unwrap();
+                        shared.lock().apply_shoot(&seen);
+                        call.respond.send_response(ok(server_shoot("6", None)));
+                    }
+                }
+            }
+        };
+        assert_eq!(result, Attempt::Unschedulable);
+        let t = Instant::now();
+        no_more_requests(&mut h).await;
+        per_step.push((events, status));
+        delays.push(next_due(&shared, t).await.1);
+    }
+    let events: Vec<usize> = per_step.iter().map(|(e, _)| e.len()).collect();
+    assert_eq!(events, [1, 1, 1, 1, 1], "{per_step:?}");
+    assert!(per_step[0].0[0].starts_with("POST "), "{per_step:?}");
+    assert!(
+        per_step[1..]
+            .iter()
+            .all(|(e, _)| e[0].starts_with("PATCH ")),
+        "repeats update the event's series instead of adding events: {per_step:?}"
+    );
+    let status: Vec<usize> = per_step.iter().map(|(_, s)| *s).collect();
+    assert_eq!(
+        status,
+        [1, 0, 0, 0, 0],
+        "lastOperation is written once while it says the same"
+    );
+    assert_eq!(delays, [1, 2, 4, 8, 16]);
+}
+
+// ---- leadership lost while a bind is in flight
+
+const LEASE_PATH: &str =
+    "/apis/coordination.k8s.io/v1/namespaces/garden/leases/gardener-scheduler-leader-election";
+
+fn lease(holder: &str, rv: &str) -> Value {
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+           "metadata": {"name": "gardener-scheduler-leader-election", "namespace": "garden", "resourceVersion": rv},
+           "spec": {"holderIdentity": holder, "leaseDurationSeconds": 4,
+                    "renewTime": "2026-12-01T00:00:00.000000Z", "acquireTime": "2026-12-01T00:00:00.000000Z",
+                    "leaseTransitions": 1}})
+}
+
+const ELECTED: &str = "leaderElection: {leaderElect: true, leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n";
+
+/// Starts a controller whose elector runs against the mock and wins the lease.
+async fn elected(h: &mut MockHandle, client: Client) -> (Arc<Shared>, chan::Sender<bool>) {
+    let c = Controller::new(load_str(ELECTED).unwrap(), client).unwrap();
+    let shared = Arc::clone(&c.shared);
+    seed_landscape(&shared);
+    let elector = c.elector.expect("leaderElect: true");
+    let (stop_tx, stop_rx) = chan::channel(false);
+    tokio::spawn(elector.run(stop_rx, |_| {}));
+    let get = next_call(h).await;
+    assert_eq!(
+        (get.method.as_str(), get.path.as_str()),
+        ("GET", LEASE_PATH)
+    );
+    get.respond.send_response(failure(404, "NotFound"));
+    let create = next_call(h).await;
+    assert_eq!(create.method, "POST");
+    let mut created = create.body.clone();
+    created["metadata"]["resourceVersion"] = json!("1");
+    create.respond.send_response(ok(created));
+    let start = Instant::now();
+    while !shared.leadership.is_leader() {
+        assert!(start.elapsed() < Duration::from_secs(5), "never leader");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    (shared, stop_tx)
+}
+
+/// Answers lease reads with `holder` (or a server error) for `span`, failing on any other request.
+async fn only_lease_reads_for(h: &mut MockHandle, span: Duration, holder: Option<&str>) -> usize {
+    let until = Instant::now() + span;
+    let mut reads = 0;
+    while let Ok(Some((req, respond))) = tokio::time::timeout_at(until, h.next_request()).await {
+        assert_eq!(
+            (req.method().as_str(), req.uri().path()),
+            ("GET", LEASE_PATH),
+            "only lease reads once leadership is lost"
+        );
+        reads += 1;
+        respond.send_response(match holder {
+            Some(hd) => ok(lease(hd, "9")),
+            None => failure(500, "InternalError"),
+        });
+    }
+    reads
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_binding_is_sent_after_the_lease_is_taken_over_mid_bind() {
+    let (client, mut h) = mock_client();
+    let (shared, stop) = elected(&mut h, client).await;
+    let attempt = spawn_attempt(&shared);
+    // the bind reads the shoot; the answer is held back
+    let read = next_call(&mut h).await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    // meanwhile the next renewal finds another holder
+    let renew = next_call(&mut h).await;
+    assert_eq!(renew.path, LEASE_PATH);
+    renew.respond.send_response(ok(lease("other", "7")));
+    while shared.leadership.is_leader() {
+        tokio::task::yield_now().await;
+    }
+    read.respond.send_response(ok(server_shoot("5", None)));
+    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    let reads = only_lease_reads_for(&mut h, Duration::from_secs(3), Some("other")).await;
+    assert!(reads >= 2, "the elector keeps watching the lease");
+    assert!(shared.lock().assumption("garden-a/s1").is_none());
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
+    assert!(shared.lock().pending("garden-a/s1").is_some());
+    assert_eq!(shared.queue().len(), 1, "waiting for whoever leads next");
+    let _ = stop.send(true);
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
+    let (client, mut h) = mock_client();
+    let (shared, stop) = elected(&mut h, client).await;
+    let attempt = spawn_attempt(&shared);
+    let read = next_call(&mut h).await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    let elected_at = Instant::now();
+    // renewals fail for longer than renewDeadline (3 s)
+    only_lease_reads_for(&mut h, Duration::from_millis(3500), None).await;
+    assert!(elected_at.elapsed() > Duration::from_secs(3));
+    assert!(!shared.leadership.is_leader(), "deadline passed");
+    read.respond.send_response(ok(server_shoot("5", None)));
+    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    only_lease_reads_for(&mut h, Duration::from_secs(2), None).await;
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
+    assert!(shared.lock().pending("garden-a/s1").is_some());
+    let _ = stop.send(true);
+}
+
+#[tokio::test]
+async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blocks_readiness() {
+    let (logs, _guard) = Logs::capture();
+    let (client, mut h) = mock_client();
+    let shared = controller_from(client, "leaderElection: {leaderElect: false}\n");
+    let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
+    for _ in 0..2 {
+        let list = next_call(&mut h).await;
+        assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/seeds");
+        let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
+            "message": "seeds.core.gardener.cloud is forbidden: User \"system:serviceaccount:garden:gardener-scheduler\" cannot list resource \"seeds\" in API group \"core.gardener.cloud\" at the cluster scope"});
+        list.respond.send_response(
+            Response::builder()
+                .status(403)
+                .header("content-type", "application/json")
+                .body(Body::from(serde_json::to_vec(&status).unwrap()))
+                .unwrap(),
+        );
+    }
+    assert!(!shared.is_synced(Kind::Seed), "not treated as empty");
+    assert!(shared.unsynced().contains(&Kind::Seed.as_str()));
+    let text = logs.text();
+    assert!(
+        text.lines().any(|l| l.contains("WARN")
+            && l.contains("watch failed; retrying")
+            && l.contains(
+                "cannot list resource \\\"seeds\\\" in API group \\\"core.gardener.cloud\\\""
+            )),
+        "{text}"
+    );
+    feed.abort();
+}
