@@ -303,19 +303,22 @@ fn controller(client: Client) -> Arc<Shared> {
     .unwrap();
     let c = Controller::new(cfg, client).unwrap();
     let shared = Arc::clone(c.shared());
-    {
-        let mut st = shared.lock();
-        st.apply_seed(
-            &SeedBuilder::new("seed-1")
-                .allocatable("shoots", "1")
-                .build(),
-        );
-        let mut cp = crate::api::CloudProfile::default();
-        cp.metadata.name = Some("aws".into());
-        st.apply_cloud_profile(&cp);
-        st.apply_shoot(&observed_shoot());
-    }
+    seed_landscape(&shared);
     shared
+}
+
+/// seed-1 with room for one shoot, CloudProfile aws, pending shoot garden-a/s1 at version 5.
+fn seed_landscape(shared: &Shared) {
+    let mut st = shared.lock();
+    st.apply_seed(
+        &SeedBuilder::new("seed-1")
+            .allocatable("shoots", "1")
+            .build(),
+    );
+    let mut cp = crate::api::CloudProfile::default();
+    cp.metadata.name = Some("aws".into());
+    st.apply_cloud_profile(&cp);
+    st.apply_shoot(&observed_shoot());
 }
 
 async fn no_more_requests(h: &mut MockHandle) {

@@ -17,20 +17,6 @@ fn controller_from(client: Client, yaml: &str) -> Arc<Shared> {
     shared
 }
 
-/// seed-1 with room for one shoot, CloudProfile aws, pending shoot garden-a/s1 at version 5.
-fn seed_landscape(shared: &Shared) {
-    let mut st = shared.lock();
-    st.apply_seed(
-        &SeedBuilder::new("seed-1")
-            .allocatable("shoots", "1")
-            .build(),
-    );
-    let mut cp = crate::api::CloudProfile::default();
-    cp.metadata.name = Some("aws".into());
-    st.apply_cloud_profile(&cp);
-    st.apply_shoot(&observed_shoot());
-}
-
 fn spawn_attempt(shared: &Arc<Shared>) -> tokio::task::JoinHandle<Attempt> {
     let shared = shared.clone();
     tokio::spawn(async move { process(&shared, "garden-a/s1").await })
