@@ -315,7 +315,6 @@ impl Priority for LatencyDistance {
 mod tests {
     use super::*;
     use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
-    use crate::snapshot::SeedInfo;
 
     fn matrix(pairs: &[(&str, &str, f64)]) -> BTreeMap<String, BTreeMap<String, f64>> {
         let mut m: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
@@ -341,19 +340,11 @@ mod tests {
             snap.upsert_seed(&SeedBuilder::new(&format!("s{i}")).region(r).build());
         }
         let shoot = ShootBuilder::new("garden-a", "s").region(region).build();
-        let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
-        let infos: Vec<&SeedInfo> = snap.seeds().collect();
-        let raw = p.raw(&cx, &infos, &snap);
-        p.normalize(&raw)
-            .into_iter()
-            .zip(raw.into_iter().map(|r| r.detail))
-            .collect()
+        crate::priorities::testing::evaluate(p, &shoot, &snap)
     }
 
     fn scores(got: &[(f64, String)]) -> Vec<f64> {
-        got.iter()
-            .map(|g| (g.0 * 1000.0).round() / 1000.0)
-            .collect()
+        crate::priorities::testing::rounded(got)
     }
 
     fn region_cm(profiles: &str, rows: &[(&str, &str)]) -> crate::api::ConfigMap {

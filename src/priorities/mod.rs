@@ -113,6 +113,32 @@ pub fn lower_is_better(raw: &[RawScore]) -> Vec<f64> {
 }
 
 #[cfg(test)]
+pub(crate) mod testing {
+    use super::Priority;
+    use crate::api::Shoot;
+    use crate::context::ShootContext;
+    use crate::snapshot::{SeedInfo, Snapshot};
+
+    /// Normalised score and raw detail of every seed in the snapshot, in seed order.
+    pub fn evaluate(p: &dyn Priority, shoot: &Shoot, snap: &Snapshot) -> Vec<(f64, String)> {
+        let cx = ShootContext::new(shoot, snap, chrono::Utc::now()).unwrap();
+        let infos: Vec<&SeedInfo> = snap.seeds().collect();
+        let raw = p.raw(&cx, &infos, snap);
+        p.normalize(&raw)
+            .into_iter()
+            .zip(raw.into_iter().map(|r| r.detail))
+            .collect()
+    }
+
+    /// Scores rounded to three decimals, for exact comparisons.
+    pub fn rounded(got: &[(f64, String)]) -> Vec<f64> {
+        got.iter()
+            .map(|g| (g.0 * 1000.0).round() / 1000.0)
+            .collect()
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -146,14 +146,8 @@ mod tests {
             }
         }
         let shoot = ShootBuilder::new(namespace, "new").build();
-        let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
-        let infos: Vec<&SeedInfo> = snap.seeds().collect();
         let p = ProjectAntiAffinity::new(topology);
-        let raw = p.raw(&cx, &infos, &snap);
-        p.normalize(&raw)
-            .into_iter()
-            .zip(raw.into_iter().map(|r| r.detail))
-            .collect()
+        crate::priorities::testing::evaluate(&p, &shoot, &snap)
     }
 
     fn scores(got: &[(f64, String)]) -> Vec<f64> {

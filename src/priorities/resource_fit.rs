@@ -404,19 +404,11 @@ mod tests {
         let shoot = ShootBuilder::new("garden-a", "new")
             .purpose("production")
             .build();
-        let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
-        let infos: Vec<&SeedInfo> = snap.seeds().collect();
-        let raw = p.raw(&cx, &infos, &snap);
-        p.normalize(&raw)
-            .into_iter()
-            .zip(raw.into_iter().map(|r| r.detail))
-            .collect()
+        crate::priorities::testing::evaluate(p, &shoot, &snap)
     }
 
     fn scores(got: &[(f64, String)]) -> Vec<f64> {
-        got.iter()
-            .map(|g| (g.0 * 1000.0).round() / 1000.0)
-            .collect()
+        crate::priorities::testing::rounded(got)
     }
 
     fn fit(args: serde_json::Value) -> ResourceFit {

@@ -88,13 +88,7 @@ mod tests {
             }
         }
         let shoot = ShootBuilder::new("garden-a", "new").build();
-        let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
-        let infos: Vec<&SeedInfo> = snap.seeds().collect();
-        let raw = p.raw(&cx, &infos, &snap);
-        p.normalize(&raw)
-            .into_iter()
-            .zip(raw.into_iter().map(|r| r.detail))
-            .collect()
+        crate::priorities::testing::evaluate(p, &shoot, &snap)
     }
 
     #[test]
