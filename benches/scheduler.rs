@@ -825,11 +825,14 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
 const E2E_SEEDS: usize = 20;
 const E2E_SEED_CAPACITY: u32 = 100;
 const E2E_IN_FLIGHT: usize = 32;
+/// `clientConnection` defaults, as upstream.
+const E2E_DEFAULT_RATE: (f32, i32) = (50.0, 100);
 
 fn e2e_section(mode: &Mode, report: &mut Report) {
     let mut rows = vec![
         [
             "concurrentSyncs",
+            "client qps / burst",
             "shoots",
             "bound",
             "creates took",
@@ -841,13 +844,22 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
         .map(String::from)
         .to_vec(),
     ];
-    for syncs in [1, 5, 20] {
+    // The default client rate limit, then none: shows whether it is what bounds binding.
+    let runs = [
+        (1, E2E_DEFAULT_RATE),
+        (5, E2E_DEFAULT_RATE),
+        (20, E2E_DEFAULT_RATE),
+        (5, (0.0, 0)),
+        (20, (0.0, 0)),
+    ];
+    for (syncs, rate) in runs {
         progress(&format!(
-            "e2e: {} shoots, concurrentSyncs {syncs}",
-            mode.e2e_shoots
+            "e2e: {} shoots, concurrentSyncs {syncs}, client qps {}",
+            mode.e2e_shoots, rate.0
         ));
         let r = e2e::run(
             syncs,
+            rate,
             E2E_SEEDS,
             E2E_SEED_CAPACITY,
             mode.e2e_shoots,
@@ -862,6 +874,11 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
         ));
         rows.push(vec![
             r.concurrent_syncs.to_string(),
+            if r.client_rate.0 > 0.0 {
+                format!("{} / {}", r.client_rate.0, r.client_rate.1)
+            } else {
+                "no limit (qps 0)".into()
+            },
             fmt_count(r.shoots as u64),
             fmt_count(r.bound as u64),
             fmt_duration(r.create_span),

@@ -4,6 +4,7 @@
 //! all call [`schedule`].
 
 use std::fmt;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use ordered_float::NotNan;
@@ -13,6 +14,7 @@ use tracing::debug_span;
 use crate::api::Shoot;
 use crate::context::ShootContext;
 use crate::predicates::Stage;
+use crate::priorities::Detail;
 use crate::profile::Profile;
 use crate::reason::{Reason, summarize};
 use crate::snapshot::{SeedInfo, Snapshot};
@@ -27,13 +29,13 @@ pub struct PriorityScore {
     /// score × weight
     pub weighted: f64,
     pub raw: f64,
-    pub detail: String,
+    pub detail: Detail,
 }
 
 /// A feasible seed with its score breakdown.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SeedScore {
-    pub seed: String,
+    pub seed: Arc<str>,
     pub total: NotNan<f64>,
     pub priorities: Vec<PriorityScore>,
     /// Stable per (shoot, seed); the lowest wins among equal totals.
@@ -56,7 +58,7 @@ impl SeedScore {
 /// A seed rejected by a stage.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Rejection {
-    pub seed: String,
+    pub seed: Arc<str>,
     pub stage: &'static str,
     #[serde(flatten)]
     pub reason: Reason,
@@ -157,9 +159,15 @@ pub fn schedule(
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("schedule", shoot = %cx.key, profile = %profile.name).entered();
 
+    // Seeds come in name order; a seed's position orders the rejections by name cheaply.
     let mut remaining: Vec<&SeedInfo> = snap.seeds().collect();
+    let mut positions: Vec<u32> = (0..remaining.len() as u32).collect();
     let total = remaining.len();
-    let mut rejected: Vec<Rejection> = Vec::new();
+    let mut rejected: Vec<(u32, Rejection)> = Vec::new();
+    let by_name = |mut rejected: Vec<(u32, Rejection)>| -> Vec<Rejection> {
+        rejected.sort_unstable_by_key(|(position, _)| *position);
+        rejected.into_iter().map(|(_, r)| r).collect()
+    };
     for stage in &profile.stages {
         let verdicts: Vec<Option<Reason>> = match stage {
             Stage::Filter(p) => remaining
@@ -169,28 +177,37 @@ pub fn schedule(
             Stage::Narrow(step) => step.narrow(&cx, &remaining, snap)?,
         };
         let mut kept = Vec::with_capacity(remaining.len());
-        for (seed, verdict) in remaining.into_iter().zip(verdicts) {
+        let mut kept_positions = Vec::with_capacity(remaining.len());
+        for ((seed, position), verdict) in remaining.into_iter().zip(positions).zip(verdicts) {
             match verdict {
-                None => kept.push(seed),
-                Some(reason) => rejected.push(Rejection {
-                    seed: seed.name.clone(),
-                    stage: stage.name(),
-                    reason,
-                }),
+                None => {
+                    kept.push(seed);
+                    kept_positions.push(position);
+                }
+                Some(reason) => rejected.push((
+                    position,
+                    Rejection {
+                        seed: Arc::clone(&seed.name),
+                        stage: stage.name(),
+                        reason,
+                    },
+                )),
             }
         }
-        remaining = kept;
+        (remaining, positions) = (kept, kept_positions);
         if remaining.is_empty() {
-            rejected.sort_by(|a, b| a.seed.cmp(&b.seed));
-            return Err(FitError::NoFit { total, rejected });
+            return Err(FitError::NoFit {
+                total,
+                rejected: by_name(rejected),
+            });
         }
     }
-    rejected.sort_by(|a, b| a.seed.cmp(&b.seed));
+    let rejected = by_name(rejected);
 
     let mut ranking: Vec<SeedScore> = remaining
         .iter()
         .map(|s| SeedScore {
-            seed: s.name.clone(),
+            seed: Arc::clone(&s.name),
             total: NotNan::default(),
             priorities: Vec::with_capacity(profile.priorities.len()),
             tie_break: tie_hash(&cx.key, &s.name),
@@ -219,7 +236,7 @@ pub fn schedule(
     }
     ranking.sort_by(|a, b| b.total.cmp(&a.total).then(a.tie_break.cmp(&b.tie_break)));
     Ok(Decision {
-        seed: ranking[0].seed.clone(),
+        seed: ranking[0].seed.to_string(),
         profile: profile.name.clone(),
         ranking,
         rejected,
@@ -277,10 +294,7 @@ mod tests {
         .unwrap();
         assert_eq!(d.seed, "b");
         assert_eq!(
-            d.ranking
-                .iter()
-                .map(|s| s.seed.as_str())
-                .collect::<Vec<_>>(),
+            d.ranking.iter().map(|s| &*s.seed).collect::<Vec<_>>(),
             ["b", "c", "a"]
         );
     }

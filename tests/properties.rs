@@ -216,7 +216,7 @@ proptest! {
                 if let Some(cap) = info.allocatable_shoots() {
                     prop_assert!(snap.usage().shoots_on(&d.seed) < cap, "placed on a full seed");
                 }
-                prop_assert!(d.rejected.iter().all(|r| r.seed != d.seed));
+                prop_assert!(d.rejected.iter().all(|r| *r.seed != *d.seed));
                 prop_assert_eq!(d.rejected.len() + d.ranking.len(), seeds.len());
             }
         }

@@ -20,6 +20,8 @@ const PROJECT: &str = "bench";
 /// The outcome of one run.
 pub struct E2eRun {
     pub concurrent_syncs: u32,
+    /// `clientConnection` `qps` and `burst` of the scheduler
+    pub client_rate: (f32, i32),
     pub shoots: usize,
     pub bound: usize,
     /// first create sent → last bind seen
@@ -36,11 +38,13 @@ impl E2eRun {
     }
 }
 
-/// Starts an API server with `seeds` × `capacity` seeds and a scheduler with `concurrent_syncs`,
+/// Starts an API server with `seeds` × `capacity` seeds and a scheduler with `concurrent_syncs`
+/// and the client rate limit `client_rate` (`qps`, `burst`; 0 qps: none),
 /// creates `shoots` shoots with at most `in_flight` create requests open, and waits (at most
 /// `limit`) until every one is bound.
 pub fn run(
     concurrent_syncs: u32,
+    client_rate: (f32, i32),
     seeds: usize,
     capacity: u32,
     shoots: usize,
@@ -49,7 +53,7 @@ pub fn run(
 ) -> E2eRun {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     rt.block_on(async move {
-        let api = ApiServer::start(&format!("bench-e2e-{concurrent_syncs}"));
+        let api = ApiServer::start(&format!("bench-e2e-{concurrent_syncs}-{}", client_rate.0));
         let client = api.client().await;
         harness::base_landscape(&client, PROJECT).await;
         for i in 0..seeds {
@@ -57,9 +61,10 @@ pub fn run(
         }
         let mut scheduler = Scheduler::start(
             &api,
-            &format!("syncs-{concurrent_syncs}"),
+            &format!("syncs-{concurrent_syncs}-qps-{}", client_rate.0),
             SchedulerOptions {
                 concurrent_syncs,
+                client_rate: Some(client_rate),
                 ..Default::default()
             },
         );
@@ -152,6 +157,7 @@ pub fn run(
         drop(api);
         E2eRun {
             concurrent_syncs,
+            client_rate,
             shoots,
             bound: latencies.len(),
             span: last - start,

@@ -185,7 +185,7 @@ fn intensity_of_seeds(inputs: &CarbonInputs, sim: &simulate::Simulation) -> Vec<
             probe
                 .ranking
                 .iter()
-                .find(|s| s.seed == d.seed)
+                .find(|s| *s.seed == *d.seed)
                 .and_then(|s| s.priorities.iter().find(|p| p.name == "CarbonIntensity"))
                 .map(|p| p.raw)
                 .expect("the chosen seed is in the carbon profile's ranking")

@@ -413,7 +413,7 @@ impl CarbonSettings {
                 .or_insert_with(|| self.assess(&location, &seed.region, sources, now))
                 .clone();
             seeds.push(SeedReport {
-                seed: seed.name.clone(),
+                seed: seed.name.to_string(),
                 detail: a.detail(&location, self.horizon),
                 expected: a.value(),
                 location: location.clone(),

@@ -129,7 +129,7 @@ impl Metrics {
             let n = state.snapshot.usage().shoots_on(&seed.name);
             self.seed_shoots
                 .get_or_create(&SeedLabels {
-                    seed: seed.name.clone(),
+                    seed: seed.name.to_string(),
                 })
                 .set(n as i64);
         }

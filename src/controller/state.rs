@@ -198,7 +198,7 @@ impl State {
             Kind::Seed => self
                 .snapshot
                 .seeds()
-                .map(|s| s.name.clone())
+                .map(|s| s.name.to_string())
                 .filter(|n| !seen.contains(n))
                 .collect(),
             _ => self

@@ -23,8 +23,25 @@ static RESERVED: LazyLock<Vec<IpNet>> = LazyLock::new(|| {
     .collect()
 });
 
+/// Two CIDRs share an address: their ranges intersect (never across IP families).
 fn overlaps(a: &IpNet, b: &IpNet) -> bool {
-    a.contains(&b.network()) || b.contains(&a.network())
+    match (a, b) {
+        (IpNet::V4(a), IpNet::V4(b)) => {
+            a.network() <= b.broadcast() && b.network() <= a.broadcast()
+        }
+        (IpNet::V6(a), IpNet::V6(b)) => {
+            a.network() <= b.broadcast() && b.network() <= a.broadcast()
+        }
+        _ => false,
+    }
+}
+
+/// The problem of a shoot network (`what`, CIDR) that reaches into a reserved range.
+fn reserved_overlap((what, net): (&str, IpNet)) -> Option<String> {
+    RESERVED
+        .iter()
+        .find(|r| overlaps(r, &net))
+        .map(|r| format!("shoot {what} {net} overlaps reserved range {r}"))
 }
 
 /// Shoot networks must stay out of the reserved ranges, and the shoot's IPv6 networks must not
@@ -46,37 +63,40 @@ impl Predicate for Networks {
             IpNet::V4(_) => nets.ipv4,
             IpNet::V6(_) => nets.ipv6,
         };
-        let mut shoot_nets: Vec<(&str, IpNet)> = Vec::new();
-        shoot_nets.extend(nets.nodes.iter().map(|n| ("nodes", *n)));
-        shoot_nets.extend(nets.pods.iter().map(|n| ("pods", *n)));
-        shoot_nets.extend(nets.services.iter().map(|n| ("services", *n)));
-        if nets.pods.is_empty()
-            && !nets.workerless
-            && let Some(d) = seed.nets.default_pods.filter(family_matches)
-        {
-            shoot_nets.push(("pods (seed default)", d));
-        }
-        if nets.services.is_empty()
-            && let Some(d) = seed.nets.default_services.filter(family_matches)
-        {
-            shoot_nets.push(("services (seed default)", d));
-        }
-
-        let mut problems = Vec::new();
-        for (what, net) in &shoot_nets {
-            if let Some(r) = RESERVED.iter().find(|r| overlaps(r, net)) {
-                problems.push(format!("shoot {what} {net} overlaps reserved range {r}"));
-            }
-        }
+        let own = nets
+            .nodes
+            .iter()
+            .map(|n| ("nodes", *n))
+            .chain(nets.pods.iter().map(|n| ("pods", *n)))
+            .chain(nets.services.iter().map(|n| ("services", *n)));
+        // The shoot's own networks are the same for every seed: checked against the reserved
+        // ranges once per decision.
+        let mut problems = nets
+            .own_problems
+            .get_or_init(|| own.clone().filter_map(reserved_overlap).collect())
+            .clone();
+        let default_pods = (nets.pods.is_empty() && !nets.workerless)
+            .then(|| seed.nets.default_pods.filter(family_matches))
+            .flatten()
+            .map(|d| ("pods (seed default)", d));
+        let default_services = nets
+            .services
+            .is_empty()
+            .then(|| seed.nets.default_services.filter(family_matches))
+            .flatten()
+            .map(|d| ("services (seed default)", d));
+        let defaults = default_pods.into_iter().chain(default_services);
+        problems.extend(defaults.clone().filter_map(reserved_overlap));
+        let shoot_nets = own.chain(defaults);
         let seed_nets = [
             ("nodes", seed.nets.nodes),
             ("pods", seed.nets.pods),
             ("services", seed.nets.services),
         ];
-        for (what, net) in shoot_nets.iter().filter(|(_, n)| matches!(n, IpNet::V6(_))) {
+        for (what, net) in shoot_nets.filter(|(_, n)| matches!(n, IpNet::V6(_))) {
             for (seed_what, seed_net) in &seed_nets {
                 if let Some(s) = seed_net
-                    && overlaps(s, net)
+                    && overlaps(s, &net)
                 {
                     problems.push(format!("shoot {what} {net} overlaps seed {seed_what} {s}"));
                 }
@@ -100,6 +120,26 @@ mod tests {
 
     fn v6_seed() -> SeedBuilder {
         SeedBuilder::new("s1").networks("10.0.0.0/16", "2001:db8:1::/48", "2001:db8:2::/108")
+    }
+
+    #[test]
+    fn overlap_is_any_shared_address() {
+        let net = |s: &str| s.parse::<IpNet>().unwrap();
+        let cases = [
+            ("10.0.0.0/8", "10.1.0.0/16", true),
+            ("10.1.0.0/16", "10.0.0.0/8", true),
+            ("10.0.0.0/16", "10.1.0.0/16", false),
+            ("10.0.0.0/16", "10.0.255.255/32", true),
+            ("10.0.0.0/16", "10.1.0.0/32", false),
+            ("240.0.0.0/8", "239.0.0.0/8", false),
+            ("0.0.0.0/0", "244.1.2.0/24", true),
+            ("2001:db8::/32", "2001:db8:ffff::/48", true),
+            ("2001:db8::/32", "2001:db9::/32", false),
+            ("10.0.0.0/8", "::/0", false),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(overlaps(&net(a), &net(b)), want, "{a} {b}");
+        }
     }
 
     #[test]

@@ -227,7 +227,7 @@ impl Priority for CarbonIntensity {
                             .assess(location, &seed.region, sources, cx.now);
                         RawScore {
                             value: a.value().unwrap_or(f64::NAN),
-                            detail: a.detail(location, self.settings.horizon),
+                            detail: a.detail(location, self.settings.horizon).into(),
                         }
                     })
                     .clone()

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -13,7 +14,7 @@ use crate::snapshot::latency::{Latency, LatencyBasis, LatencyTable, MAX_COMPLETE
 use crate::snapshot::{SeedInfo, Snapshot};
 use crate::strategies::levenshtein::region_distance;
 
-use super::{MAX_SCORE, Priority, RawScore, parse_args};
+use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
 
 /// Matrix files larger than this are refused rather than read into memory.
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -219,20 +220,23 @@ impl LatencyDistance {
         }
     }
 
-    fn measured(&self, l: &Latency, source: &str) -> RawScore {
-        let how = match l.basis {
-            LatencyBasis::SameRegion => {
-                return RawScore {
-                    value: l.ms,
-                    detail: format!("{} ms, same region", ms(l.ms)),
-                };
+    fn measured(&self, l: &Latency, source: &Arc<str>) -> RawScore {
+        let v = ms(l.ms);
+        let basis = l.basis.as_str();
+        let detail = match l.basis {
+            LatencyBasis::SameRegion => Detail::lazy(move |f| write!(f, "{v} ms, {basis}")),
+            LatencyBasis::Path => {
+                let (via, source) = (l.via.join(", "), Arc::clone(source));
+                Detail::lazy(move |f| write!(f, "{v} ms, {basis} via {via} ({source})"))
             }
-            LatencyBasis::Path => format!("{} via {}", l.basis.as_str(), l.via.join(", ")),
-            other => other.as_str().to_string(),
+            _ => {
+                let source = Arc::clone(source);
+                Detail::lazy(move |f| write!(f, "{v} ms, {basis} ({source})"))
+            }
         };
         RawScore {
             value: l.ms,
-            detail: format!("{} ms, {how} ({source})", ms(l.ms)),
+            detail,
         }
     }
 }
@@ -255,24 +259,32 @@ impl Priority for LatencyDistance {
             .then(|| snap.region_config_for(&cx.cloud_profile.root_name))
             .flatten();
         let cm_row = region_config.and_then(|rc| {
-            rc.latency
-                .row(&cx.region)
-                .map(|row| (row, format!("region ConfigMap {}", rc.name)))
+            rc.latency.row(&cx.region).map(|row| {
+                (
+                    row,
+                    Arc::<str>::from(format!("region ConfigMap {}", rc.name)),
+                )
+            })
         });
-        let ignored_row = region_config.and_then(|rc| match rc.rows.get(&cx.region) {
-            Some(Err(e)) => Some(format!(
-                "; data[{}] of region ConfigMap {} ignored: {e}",
-                cx.region, rc.name
-            )),
-            _ => None,
-        });
+        let ignored_row: Arc<str> = region_config
+            .and_then(|rc| match rc.rows.get(&cx.region) {
+                Some(Err(e)) => Some(format!(
+                    "; data[{}] of region ConfigMap {} ignored: {e}",
+                    cx.region, rc.name
+                )),
+                _ => None,
+            })
+            .unwrap_or_default()
+            .into();
+        let matrix_source: Arc<str> = "latency matrix".into();
+        let shoot_region: Arc<str> = cx.region.as_str().into();
         seeds
             .iter()
             .map(|s| {
                 if let Some(row) = &matrix_row
                     && let Ok(l) = row.to(&s.region)
                 {
-                    return self.measured(&l, "latency matrix");
+                    return self.measured(&l, &matrix_source);
                 }
                 if let Some((row, source)) = &cm_row
                     && let Ok(l) = row.to(&s.region)
@@ -287,16 +299,21 @@ impl Priority for LatencyDistance {
                 }
                 let d = region_distance(&s.region, &cx.region);
                 let value = d as f64 * self.fallback_factor;
+                let (factor, from, to, ignored) = (
+                    self.fallback_factor,
+                    Arc::clone(&shoot_region),
+                    s.region.clone(),
+                    Arc::clone(&ignored_row),
+                );
                 RawScore {
                     value,
-                    detail: format!(
-                        "{} ms, fallback: region-name distance {d} × {} ms (no latency known for {} → {}){}",
-                        ms(value),
-                        self.fallback_factor,
-                        cx.region,
-                        s.region,
-                        ignored_row.as_deref().unwrap_or_default()
-                    ),
+                    detail: Detail::lazy(move |f| {
+                        write!(
+                            f,
+                            "{} ms, fallback: region-name distance {d} × {factor} ms (no latency known for {from} → {to}){ignored}",
+                            ms(value)
+                        )
+                    }),
                 }
             })
             .collect()

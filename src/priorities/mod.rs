@@ -5,12 +5,14 @@
 //! configured weight. Adding a priority = one file + one line in [`REGISTRY`].
 
 mod carbon_intensity;
+mod detail;
 mod latency_distance;
 mod project_anti_affinity;
 mod resource_fit;
 mod shoot_count;
 
 pub use carbon_intensity::CarbonIntensity;
+pub use detail::Detail;
 pub use latency_distance::LatencyDistance;
 pub use project_anti_affinity::{ProjectAntiAffinity, Topology};
 pub use resource_fit::{FitStrategy, RequestRule, ResourceFit};
@@ -29,7 +31,7 @@ pub const MAX_SCORE: f64 = 100.0;
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawScore {
     pub value: f64,
-    pub detail: String,
+    pub detail: Detail,
 }
 
 pub trait Priority: Send + Sync {
@@ -126,7 +128,7 @@ pub(crate) mod testing {
         let raw = p.raw(&cx, &infos, snap);
         p.normalize(&raw)
             .into_iter()
-            .zip(raw.into_iter().map(|r| r.detail))
+            .zip(raw.into_iter().map(|r| r.detail.to_string()))
             .collect()
     }
 
@@ -147,7 +149,7 @@ mod tests {
             .iter()
             .map(|v| RawScore {
                 value: *v,
-                detail: String::new(),
+                detail: Detail::default(),
             })
             .collect()
     }

@@ -2,6 +2,7 @@
 //! seed's outage does not take all of a project's control planes down at once.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -9,7 +10,7 @@ use crate::config::FieldError;
 use crate::context::ShootContext;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::{Priority, RawScore, lower_is_better, parse_args};
+use super::{Detail, Priority, RawScore, lower_is_better, parse_args};
 
 /// Where shoots of one project should not pile up.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -68,14 +69,18 @@ impl Priority for ProjectAntiAffinity {
                 .map(|m| u64::from(m.get(seed).copied().unwrap_or(0)))
                 .sum()
         };
+        let project: Arc<str> = cx.project.as_str().into();
         match self.topology {
             Topology::Seed => seeds
                 .iter()
                 .map(|s| {
                     let n = on_seed(&s.name);
+                    let project = Arc::clone(&project);
                     RawScore {
                         value: n as f64,
-                        detail: format!("{n} shoot(s) of project {} on this seed", cx.project),
+                        detail: Detail::lazy(move |f| {
+                            write!(f, "{n} shoot(s) of project {project} on this seed")
+                        }),
                     }
                 })
                 .collect(),
@@ -86,17 +91,27 @@ impl Priority for ProjectAntiAffinity {
                 for s in snap.seeds() {
                     *per_region.entry(s.region.as_str()).or_default() += on_seed(&s.name);
                 }
+                // One detail per region, shared by its seeds.
+                let mut details: HashMap<&str, RawScore> = HashMap::new();
                 seeds
                     .iter()
                     .map(|s| {
-                        let n = per_region.get(s.region.as_str()).copied().unwrap_or(0);
-                        RawScore {
-                            value: n as f64,
-                            detail: format!(
-                                "{n} shoot(s) of project {} in region {}",
-                                cx.project, s.region
-                            ),
-                        }
+                        details
+                            .entry(s.region.as_str())
+                            .or_insert_with(|| {
+                                let n = per_region.get(s.region.as_str()).copied().unwrap_or(0);
+                                let (project, region) = (Arc::clone(&project), s.region.clone());
+                                RawScore {
+                                    value: n as f64,
+                                    detail: Detail::lazy(move |f| {
+                                        write!(
+                                            f,
+                                            "{n} shoot(s) of project {project} in region {region}"
+                                        )
+                                    }),
+                                }
+                            })
+                            .clone()
                     })
                     .collect()
             }

@@ -3,6 +3,8 @@
 //! fullest seeds that still have room (`MostAllocated`) to free whole seeds.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -10,7 +12,7 @@ use crate::config::FieldError;
 use crate::context::ShootContext;
 use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
 
-use super::{MAX_SCORE, Priority, RawScore, parse_args};
+use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
 
 pub const SHOOTS: &str = "shoots";
 
@@ -67,7 +69,36 @@ pub struct ResourceFit {
     strategy: FitStrategy,
     /// `(resource, weight)` in configuration order.
     resources: Vec<(String, f64)>,
+    /// The resources' names, shared with the details that name them.
+    names: Arc<[String]>,
     rules: Vec<RequestRule>,
+}
+
+/// One resource of a seed after placing the shoot, for explanations.
+#[derive(Clone, Copy)]
+struct Part {
+    /// index into `ResourceFit::names`
+    resource: usize,
+    after: f64,
+    allocatable: f64,
+    util: f64,
+}
+
+impl Part {
+    fn write(&self, f: &mut fmt::Formatter<'_>, names: &[String]) -> fmt::Result {
+        write!(
+            f,
+            "{} {}/{} (",
+            names[self.resource],
+            amount(self.after),
+            amount(self.allocatable)
+        )?;
+        if self.util.is_finite() {
+            write!(f, "{}%)", percent(self.util))
+        } else {
+            f.write_str("∞%)")
+        }
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -225,9 +256,11 @@ impl ResourceFit {
         resources: Vec<(String, f64)>,
         rules: Vec<RequestRule>,
     ) -> Self {
+        let names = resources.iter().map(|(n, _)| n.clone()).collect();
         Self {
             strategy,
             resources,
+            names,
             rules,
         }
     }
@@ -280,25 +313,34 @@ impl Priority for ResourceFit {
             .iter()
             .map(|(r, _)| self.demand(&own, r))
             .collect();
+        // What one shoot of each demand class in the landscape demands of each scored
+        // resource, priced once per decision: a seed's usage is then O(classes × resources).
+        let n = self.resources.len();
+        let priced: Vec<f64> = snap
+            .usage()
+            .classes()
+            .iter()
+            .flat_map(|class| self.resources.iter().map(|(r, _)| self.demand(class, r)))
+            .collect();
         seeds
             .iter()
             .map(|s| {
                 let usage = snap.usage().seed(&s.name);
                 let (mut sum, mut weights) = (0.0, 0.0);
                 let mut worst: Option<(f64, usize)> = None;
-                let mut parts = Vec::new();
-                for ((resource, weight), demand) in self.resources.iter().zip(&own_demand) {
+                let mut parts = Vec::with_capacity(self.resources.len());
+                for (i, ((resource, weight), demand)) in
+                    self.resources.iter().zip(&own_demand).enumerate()
+                {
                     let Some(&allocatable) = s.allocatable.get(resource) else {
                         continue;
                     };
-                    // Usage is priced per demand class: O(classes), not O(shoots).
                     let used: f64 = match usage {
                         None => 0.0,
                         Some(u) if resource == SHOOTS => u.shoots as f64,
                         Some(u) => u
-                            .by_class
-                            .iter()
-                            .map(|(class, n)| f64::from(*n) * self.demand(class, resource))
+                            .by_class()
+                            .map(|(class, count)| f64::from(count) * priced[class * n + i])
                             .sum(),
                     };
                     let after = used + demand;
@@ -314,44 +356,46 @@ impl Priority for ResourceFit {
                     }
                     sum += weight * util;
                     weights += weight;
-                    parts.push(format!(
-                        "{resource} {}/{} ({}%)",
-                        amount(after),
-                        amount(allocatable),
-                        if util.is_finite() {
-                            percent(util).to_string()
-                        } else {
-                            "∞".into()
-                        }
-                    ));
+                    parts.push(Part {
+                        resource: i,
+                        after,
+                        allocatable,
+                        util,
+                    });
                 }
+                let names = Arc::clone(&self.names);
                 if weights == 0.0 {
                     return RawScore {
                         value: f64::NAN,
-                        detail: format!(
-                            "no allocatable {} published",
-                            self.resources
-                                .iter()
-                                .map(|(r, _)| r.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
+                        detail: Detail::lazy(move |f| {
+                            write!(f, "no allocatable {} published", names.join(", "))
+                        }),
                     };
                 }
                 if let Some((util, i)) = worst {
+                    let part = parts[i];
                     return RawScore {
                         value: util,
-                        detail: format!("does not fit: {} after placement", parts[i]),
+                        detail: Detail::lazy(move |f| {
+                            f.write_str("does not fit: ")?;
+                            part.write(f, &names)?;
+                            f.write_str(" after placement")
+                        }),
                     };
                 }
                 let mean = sum / weights;
                 RawScore {
                     value: mean,
-                    detail: format!(
-                        "{}% allocated after placement: {}",
-                        percent(mean),
-                        parts.join(", ")
-                    ),
+                    detail: Detail::lazy(move |f| {
+                        write!(f, "{}% allocated after placement: ", percent(mean))?;
+                        for (k, part) in parts.iter().enumerate() {
+                            if k > 0 {
+                                f.write_str(", ")?;
+                            }
+                            part.write(f, &names)?;
+                        }
+                        Ok(())
+                    }),
                 }
             })
             .collect()

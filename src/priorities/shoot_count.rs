@@ -4,7 +4,7 @@ use crate::config::FieldError;
 use crate::context::ShootContext;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::{Priority, RawScore, lower_is_better, parse_args};
+use super::{Detail, Priority, RawScore, lower_is_better, parse_args};
 
 /// Fewer shoots scores higher: upstream's "seed with the least shoots". With
 /// `relativeToCapacity: true` the raw value is usage / `status.allocatable.shoots` instead.
@@ -49,11 +49,11 @@ impl Priority for ShootCount {
                 match (self.relative_to_capacity, s.allocatable_shoots()) {
                     (true, Some(cap)) if cap > 0 => RawScore {
                         value: used as f64 / cap as f64,
-                        detail: format!("{used}/{cap} shoots"),
+                        detail: Detail::lazy(move |f| write!(f, "{used}/{cap} shoots")),
                     },
                     _ => RawScore {
                         value: used as f64,
-                        detail: format!("{used} shoots"),
+                        detail: Detail::lazy(move |f| write!(f, "{used} shoots")),
                     },
                 }
             })

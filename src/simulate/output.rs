@@ -83,7 +83,7 @@ fn scores_json(d: &Decision) -> Value {
             .map(|p| (p.name.to_string(), json!(round(p.weighted))))
             .collect();
         scores.insert(
-            s.seed.clone(),
+            s.seed.to_string(),
             json!({"total": round(s.total.into_inner()), "priorities": prios}),
         );
     }
@@ -107,7 +107,7 @@ fn explanation_json(shoot: &str, result: &Result<Decision, FitError>) -> Value {
                             )
                         })
                         .collect();
-                    (s.seed.clone(), Value::Object(per))
+                    (s.seed.to_string(), Value::Object(per))
                 })
                 .collect();
             json!({"shoot": shoot, "profile": d.profile, "priorities": raw, "rejected": rejections_json(&d.rejected)})
@@ -124,7 +124,7 @@ fn rejections_json(rejected: &[crate::schedule::Rejection]) -> Value {
         .iter()
         .map(|r| {
             (
-                r.seed.clone(),
+                r.seed.to_string(),
                 json!({"stage": r.stage, "reason": r.reason.to_string()}),
             )
         })

@@ -117,7 +117,7 @@ impl Snapshot {
 
     pub fn upsert_seed(&mut self, seed: &Seed) {
         let info = SeedInfo::from_seed(seed);
-        self.seeds.insert(info.name.clone(), info);
+        self.seeds.insert(info.name.to_string(), info);
     }
 
     pub fn remove_seed(&mut self, name: &str) {

@@ -1,6 +1,7 @@
 //! The compact, pre-parsed form of a Seed that the decision reads.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use ipnet::IpNet;
 
@@ -30,7 +31,7 @@ pub struct SeedNets {
 /// Everything a decision needs to know about one seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeedInfo {
-    pub name: String,
+    pub name: Arc<str>,
     pub labels: BTreeMap<String, String>,
     pub provider: String,
     pub region: String,
@@ -142,7 +143,7 @@ impl SeedInfo {
         };
 
         SeedInfo {
-            name: seed.name().to_string(),
+            name: seed.name().into(),
             labels: seed.metadata.labels.clone().unwrap_or_default(),
             provider: provider.type_,
             region: provider.region,

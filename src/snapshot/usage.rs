@@ -1,6 +1,6 @@
 //! Seed usage, updated per shoot change so that no decision scans the shoot list.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use crate::api::{Shoot, object_key};
 
@@ -25,19 +25,35 @@ impl DemandClass {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SeedUsage {
     pub shoots: u64,
-    pub by_class: BTreeMap<DemandClass, u32>,
+    /// Shoots per demand class, indexed by the class's id in [`Usage::classes`].
+    by_class: Vec<u32>,
+}
+
+impl SeedUsage {
+    /// `(class id, shoots)` of every demand class with shoots on this seed.
+    pub fn by_class(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.by_class
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(id, n)| (id, *n))
+    }
 }
 
 #[derive(Clone, Debug)]
 struct Entry {
     seeds: Box<[Box<str>]>,
     namespace: Box<str>,
-    class: DemandClass,
+    class: u32,
 }
 
 #[derive(Clone, Debug, Default)]
 pub struct Usage {
     shoots: HashMap<Box<str>, Entry>,
+    /// Every demand class seen, by id: a handful (purposes × failure tolerances), so usage is
+    /// priced per class without revisiting shoots, and a shoot's entry holds only the id.
+    classes: Vec<DemandClass>,
+    class_ids: HashMap<DemandClass, u32>,
     seeds: HashMap<Box<str>, SeedUsage>,
     /// namespace -> seed -> shoots: a project's spread is read from its own (small) map, so
     /// the cost does not grow with the number of other projects' shoots on a seed
@@ -52,6 +68,16 @@ impl Usage {
         if seeds.is_empty() {
             return;
         }
+        let class = DemandClass::of(shoot);
+        let class = match self.class_ids.get(&class) {
+            Some(id) => *id,
+            None => {
+                let id = u32::try_from(self.classes.len()).expect("fewer than 2^32 demand classes");
+                self.classes.push(class.clone());
+                self.class_ids.insert(class, id);
+                id
+            }
+        };
         let entry = Entry {
             seeds,
             namespace: shoot
@@ -60,12 +86,16 @@ impl Usage {
                 .as_deref()
                 .unwrap_or_default()
                 .into(),
-            class: DemandClass::of(shoot),
+            class,
         };
         for seed in entry.seeds.iter() {
             let u = self.seeds.entry(seed.clone()).or_default();
             u.shoots += 1;
-            *u.by_class.entry(entry.class.clone()).or_default() += 1;
+            let i = class as usize;
+            if u.by_class.len() <= i {
+                u.by_class.resize(i + 1, 0);
+            }
+            u.by_class[i] += 1;
             *self
                 .namespaces
                 .entry(entry.namespace.clone())
@@ -85,7 +115,9 @@ impl Usage {
                 continue;
             };
             u.shoots = u.shoots.saturating_sub(1);
-            decrement(&mut u.by_class, &entry.class);
+            if let Some(n) = u.by_class.get_mut(entry.class as usize) {
+                *n = n.saturating_sub(1);
+            }
             if u.shoots == 0 {
                 self.seeds.remove(seed);
             }
@@ -101,6 +133,11 @@ impl Usage {
                 }
             }
         }
+    }
+
+    /// Every demand class seen so far; [`SeedUsage::by_class`] refers to them by index.
+    pub fn classes(&self) -> &[DemandClass] {
+        &self.classes
     }
 
     /// Usage of a seed (empty when nothing runs there).
@@ -131,15 +168,6 @@ impl Usage {
     }
 }
 
-fn decrement<K: Ord>(map: &mut BTreeMap<K, u32>, key: &K) {
-    if let Some(n) = map.get_mut(key) {
-        *n -= 1;
-        if *n == 0 {
-            map.remove(key);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +194,48 @@ mod tests {
         assert_eq!(u.shoots_on("s-2"), 0);
         assert!(u.seed("s-2").is_none());
         assert!(u.namespace_seeds("garden-a").is_none());
+    }
+
+    #[test]
+    fn shoots_are_counted_per_demand_class() {
+        let mut u = Usage::default();
+        let shoot = |name: &str, purpose: &str| {
+            ShootBuilder::new("garden-a", name)
+                .purpose(purpose)
+                .seed("s-1")
+                .build()
+        };
+        u.upsert(&shoot("a", "production"));
+        u.upsert(&shoot("b", "evaluation"));
+        u.upsert(&shoot("c", "production"));
+        let counts = |u: &Usage| -> Vec<(Option<String>, u32)> {
+            u.seed("s-1")
+                .map(|s| {
+                    s.by_class()
+                        .map(|(id, n)| (u.classes()[id].purpose.as_deref().map(Into::into), n))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            counts(&u),
+            [
+                (Some("production".into()), 2),
+                (Some("evaluation".into()), 1)
+            ]
+        );
+        u.upsert(&shoot("a", "evaluation"));
+        assert_eq!(
+            counts(&u),
+            [
+                (Some("production".into()), 1),
+                (Some("evaluation".into()), 2)
+            ]
+        );
+        u.remove("garden-a/a");
+        u.remove("garden-a/b");
+        assert_eq!(counts(&u), [(Some("production".into()), 1)]);
+        assert_eq!(u.classes().len(), 2, "classes are interned once");
     }
 
     #[test]

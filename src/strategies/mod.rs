@@ -104,7 +104,7 @@ pub(crate) mod testing {
             .iter()
             .zip(verdicts)
             .filter(|(_, v)| v.is_none())
-            .map(|(s, _)| s.name.clone())
+            .map(|(s, _)| s.name.to_string())
             .collect()
     }
 }

@@ -188,6 +188,8 @@ pub struct SchedulerOptions {
     pub backoff: (&'static str, &'static str),
     /// `RUST_LOG` for the process; `None` leaves the filter to `logLevel` (debug)
     pub rust_log: Option<&'static str>,
+    /// `clientConnection` `qps` and `burst`; `None` keeps the defaults (50, 100)
+    pub client_rate: Option<(f32, i32)>,
 }
 
 impl Default for SchedulerOptions {
@@ -198,6 +200,7 @@ impl Default for SchedulerOptions {
             concurrent_syncs: 5,
             backoff: ("1s", "4s"),
             rust_log: Some(DEFAULT_RUST_LOG),
+            client_rate: None,
         }
     }
 }
@@ -218,7 +221,7 @@ impl Scheduler {
         while metrics_port == health_port {
             metrics_port = free_port();
         }
-        let config = format!(
+        let mut config = format!(
             r#"apiVersion: scheduler.config.gardener.cloud/v1alpha1
 kind: SchedulerConfiguration
 logLevel: debug
@@ -246,6 +249,11 @@ schedulers:
             initial = opts.backoff.0,
             max = opts.backoff.1,
         );
+        if let Some((qps, burst)) = opts.client_rate {
+            config.push_str(&format!(
+                "clientConnection: {{qps: {qps}, burst: {burst}}}\n"
+            ));
+        }
         let cfg_path = api.state.join(format!("scheduler-{name}.yaml"));
         std::fs::write(&cfg_path, config).unwrap();
         Self::spawn(

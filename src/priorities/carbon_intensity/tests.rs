@@ -326,7 +326,7 @@ fn decide(snap: &Snapshot, profile: &Profile, shoot: &str, now: &str) -> Decisio
 fn carbon_of<'a>(d: &'a Decision, seed: &str) -> &'a crate::schedule::PriorityScore {
     d.ranking
         .iter()
-        .find(|s| s.seed == seed)
+        .find(|s| &*s.seed == seed)
         .unwrap()
         .priorities
         .iter()

@@ -1,0 +1,68 @@
+//! `make bench-instructions`: instructions per decision, counted by callgrind.
+//!
+//! Timings on a shared machine move with its load; instruction counts do not. This binary builds
+//! one grid cell of `benches/scheduler.rs` (`BENCH_SEEDS`, `BENCH_SHOOTS`; one value each) and runs
+//! `BENCH_DECISIONS` decisions (default 200) inside [`decide_all`]; `hack/bench-instructions.sh`
+//! runs it under `valgrind --tool=callgrind --toggle-collect=*decide_all*`, so only the decisions
+//! are counted, not building the landscape. `BENCH_PROFILE=upstream` uses the upstream-equivalent
+//! profile instead of the weighted one.
+
+use std::hint::black_box;
+
+use chrono::{DateTime, Utc};
+use gardener_scheduler::api::Shoot;
+use gardener_scheduler::profile::Profile;
+use gardener_scheduler::schedule::schedule;
+use gardener_scheduler::snapshot::Snapshot;
+
+#[allow(dead_code)]
+mod support;
+
+use support::landscape::{self, Generator, GridSpec};
+use support::profiles::{self, LatencyArgs};
+
+/// The counted part: `n` decisions, each result dropped.
+#[inline(never)]
+fn decide_all(snap: &Snapshot, pending: &[Shoot], profile: &Profile, n: usize) -> usize {
+    let now: DateTime<Utc> = "2026-12-01T00:00:00Z".parse().expect("timestamp");
+    (0..n)
+        .filter(|k| black_box(schedule(&pending[k % pending.len()], snap, profile, now)).is_ok())
+        .count()
+}
+
+fn var(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .map(|v| {
+            v.replace('_', "")
+                .parse()
+                .unwrap_or_else(|_| panic!("{name}: not a number: {v}"))
+        })
+        .unwrap_or(default)
+}
+
+fn main() {
+    let (seeds, shoots) = (var("BENCH_SEEDS", 1_000), var("BENCH_SHOOTS", 1_000));
+    let n = var("BENCH_DECISIONS", 200);
+    let profile = match std::env::var("BENCH_PROFILE").as_deref() {
+        Ok("upstream") => profiles::upstream("SameRegion"),
+        _ => profiles::weighted(
+            "bench-weighted",
+            "Scored",
+            &LatencyArgs {
+                matrix: support::geo::latency_matrix(&Generator::regions()),
+                max_latency_ms: 300,
+            },
+        ),
+    };
+    let grid = landscape::grid(
+        GridSpec {
+            seeds,
+            shoots,
+            rng_seed: 42,
+        },
+        5_000,
+    );
+    let placed = decide_all(&grid.snapshot, &grid.pending, &profile.profile, n);
+    println!("seeds={seeds} shoots={shoots} decisions={n} placed={placed}");
+}
