@@ -16,7 +16,7 @@ SOAK_RATE ?= 5
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench lint lint-chart docker-image crds clean
+.PHONY: help build test soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -53,6 +53,9 @@ dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds w
 
 bench: ## Benchmarks and placement quality; report in target/bench-report.md (BENCH_QUICK=1: small run in seconds).
 	$(CARGO) bench --locked --bench scheduler
+
+bench-instructions: ## Instructions per decision under callgrind, independent of machine load (needs valgrind; SEEDS, SHOOTS, DECISIONS).
+	hack/bench-instructions.sh
 
 lint: ## Check formatting (cargo fmt) and lints (cargo clippy, warnings are errors).
 	$(CARGO) fmt --all -- --check

@@ -153,7 +153,11 @@ impl From<Coverage> for Basis {
 /// Why a location scores neutral.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Neutral {
-    NoForecast,
+    NoForecast {
+        /// `(namespace/name, error)` of ConfigMaps whose payload never parsed: they serve no
+        /// known location, but may have been meant to serve this one.
+        unreadable: Vec<(String, String)>,
+    },
     Stale {
         origin: Origin,
         /// `now` minus the end of the last point.
@@ -220,7 +224,15 @@ impl Assessment {
                 format!("{value:.0} gCO2eq/kWh ({how}, {})", origin.describe())
             }
             Assessment::Neutral(n) => match n {
-                Neutral::NoForecast => format!("neutral: no forecast for location {location:?}"),
+                Neutral::NoForecast { unreadable } => {
+                    let mut d = format!("neutral: no forecast for location {location:?}");
+                    for (config_map, error) in unreadable {
+                        d.push_str(&format!(
+                            "; ConfigMap {config_map} serves no location: {error}"
+                        ));
+                    }
+                    d
+                }
                 Neutral::Stale { origin, ended } => {
                     let age = origin
                         .age()
@@ -309,7 +321,9 @@ impl CarbonSettings {
                 }),
                 Ok(f) => match f.get(location) {
                     Some(fc) => self.evaluate(fc, src.data.heartbeat(), origin, now),
-                    None => Assessment::Neutral(Neutral::NoForecast),
+                    None => Assessment::Neutral(Neutral::NoForecast {
+                        unreadable: Vec::new(),
+                    }),
                 },
             };
         }
@@ -330,7 +344,23 @@ impl CarbonSettings {
                 };
             }
         }
-        Assessment::Neutral(Neutral::NoForecast)
+        Assessment::Neutral(Neutral::NoForecast {
+            unreadable: self.unreadable(sources, now),
+        })
+    }
+
+    /// ConfigMaps whose payload has never parsed (so they serve no known location), not deleted
+    /// longer than the grace period ago, ordered by namespace/name.
+    fn unreadable(&self, sources: &CarbonSources, now: DateTime<Utc>) -> Vec<(String, String)> {
+        sources
+            .iter()
+            .filter(|s| s.locations.is_empty())
+            .filter(|s| s.removed_at.is_none_or(|at| now - at <= self.removal_grace))
+            .filter_map(|s| match s.data.forecasts(&self.config_map_key) {
+                Err(e) => Some((s.data.name.clone(), e.to_string())),
+                Ok(_) => None,
+            })
+            .collect()
     }
 
     /// The ConfigMap that decides for a location: among those serving it under `configMapKey`
@@ -478,7 +508,7 @@ impl DataStatus {
     fn of(a: &Assessment) -> DataStatus {
         match a {
             Assessment::Expected { .. } => DataStatus::Usable,
-            Assessment::Neutral(Neutral::NoForecast) => DataStatus::Missing,
+            Assessment::Neutral(Neutral::NoForecast { .. }) => DataStatus::Missing,
             Assessment::Neutral(Neutral::Stale { .. }) => DataStatus::Stale,
             Assessment::Neutral(Neutral::Malformed { .. }) => DataStatus::Malformed,
             Assessment::Neutral(Neutral::NotCovered { .. }) => DataStatus::NotCovered,

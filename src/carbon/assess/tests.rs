@@ -159,7 +159,10 @@ fn a_deleted_configmap_counts_for_the_grace_period() {
         "100 gCO2eq/kWh (mean over 24h, data age 12m, ConfigMap deleted 5m ago)"
     );
     let after = s.assess("a", "a", &src, t("2026-12-01T06:05:01Z"));
-    assert_eq!(after, Assessment::Neutral(Neutral::NoForecast));
+    assert_eq!(
+        after,
+        Assessment::Neutral(Neutral::NoForecast { unreadable: vec![] })
+    );
 }
 
 #[test]
@@ -309,7 +312,12 @@ fn scores_use_the_absolute_scale_and_neutral_is_exactly_fifty() {
     for (v, want) in cases {
         assert_eq!(s.score(&exp(v)), want, "{v}");
     }
-    assert_eq!(s.score(&Assessment::Neutral(Neutral::NoForecast)), 50.0);
+    assert_eq!(
+        s.score(&Assessment::Neutral(Neutral::NoForecast {
+            unreadable: vec![]
+        })),
+        50.0
+    );
     let custom = CarbonSettings {
         scale: Scale {
             best: 100.0,
@@ -412,4 +420,26 @@ fn a_configmap_losing_its_label_is_dropped_at_once() {
     let mut snap = snapshot(&[("s1", "a")], &[exporter("a", "a", 50.0)]);
     snap.upsert_config_map(&exporter("a", "a", 50.0).unlabelled().build());
     assert!(snap.carbon_sources().is_empty());
+}
+
+#[test]
+fn a_configmap_that_never_parsed_is_named_where_a_forecast_is_missing() {
+    let never = CarbonConfigMapBuilder::new("never").raw("data", "[");
+    let src = sources(&[exporter("fresh", "fresh", 212.0), never]);
+    let s = CarbonSettings::default();
+    let got = detail(&s, "IE", &src, NOW);
+    assert!(
+        got.starts_with("neutral: no forecast for location \"IE\"; ConfigMap kube-system/never serves no location: binaryData.data: "),
+        "{got}"
+    );
+    assert_eq!(
+        detail(&s, "fresh", &src, NOW),
+        "212 gCO2eq/kWh (mean over 24h, data age 7m)",
+        "a location with a forecast does not mention it"
+    );
+    let healthy = sources(&[exporter("fresh", "fresh", 212.0)]);
+    assert_eq!(
+        detail(&s, "IE", &healthy, NOW),
+        "neutral: no forecast for location \"IE\""
+    );
 }

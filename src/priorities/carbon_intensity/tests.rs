@@ -404,7 +404,11 @@ fn seeds_without_usable_data_stay_candidates_with_exactly_fifty() {
     let b = carbon_of(&d, "seed-b");
     assert_eq!(b.score, 50.0);
     assert!(b.raw.is_nan());
-    assert_eq!(b.detail, "neutral: no forecast for location \"eu-north-1\"");
+    assert_eq!(
+        b.detail,
+        "neutral: no forecast for location \"eu-north-1\"; ConfigMap kube-system/carbon-se serves no location: binaryData.data: not valid JSON: EOF while parsing a value at line 1 column 13",
+        "the ConfigMap that never parsed is named with its field"
+    );
     assert_eq!(d.seed, "seed-b", "neutral beats the dirtiest grid");
 }
 
