@@ -852,6 +852,7 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
         (5, (0.0, 0)),
         (20, (0.0, 0)),
     ];
+    let mut results = Vec::new();
     for (syncs, rate) in runs {
         progress(&format!(
             "e2e: {} shoots, concurrentSyncs {syncs}, client qps {}",
@@ -887,6 +888,7 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
             fmt_duration(percentile(&r.latencies, 50.0).unwrap_or_default()),
             fmt_duration(percentile(&r.latencies, 99.0).unwrap_or_default()),
         ]);
+        results.push(r);
     }
     let mut body = String::new();
     let _ = writeln!(
@@ -904,13 +906,51 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
     let _ = writeln!(
         body,
         "\nThese numbers measure the whole path on this machine, not the scheduler's decision cost (see the decision latency \
-         section). They are bounded by the client's creation rate (column \"creates took\") and by the test API server, whose etcd \
-         shares the machine's cores with the API server, the scheduler and this client, and by the scheduler's client-side rate \
-         limit: the harness keeps the default `clientConnection` (`qps: 50`, `burst: 100`, as upstream), which every request of the \
-         scheduler passes (the binding, its event, ...). When binding takes far longer than creating and does not change with \
-         `concurrentSyncs`, that rate limit is the likely bound (50 requests/s at 17 shoots/s would be about 3 requests per bound \
-         shoot; not counted here).\n"
+         section): the client's creation rate (column \"creates took\"), the test API server and its etcd, which share the \
+         machine's cores with the scheduler and this client, and the scheduler's client-side rate limit \
+         (`clientConnection.qps`/`burst`, default 50/100 as upstream), which every request of the scheduler passes."
     );
+    let rate_of = |limited: bool| -> Vec<&e2e::E2eRun> {
+        results
+            .iter()
+            .filter(|r| (r.client_rate.0 > 0.0) == limited)
+            .collect()
+    };
+    let (limited, unlimited) = (rate_of(true), rate_of(false));
+    if let Some(first) = limited.first() {
+        let rates: Vec<f64> = limited.iter().map(|r| r.per_s()).collect();
+        let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+        let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), r| {
+            (lo.min(*r), hi.max(*r))
+        });
+        let _ = writeln!(
+            body,
+            "\nWith the default limit the rows bind {}–{} shoots/s whatever `concurrentSyncs`: {} requests/s ÷ {} shoots/s ≈ {:.1} \
+             requests per bound shoot, which is what a bind sends in `bindingMode: Binding` (a fresh read of the shoot, the \
+             `binding` subresource, the success event).",
+            fmt_rate(lo),
+            fmt_rate(hi),
+            first.client_rate.0,
+            fmt_rate(mean),
+            f64::from(first.client_rate.0) / mean
+        );
+    }
+    if !unlimited.is_empty() {
+        let _ = writeln!(
+            body,
+            "Without the limit (`qps: 0`) the same shoots bind at {}. A landscape that creates shoots in large bursts can raise \
+             `clientConnection.qps` and `burst` within what its API server allows.",
+            unlimited
+                .iter()
+                .map(|r| format!(
+                    "{} shoots/s with `concurrentSyncs` {}",
+                    fmt_rate(r.per_s()),
+                    r.concurrent_syncs
+                ))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        );
+    }
     report.push("End-to-end binding throughput", body);
 }
 
