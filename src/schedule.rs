@@ -159,13 +159,14 @@ pub fn schedule(
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("schedule", shoot = %cx.key, profile = %profile.name).entered();
 
-    // Seeds come in name order; a seed's position orders the rejections by name cheaply.
+    // Seeds come in name order; a seed's position orders the rejections by name cheaply, and
+    // each stage adds its rejections in that order: a stable sort merges these runs.
     let mut remaining: Vec<&SeedInfo> = snap.seeds().collect();
     let mut positions: Vec<u32> = (0..remaining.len() as u32).collect();
     let total = remaining.len();
     let mut rejected: Vec<(u32, Rejection)> = Vec::new();
     let by_name = |mut rejected: Vec<(u32, Rejection)>| -> Vec<Rejection> {
-        rejected.sort_unstable_by_key(|(position, _)| *position);
+        rejected.sort_by_key(|(position, _)| *position);
         rejected.into_iter().map(|(_, r)| r).collect()
     };
     for stage in &profile.stages {
