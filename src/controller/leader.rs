@@ -35,6 +35,40 @@ pub enum LeaseError {
     },
 }
 
+/// A write of the lease.
+#[derive(Clone, Copy)]
+enum Write {
+    Create,
+    Update,
+}
+
+/// Sends a create or update of the lease within `limit`: the written lease, or `None` when
+/// another process wrote it first (409 Conflict).
+async fn written(
+    write: Write,
+    lease: &str,
+    limit: Duration,
+    request: impl Future<Output = kube::Result<Lease>>,
+) -> Result<Option<Lease>, LeaseError> {
+    let lease = lease.to_string();
+    match tokio::time::timeout(limit, request).await {
+        Err(_) => Err(LeaseError::Timeout {
+            action: match write {
+                Write::Create => "creating",
+                Write::Update => "updating",
+            },
+            lease,
+            limit,
+        }),
+        Ok(Ok(written)) => Ok(Some(written)),
+        Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(None),
+        Ok(Err(source)) => Err(match write {
+            Write::Create => LeaseError::Create { lease, source },
+            Write::Update => LeaseError::Update { lease, source },
+        }),
+    }
+}
+
 /// Whether this process may bind. Cheap to clone and to ask.
 #[derive(Clone)]
 pub struct Leadership {
@@ -185,21 +219,14 @@ impl Elector {
                     ..Default::default()
                 }),
             };
-            return match tokio::time::timeout(limit, self.api.create(&PostParams::default(), &new))
-                .await
-            {
-                Err(_) => Err(LeaseError::Timeout {
-                    action: "creating",
-                    lease,
-                    limit,
-                }),
-                Ok(Ok(created)) => {
-                    self.observed = Some((LeaseRecord::of(&created), Instant::now()));
-                    Ok(true)
-                }
-                Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(false),
-                Ok(Err(source)) => Err(LeaseError::Create { lease, source }),
-            };
+            let created = written(
+                Write::Create,
+                &self.name,
+                limit,
+                self.api.create(&PostParams::default(), &new),
+            )
+            .await?;
+            return Ok(self.observe_written(created));
         };
 
         let record = LeaseRecord::of(&current);
@@ -224,24 +251,25 @@ impl Elector {
         spec.lease_duration_seconds = Some(seconds);
         spec.renew_time = Some(now_micro());
         current.metadata.managed_fields = None;
-        match tokio::time::timeout(
+        let updated = written(
+            Write::Update,
+            &self.name,
             limit,
             self.api
                 .replace(&self.name, &PostParams::default(), &current),
         )
-        .await
-        {
-            Err(_) => Err(LeaseError::Timeout {
-                action: "updating",
-                lease,
-                limit,
-            }),
-            Ok(Ok(updated)) => {
-                self.observed = Some((LeaseRecord::of(&updated), Instant::now()));
-                Ok(true)
+        .await?;
+        Ok(self.observe_written(updated))
+    }
+
+    /// Records a lease this process wrote; `false` when another process wrote first.
+    fn observe_written(&mut self, written: Option<Lease>) -> bool {
+        match written {
+            Some(lease) => {
+                self.observed = Some((LeaseRecord::of(&lease), Instant::now()));
+                true
             }
-            Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(false),
-            Ok(Err(source)) => Err(LeaseError::Update { lease, source }),
+            None => false,
         }
     }
 

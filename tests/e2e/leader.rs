@@ -18,30 +18,17 @@ async fn holder(client: &kube::Client) -> Option<String> {
         .filter(|h| !h.is_empty())
 }
 
-/// Success events per reporting instance.
-async fn binds_by_instance(client: &kube::Client) -> HashMap<String, usize> {
-    let mut by = HashMap::new();
-    for e in
-        kube::Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), "garden-ha")
-            .list(&Default::default())
-            .await
-            .unwrap()
-    {
-        if e.reason.as_deref() == Some("SchedulingSuccessful") {
-            *by.entry(e.reporting_instance.unwrap_or_default())
-                .or_default() += 1;
-        }
-    }
-    by
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
-    let api = ApiServer::start("leader");
+/// An API server with two seeds of `capacity` shoots for project `ha`, and two schedulers with
+/// leader election, once one of them leads: `(api, client, leader, standby, leader identity)`.
+async fn leader_and_standby(
+    name: &str,
+    capacity: u32,
+) -> (ApiServer, kube::Client, Scheduler, Scheduler, String) {
+    let api = ApiServer::start(name);
     let client = api.client().await;
     base_landscape(&client, "ha").await;
-    create_seed(&client, "s-a", 120, &[]).await;
-    create_seed(&client, "s-b", 120, &[]).await;
+    create_seed(&client, "s-a", capacity, &[]).await;
+    create_seed(&client, "s-b", capacity, &[]).await;
     let opts = || SchedulerOptions {
         leader_elect: true,
         concurrent_syncs: 2,
@@ -63,35 +50,44 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
         }
     })
     .await;
-    let (leader, standby) = if one_leads {
-        (&mut one, &mut two)
-    } else {
-        (&mut two, &mut one)
-    };
+    let (leader, standby) = if one_leads { (one, two) } else { (two, one) };
+    (api, client, leader, standby, first)
+}
+
+/// Creates `n` shoots named `<prefix>-<i>` in project `ha`, 8 at a time, in the background.
+fn burst(client: &kube::Client, prefix: &'static str, n: usize) -> tokio::task::JoinHandle<()> {
+    let client = client.clone();
+    tokio::spawn(async move {
+        futures::stream::iter(0..n)
+            .for_each_concurrent(8, |i| {
+                let client = client.clone();
+                async move { create_shoot(&client, "ha", &format!("{prefix}-{i:03}")).await }
+            })
+            .await
+    })
+}
+
+/// Shoots of project `ha` with a seed.
+async fn bound(client: &kube::Client) -> usize {
+    list_shoots(client, "ha")
+        .await
+        .iter()
+        .filter(|s| seed_of(s).is_some())
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
+    let (_api, client, mut leader, mut standby, first) = leader_and_standby("leader", 120).await;
     let (seen, watch) = record_transitions(&client, "garden-ha");
 
     // a burst; kill the leader once part of it is bound
-    let creator = tokio::spawn({
-        let client = client.clone();
-        async move {
-            futures::stream::iter(0..200)
-                .for_each_concurrent(8, |i| {
-                    let client = client.clone();
-                    async move { create_shoot(&client, "ha", &format!("shoot-{i:03}")).await }
-                })
-                .await
-        }
-    });
+    let creator = burst(&client, "shoot", 200);
     eventually("part of the burst to be bound", || async {
-        let bound = list_shoots(&client, "ha")
-            .await
-            .iter()
-            .filter(|s| seed_of(s).is_some())
-            .count();
-        (bound >= 30).then_some(())
+        (bound(&client).await >= 30).then_some(())
     })
     .await;
-    let before = binds_by_instance(&client).await;
+    let before = binds_by_instance_of(&client, "").await;
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         vec![&first],
@@ -117,12 +113,7 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
     creator.await.unwrap();
 
     eventually("all 200 shoots to be bound", || async {
-        let bound = list_shoots(&client, "ha")
-            .await
-            .iter()
-            .filter(|s| seed_of(s).is_some())
-            .count();
-        (bound == 200).then_some(())
+        (bound(&client).await == 200).then_some(())
     })
     .await;
     eventually("the recorder to see every bind", || async {
@@ -130,7 +121,7 @@ async fn only_the_leader_binds_and_the_standby_takes_over_when_it_dies() {
     })
     .await;
     assert_bound_once_within_capacity(&client, "ha", &seen, 200).await;
-    let after = binds_by_instance(&client).await;
+    let after = binds_by_instance_of(&client, "").await;
     assert!(
         after.get(&second).is_some_and(|n| *n > 0),
         "the new leader bound the rest: {after:?}"
@@ -182,57 +173,12 @@ async fn binds_by_instance_of(client: &kube::Client, prefix: &str) -> HashMap<St
 /// binds nothing more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_frozen_mid_burst_binds_nothing_after_it_resumes_and_the_standby_finishes() {
-    let api = ApiServer::start("frozen-leader");
-    let client = api.client().await;
-    base_landscape(&client, "ha").await;
-    create_seed(&client, "s-a", 60, &[]).await;
-    create_seed(&client, "s-b", 60, &[]).await;
-    let opts = || SchedulerOptions {
-        leader_elect: true,
-        concurrent_syncs: 2,
-        ..Default::default()
-    };
-    let mut one = Scheduler::start(&api, "one", opts());
-    let mut two = Scheduler::start(&api, "two", opts());
-    one.wait_ready().await;
-    two.wait_ready().await;
-    let first = eventually("a leader", || async { holder(&client).await }).await;
-    let one_leads = eventually("exactly one process reporting itself leader", || async {
-        match (
-            one.metric("gardener_scheduler_leader"),
-            two.metric("gardener_scheduler_leader"),
-        ) {
-            (Some(1.0), Some(0.0)) => Some(true),
-            (Some(0.0), Some(1.0)) => Some(false),
-            _ => None,
-        }
-    })
-    .await;
-    let (leader, standby) = if one_leads {
-        (&mut one, &mut two)
-    } else {
-        (&mut two, &mut one)
-    };
+    let (_api, client, mut leader, standby, first) = leader_and_standby("frozen-leader", 60).await;
     let (seen, watch) = record_transitions(&client, "garden-ha");
 
-    let creator = tokio::spawn({
-        let client = client.clone();
-        async move {
-            futures::stream::iter(0..80)
-                .for_each_concurrent(8, |i| {
-                    let client = client.clone();
-                    async move { create_shoot(&client, "ha", &format!("burst-{i:03}")).await }
-                })
-                .await
-        }
-    });
+    let creator = burst(&client, "burst", 80);
     eventually("part of the burst to be bound", || async {
-        let bound = list_shoots(&client, "ha")
-            .await
-            .iter()
-            .filter(|s| seed_of(s).is_some())
-            .count();
-        (bound >= 10).then_some(())
+        (bound(&client).await >= 10).then_some(())
     })
     .await;
     leader.pause();
