@@ -14,6 +14,7 @@ DECISIONS=${DECISIONS:-200}
 command -v valgrind >/dev/null || { echo "valgrind not found: apt-get install valgrind" >&2; exit 1; }
 
 bin=$(cargo bench --locked --bench instructions --no-run --message-format=json 2>/dev/null \
+  | grep '"kind":\["bench"\]' | grep '"name":"instructions"' \
   | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 [ -x "$bin" ] || { echo "could not build benches/instructions.rs" >&2; exit 1; }
 
@@ -24,6 +25,11 @@ count() { # seeds shoots profile -> instructions per decision
     "$bin" 2>&1) || { echo "$out" >&2; exit 1; }
   local total
   total=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' <<<"$out")
+  if [ -z "$total" ] || [ "$total" -eq 0 ]; then
+    echo "no instructions counted for seeds=$1 shoots=$2 profile=$3:" >&2
+    echo "$out" >&2
+    return 1
+  fi
   echo $((total / DECISIONS))
 }
 
@@ -31,7 +37,9 @@ echo "| seeds | existing shoots | weighted profile, instructions/decision | upst
 echo "| --- | --- | --- | --- |"
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
-    echo "| $seeds | $shoots | $(count "$seeds" "$shoots" weighted) | $(count "$seeds" "$shoots" upstream) |"
+    weighted=$(count "$seeds" "$shoots" weighted)
+    upstream=$(count "$seeds" "$shoots" upstream)
+    echo "| $seeds | $shoots | $weighted | $upstream |"
   done
 done
 echo
