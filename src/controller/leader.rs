@@ -40,6 +40,27 @@ pub enum LeaseError {
 enum Write {
     Create,
     Update,
+    /// an update that gives the lease up
+    Release,
+}
+
+/// Reads the lease within `limit`.
+async fn read<T>(
+    lease: &str,
+    limit: Duration,
+    request: impl Future<Output = kube::Result<T>>,
+) -> Result<T, LeaseError> {
+    match tokio::time::timeout(limit, request).await {
+        Err(_) => Err(LeaseError::Timeout {
+            action: "reading",
+            lease: lease.to_string(),
+            limit,
+        }),
+        Ok(result) => result.map_err(|source| LeaseError::Read {
+            lease: lease.to_string(),
+            source,
+        }),
+    }
 }
 
 /// Sends a create or update of the lease within `limit`: the written lease, or `None` when
@@ -56,6 +77,7 @@ async fn written(
             action: match write {
                 Write::Create => "creating",
                 Write::Update => "updating",
+                Write::Release => "releasing",
             },
             lease,
             limit,
@@ -64,7 +86,7 @@ async fn written(
         Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(None),
         Ok(Err(source)) => Err(match write {
             Write::Create => LeaseError::Create { lease, source },
-            Write::Update => LeaseError::Update { lease, source },
+            Write::Update | Write::Release => LeaseError::Update { lease, source },
         }),
     }
 }
@@ -191,18 +213,7 @@ impl Elector {
             .renew_deadline
             .min(self.retry_period * 2)
             .max(Duration::from_secs(1));
-        let lease = self.name.clone();
-        let got = tokio::time::timeout(limit, self.api.get_opt(&self.name))
-            .await
-            .map_err(|_| LeaseError::Timeout {
-                action: "reading",
-                lease: lease.clone(),
-                limit,
-            })?
-            .map_err(|source| LeaseError::Read {
-                lease: lease.clone(),
-                source,
-            })?;
+        let got = read(&self.name, limit, self.api.get_opt(&self.name)).await?;
         let seconds = self.lease_duration.as_secs_f64().ceil() as i32;
         let Some(mut current) = got else {
             let new = Lease {
@@ -339,18 +350,7 @@ impl Elector {
     /// Gives the lease up so that another candidate can take over at once.
     async fn release(&mut self) -> Result<(), LeaseError> {
         let limit = self.renew_deadline;
-        let lease = self.name.clone();
-        let mut current = tokio::time::timeout(limit, self.api.get(&self.name))
-            .await
-            .map_err(|_| LeaseError::Timeout {
-                action: "reading",
-                lease: lease.clone(),
-                limit,
-            })?
-            .map_err(|source| LeaseError::Read {
-                lease: lease.clone(),
-                source,
-            })?;
+        let mut current = read(&self.name, limit, self.api.get(&self.name)).await?;
         if current
             .spec
             .as_ref()
@@ -364,18 +364,15 @@ impl Elector {
         spec.lease_duration_seconds = Some(1);
         spec.renew_time = Some(now_micro());
         current.metadata.managed_fields = None;
-        tokio::time::timeout(
+        // A conflict means another process wrote the lease meanwhile: nothing left to give up.
+        written(
+            Write::Release,
+            &self.name,
             limit,
             self.api
                 .replace(&self.name, &PostParams::default(), &current),
         )
-        .await
-        .map_err(|_| LeaseError::Timeout {
-            action: "releasing",
-            lease: lease.clone(),
-            limit,
-        })?
-        .map_err(|source| LeaseError::Update { lease, source })?;
+        .await?;
         Ok(())
     }
 }
