@@ -185,7 +185,13 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    let landscape = match Landscape::load(&args.files) {
+    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
+    let load = if matches!(args.output, Output::Yaml) {
+        Landscape::load_with_documents
+    } else {
+        Landscape::load
+    };
+    let landscape = match load(&args.files) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: {e}");

@@ -27,13 +27,16 @@ pub enum ManifestError {
     },
 }
 
-/// Everything read from the manifests. `shoot_docs` keeps each Shoot's original document so
-/// `-o yaml` can reproduce it with only `spec.seedName` added.
+/// Everything read from the manifests. With [`Landscape::load_with_documents`], `shoot_docs`
+/// keeps each Shoot's original document so `-o yaml` can reproduce it with only
+/// `spec.seedName` added; otherwise it stays empty (the documents cost more memory than
+/// everything else together).
 #[derive(Default)]
 pub struct Landscape {
     pub seeds: Vec<Seed>,
     pub shoots: Vec<Shoot>,
     pub shoot_docs: Vec<serde_yaml_ng::Value>,
+    keep_documents: bool,
     pub cloud_profiles: Vec<CloudProfile>,
     pub namespaced_cloud_profiles: Vec<NamespacedCloudProfile>,
     pub projects: Vec<Project>,
@@ -43,11 +46,25 @@ pub struct Landscape {
 impl Landscape {
     /// Loads every path (files, or directories read recursively in name order).
     pub fn load(paths: &[PathBuf]) -> Result<Landscape, ManifestError> {
+        Self::load_into(Landscape::default(), paths)
+    }
+
+    /// Loads like [`Landscape::load`] and keeps each Shoot's original document in `shoot_docs`.
+    pub fn load_with_documents(paths: &[PathBuf]) -> Result<Landscape, ManifestError> {
+        Self::load_into(
+            Landscape {
+                keep_documents: true,
+                ..Default::default()
+            },
+            paths,
+        )
+    }
+
+    fn load_into(mut landscape: Landscape, paths: &[PathBuf]) -> Result<Landscape, ManifestError> {
         let mut files = Vec::new();
         for p in paths {
             collect(p, &mut files)?;
         }
-        let mut landscape = Landscape::default();
         for f in files {
             landscape.add_file(&f)?;
         }
@@ -96,7 +113,9 @@ impl Landscape {
                 let shoot: Shoot = typed(&value)?;
                 require_name(&shoot.metadata, true)?;
                 self.shoots.push(shoot);
-                self.shoot_docs.push(value);
+                if self.keep_documents {
+                    self.shoot_docs.push(value);
+                }
             }
             ("core.gardener.cloud/v1beta1", "Seed") => {
                 let seed: Seed = typed(&value)?;
@@ -189,4 +208,46 @@ fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestError> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SHOOT: &str = "apiVersion: core.gardener.cloud/v1beta1
+kind: Shoot
+metadata: {name: web, namespace: garden-dev}
+spec: {region: eu-west-1, cloudProfileName: aws, provider: {type: aws}, kubernetes: {version: 1.33.0}}
+";
+
+    fn loaded(with_documents: bool) -> Landscape {
+        let dir = std::env::temp_dir().join(format!(
+            "gardener-scheduler-manifests-{}-{with_documents}",
+            std::process::id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("shoot.yaml");
+        std::fs::write(&file, SHOOT).unwrap();
+        let l = if with_documents {
+            Landscape::load_with_documents(&[file])
+        } else {
+            Landscape::load(&[file])
+        };
+        std::fs::remove_dir_all(&dir).unwrap();
+        l.unwrap()
+    }
+
+    #[test]
+    fn shoot_documents_are_kept_only_when_asked_for() {
+        let plain = loaded(false);
+        assert_eq!(plain.shoots.len(), 1);
+        assert!(plain.shoot_docs.is_empty());
+        let with = loaded(true);
+        assert_eq!(with.shoots.len(), 1);
+        assert_eq!(
+            with.shoot_docs[0]["spec"]["kubernetes"]["version"].as_str(),
+            Some("1.33.0"),
+            "the original document, unknown fields included"
+        );
+    }
 }

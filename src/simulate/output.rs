@@ -1,5 +1,8 @@
 //! The three output formats of `simulate` and the `--explain` view.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use serde_json::{Map, Value, json};
 
 use super::{Landscape, Simulation};
@@ -136,22 +139,37 @@ fn round(v: f64) -> f64 {
     (v * 1000.0).round() / 1000.0
 }
 
-/// The input Shoots, with `spec.seedName` filled in where a seed was found.
+/// The input Shoots, with `spec.seedName` filled in where a seed was found: the original
+/// documents when the landscape kept them, else the shoots as parsed. Written one document at a
+/// time, so only the output grows with the landscape.
 pub fn render_yaml(landscape: &Landscape, sim: &Simulation) -> String {
-    let mut docs: Vec<serde_yaml_ng::Value> = landscape.shoot_docs.clone();
-    for o in &sim.outcomes {
-        if let Ok(d) = &o.result
-            && let Some(spec) = docs[o.index]
+    let placed: HashMap<usize, &str> = sim
+        .outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok().map(|d| (o.index, d.seed.as_str())))
+        .collect();
+    let documents = landscape.shoot_docs.len() == landscape.shoots.len();
+    let mut out = String::new();
+    for (i, shoot) in landscape.shoots.iter().enumerate() {
+        let mut doc: Cow<'_, serde_yaml_ng::Value> = if documents {
+            Cow::Borrowed(&landscape.shoot_docs[i])
+        } else {
+            Cow::Owned(serde_yaml_ng::to_value(shoot).expect("YAML of a parsed shoot"))
+        };
+        if let Some(seed) = placed.get(&i)
+            && let Some(spec) = doc
+                .to_mut()
                 .get_mut("spec")
                 .and_then(|s| s.as_mapping_mut())
         {
-            spec.insert("seedName".into(), d.seed.clone().into());
+            spec.insert("seedName".into(), (*seed).into());
         }
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        out.push_str(&serde_yaml_ng::to_string(&*doc).expect("YAML of parsed YAML"));
     }
-    docs.iter()
-        .map(|d| serde_yaml_ng::to_string(d).expect("YAML of parsed YAML"))
-        .collect::<Vec<_>>()
-        .join("---\n")
+    out
 }
 
 /// Every seed for one shoot: its score breakdown (best first), then the rejected seeds with the
