@@ -57,6 +57,10 @@ pub struct SimulateRun {
     pub manifest_bytes: u64,
     pub wall: Duration,
     pub peak_rss_kib: i64,
+    /// The bench's own peak RSS when it started the child. Linux charges the parent's peak to a
+    /// child spawned with a shared address space (vfork) when it execs, so `peak_rss_kib` is the
+    /// child's own only when it is larger than this.
+    pub bench_rss_kib: i64,
     pub summary: String,
     pub command: String,
 }
@@ -113,13 +117,17 @@ pub fn write_manifests(dir: &Path, seeds: usize, shoots: usize, pending: usize) 
 }
 
 /// Runs `binary simulate` on the manifests and reads its peak RSS from the kernel's account
-/// of waited-for children (the bench starts no other child before this).
+/// of waited-for children (the bench starts no other child before this), with the bench's own
+/// peak RSS at the start.
 pub fn run_simulate(
     binary: &Path,
     config: &Path,
     manifests: &Path,
     out: &Path,
-) -> (Duration, i64, String) {
+) -> (Duration, i64, i64, String) {
+    let own = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF)
+        .expect("getrusage")
+        .max_rss();
     let start = Instant::now();
     let status = Command::new(binary)
         .args([
@@ -147,7 +155,7 @@ pub fn run_simulate(
         .find(|l| l.contains("pending shoots scheduled"))
         .unwrap_or("")
         .to_string();
-    (wall, usage.max_rss(), summary)
+    (wall, usage.max_rss(), own, summary)
 }
 
 pub fn simulate_rss(
@@ -163,7 +171,7 @@ pub fn simulate_rss(
     let config = dir.join("config.yaml");
     fs::write(&config, config_text).expect("config");
     let binary = PathBuf::from(env!("CARGO_BIN_EXE_gardener-scheduler"));
-    let (wall, peak_rss_kib, summary) =
+    let (wall, peak_rss_kib, bench_rss_kib, summary) =
         run_simulate(&binary, &config, &manifests, &dir.join("output.txt"));
     SimulateRun {
         shoots,
@@ -172,6 +180,7 @@ pub fn simulate_rss(
         manifest_bytes,
         wall,
         peak_rss_kib,
+        bench_rss_kib,
         summary,
         command: format!(
             "gardener-scheduler simulate -o table --config {} -f {}",
