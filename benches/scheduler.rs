@@ -328,16 +328,20 @@ fn profile_notes(p: &BuiltProfile) -> String {
     s
 }
 
-fn latency_sections(mode: &Mode, report: &mut Report) {
-    let matrix = geo::latency_matrix(&Generator::regions());
-    let weighted = profiles::weighted(
+/// The weighted profile of the grid and `simulate`, with the latency matrix of the grid's regions.
+fn weighted_profile() -> BuiltProfile {
+    profiles::weighted(
         "bench-weighted",
         "Scored",
         &LatencyArgs {
-            matrix,
+            matrix: geo::latency_matrix(&Generator::regions()),
             max_latency_ms: 300,
         },
-    );
+    )
+}
+
+fn latency_sections(mode: &Mode, report: &mut Report) {
+    let weighted = weighted_profile();
     let upstream = profiles::upstream("SameRegion");
     let mut cells = Vec::new();
     for &seeds in &mode.seeds {
@@ -555,15 +559,7 @@ fn reference_points(cells: &[Cell]) -> String {
 fn simulate_run(mode: &Mode, target: &Path) -> memory::SimulateRun {
     let (seeds, shoots, pending) = mode.simulate;
     progress(&format!("simulate: {shoots} shoots"));
-    let matrix = geo::latency_matrix(&Generator::regions());
-    let weighted = profiles::weighted(
-        "bench-weighted",
-        "Scored",
-        &LatencyArgs {
-            matrix,
-            max_latency_ms: 300,
-        },
-    );
+    let weighted = weighted_profile();
     memory::simulate_rss(target, &weighted.config, seeds, shoots, pending)
 }
 
