@@ -67,10 +67,10 @@ impl RequestRule {
 /// scores 0 too: nothing shows that the shoot fits there.
 pub struct ResourceFit {
     strategy: FitStrategy,
-    /// `(resource, weight)` in configuration order.
-    resources: Vec<(String, f64)>,
-    /// The resources' names, shared with the details that name them.
+    /// The scored resources in configuration order, shared with the details that name them.
     names: Arc<[String]>,
+    /// Their weights, in the same order.
+    weights: Vec<f64>,
     rules: Vec<RequestRule>,
 }
 
@@ -256,13 +256,18 @@ impl ResourceFit {
         resources: Vec<(String, f64)>,
         rules: Vec<RequestRule>,
     ) -> Self {
-        let names = resources.iter().map(|(n, _)| n.clone()).collect();
+        let (names, weights): (Vec<String>, Vec<f64>) = resources.into_iter().unzip();
         Self {
             strategy,
-            resources,
-            names,
+            names: names.into(),
+            weights,
             rules,
         }
+    }
+
+    /// What one shoot of `class` demands of each scored resource, in order.
+    fn demands<'a>(&'a self, class: &'a DemandClass) -> impl Iterator<Item = f64> + 'a {
+        self.names.iter().map(move |r| self.demand(class, r))
     }
 
     /// What one shoot of `class` demands of `resource` (first matching rule; none matches: 0).
@@ -308,19 +313,15 @@ impl Priority for ResourceFit {
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
         let own = DemandClass::of(cx.shoot);
-        let own_demand: Vec<f64> = self
-            .resources
-            .iter()
-            .map(|(r, _)| self.demand(&own, r))
-            .collect();
+        let own_demand: Vec<f64> = self.demands(&own).collect();
         // What one shoot of each demand class in the landscape demands of each scored
         // resource, priced once per decision: a seed's usage is then O(classes × resources).
-        let n = self.resources.len();
+        let n = self.names.len();
         let priced: Vec<f64> = snap
             .usage()
             .classes()
             .iter()
-            .flat_map(|class| self.resources.iter().map(|(r, _)| self.demand(class, r)))
+            .flat_map(|class| self.demands(class))
             .collect();
         seeds
             .iter()
@@ -328,9 +329,13 @@ impl Priority for ResourceFit {
                 let usage = snap.usage().seed(&s.name);
                 let (mut sum, mut weights) = (0.0, 0.0);
                 let mut worst: Option<(f64, usize)> = None;
-                let mut parts = Vec::with_capacity(self.resources.len());
-                for (i, ((resource, weight), demand)) in
-                    self.resources.iter().zip(&own_demand).enumerate()
+                let mut parts = Vec::with_capacity(n);
+                for (i, ((resource, weight), demand)) in self
+                    .names
+                    .iter()
+                    .zip(&self.weights)
+                    .zip(&own_demand)
+                    .enumerate()
                 {
                     let Some(&allocatable) = s.allocatable.get(resource) else {
                         continue;
