@@ -217,3 +217,47 @@ pub fn render_explain(shoot: &str, result: &Result<Decision, FitError>) -> Strin
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::profile::Profile;
+
+    const LANDSCAPE: &str = "apiVersion: core.gardener.cloud/v1beta1
+kind: Seed
+metadata: {name: s1}
+spec: {provider: {type: aws, region: eu-west-1, zones: [a]}}
+status:
+  lastOperation: {type: Reconcile, state: Succeeded}
+  conditions: [{type: GardenletReady, status: 'True'}]
+---
+apiVersion: core.gardener.cloud/v1beta1
+kind: CloudProfile
+metadata: {name: aws}
+spec: {type: aws}
+---
+apiVersion: core.gardener.cloud/v1beta1
+kind: Shoot
+metadata: {name: web, namespace: garden-dev}
+spec: {region: eu-west-1, cloudProfileName: aws, provider: {type: aws}}
+";
+
+    #[test]
+    fn yaml_without_kept_documents_writes_the_parsed_shoots_with_their_seed() {
+        let mut landscape = Landscape::default();
+        landscape.add_text(Path::new("l.yaml"), LANDSCAPE).unwrap();
+        assert!(landscape.shoot_docs.is_empty());
+        let sim = crate::simulate::simulate(
+            &landscape,
+            &Profile::upstream_default(),
+            &["default-scheduler".to_string()],
+            chrono::Utc::now(),
+        );
+        let out = render_yaml(&landscape, &sim);
+        let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&out).expect(&out);
+        assert_eq!(doc["metadata"]["name"].as_str(), Some("web"), "{out}");
+        assert_eq!(doc["spec"]["seedName"].as_str(), Some("s1"), "{out}");
+    }
+}
