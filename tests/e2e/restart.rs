@@ -34,15 +34,7 @@ async fn the_scheduler_rides_out_an_api_server_restart_and_misses_no_shoot() {
         scheduler.logs()
     );
     api.relaunch_apiserver(&args);
-    let client = eventually("the API server to answer again", || async {
-        let c = api.client().await;
-        kube::Api::<gardener_scheduler::api::Seed>::all(c.clone())
-            .list(&Default::default())
-            .await
-            .ok()
-            .map(|_| c)
-    })
-    .await;
+    let client = answering_client(&api).await;
     // created as soon as the server is back, likely before the scheduler's watch is
     for i in 0..20 {
         create_shoot(&client, "rs", &format!("after-{i}")).await;

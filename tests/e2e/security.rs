@@ -38,15 +38,7 @@ async fn no_credential_appears_in_the_logs_at_debug_level_but_the_kubeconfig_pat
     let args = api.kill_apiserver();
     tokio::time::sleep(Duration::from_secs(2)).await;
     api.relaunch_apiserver(&args);
-    let client = eventually("the API server to answer again", || async {
-        let c = api.client().await;
-        kube::Api::<gardener_scheduler::api::Seed>::all(c.clone())
-            .list(&Default::default())
-            .await
-            .ok()
-            .map(|_| c)
-    })
-    .await;
+    let client = answering_client(&api).await;
     create_shoot(&client, "sec", "second").await;
     eventually("the second shoot to be bound", || async {
         seed_of(&get_shoot(&client, "sec", "second").await).map(str::to_string)

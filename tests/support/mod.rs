@@ -521,17 +521,8 @@ async fn create(api: &Api<DynamicObject>, value: Value) -> DynamicObject {
 
 /// Namespaces `garden` and `garden-<project>`, the Project and the CloudProfile `local`.
 pub async fn base_landscape(client: &Client, project: &str) {
-    let ns: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
     for name in ["garden".to_string(), format!("garden-{project}")] {
-        let n: k8s_openapi::api::core::v1::Namespace = serde_json::from_value(
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}),
-        )
-        .unwrap();
-        match ns.create(&PostParams::default(), &n).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 409 => {}
-            Err(e) => panic!("creating namespace {name}: {e}"),
-        }
+        ensure_namespace(client, &name).await;
     }
     create(
         &raw::<Project>(client),
@@ -698,6 +689,19 @@ pub async fn apply_example_dev(client: &Client) {
             }
         }
     }
+}
+
+/// A client once the (relaunched) API server answers a list of seeds.
+pub async fn answering_client(api: &ApiServer) -> Client {
+    eventually("the API server to answer again", || async {
+        let c = api.client().await;
+        kube::Api::<gardener_scheduler::api::Seed>::all(c.clone())
+            .list(&Default::default())
+            .await
+            .ok()
+            .map(|_| c)
+    })
+    .await
 }
 
 /// Creates a namespace; one that exists already is fine.
