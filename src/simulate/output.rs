@@ -220,34 +220,20 @@ pub fn render_explain(shoot: &str, result: &Result<Decision, FitError>) -> Strin
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
+    use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
     use crate::profile::Profile;
-
-    const LANDSCAPE: &str = "apiVersion: core.gardener.cloud/v1beta1
-kind: Seed
-metadata: {name: s1}
-spec: {provider: {type: aws, region: eu-west-1, zones: [a]}}
-status:
-  lastOperation: {type: Reconcile, state: Succeeded}
-  conditions: [{type: GardenletReady, status: 'True'}]
----
-apiVersion: core.gardener.cloud/v1beta1
-kind: CloudProfile
-metadata: {name: aws}
-spec: {type: aws}
----
-apiVersion: core.gardener.cloud/v1beta1
-kind: Shoot
-metadata: {name: web, namespace: garden-dev}
-spec: {region: eu-west-1, cloudProfileName: aws, provider: {type: aws}}
-";
 
     #[test]
     fn yaml_without_kept_documents_writes_the_parsed_shoots_with_their_seed() {
         let mut landscape = Landscape::default();
-        landscape.add_text(Path::new("l.yaml"), LANDSCAPE).unwrap();
+        landscape.seeds.push(SeedBuilder::new("s1").build());
+        landscape
+            .shoots
+            .push(ShootBuilder::new("garden-dev", "web").build());
+        landscape
+            .cloud_profiles
+            .push(CloudProfileBuilder::new("aws").build());
         assert!(landscape.shoot_docs.is_empty());
         let sim = crate::simulate::simulate(
             &landscape,
