@@ -30,6 +30,25 @@ struct Call {
     respond: SendResponse<Response<Body>>,
 }
 
+/// Binds [`observed_shoot`] to `seed-1` in the background, as the leader.
+fn spawn_bind(
+    client: Client,
+    mode: BindingMode,
+) -> tokio::task::JoinHandle<Result<String, BindError>> {
+    let shoot = observed_shoot();
+    tokio::spawn(async move {
+        bind::bind(
+            &client,
+            mode,
+            &shoot,
+            "seed-1",
+            REQUEST_TIMEOUT,
+            &Leadership::always(),
+        )
+        .await
+    })
+}
+
 async fn next_call(h: &mut MockHandle) -> Call {
     let (req, respond) = tokio::time::timeout(Duration::from_secs(30), h.next_request())
         .await
@@ -104,18 +123,7 @@ fn observed_shoot() -> Shoot {
 #[tokio::test]
 async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
     let (client, mut h) = mock_client();
-    let shoot = observed_shoot();
-    let task = tokio::spawn(async move {
-        bind::bind(
-            &client,
-            BindingMode::Binding,
-            &shoot,
-            "seed-1",
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    });
+    let task = spawn_bind(client, BindingMode::Binding);
     let get = next_call(&mut h).await;
     assert_eq!(
         (get.method.as_str(), get.path.as_str()),
@@ -154,18 +162,7 @@ async fn binding_outcomes_are_told_apart() {
     ];
     for (code, reason, expected) in cases {
         let (client, mut h) = mock_client();
-        let shoot = observed_shoot();
-        let task = tokio::spawn(async move {
-            bind::bind(
-                &client,
-                BindingMode::Binding,
-                &shoot,
-                "seed-1",
-                REQUEST_TIMEOUT,
-                &Leadership::always(),
-            )
-            .await
-        });
+        let task = spawn_bind(client, BindingMode::Binding);
         next_call(&mut h)
             .await
             .respond
@@ -182,18 +179,7 @@ async fn binding_outcomes_are_told_apart() {
 #[tokio::test]
 async fn a_seed_already_set_on_the_server_is_never_overwritten() {
     let (client, mut h) = mock_client();
-    let shoot = observed_shoot();
-    let task = tokio::spawn(async move {
-        bind::bind(
-            &client,
-            BindingMode::Binding,
-            &shoot,
-            "seed-1",
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    });
+    let task = spawn_bind(client, BindingMode::Binding);
     next_call(&mut h)
         .await
         .respond
@@ -209,18 +195,7 @@ async fn a_seed_already_set_on_the_server_is_never_overwritten() {
 #[tokio::test]
 async fn a_missing_binding_subresource_is_named_with_the_fix() {
     let (client, mut h) = mock_client();
-    let shoot = observed_shoot();
-    let task = tokio::spawn(async move {
-        bind::bind(
-            &client,
-            BindingMode::Binding,
-            &shoot,
-            "seed-1",
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    });
+    let task = spawn_bind(client, BindingMode::Binding);
     next_call(&mut h)
         .await
         .respond
@@ -241,18 +216,7 @@ async fn a_missing_binding_subresource_is_named_with_the_fix() {
 #[tokio::test]
 async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
     let (client, mut h) = mock_client();
-    let shoot = observed_shoot();
-    let task = tokio::spawn(async move {
-        bind::bind(
-            &client,
-            BindingMode::Patch,
-            &shoot,
-            "seed-1",
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    });
+    let task = spawn_bind(client, BindingMode::Patch);
     let patch = next_call(&mut h).await;
     assert_eq!(
         (patch.method.as_str(), patch.path.as_str()),
@@ -273,18 +237,7 @@ async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
 #[tokio::test(start_paused = true)]
 async fn no_answer_is_an_unknown_outcome_not_a_failure() {
     let (client, mut h) = mock_client();
-    let shoot = observed_shoot();
-    let task = tokio::spawn(async move {
-        bind::bind(
-            &client,
-            BindingMode::Binding,
-            &shoot,
-            "seed-1",
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    });
+    let task = spawn_bind(client, BindingMode::Binding);
     next_call(&mut h)
         .await
         .respond
