@@ -249,6 +249,12 @@ async fn no_answer_is_an_unknown_outcome_not_a_failure() {
 
 // ---- whole attempts, as a worker runs them
 
+/// Processes `garden-a/s1` in the background.
+fn spawn_attempt(shared: &Arc<Shared>) -> tokio::task::JoinHandle<Attempt> {
+    let shared = shared.clone();
+    tokio::spawn(async move { process(&shared, "garden-a/s1").await })
+}
+
 fn controller(client: Client) -> Arc<Shared> {
     let cfg = load_str(
         "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n",
@@ -286,10 +292,7 @@ async fn no_more_requests(h: &mut MockHandle) {
 async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failure_event() {
     let (client, mut h) = mock_client();
     let shared = controller(client);
-    let attempt = tokio::spawn({
-        let shared = shared.clone();
-        async move { process(&shared, "garden-a/s1").await }
-    });
+    let attempt = spawn_attempt(&shared);
     next_call(&mut h)
         .await
         .respond
@@ -308,10 +311,7 @@ async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failu
     ));
 
     // the retry succeeds and reports
-    let attempt = tokio::spawn({
-        let shared = shared.clone();
-        async move { process(&shared, "garden-a/s1").await }
-    });
+    let attempt = spawn_attempt(&shared);
     next_call(&mut h)
         .await
         .respond
@@ -349,10 +349,7 @@ async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failu
 async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
     let (client, mut h) = mock_client();
     let shared = controller(client);
-    let attempt = tokio::spawn({
-        let shared = shared.clone();
-        async move { process(&shared, "garden-a/s1").await }
-    });
+    let attempt = spawn_attempt(&shared);
     next_call(&mut h)
         .await
         .respond
@@ -382,10 +379,7 @@ async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
 async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened() {
     let (client, mut h) = mock_client();
     let shared = controller(client);
-    let attempt = tokio::spawn({
-        let shared = shared.clone();
-        async move { process(&shared, "garden-a/s1").await }
-    });
+    let attempt = spawn_attempt(&shared);
     next_call(&mut h)
         .await
         .respond
@@ -402,10 +396,7 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     );
 
     // the next attempt asks first: it was bound after all
-    let attempt = tokio::spawn({
-        let shared = shared.clone();
-        async move { process(&shared, "garden-a/s1").await }
-    });
+    let attempt = spawn_attempt(&shared);
     next_call(&mut h)
         .await
         .respond
@@ -425,10 +416,7 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
             .taint("seed.gardener.cloud/protected", None)
             .build(),
     );
-    let attempt = tokio::spawn({
-        let shared = shared.clone();
-        async move { process(&shared, "garden-a/s1").await }
-    });
+    let attempt = spawn_attempt(&shared);
     let event = next_call(&mut h).await;
     assert_eq!(event.body["reason"], "SchedulingFailed");
     assert_eq!(event.body["type"], "Warning");

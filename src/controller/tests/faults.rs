@@ -17,11 +17,6 @@ fn controller_from(client: Client, yaml: &str) -> Arc<Shared> {
     shared
 }
 
-fn spawn_attempt(shared: &Arc<Shared>) -> tokio::task::JoinHandle<Attempt> {
-    let shared = shared.clone();
-    tokio::spawn(async move { process(&shared, "garden-a/s1").await })
-}
-
 /// Waits for the next key the queue hands out; returns it with the delay, in whole seconds,
 /// measured from `since`.
 async fn next_due(shared: &Shared, since: Instant) -> (String, u64) {
