@@ -12,6 +12,8 @@
 //! Modules in data-flow order:
 #![forbid(unsafe_code)]
 
+/// Leaf helper: a leading UTF-8 byte order mark in user files.
+pub mod bom;
 /// Serde types of the Gardener objects read (Shoot, Seed, CloudProfile, Project, ConfigMap).
 pub mod api;
 /// Carbon-intensity forecasts: parsing, staleness, expected intensity per location.
@@ -29,6 +31,8 @@ pub mod crds;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;
+/// Leaf helper: durations in Go's syntax (`1h30m`, `300ms`), as upstream's files write them.
+pub mod go_duration;
 /// Filters: one predicate per file, in upstream order.
 pub mod predicates;
 /// Scores: one priority per file, raw value -> 0..=100 -> × weight.
