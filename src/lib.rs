@@ -12,10 +12,10 @@
 //! Modules in data-flow order:
 #![forbid(unsafe_code)]
 
-/// Leaf helper: a leading UTF-8 byte order mark in user files.
-pub mod bom;
 /// Serde types of the Gardener objects read (Shoot, Seed, CloudProfile, Project, ConfigMap).
 pub mod api;
+/// Leaf helper: a leading UTF-8 byte order mark in user files.
+pub mod bom;
 /// Carbon-intensity forecasts: parsing, staleness, expected intensity per location.
 pub mod carbon;
 /// The profile chain: time-windowed profiles and freezes; the first active entry applies.

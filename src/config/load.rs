@@ -109,7 +109,8 @@ pub fn load_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Loaded, Co
         .build()?
         .try_deserialize()?;
     let mut loaded = build(
-        file.as_ref().map(|(text, name)| (text.as_str(), name.as_str())),
+        file.as_ref()
+            .map(|(text, name)| (text.as_str(), name.as_str())),
         Some(env),
         unknown,
     )?;

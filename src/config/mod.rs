@@ -17,10 +17,11 @@ mod validate;
 
 pub use defaults::set_defaults;
 pub use load::{
-    ConfigError, FieldError, Loaded, UNKNOWN_KEY, UnknownKeys, load, load_str, load_str_with, load_with,
+    ConfigError, FieldError, Loaded, UNKNOWN_KEY, UnknownKeys, load, load_str, load_str_with,
+    load_with,
 };
-pub use validate::KNOWN_FEATURE_GATES;
 pub use types::*;
+pub use validate::KNOWN_FEATURE_GATES;
 
 #[cfg(test)]
 mod tests;
