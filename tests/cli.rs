@@ -379,3 +379,39 @@ fn a_config_file_with_a_byte_order_mark_loads() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("logLevel: debug"), "{out}");
 }
+
+#[test]
+fn at_start_up_the_scheduler_logs_ignored_keys_and_the_profiling_answer_before_connecting() {
+    let cfg = tmp(
+        "start-up.yaml",
+        "logFormat: text\ndebugging: {enableProfiling: true}\nserver: {http: {port: 1}}\n",
+    );
+    let (code, _, err) = run(bin()
+        .args(["--kubeconfig", "/nonexistent/kubeconfig", "--config"])
+        .arg(&cfg)
+        .env_remove("RUST_LOG"));
+    assert_ne!(code, 0, "no API server to talk to");
+    let warn = |needle: &str| {
+        err.lines()
+            .any(|l| l.contains("WARN") && l.contains(needle))
+    };
+    assert!(warn("field=server.http"), "{err}");
+    assert!(warn("debugging.enableProfiling is set"), "{err}");
+    assert!(
+        err.contains("loading kubeconfig /nonexistent/kubeconfig"),
+        "{err}"
+    );
+
+    // --strict refuses to start on the same file.
+    let (code, _, err) = run(bin()
+        .args([
+            "--strict",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "--config",
+        ])
+        .arg(&cfg));
+    assert_eq!(code, 2);
+    assert!(err.contains("server.http: unknown field"), "{err}");
+    assert!(!err.contains("loading kubeconfig"), "{err}");
+}
