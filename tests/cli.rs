@@ -415,3 +415,19 @@ fn at_start_up_the_scheduler_logs_ignored_keys_and_the_profiling_answer_before_c
     assert!(err.contains("server.http: unknown field"), "{err}");
     assert!(!err.contains("loading kubeconfig"), "{err}");
 }
+
+#[test]
+fn a_config_file_that_is_not_a_mapping_is_named_by_its_path() {
+    for (name, text, words) in [
+        ("list.yaml", "- just\n- a list\n", "must be a YAML mapping"),
+        ("broken.yaml", "logLevel: [debug\n", "line"),
+    ] {
+        let cfg = tmp(name, text);
+        let (code, _, err) = run(bin().args(["--validate-only", "--config"]).arg(&cfg));
+        assert_eq!(code, 2);
+        assert!(
+            err.contains(&format!("  {}: ", cfg.display())) && err.contains(words),
+            "{err}"
+        );
+    }
+}
