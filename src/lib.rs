@@ -14,6 +14,8 @@
 
 /// Serde types of the Gardener objects read (Shoot, Seed, CloudProfile, Project, ConfigMap).
 pub mod api;
+/// Leaf helper: a leading UTF-8 byte order mark in user files.
+pub mod bom;
 /// Carbon-intensity forecasts: parsing, staleness, expected intensity per location.
 pub mod carbon;
 /// The profile chain: time-windowed profiles and freezes; the first active entry applies.
@@ -29,6 +31,8 @@ pub mod crds;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;
+/// Leaf helper: durations in Go's syntax (`1h30m`, `300ms`), as upstream's files write them.
+pub mod go_duration;
 /// Filters: one predicate per file, in upstream order.
 pub mod predicates;
 /// Scores: one priority per file, raw value -> 0..=100 -> × weight.

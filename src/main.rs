@@ -48,6 +48,10 @@ struct RunArgs {
     /// Load and validate the configuration, print it, and exit.
     #[arg(long)]
     validate_only: bool,
+    /// Treat keys the configuration does not know as errors (upstream ignores them; so do we,
+    /// with a warning each).
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Args)]
@@ -55,6 +59,9 @@ struct SimulateArgs {
     /// SchedulerConfiguration file (defaults apply without one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Treat keys the configuration does not know as errors instead of warnings.
+    #[arg(long)]
+    strict: bool,
     /// Manifest files or directories (multi-document YAML).
     #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
     files: Vec<PathBuf>,
@@ -105,15 +112,48 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_config(path: Option<&PathBuf>) -> Result<SchedulerConfiguration, ExitCode> {
-    config::load(path.map(PathBuf::as_path)).map_err(|e| {
+fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<config::Loaded, ExitCode> {
+    let unknown = if strict {
+        config::UnknownKeys::Reject
+    } else {
+        config::UnknownKeys::Warn
+    };
+    config::load_with(path.map(PathBuf::as_path), unknown).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }
 
+/// For commands that print to the terminal: one line per ignored key.
+fn print_warnings(warnings: &[config::FieldError]) {
+    for w in warnings {
+        eprintln!("warning: {w}");
+    }
+}
+
+/// What `debugging` asks for and what this scheduler does about it, said once at start-up.
+fn debugging_notes(cfg: &SchedulerConfiguration) -> Vec<&'static str> {
+    let mut notes = Vec::new();
+    if cfg.debugging.enable_profiling {
+        notes.push(
+            "debugging.enableProfiling is set: gardener-scheduler serves no /debug/pprof endpoints \
+             (they are Go runtime profiles); profile the process from outside, e.g. with perf",
+        );
+    }
+    if cfg.debugging.enable_contention_profiling {
+        notes.push(
+            "debugging.enableContentionProfiling is set: it has no effect in gardener-scheduler \
+             (Go block profiling has no equivalent here)",
+        );
+    }
+    notes
+}
+
 fn run_cmd(args: RunArgs) -> ExitCode {
-    let mut cfg = match load_config(args.config.as_ref()) {
+    let config::Loaded {
+        config: mut cfg,
+        warnings,
+    } = match load_config(args.config.as_ref(), args.strict) {
         Ok(c) => c,
         Err(code) => return code,
     };
@@ -121,6 +161,10 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         cfg.client_connection.kubeconfig = k.display().to_string();
     }
     if args.validate_only {
+        print_warnings(&warnings);
+        for note in debugging_notes(&cfg) {
+            eprintln!("note: {note}");
+        }
         print!(
             "{}",
             serde_yaml_ng::to_string(&cfg).expect("config serializes")
@@ -128,6 +172,12 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         return ExitCode::SUCCESS;
     }
     init_logging(&cfg);
+    for w in &warnings {
+        tracing::warn!(field = %w.path, "{}", w.message);
+    }
+    for note in debugging_notes(&cfg) {
+        tracing::warn!("{note}");
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -170,8 +220,11 @@ fn init_logging(cfg: &SchedulerConfiguration) {
 }
 
 fn simulate_cmd(args: SimulateArgs) -> ExitCode {
-    let cfg = match load_config(args.config.as_ref()) {
-        Ok(c) => c,
+    let cfg = match load_config(args.config.as_ref(), args.strict) {
+        Ok(loaded) => {
+            print_warnings(&loaded.warnings);
+            loaded.config
+        }
         Err(code) => return code,
     };
     // The configuration was validated on load, which includes building the chain.

@@ -636,8 +636,16 @@ fn values_config_is_merged_over_the_defaults_key_by_key() {
 fn invalid_config_values_are_caught_by_the_binarys_validation_with_the_field_path() {
     let cases = [
         (
-            "config.schedulers.shoot.concurrentSyncs=0",
+            "config.schedulers.shoot.concurrentSyncs=-1",
             "schedulers.shoot.concurrentSyncs",
+        ),
+        (
+            "config.leaderElection.renewDeadline=20s",
+            "leaderElection.leaseDuration",
+        ),
+        (
+            "config.featureGates.DefaultSeccompProfile=true",
+            "featureGates.DefaultSeccompProfile",
         ),
         (
             "config.schedulers.shoot.candidateDeterminationStrategy=Nearest",
@@ -707,6 +715,25 @@ fn an_existing_config_file_is_reused_as_is_through_config_file() {
             .unwrap(),
         ),
         (
+            "operator-rendered, SameRegion",
+            std::fs::read_to_string(
+                repo().join("tests/data/upstream-config/operator-rendered-sameregion.yaml"),
+            )
+            .unwrap(),
+        ),
+        (
+            "operator-rendered, empty strategy",
+            std::fs::read_to_string(
+                repo().join("tests/data/upstream-config/operator-rendered-empty-strategy.yaml"),
+            )
+            .unwrap(),
+        ),
+        (
+            "upstream's example",
+            std::fs::read_to_string(repo().join("tests/data/upstream-config/upstream-example.yaml"))
+                .unwrap(),
+        ),
+        (
             "profiles example",
             std::fs::read_to_string(repo().join("example/21-componentconfig-profiles.yaml"))
                 .unwrap(),
@@ -757,6 +784,104 @@ fn an_existing_config_file_is_reused_as_is_through_config_file() {
             "{name}: the binary loads the same configuration from the chart as from the file itself"
         );
     }
+}
+
+/// Renders the chart with `configFile` set to `text`, as `--set-file configFile=FILE` does.
+fn render_with_config_file(text: &str, set: &[&str]) -> Manifests {
+    let dir = scratch_dir();
+    let file = dir.join(CONFIG_KEY);
+    std::fs::write(&file, text).unwrap();
+    let set_file = format!("configFile={}", file.display());
+    let mut args = vec![
+        "template",
+        RELEASE,
+        "--namespace",
+        NAMESPACE,
+        "--set-file",
+        &set_file,
+    ];
+    let sets: Vec<String> = set.iter().map(|s| format!("--set={s}")).collect();
+    args.extend(sets.iter().map(String::as_str));
+    let out = run_helm(&chart(), &args, &[], &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    parse_manifests(&out)
+}
+
+#[test]
+fn the_operator_rendered_file_drives_the_lease_rbac_and_ports_of_the_manifests() {
+    let text = std::fs::read_to_string(
+        repo().join("tests/data/upstream-config/operator-rendered-sameregion.yaml"),
+    )
+    .unwrap();
+    let m = render_with_config_file(&text, &[]);
+    // gardener-operator puts the Lease into kube-system; the chart grants exactly that Lease.
+    let role = m.one("Role");
+    assert_eq!(role["metadata"]["namespace"].as_str(), Some("kube-system"));
+    assert_eq!(
+        grants(role),
+        lease_grants("gardener-scheduler-leader-election")
+    );
+    assert_eq!(m.container_port("healthz"), 10251);
+    assert_eq!(m.container_port("metrics"), 19251);
+    let out = validate_rendered(&m);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        loaded["leaderElection"]["leaseDuration"].as_str(),
+        Some("15s")
+    );
+    assert_eq!(
+        loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(),
+        Some(5)
+    );
+    assert_eq!(
+        loaded["clientConnection"]["kubeconfig"].as_str(),
+        Some("/var/run/secrets/gardener.cloud/shoot/generic-kubeconfig/kubeconfig"),
+        "without kubeconfig.secretName the file's kubeconfig path stays"
+    );
+
+    // With a kubeconfig Secret, the chart points the file at the mounted Secret instead.
+    let m = render_with_config_file(&text, &["kubeconfig.secretName=garden-kubeconfig"]);
+    let cfg: Value = serde_yaml_ng::from_str(&m.scheduler_config()).unwrap();
+    assert_eq!(
+        cfg["clientConnection"]["kubeconfig"].as_str(),
+        Some("/etc/gardener-scheduler/kubeconfig/kubeconfig")
+    );
+}
+
+#[test]
+fn zero_ports_and_an_empty_lease_name_in_a_config_file_mean_upstreams_defaults_in_the_manifests() {
+    let m = render_with_config_file(
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\nleaderElection: {resourceName: \"\", resourceNamespace: kube-system}\nserver: {healthProbes: {bindAddress: \"\", port: 0}, metrics: {bindAddress: \"\", port: 0}}\n",
+        &[],
+    );
+    assert_eq!(m.container_port("healthz"), 10251);
+    assert_eq!(m.container_port("metrics"), 19251);
+    assert_eq!(
+        grants(m.one("Role")),
+        lease_grants("gardener-scheduler-leader-election")
+    );
+    let out = validate_rendered(&m);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        loaded["server"]["healthProbes"]["port"].as_i64(),
+        Some(10251)
+    );
+    assert_eq!(loaded["server"]["metrics"]["port"].as_i64(), Some(19251));
 }
 
 #[test]

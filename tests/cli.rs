@@ -184,12 +184,12 @@ fn explain_lists_every_seed_with_its_stage() {
 fn invalid_config_exits_2_listing_every_error() {
     let cfg = tmp(
         "bad-config.yaml",
-        "schedulers:\n  shoot:\n    concurrentSyncs: 0\n    candidateDeterminationStrategy: Foo\n",
+        "schedulers:\n  shoot:\n    concurrentSyncs: -1\n    candidateDeterminationStrategy: Foo\n",
     );
     let (code, _, err) = run(bin().args(["--validate-only", "--config"]).arg(&cfg));
     assert_eq!(code, 2);
     assert!(
-        err.contains("schedulers.shoot.concurrentSyncs: must be between 1 and 1000, got 0"),
+        err.contains("schedulers.shoot.concurrentSyncs: must be between 1 and 1000, got -1"),
         "{err}"
     );
     assert!(
@@ -279,4 +279,155 @@ fn simulate_inside_a_freeze_defers_every_shoot_without_failing() {
         out.contains("freeze window \"release-weekend\" until 2026-12-07T06:00:00Z"),
         "{out}"
     );
+}
+
+const RENDERED: &str = "tests/data/upstream-config/operator-rendered-sameregion.yaml";
+const OBSOLETE: &str = "tests/data/upstream-config/obsolete-keys.yaml";
+
+#[test]
+fn validate_only_prints_upstreams_defaults_for_the_zero_values_of_the_operator_rendered_file() {
+    for strict in [false, true] {
+        let mut cmd = bin();
+        cmd.args(["--validate-only", "--config", RENDERED]);
+        if strict {
+            cmd.arg("--strict");
+        }
+        let (code, out, err) = run(&mut cmd);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(err, "", "every key of the rendered file is known");
+        let loaded: serde_yaml_ng::Value = serde_yaml_ng::from_str(&out).unwrap();
+        let le = &loaded["leaderElection"];
+        assert_eq!(le["leaseDuration"].as_str(), Some("15s"));
+        assert_eq!(le["renewDeadline"].as_str(), Some("10s"));
+        assert_eq!(le["retryPeriod"].as_str(), Some("2s"));
+        assert_eq!(le["resourceLock"].as_str(), Some("leases"));
+        assert_eq!(le["resourceNamespace"].as_str(), Some("kube-system"));
+        let shoot = &loaded["schedulers"]["shoot"];
+        assert_eq!(shoot["concurrentSyncs"].as_i64(), Some(5));
+        assert_eq!(
+            shoot["candidateDeterminationStrategy"].as_str(),
+            Some("SameRegion")
+        );
+    }
+}
+
+#[test]
+fn unknown_keys_are_warnings_and_strict_makes_them_errors() {
+    let (code, out, err) = run(bin().args(["--validate-only", "--config", OBSOLETE]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("retrySyncPeriod: 30s"), "{out}");
+    assert_eq!(
+        err.lines().collect::<Vec<_>>(),
+        [
+            "warning: schedulers.backupBucket.retrySyncPeriod: unknown field, ignored (an error with --strict)",
+            "warning: server.http: unknown field, ignored (an error with --strict)",
+        ]
+    );
+
+    let (code, out, err) = run(bin().args(["--validate-only", "--strict", "--config", OBSOLETE]));
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        err.contains("  schedulers.backupBucket.retrySyncPeriod: unknown field")
+            && err.contains("  server.http: unknown field"),
+        "{err}"
+    );
+
+    // simulate reads the configuration the same way.
+    let manifests = tmp("strict-simulate.yaml", &format!("{SEED}---{SHOOT}"));
+    let (code, out, err) = run(bin()
+        .args(["simulate", "--config", OBSOLETE, "-f"])
+        .arg(&manifests));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning: server.http"), "{err}");
+    assert!(out.contains("garden-dev/web"), "{out}");
+    let (code, _, err) = run(bin()
+        .args(["simulate", "--strict", "--config", OBSOLETE, "-f"])
+        .arg(&manifests));
+    assert_eq!(code, 2);
+    assert!(err.contains("server.http: unknown field"), "{err}");
+}
+
+#[test]
+fn profiling_settings_are_answered_with_what_the_scheduler_does_about_them() {
+    let cfg = tmp(
+        "profiling.yaml",
+        "debugging: {enableProfiling: true, enableContentionProfiling: true}\n",
+    );
+    let (code, _, err) = run(bin().args(["--validate-only", "--config"]).arg(&cfg));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("note: debugging.enableProfiling is set: gardener-scheduler serves no /debug/pprof endpoints"),
+        "{err}"
+    );
+    assert!(
+        err.contains("note: debugging.enableContentionProfiling is set: it has no effect"),
+        "{err}"
+    );
+    let (_, _, err) = run(bin().args(["--validate-only", "--config", RENDERED]));
+    assert!(
+        !err.contains("debugging"),
+        "nothing to say when unset: {err}"
+    );
+}
+
+#[test]
+fn a_config_file_with_a_byte_order_mark_loads() {
+    let cfg = tmp("bom.yaml", "\u{feff}logLevel: debug\n");
+    let (code, out, err) = run(bin()
+        .args(["--validate-only", "--strict", "--config"])
+        .arg(&cfg));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("logLevel: debug"), "{out}");
+}
+
+#[test]
+fn at_start_up_the_scheduler_logs_ignored_keys_and_the_profiling_answer_before_connecting() {
+    let cfg = tmp(
+        "start-up.yaml",
+        "logFormat: text\ndebugging: {enableProfiling: true}\nserver: {http: {port: 1}}\n",
+    );
+    let (code, _, err) = run(bin()
+        .args(["--kubeconfig", "/nonexistent/kubeconfig", "--config"])
+        .arg(&cfg)
+        .env_remove("RUST_LOG"));
+    assert_ne!(code, 0, "no API server to talk to");
+    let warn = |needle: &str| {
+        err.lines()
+            .any(|l| l.contains("WARN") && l.contains(needle))
+    };
+    assert!(warn("field=server.http"), "{err}");
+    assert!(warn("debugging.enableProfiling is set"), "{err}");
+    assert!(
+        err.contains("loading kubeconfig /nonexistent/kubeconfig"),
+        "{err}"
+    );
+
+    // --strict refuses to start on the same file.
+    let (code, _, err) = run(bin()
+        .args([
+            "--strict",
+            "--kubeconfig",
+            "/nonexistent/kubeconfig",
+            "--config",
+        ])
+        .arg(&cfg));
+    assert_eq!(code, 2);
+    assert!(err.contains("server.http: unknown field"), "{err}");
+    assert!(!err.contains("loading kubeconfig"), "{err}");
+}
+
+#[test]
+fn a_config_file_that_is_not_a_mapping_is_named_by_its_path() {
+    for (name, text, words) in [
+        ("list.yaml", "- just\n- a list\n", "must be a YAML mapping"),
+        ("broken.yaml", "logLevel: [debug\n", "line"),
+    ] {
+        let cfg = tmp(name, text);
+        let (code, _, err) = run(bin().args(["--validate-only", "--config"]).arg(&cfg));
+        assert_eq!(code, 2);
+        assert!(
+            err.contains(&format!("  {}: ", cfg.display())) && err.contains(words),
+            "{err}"
+        );
+    }
 }

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 
 pub use window::{Window, parse_cron};
 
-use crate::config::{FieldError, ShootScheduler};
+use crate::config::{FieldError, ProfileConfig, ShootScheduler};
 use crate::profile::Profile;
 
 pub enum EntryKind {
@@ -44,6 +44,22 @@ pub enum Selection<'a> {
 
 pub struct ProfileChain {
     pub entries: Vec<ChainEntry>,
+}
+
+/// Moves an error about a key a profile entry inherits from `schedulers.shoot` back to the
+/// plain key's path.
+fn as_written(e: FieldError, profile_path: &str, p: &ProfileConfig) -> FieldError {
+    let Some(rest) = e.path.strip_prefix(profile_path) else {
+        return e;
+    };
+    let inherited = (rest.starts_with(".priorities") && p.priorities.is_none())
+        || (rest.starts_with(".candidateDeterminationStrategy")
+            && p.candidate_determination_strategy.is_none());
+    if inherited {
+        FieldError::new(format!("schedulers.shoot{rest}"), e.message)
+    } else {
+        e
+    }
 }
 
 impl ProfileChain {
@@ -119,10 +135,17 @@ impl ProfileChain {
                         .priorities
                         .clone()
                         .unwrap_or_else(|| cfg.priorities_or_default());
-                    match Profile::build(&id, strategy, &prios, &format!("{path}.profile")) {
+                    let profile_path = format!("{path}.profile");
+                    match Profile::build(&id, strategy, &prios, &profile_path) {
                         Ok(profile) => Some(EntryKind::Profile(Box::new(profile))),
-                        Err(mut errs) => {
-                            errors.append(&mut errs);
+                        Err(errs) => {
+                            // A value the entry inherits is reported where the user wrote it.
+                            for e in errs {
+                                let e = as_written(e, &profile_path, p);
+                                if !errors.contains(&e) {
+                                    errors.push(e);
+                                }
+                            }
                             None
                         }
                     }

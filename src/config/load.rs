@@ -1,14 +1,19 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use config::{Config, Environment, File, FileFormat};
+use config::{Config, Environment};
+use serde_json::{Map, Value};
 
+use super::defaults::set_defaults;
 use super::types::SchedulerConfiguration;
 use super::validate::validate;
+use crate::bom::strip_bom;
 
 const DEFAULTS: &str = include_str!("../../config/defaults.yaml");
 /// Environment variables with this prefix override config keys (`__` separates levels).
 pub const ENV_PREFIX: &str = "GARDENER_SCHEDULER";
+/// The name errors use for text given without a file (tests, `load_str`).
+const NO_FILE: &str = "<config>";
 
 /// One problem with one field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -53,15 +58,45 @@ fn render(errors: &[FieldError]) -> String {
         .join("\n")
 }
 
-/// Loads defaults, then `path` (if any), then the environment; validates everything.
+/// How keys the configuration does not know are treated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnknownKeys {
+    /// As upstream: ignored, each reported as a warning (`--strict` off).
+    #[default]
+    Warn,
+    /// Each one is an error (`--strict`).
+    Reject,
+}
+
+/// A loaded, defaulted and validated configuration, with what was ignored on the way.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    pub config: SchedulerConfiguration,
+    /// One entry per ignored key, with its field path (empty under [`UnknownKeys::Reject`]).
+    pub warnings: Vec<FieldError>,
+}
+
+/// The message of an ignored key, as a warning or, under `--strict`, as an error.
+pub const UNKNOWN_KEY: &str = "unknown field, ignored (an error with --strict)";
+
+/// Loads defaults, then `path` (if any), then the environment; validates everything. Keys the
+/// configuration does not know are logged as warnings.
 pub fn load(path: Option<&Path>) -> Result<SchedulerConfiguration, ConfigError> {
+    let loaded = load_with(path, UnknownKeys::Warn)?;
+    log_warnings(&loaded.warnings);
+    Ok(loaded.config)
+}
+
+/// [`load`] with a choice of how unknown keys are treated; warnings are returned, not logged.
+pub fn load_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Loaded, ConfigError> {
     let file = match path {
-        Some(p) => Some(
+        Some(p) => Some((
             std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
                 path: p.to_path_buf(),
                 source,
             })?,
-        ),
+            p.display().to_string(),
+        )),
         None => None,
     };
     let env = Environment::with_prefix(ENV_PREFIX)
@@ -69,48 +104,64 @@ pub fn load(path: Option<&Path>) -> Result<SchedulerConfiguration, ConfigError> 
         .separator("__")
         .convert_case(config::Case::Camel)
         .try_parsing(true);
-    let mut cfg = build(file.as_deref(), Some(env))?;
+    let env: Value = Config::builder()
+        .add_source(env)
+        .build()?
+        .try_deserialize()?;
+    let mut loaded = build(
+        file.as_ref()
+            .map(|(text, name)| (text.as_str(), name.as_str())),
+        Some(env),
+        unknown,
+    )?;
     if let Ok(kubeconfig) = std::env::var("KUBECONFIG")
         && !kubeconfig.is_empty()
     {
-        cfg.client_connection.kubeconfig = kubeconfig;
+        loaded.config.client_connection.kubeconfig = kubeconfig;
     }
-    Ok(cfg)
+    Ok(loaded)
 }
 
 /// Loads defaults and the given YAML text, without the environment (tests, `simulate`).
+/// Unknown keys are logged as warnings.
 pub fn load_str(yaml: &str) -> Result<SchedulerConfiguration, ConfigError> {
-    build(Some(yaml), None)
+    let loaded = load_str_with(yaml, UnknownKeys::Warn)?;
+    log_warnings(&loaded.warnings);
+    Ok(loaded.config)
+}
+
+/// [`load_str`] with a choice of how unknown keys are treated; warnings are returned.
+pub fn load_str_with(yaml: &str, unknown: UnknownKeys) -> Result<Loaded, ConfigError> {
+    build(Some((yaml, NO_FILE)), None, unknown)
+}
+
+fn log_warnings(warnings: &[FieldError]) {
+    for w in warnings {
+        tracing::warn!(field = %w.path, "{}", w.message);
+    }
 }
 
 fn build(
-    file: Option<&str>,
-    env: Option<Environment>,
-) -> Result<SchedulerConfiguration, ConfigError> {
-    let mut builder = Config::builder().add_source(File::from_str(DEFAULTS, FileFormat::Yaml));
-    if let Some(text) = file
-        && !text.trim().is_empty()
-    {
-        // A document that is not a mapping is reported with the file's own words.
-        let probe: serde_yaml_ng::Value = serde_yaml_ng::from_str(text)
-            .map_err(|e| ConfigError::Invalid(vec![FieldError::new("<file>", e.to_string())]))?;
-        if !(probe.is_mapping() || probe.is_null()) {
-            return Err(ConfigError::Invalid(vec![FieldError::new(
-                "<file>",
-                "the configuration must be a YAML mapping",
-            )]));
+    file: Option<(&str, &str)>,
+    env: Option<Value>,
+    unknown: UnknownKeys,
+) -> Result<Loaded, ConfigError> {
+    let mut merged = yaml_to_json(DEFAULTS, "config/defaults.yaml")
+        .expect("the embedded defaults are valid YAML");
+    if let Some((text, name)) = file {
+        let text = strip_bom(text);
+        if !text.trim().is_empty() {
+            merge(&mut merged, yaml_to_json(text, name)?);
         }
-        builder = builder.add_source(File::from_str(text, FileFormat::Yaml));
     }
     if let Some(env) = env {
-        builder = builder.add_source(env);
+        merge(&mut merged, env);
     }
-    let merged: serde_json::Value = builder.build()?.try_deserialize()?;
 
     // Deserialize section by section so that a type error in one section does not hide the
     // errors of the others.
     let mut errors = Vec::new();
-    if let serde_json::Value::Object(map) = &merged {
+    if let Value::Object(map) = &merged {
         for (key, value) in map {
             let single = serde_json::json!({ key.clone(): value.clone() });
             if let Err(e) = serde_path_to_error::deserialize::<_, SchedulerConfiguration>(single) {
@@ -123,16 +174,177 @@ fn build(
     if !errors.is_empty() {
         return Err(ConfigError::Invalid(errors));
     }
-    let cfg: SchedulerConfiguration = serde_path_to_error::deserialize(merged).map_err(|e| {
-        ConfigError::Invalid(vec![FieldError::new(
-            e.path().to_string(),
-            e.into_inner().to_string(),
-        )])
-    })?;
-    let problems = validate(&cfg);
+    let mut ignored = Vec::new();
+    let mut note = |path: serde_ignored::Path| {
+        ignored.push(FieldError::new(render_path(&path), UNKNOWN_KEY));
+    };
+    let tracking = serde_ignored::Deserializer::new(merged, &mut note);
+    let mut cfg: SchedulerConfiguration =
+        serde_path_to_error::deserialize(tracking).map_err(|e| {
+            ConfigError::Invalid(vec![FieldError::new(
+                e.path().to_string(),
+                e.into_inner().to_string(),
+            )])
+        })?;
+    set_defaults(&mut cfg);
+    let mut problems = Vec::new();
+    let warnings = match unknown {
+        UnknownKeys::Warn => ignored,
+        UnknownKeys::Reject => {
+            problems = ignored;
+            Vec::new()
+        }
+    };
+    problems.extend(validate(&cfg));
     if problems.is_empty() {
-        Ok(cfg)
+        Ok(Loaded {
+            config: cfg,
+            warnings,
+        })
     } else {
         Err(ConfigError::Invalid(problems))
+    }
+}
+
+/// `schedulers.shoot.priorities[0].wieght`, as the other field paths are written.
+fn render_path(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => format!("{}[{index}]", render_path(parent)),
+        Path::Map { parent, key } => {
+            let parent = render_path(parent);
+            if parent.is_empty() {
+                key.clone()
+            } else {
+                format!("{parent}.{key}")
+            }
+        }
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => render_path(parent),
+    }
+}
+
+/// Reads YAML into a JSON tree as upstream's decoder sees it: mappings, lists and scalars, with
+/// `null` meaning "not set". Numbers JSON cannot hold (`.nan`, `.inf`, `1e309`) are errors
+/// naming their field, not silently null.
+fn yaml_to_json(text: &str, source: &str) -> Result<Value, ConfigError> {
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text)
+        .map_err(|e| ConfigError::Invalid(vec![FieldError::new(source, e.to_string())]))?;
+    if !(doc.is_mapping() || doc.is_null()) {
+        return Err(ConfigError::Invalid(vec![FieldError::new(
+            source,
+            "the configuration must be a YAML mapping",
+        )]));
+    }
+    let mut errors = Vec::new();
+    let json = convert(doc, "", &mut errors);
+    if errors.is_empty() {
+        Ok(json.unwrap_or(Value::Object(Map::new())))
+    } else {
+        Err(ConfigError::Invalid(errors))
+    }
+}
+
+fn child(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// `None` for null, which the merge treats as absent.
+fn convert(v: serde_yaml_ng::Value, path: &str, errors: &mut Vec<FieldError>) -> Option<Value> {
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Y::Null => None,
+        Y::Bool(b) => Some(Value::Bool(b)),
+        Y::String(s) => Some(Value::String(s)),
+        Y::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                Some(Value::from(i))
+            } else if let Some(u) = n.as_u64() {
+                Some(Value::from(u))
+            } else {
+                let f = n.as_f64().unwrap_or(f64::NAN);
+                match serde_json::Number::from_f64(f) {
+                    Some(n) => Some(Value::Number(n)),
+                    None => {
+                        errors.push(FieldError::new(
+                            path,
+                            format!(
+                                "{n} is not a finite number (.nan, .inf and numbers beyond about \
+                                 1.8e308 are not accepted; quote text that looks like a number)"
+                            ),
+                        ));
+                        None
+                    }
+                }
+            }
+        }
+        Y::Sequence(items) => Some(Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    convert(item, &format!("{path}[{i}]"), errors).unwrap_or(Value::Null)
+                })
+                .collect(),
+        )),
+        Y::Mapping(map) => {
+            let mut out = Map::new();
+            for (k, v) in map {
+                let key = match k {
+                    Y::String(s) => s,
+                    Y::Bool(b) => b.to_string(),
+                    Y::Number(n) => n.to_string(),
+                    other => {
+                        errors.push(FieldError::new(
+                            path,
+                            format!("a key must be text, got {}", describe(&other)),
+                        ));
+                        continue;
+                    }
+                };
+                let p = child(path, &key);
+                if let Some(v) = convert(v, &p, errors) {
+                    out.insert(key, v);
+                }
+            }
+            Some(Value::Object(out))
+        }
+        Y::Tagged(t) => convert(t.value, path, errors),
+    }
+}
+
+fn describe(v: &serde_yaml_ng::Value) -> &'static str {
+    use serde_yaml_ng::Value as Y;
+    match v {
+        Y::Null => "null",
+        Y::Bool(_) => "a boolean",
+        Y::Number(_) => "a number",
+        Y::String(_) => "text",
+        Y::Sequence(_) => "a list",
+        Y::Mapping(_) => "a mapping",
+        Y::Tagged(_) => "a tagged value",
+    }
+}
+
+/// Later layers win key by key; lists and scalars are replaced whole.
+fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(&k) {
+                    Some(existing) => merge(existing, v),
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o,
     }
 }

@@ -4,15 +4,24 @@
 //! Loading layers built-in defaults (`config/defaults.yaml`), then the `--config` file, then
 //! environment overrides (`GARDENER_SCHEDULER_<PATH>` with `__` between levels, e.g.
 //! `GARDENER_SCHEDULER_SCHEDULERS__SHOOT__CONCURRENT_SYNCS=10`; `KUBECONFIG` overrides
-//! `clientConnection.kubeconfig`). Every section is then checked and every problem reported with
-//! its field path; the result is frozen and shared behind an `Arc`.
+//! `clientConnection.kubeconfig`). As upstream, zero and empty values then take their defaults
+//! field by field ([`set_defaults`]), and keys the configuration does not know are ignored with
+//! a warning each (errors under [`UnknownKeys::Reject`], the `--strict` flag). Every section is
+//! then checked and every problem reported with its field path; the result is frozen and shared
+//! behind an `Arc`.
 
+mod defaults;
 mod load;
 mod types;
 mod validate;
 
-pub use load::{ConfigError, FieldError, load, load_str};
+pub use defaults::set_defaults;
+pub use load::{
+    ConfigError, FieldError, Loaded, UNKNOWN_KEY, UnknownKeys, load, load_str, load_str_with,
+    load_with,
+};
 pub use types::*;
+pub use validate::KNOWN_FEATURE_GATES;
 
 #[cfg(test)]
 mod tests;

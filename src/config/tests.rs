@@ -9,6 +9,26 @@ fn errors(yaml: &str) -> Vec<FieldError> {
     }
 }
 
+fn strict_errors(yaml: &str) -> Vec<FieldError> {
+    match load_str_with(yaml, UnknownKeys::Reject) {
+        Err(ConfigError::Invalid(e)) => e,
+        other => panic!("expected validation errors, got {other:?}"),
+    }
+}
+
+trait WithPriorities {
+    fn unwrap_with_priorities(self) -> SchedulerConfiguration;
+}
+
+impl WithPriorities for Result<SchedulerConfiguration, ConfigError> {
+    /// The default configuration with the priorities the test file lists explicitly.
+    fn unwrap_with_priorities(self) -> SchedulerConfiguration {
+        let mut c = self.unwrap();
+        c.schedulers.shoot.priorities = Some(c.schedulers.shoot.priorities_or_default());
+        c
+    }
+}
+
 fn paths(yaml: &str) -> Vec<String> {
     errors(yaml).into_iter().map(|e| e.path).collect()
 }
@@ -74,7 +94,7 @@ debugging:
   enableProfiling: false
   enableContentionProfiling: false
 featureGates:
-  SomeGate: true
+  AllBeta: false
 schedulers:
   backupBucket:
     concurrentSyncs: 2
@@ -89,7 +109,7 @@ schedulers:
     assert_eq!(c.log_level, LogLevel::Debug);
     assert_eq!(c.log_format, LogFormat::Text);
     assert_eq!(c.schedulers.shoot.strategy(), Strategy::MinimalDistance);
-    assert_eq!(c.feature_gates.get("SomeGate"), Some(&true));
+    assert_eq!(c.feature_gates.get("AllBeta"), Some(&false));
 }
 
 #[test]
@@ -113,10 +133,10 @@ server:
   healthProbes:
     port: 70000
   metrics:
-    port: 0
+    port: -1
 schedulers:
   shoot:
-    concurrentSyncs: 0
+    concurrentSyncs: 1001
     candidateDeterminationStrategy: Nearest
     priorities:
     - name: ShootCount
@@ -143,15 +163,33 @@ schedulers:
 }
 
 #[test]
-fn unknown_keys_are_rejected_with_their_path() {
-    let e = errors("schedulers:\n  shoot:\n    concurentSyncs: 3\n");
+fn unknown_keys_are_rejected_with_their_path_under_strict() {
+    let e = strict_errors("schedulers:\n  shoot:\n    concurentSyncs: 3\n");
+    assert_eq!(e.len(), 1, "{e:?}");
     assert_eq!(e[0].path, "schedulers.shoot.concurentSyncs");
-    assert!(
-        e[0].message.contains("unknown field `concurentSyncs`"),
-        "{e:?}"
-    );
-    let e = errors("logLevl: debug\n");
+    assert_eq!(e[0].message, UNKNOWN_KEY);
+    let e = strict_errors("logLevl: debug\n");
     assert_eq!(e[0].path, "logLevl");
+}
+
+#[test]
+fn unknown_keys_are_ignored_with_one_warning_each_as_upstream_ignores_them() {
+    let yaml = "logLevl: debug\nschedulers:\n  shoot:\n    concurentSyncs: 3\n    priorities:\n    - name: ShootCount\n      wieght: 2\n";
+    let loaded = load_str_with(yaml, UnknownKeys::Warn).unwrap();
+    let paths: Vec<_> = loaded.warnings.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "logLevl",
+            "schedulers.shoot.concurentSyncs",
+            "schedulers.shoot.priorities[0].wieght"
+        ]
+    );
+    // Ignored means ignored: the misspelt keys change nothing.
+    assert_eq!(loaded.config, load_str("").unwrap_with_priorities());
+    // Strict reports all of them at once.
+    let e = strict_errors(yaml);
+    assert_eq!(e.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(), paths);
 }
 
 #[test]
@@ -175,11 +213,10 @@ fn type_errors_in_several_sections_are_all_reported() {
 #[test]
 fn absurd_durations_and_counts_are_rejected() {
     let got = paths(
-        "leaderElection:\n  retryPeriod: 0s\nschedulers:\n  shoot:\n    retrySyncPeriod: 0s\n    backoff:\n      initial: 10s\n      max: 1s\n    schedulerNames: []\n",
+        "leaderElection:\n  leaseDuration: 2s\n  renewDeadline: 1s\n  retryPeriod: 1s\nschedulers:\n  shoot:\n    backoff:\n      initial: 10s\n      max: 1s\n    schedulerNames: []\n",
     );
     for want in [
-        "leaderElection.retryPeriod",
-        "schedulers.shoot.retrySyncPeriod",
+        "leaderElection.renewDeadline",
         "schedulers.shoot.backoff.max",
         "schedulers.shoot.schedulerNames",
     ] {
@@ -203,4 +240,319 @@ fn wrong_api_version_or_kind_is_rejected() {
 fn leader_election_durations_are_not_checked_when_disabled() {
     let c = load_str("leaderElection:\n  leaderElect: false\n  leaseDuration: 1s\n").unwrap();
     assert!(!c.leader_election.leader_elect);
+}
+
+const RENDERED_SAME_REGION: &str =
+    include_str!("../../tests/data/upstream-config/operator-rendered-sameregion.yaml");
+const RENDERED_EMPTY_STRATEGY: &str =
+    include_str!("../../tests/data/upstream-config/operator-rendered-empty-strategy.yaml");
+const UPSTREAM_EXAMPLE: &str =
+    include_str!("../../tests/data/upstream-config/upstream-example.yaml");
+const OBSOLETE_KEYS: &str = include_str!("../../tests/data/upstream-config/obsolete-keys.yaml");
+
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+#[test]
+fn the_operator_rendered_file_means_what_it_means_upstream() {
+    for (name, text) in [
+        ("SameRegion", RENDERED_SAME_REGION),
+        ("empty strategy", RENDERED_EMPTY_STRATEGY),
+    ] {
+        // Every key of the rendered file is known: it loads even under --strict.
+        let loaded =
+            load_str_with(text, UnknownKeys::Reject).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(loaded.warnings.is_empty(), "{name}: {:?}", loaded.warnings);
+        let c = loaded.config;
+        let cc = &c.client_connection;
+        assert_eq!(
+            cc.kubeconfig,
+            "/var/run/secrets/gardener.cloud/shoot/generic-kubeconfig/kubeconfig"
+        );
+        assert_eq!((cc.qps, cc.burst), (100.0, 130), "{name}");
+        assert_eq!(
+            (cc.accept_content_types.as_str(), cc.content_type.as_str()),
+            ("", "")
+        );
+        let le = &c.leader_election;
+        assert!(le.leader_elect);
+        // `0s` and `""` take component-base's and upstream's defaults.
+        assert_eq!(le.lease_duration, secs(15), "{name}");
+        assert_eq!(le.renew_deadline, secs(10), "{name}");
+        assert_eq!(le.retry_period, secs(2), "{name}");
+        assert_eq!(le.resource_lock, "leases", "{name}");
+        // Values the operator sets stay as written.
+        assert_eq!(le.resource_namespace, "kube-system");
+        assert_eq!(le.resource_name, "gardener-scheduler-leader-election");
+        assert_eq!(c.log_level, LogLevel::Info);
+        assert_eq!(c.log_format, LogFormat::Json);
+        assert_eq!(c.server.health_probes.bind_address, "");
+        assert_eq!(c.server.health_probes.port, 10251);
+        assert_eq!(c.server.metrics.port, 19251);
+        // `concurrentSyncs: 0` is 5 upstream; an absent backupBucket gets 2.
+        assert_eq!(c.schedulers.shoot.concurrent_syncs, 5, "{name}");
+        assert_eq!(c.schedulers.backup_bucket.concurrent_syncs, 2);
+        // `""` is upstream's default strategy, SameRegion.
+        assert_eq!(
+            c.schedulers.shoot.strategy(),
+            Strategy::SameRegion,
+            "{name}"
+        );
+        assert_eq!(
+            c.schedulers.shoot.candidate_determination_strategy,
+            "SameRegion"
+        );
+        assert!(c.feature_gates.is_empty());
+    }
+}
+
+#[test]
+fn upstreams_example_file_loads_with_its_values() {
+    let loaded = load_str_with(UPSTREAM_EXAMPLE, UnknownKeys::Reject).unwrap();
+    let c = loaded.config;
+    assert_eq!(
+        (c.client_connection.qps, c.client_connection.burst),
+        (100.0, 130)
+    );
+    assert_eq!(c.leader_election.resource_namespace, "garden");
+    assert_eq!(c.log_format, LogFormat::Text);
+    assert_eq!(c.server.health_probes.port, 10251);
+    assert_eq!(c.server.metrics.port, 19252);
+    assert!(!c.debugging.enable_profiling && !c.debugging.enable_contention_profiling);
+    // Its schedulers section is commented out: upstream's defaults apply.
+    assert_eq!(c.schedulers.shoot.concurrent_syncs, 5);
+    assert_eq!(c.schedulers.shoot.strategy(), Strategy::SameRegion);
+}
+
+#[test]
+fn a_file_with_obsolete_upstream_keys_loads_and_names_each_ignored_key() {
+    let loaded = load_str_with(OBSOLETE_KEYS, UnknownKeys::Warn).unwrap();
+    let warned: Vec<_> = loaded.warnings.iter().map(|w| w.path.as_str()).collect();
+    assert_eq!(
+        warned,
+        ["schedulers.backupBucket.retrySyncPeriod", "server.http"]
+    );
+    let c = loaded.config;
+    assert_eq!(c.schedulers.shoot.retry_sync_period, secs(30));
+    assert_eq!(c.schedulers.shoot.strategy(), Strategy::MinimalDistance);
+    assert_eq!(c.schedulers.backup_bucket.concurrent_syncs, 5);
+    // `server.http` is not read as the probe or metrics server.
+    assert_eq!(c.server.health_probes.bind_address, "");
+    let e = strict_errors(OBSOLETE_KEYS);
+    assert_eq!(
+        e.iter().map(|e| e.path.as_str()).collect::<Vec<_>>(),
+        warned
+    );
+}
+
+#[test]
+fn each_zero_value_takes_its_upstream_default_field_by_field() {
+    let c = load_str(
+        "clientConnection: {qps: 0, burst: 0}\nlogLevel: \"\"\nlogFormat: \"\"\nserver: {healthProbes: {port: 0}, metrics: {port: 0}}\nschedulers: {backupBucket: {concurrentSyncs: 0}, shoot: {concurrentSyncs: 0, candidateDeterminationStrategy: \"\", retrySyncPeriod: 0}}\nleaderElection: {leaseDuration: 0, renewDeadline: 0s, retryPeriod: 0ms, resourceLock: \"\", resourceName: \"\", resourceNamespace: \"\"}\n",
+    )
+    .unwrap();
+    assert_eq!(c, load_str("").unwrap());
+    // Where upstream has no default, the value stays: leader election can be switched off.
+    let c = load_str("leaderElection: {leaderElect: false}\n").unwrap();
+    assert!(!c.leader_election.leader_elect);
+    // Non-zero values are kept, one field at a time.
+    let c = load_str("leaderElection: {leaseDuration: 40s, renewDeadline: 0s}\n").unwrap();
+    assert_eq!(c.leader_election.lease_duration, secs(40));
+    assert_eq!(c.leader_election.renew_deadline, secs(10));
+}
+
+#[test]
+fn explicitly_invalid_values_stay_errors_with_their_field() {
+    for (yaml, path, words) in [
+        (
+            "leaderElection: {leaseDuration: -1s}\n",
+            "leaderElection.leaseDuration",
+            "negative",
+        ),
+        (
+            "leaderElection: {retryPeriod: -5m}\n",
+            "leaderElection.retryPeriod",
+            "negative",
+        ),
+        (
+            "leaderElection: {renewDeadline: 20s}\n",
+            "leaderElection.leaseDuration",
+            "greater than renewDeadline",
+        ),
+        (
+            "leaderElection: {leaseDuration: 10s}\n",
+            "leaderElection.leaseDuration",
+            "greater than renewDeadline",
+        ),
+        (
+            "schedulers: {shoot: {candidateDeterminationStrategy: Nearest}}\n",
+            "schedulers.shoot.candidateDeterminationStrategy",
+            "unsupported value \"Nearest\"",
+        ),
+        (
+            "schedulers: {shoot: {concurrentSyncs: -1}}\n",
+            "schedulers.shoot.concurrentSyncs",
+            "got -1",
+        ),
+        (
+            "schedulers: {backupBucket: {concurrentSyncs: -1}}\n",
+            "schedulers.backupBucket.concurrentSyncs",
+            "got -1",
+        ),
+        (
+            "clientConnection: {burst: -1}\n",
+            "clientConnection.burst",
+            "got -1",
+        ),
+        (
+            "leaderElection: {resourceLock: configmaps}\n",
+            "leaderElection.resourceLock",
+            "unsupported value",
+        ),
+    ] {
+        let e = errors(yaml);
+        assert!(
+            e.iter()
+                .any(|e| e.path == path && e.message.contains(words)),
+            "{yaml}: want {path}: …{words}…, got {e:?}"
+        );
+    }
+}
+
+#[test]
+fn durations_are_read_in_gos_syntax() {
+    let c = load_str(
+        "leaderElection: {leaseDuration: 1h30m, renewDeadline: 1.5m, retryPeriod: 300ms}\nschedulers: {shoot: {backoff: {initial: 500ms, max: 2h45m}}}\n",
+    )
+    .unwrap();
+    let le = &c.leader_election;
+    assert_eq!(le.lease_duration, secs(5400));
+    assert_eq!(le.renew_deadline, secs(90));
+    assert_eq!(le.retry_period, Duration::from_millis(300));
+    assert_eq!(
+        c.schedulers.shoot.backoff.initial,
+        Duration::from_millis(500)
+    );
+    assert_eq!(c.schedulers.shoot.backoff.max, secs(9900));
+    for (yaml, path, words) in [
+        (
+            "leaderElection: {leaseDuration: 15}\n",
+            "leaderElection.leaseDuration",
+            "needs a unit",
+        ),
+        (
+            "leaderElection: {leaseDuration: 1h 30m}\n",
+            "leaderElection.leaseDuration",
+            "unknown unit \"h \"",
+        ),
+        (
+            "leaderElection: {leaseDuration: h}\n",
+            "leaderElection.leaseDuration",
+            "invalid duration",
+        ),
+        (
+            "leaderElection: {leaseDuration: 1d}\n",
+            "leaderElection.leaseDuration",
+            "unknown unit \"d\"",
+        ),
+    ] {
+        let e = errors(yaml);
+        assert!(
+            e.iter()
+                .any(|e| e.path == path && e.message.contains(words)),
+            "{yaml}: want {path}: …{words}…, got {e:?}"
+        );
+    }
+}
+
+#[test]
+fn the_effective_configuration_prints_durations_upstream_can_read_back() {
+    let c = load_str("leaderElection: {leaseDuration: 1h30m}\n").unwrap();
+    let text = serde_yaml_ng::to_string(&c).unwrap();
+    assert!(text.contains("leaseDuration: 1h30m0s"), "{text}");
+    assert_eq!(load_str(&text).unwrap(), c);
+}
+
+#[test]
+fn feature_gates_upstreams_scheduler_does_not_know_are_errors() {
+    let e = errors("featureGates: {DefaultSeccompProfile: true, AllAlpha: false}\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(e[0].path, "featureGates.DefaultSeccompProfile");
+    assert!(e[0].message.contains("unrecognized feature gate"), "{e:?}");
+    let c = load_str("featureGates: {AllAlpha: true, AllBeta: false}\n").unwrap();
+    assert_eq!(c.feature_gates.len(), 2);
+}
+
+#[test]
+fn a_leading_byte_order_mark_is_accepted() {
+    let c = load_str_with("\u{feff}logLevel: debug\n", UnknownKeys::Reject).unwrap();
+    assert_eq!(c.config.log_level, LogLevel::Debug);
+}
+
+#[test]
+fn numbers_json_cannot_hold_are_errors_naming_their_field() {
+    for value in [".nan", ".NaN", ".inf", "-.inf"] {
+        for (yaml, path) in [
+            (
+                format!("clientConnection: {{qps: {value}}}\n"),
+                "clientConnection.qps",
+            ),
+            (
+                format!("leaderElection: {{resourceName: {value}}}\n"),
+                "leaderElection.resourceName",
+            ),
+            (
+                format!(
+                    "schedulers:\n  shoot:\n    priorities:\n    - name: ShootCount\n      weight: {value}\n"
+                ),
+                "schedulers.shoot.priorities[0].weight",
+            ),
+            (
+                format!(
+                    "schedulers:\n  shoot:\n    profiles:\n    - freeze: true\n      schedule:\n        between:\n          start: {value}\n"
+                ),
+                "schedulers.shoot.profiles[0].schedule.between.start",
+            ),
+        ] {
+            let e = errors(&yaml);
+            assert_eq!(e.len(), 1, "{yaml}: {e:?}");
+            assert_eq!(e[0].path, path, "{yaml}");
+            assert!(e[0].message.contains("not a finite number"), "{e:?}");
+        }
+    }
+    // YAML reads a number beyond f64 as text: where a number or a time is expected, that is
+    // an error naming the field, never an unset value.
+    for (yaml, path) in [
+        ("clientConnection: {qps: 1e309}\n", "clientConnection.qps"),
+        (
+            "schedulers:\n  shoot:\n    priorities:\n    - name: ShootCount\n      weight: 1e309\n",
+            "schedulers.shoot.priorities[0].weight",
+        ),
+        (
+            "schedulers:\n  shoot:\n    profiles:\n    - freeze: true\n      schedule:\n        between:\n          start: 1e309\n",
+            "schedulers.shoot.profiles[0].schedule.between.start",
+        ),
+    ] {
+        let e = errors(yaml);
+        assert_eq!(e.len(), 1, "{yaml}: {e:?}");
+        assert_eq!(e[0].path, path, "{yaml}");
+    }
+}
+
+#[test]
+fn with_profiles_an_error_in_a_plain_key_is_reported_where_it_was_written() {
+    let e = errors(
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Nearest\n    priorities:\n    - name: ShootCount\n      weight: -1\n    profiles:\n    - id: a\n      profile: {}\n    - id: b\n      profile:\n        priorities: [{name: ShootCount, weight: 0}]\n",
+    );
+    let got: Vec<_> = e.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(
+        got,
+        [
+            "schedulers.shoot.candidateDeterminationStrategy",
+            "schedulers.shoot.priorities[0].weight",
+            "schedulers.shoot.profiles[1].profile.priorities[0].weight",
+        ],
+        "{e:?}"
+    );
 }

@@ -7,7 +7,7 @@ pub const API_VERSION: &str = "scheduler.config.gardener.cloud/v1alpha1";
 pub const KIND: &str = "SchedulerConfiguration";
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct SchedulerConfiguration {
     pub api_version: String,
     pub kind: String,
@@ -22,7 +22,7 @@ pub struct SchedulerConfiguration {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ClientConnection {
     pub kubeconfig: String,
     pub qps: f32,
@@ -44,14 +44,14 @@ impl Default for ClientConnection {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct LeaderElection {
     pub leader_elect: bool,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::go_duration::serde")]
     pub lease_duration: Duration,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::go_duration::serde")]
     pub renew_deadline: Duration,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::go_duration::serde")]
     pub retry_period: Duration,
     pub resource_lock: String,
     pub resource_name: String,
@@ -76,7 +76,9 @@ impl Default for LeaderElection {
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     Debug,
+    /// Upstream writes an unset level as `""`, which means `info`.
     #[default]
+    #[serde(alias = "")]
     Info,
     Error,
 }
@@ -84,13 +86,15 @@ pub enum LogLevel {
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
+    /// Upstream writes an unset format as `""`, which means `json`.
     #[default]
+    #[serde(alias = "")]
     Json,
     Text,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ServerConfiguration {
     pub health_probes: Server,
     pub metrics: Server,
@@ -112,7 +116,7 @@ impl Default for ServerConfiguration {
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Server {
     /// IP address to listen on; empty means all interfaces.
     pub bind_address: String,
@@ -120,21 +124,21 @@ pub struct Server {
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Debugging {
     pub enable_profiling: bool,
     pub enable_contention_profiling: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Schedulers {
     pub backup_bucket: BackupBucketScheduler,
     pub shoot: ShootScheduler,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct BackupBucketScheduler {
     pub concurrent_syncs: i64,
 }
@@ -185,11 +189,11 @@ pub enum BindingMode {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ShootScheduler {
     pub concurrent_syncs: i64,
     /// Upstream key, kept for compatibility: the requeue period after an API error.
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::go_duration::serde")]
     pub retry_sync_period: Duration,
     pub candidate_determination_strategy: String,
     /// Weighted priorities in evaluation order. Absent: `ShootCount` with weight 1.
@@ -250,11 +254,11 @@ pub fn parse_strategy(s: &str) -> Option<Strategy> {
 
 /// Retry timing for shoots that did not fit.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Backoff {
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::go_duration::serde")]
     pub initial: Duration,
-    #[serde(with = "humantime_serde")]
+    #[serde(with = "crate::go_duration::serde")]
     pub max: Duration,
 }
 
@@ -268,7 +272,7 @@ impl Default for Backoff {
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PriorityConfig {
     pub name: String,
     #[serde(default = "one")]
@@ -283,7 +287,7 @@ fn one() -> f64 {
 
 /// One entry of `schedulers.shoot.profiles`.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ProfileEntry {
     /// Defaults to the entry's index.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -300,7 +304,7 @@ pub struct ProfileEntry {
 /// When an entry is active. Timestamps and durations stay strings here so that validation can
 /// name the field of a malformed value.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ScheduleConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub between: Option<BetweenConfig>,
@@ -309,7 +313,7 @@ pub struct ScheduleConfig {
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct BetweenConfig {
     /// RFC 3339 with an explicit offset; inclusive.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -320,7 +324,7 @@ pub struct BetweenConfig {
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ActivePeriodConfig {
     /// A standard 5-field cron expression or a descriptor such as `@daily`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -335,7 +339,7 @@ pub struct ActivePeriodConfig {
 
 /// The scheduling part of a profile entry; absent keys take the plain `schedulers.shoot` values.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+#[serde(rename_all = "camelCase", default)]
 pub struct ProfileConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub candidate_determination_strategy: Option<String>,

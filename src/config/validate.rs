@@ -4,6 +4,11 @@ use super::load::FieldError;
 use super::types::*;
 use crate::chain::ProfileChain;
 
+/// Feature gate names upstream's scheduler knows. It registers none of Gardener's gates
+/// (`features.GetFeatures()` without names, upstream `pkg/scheduler/features`), so only the two
+/// gates every component-base gate set has remain; none of them changes what we do.
+pub const KNOWN_FEATURE_GATES: [&str; 2] = ["AllAlpha", "AllBeta"];
+
 /// Every semantic problem of a configuration, each with its field path.
 pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     let mut e = Vec::new();
@@ -112,6 +117,18 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
                 cfg.server.metrics.port
             ),
         );
+    }
+
+    for name in cfg.feature_gates.keys() {
+        if !KNOWN_FEATURE_GATES.contains(&name.as_str()) {
+            err(
+                &format!("featureGates.{name}"),
+                format!(
+                    "unrecognized feature gate {name:?}: gardener-scheduler knows {}",
+                    KNOWN_FEATURE_GATES.map(|g| format!("{g:?}")).join(", ")
+                ),
+            );
+        }
     }
 
     if cfg.schedulers.backup_bucket.concurrent_syncs < 0 {

@@ -13,3 +13,4 @@ mod profiles;
 mod restart;
 mod scheduling;
 mod security;
+mod upstream_config;

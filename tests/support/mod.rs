@@ -303,6 +303,26 @@ schedulers:
         )
     }
 
+    /// Runs with a config file exactly as written: no environment overrides. The caller puts
+    /// `health_port` and `metrics_port` into the file.
+    pub fn start_as_written(
+        api: &ApiServer,
+        name: &str,
+        cfg_path: &Path,
+        health_port: u16,
+        metrics_port: u16,
+    ) -> Scheduler {
+        Self::spawn(
+            api,
+            name,
+            cfg_path,
+            health_port,
+            metrics_port,
+            Some(DEFAULT_RUST_LOG),
+            &[],
+        )
+    }
+
     fn spawn(
         api: &ApiServer,
         name: &str,

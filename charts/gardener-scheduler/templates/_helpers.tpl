@@ -88,6 +88,17 @@ always match the file the binary loads.
 {{- end }}
 {{- $cfg = mergeOverwrite $cfg (omit $file "apiVersion" "kind") }}
 {{- end }}
+{{- /* Zero values mean upstream's defaults (the binary applies them too); the manifests read
+these fields, so they get the defaulted values as well. */}}
+{{- if not (int $cfg.server.healthProbes.port) }}
+{{- $_ := set $cfg.server.healthProbes "port" 10251 }}
+{{- end }}
+{{- if not (int $cfg.server.metrics.port) }}
+{{- $_ := set $cfg.server.metrics "port" 19251 }}
+{{- end }}
+{{- if not $cfg.leaderElection.resourceName }}
+{{- $_ := set $cfg.leaderElection "resourceName" "gardener-scheduler-leader-election" }}
+{{- end }}
 {{- if not $cfg.leaderElection.resourceNamespace }}
 {{- $_ := set $cfg.leaderElection "resourceNamespace" .Release.Namespace }}
 {{- end }}
