@@ -174,17 +174,11 @@ mod tests {
     #[tokio::test]
     async fn each_request_counts_once_with_its_status_method_and_host() {
         let (m, mut svc, mut handle) = counted();
-        let answer = tokio::spawn({
-            let call = svc.ready().await.unwrap().call(request("PUT"));
-            async move { call.await }
-        });
+        let answer = tokio::spawn(svc.ready().await.unwrap().call(request("PUT")));
         let (_, respond) = handle.next_request().await.unwrap();
         respond.send_response(http::Response::builder().status(409).body(()).unwrap());
         answer.await.unwrap().unwrap();
-        let answer = tokio::spawn({
-            let call = svc.ready().await.unwrap().call(request("GET"));
-            async move { call.await }
-        });
+        let answer = tokio::spawn(svc.ready().await.unwrap().call(request("GET")));
         let (_, respond) = handle.next_request().await.unwrap();
         respond.send_response(http::Response::new(()));
         answer.await.unwrap().unwrap();

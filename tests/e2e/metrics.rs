@@ -83,9 +83,7 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
     // once idle, every count agrees with every other
     let m = eventually("the queue to be idle", || async {
         let m = scrape(&scheduler);
-        (m.get(&format!(
-            "workqueue_depth{{controller=\"shoot\",name=\"shoot\",priority=\"0\"}}"
-        )) == Some(&0.0)
+        (m.get("workqueue_depth{controller=\"shoot\",name=\"shoot\",priority=\"0\"}") == Some(&0.0)
             && m.get(&format!("controller_runtime_active_workers{CTRL}")) == Some(&0.0))
         .then_some(m)
     })
