@@ -105,6 +105,7 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 
 /// `controller_runtime_*` for one controller.
 pub struct ReconcileMetrics {
+    controller: String,
     total: Family<ReconcileLabels, Counter>,
     errors: Counter,
     time: Histogram,
@@ -156,6 +157,7 @@ impl ReconcileMetrics {
             });
         }
         ReconcileMetrics {
+            controller: controller.to_string(),
             errors: errors.get_or_create_owned(&labels),
             time: time.get_or_create_owned(&labels),
             max_concurrent: max_concurrent.get_or_create_owned(&labels),
@@ -184,7 +186,7 @@ impl ReconcileMetrics {
         }
         self.total
             .get_or_create(&ReconcileLabels {
-                controller: CONTROLLER.to_string(),
+                controller: self.controller.clone(),
                 result: result.as_str(),
             })
             .inc();
