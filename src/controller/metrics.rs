@@ -10,6 +10,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::carbon_metrics::CarbonMetrics;
+use super::runtime_metrics::RuntimeMetrics;
 use super::state::State;
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
@@ -44,6 +45,8 @@ pub struct Metrics {
     pub leader: Gauge<i64, AtomicI64>,
     pub seed_shoots: Family<SeedLabels, Gauge<i64, AtomicI64>>,
     pub carbon: CarbonMetrics,
+    /// controller-runtime's and client-go's families, as upstream serves them
+    pub runtime: RuntimeMetrics,
 }
 
 impl Default for Metrics {
@@ -107,6 +110,7 @@ impl Metrics {
             leader,
             seed_shoots,
             carbon,
+            runtime: RuntimeMetrics::new(),
         }
     }
 
@@ -135,11 +139,19 @@ impl Metrics {
         }
     }
 
-    /// The OpenMetrics text exposition.
+    /// The OpenMetrics text exposition, all families.
     pub fn encode(&self) -> String {
+        self.exposition(true)
+    }
+
+    /// The OpenMetrics text exposition; the controller-runtime controller and work queue
+    /// families only while `leading` (upstream starts its controller once elected).
+    pub fn exposition(&self, leading: bool) -> String {
+        use prometheus_client::encoding::text::{encode_eof, encode_registry};
         let mut out = String::new();
-        prometheus_client::encoding::text::encode(&mut out, &self.registry)
-            .expect("writing to a String cannot fail");
+        encode_registry(&mut out, &self.registry).expect("writing to a String cannot fail");
+        self.runtime.encode(&mut out, leading);
+        encode_eof(&mut out).expect("writing to a String cannot fail");
         out
     }
 }

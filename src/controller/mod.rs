@@ -19,6 +19,8 @@ mod queue;
 mod ratelimit;
 mod redact;
 mod report;
+mod rest_metrics;
+mod runtime_metrics;
 mod server;
 mod state;
 #[cfg(test)]
@@ -45,6 +47,8 @@ pub use report::{
     REASON_DEFERRED, REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter,
     failure_description,
 };
+pub use rest_metrics::RestClientMetrics;
+pub use runtime_metrics::{CONTROLLER, ReconcileResult};
 pub use state::{Assumption, Change, Kind, State};
 
 use crate::api::Shoot;
@@ -77,11 +81,12 @@ pub enum ControllerError {
 
 /// Builds the API client: `kubeconfig` (a path, or a `:`-separated list merged as kubectl
 /// merges `$KUBECONFIG`), else in-cluster config, else `~/.kube/config`; requests are limited to
-/// `qps` with `burst` (0 qps: no limit).
+/// `qps` with `burst` (0 qps: no limit); every request is counted in `requests`.
 pub async fn client_from_kubeconfig(
     kubeconfig: &str,
     qps: f32,
     burst: i32,
+    requests: &RestClientMetrics,
 ) -> Result<Client, ControllerError> {
     // The path is logged, never the file's content: it holds credentials.
     if kubeconfig.is_empty() {
@@ -116,13 +121,19 @@ pub async fn client_from_kubeconfig(
                 message: redact::without_content(&e.to_string()),
             })?
     };
+    let host = config
+        .cluster_url
+        .authority()
+        .map_or_else(|| "none".to_string(), |a| a.to_string());
     let builder = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?;
+    let count = requests.layer(&host);
     Ok(match ratelimit::TokenBucket::new(qps, burst) {
         Some(bucket) => builder
+            .with_layer(&count)
             .with_layer(&ratelimit::RateLimitLayer(bucket))
             .build(),
-        None => builder.build(),
+        None => builder.with_layer(&count).build(),
     })
 }
 
@@ -234,6 +245,16 @@ pub struct Controller {
 
 impl Controller {
     pub fn new(cfg: SchedulerConfiguration, client: Client) -> Result<Controller, ControllerError> {
+        Controller::with_metrics(cfg, client, Metrics::new())
+    }
+
+    /// As [`Controller::new`], reporting to `metrics` (whose REST client counter the client's
+    /// requests may already feed).
+    pub fn with_metrics(
+        cfg: SchedulerConfiguration,
+        client: Client,
+        metrics: Metrics,
+    ) -> Result<Controller, ControllerError> {
         let shoot_cfg = &cfg.schedulers.shoot;
         let chain = ProfileChain::from_config(shoot_cfg).map_err(ControllerError::BuildProfile)?;
         let carbon = crate::priorities::CarbonIntensity::configured(shoot_cfg)
@@ -245,10 +266,15 @@ impl Controller {
         } else {
             (None, Leadership::always())
         };
-        let metrics = Metrics::new();
         if elector.is_none() {
             metrics.leader.set(1);
+        } else {
+            // as client-go's elector reports on creation
+            metrics
+                .runtime
+                .set_leader(&cfg.leader_election.resource_name, false);
         }
+        let workqueue = metrics.runtime.workqueue.clone();
         let shared = Arc::new(Shared {
             reporter: Reporter::new(client.clone(), identity, REQUEST_TIMEOUT),
             client,
@@ -258,10 +284,13 @@ impl Controller {
             binding_mode: shoot_cfg.binding_mode,
             retry_sync_period: shoot_cfg.retry_sync_period,
             state: Mutex::new(State::new(shoot_cfg.scheduler_names.clone())),
-            queue: Queue::new(BackoffPolicy {
-                initial: shoot_cfg.backoff.initial,
-                max: shoot_cfg.backoff.max,
-            }),
+            queue: Queue::with_metrics(
+                BackoffPolicy {
+                    initial: shoot_cfg.backoff.initial,
+                    max: shoot_cfg.backoff.max,
+                },
+                workqueue,
+            ),
             metrics,
             leadership,
             synced: Mutex::default(),
@@ -318,9 +347,11 @@ impl Controller {
 
         let elector_task = elector.map(|e| {
             let shared = shared.clone();
+            let lease_name = cfg.leader_election.resource_name.clone();
             info!(identity = %e.identity(), lease = %format!("{}/{}", cfg.leader_election.resource_namespace, cfg.leader_election.resource_name), "campaigning for leadership");
             tokio::spawn(e.run(stop_rx.clone(), move |leading| {
                 shared.metrics.leader.set(leading as i64);
+                shared.metrics.runtime.set_leader(&lease_name, leading);
                 if leading {
                     // decide every waiting shoot afresh under the new term
                     let keys = shared.lock().pending_keys();
@@ -343,7 +374,9 @@ impl Controller {
                     (st.known_shoots(), st.pending_count())
                 };
                 info!(shoots = known, pending, "all caches synced; scheduling");
-                for i in 0..cfg.schedulers.shoot.concurrent_syncs.max(1) {
+                let workers_n = cfg.schedulers.shoot.concurrent_syncs.max(1);
+                shared.metrics.runtime.reconcile.started(workers_n as usize);
+                for i in 0..workers_n {
                     workers.push(tokio::spawn(worker(shared.clone(), i as usize)));
                 }
                 shutdown.await;
@@ -399,7 +432,9 @@ async fn worker(shared: Arc<Shared>, id: usize) {
         let Some(key) = shared.queue.next().await else {
             break;
         };
-        process(&shared, &key)
+        let busy = shared.metrics.runtime.reconcile.busy();
+        let start = Instant::now();
+        let attempt = process(&shared, &key)
             .instrument(info_span!(
                 "schedule",
                 shoot = %key,
@@ -407,6 +442,12 @@ async fn worker(shared: Arc<Shared>, id: usize) {
                 profile = tracing::field::Empty
             ))
             .await;
+        shared
+            .metrics
+            .runtime
+            .reconcile
+            .reconciled(attempt.reconcile_result(), start.elapsed());
+        drop(busy);
         shared.queue.done(&key);
     }
 }
@@ -415,12 +456,15 @@ async fn worker(shared: Arc<Shared>, id: usize) {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[doc(hidden)]
 pub enum Attempt {
-    /// nothing to do (not pending, not leader, or already being bound)
+    /// nothing to do (not pending, or already being bound)
     Skipped,
+    /// leadership was lost before the bind: queued again for whoever leads
+    NotLeader,
     Scheduled(String),
     Unschedulable,
-    /// a freeze window or no active profile; retried when the chain switches
-    Deferred,
+    /// a freeze window or no active profile; retried when the chain switches (`Some(after)`)
+    /// or on a relevant change (`None`)
+    Deferred(Option<Duration>),
     /// the shoot changed meanwhile; decided again
     Conflict,
     /// someone else assigned a seed; left alone
@@ -428,8 +472,35 @@ pub enum Attempt {
     Error,
 }
 
-/// Resolves a bind whose outcome was unknown. `true` when the shoot may be decided now.
-async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
+impl Attempt {
+    /// What upstream's reconciler would have returned for the same situation (see
+    /// `runtime_metrics`).
+    pub fn reconcile_result(&self) -> ReconcileResult {
+        match self {
+            Attempt::Scheduled(_) | Attempt::Skipped | Attempt::LeftAlone(_) => {
+                ReconcileResult::Success
+            }
+            Attempt::Deferred(None) => ReconcileResult::Success,
+            Attempt::Deferred(Some(_)) => ReconcileResult::RequeueAfter,
+            Attempt::NotLeader => ReconcileResult::Requeue,
+            // upstream returns the error of DetermineSeed or of the binding update (a 409
+            // included)
+            Attempt::Unschedulable | Attempt::Conflict | Attempt::Error => ReconcileResult::Error,
+        }
+    }
+}
+
+/// What reading the shoot after a bind with an unknown outcome found.
+enum Resolved {
+    /// bound meanwhile or still pending: the cache is current, the shoot may be decided now
+    Current,
+    Gone,
+    /// the read failed; asked again later
+    Unknown,
+}
+
+/// Resolves a bind whose outcome was unknown.
+async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
         Ok(Some(current)) => {
@@ -445,17 +516,17 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
                     wake: c.wake || c2.wake,
                 },
             );
-            true
+            Resolved::Current
         }
         Ok(None) => {
             let c = shared.lock().remove_shoot(key);
             shared.act(key, c);
-            false
+            Resolved::Gone
         }
         Err(e) => {
             let retry_in = shared.queue.add_retry(key, shared.retry_sync_period);
             warn!(error = %e, ?retry_in, "cannot tell whether the last bind happened; asking again later");
-            false
+            Resolved::Unknown
         }
     }
 }
@@ -464,8 +535,12 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
 #[doc(hidden)]
 pub async fn process(shared: &Shared, key: &str) -> Attempt {
     let uncertain = shared.lock().assumption(key).is_some_and(|a| a.uncertain);
-    if uncertain && !resolve_uncertain(shared, key).await {
-        return Attempt::Skipped;
+    if uncertain {
+        match resolve_uncertain(shared, key).await {
+            Resolved::Current => {}
+            Resolved::Gone => return Attempt::Skipped,
+            Resolved::Unknown => return Attempt::Error,
+        }
     }
     let start = Instant::now();
     let now = Utc::now();
@@ -520,7 +595,7 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
             {
                 warn!(error = %e, "publishing the deferral event failed");
             }
-            return Attempt::Deferred;
+            return Attempt::Deferred(retry_in);
         }
     };
     tracing::Span::current().record("profile", entry.as_str());
@@ -561,7 +636,7 @@ async fn bind_decision(
         let c = shared.lock().forget_assumption(key);
         shared.act(key, c);
         shared.queue.add(key);
-        return Attempt::Skipped;
+        return Attempt::NotLeader;
     }
     let seed = &decision.seed;
     match bind::bind(
@@ -620,7 +695,7 @@ async fn bind_decision(
             shared.act(key, c);
             shared.queue.add(key);
             info!("leadership lost before the bind was written; not binding");
-            Attempt::Skipped
+            Attempt::NotLeader
         }
         Err(e) if e.outcome_unknown() => {
             shared.lock().mark_uncertain(key);
@@ -697,8 +772,15 @@ async fn reread(shared: &Shared, key: &str) {
 /// Loads the configuration and runs the scheduler until SIGTERM or SIGINT.
 pub async fn run_with_signals(cfg: SchedulerConfiguration) -> Result<(), ControllerError> {
     let cc = &cfg.client_connection;
-    let client = client_from_kubeconfig(&cc.kubeconfig, cc.qps, cc.burst).await?;
-    let controller = Controller::new(cfg, client)?;
+    let metrics = Metrics::new();
+    let client = client_from_kubeconfig(
+        &cc.kubeconfig,
+        cc.qps,
+        cc.burst,
+        &metrics.runtime.rest_client,
+    )
+    .await?;
+    let controller = Controller::with_metrics(cfg, client, metrics)?;
     controller.run(shutdown_signal()).await
 }
 

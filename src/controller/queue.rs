@@ -12,6 +12,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::runtime_metrics::WorkqueueMetrics;
+
 /// Exponential backoff per key: `initial × 2^failures`, capped at `max`.
 #[derive(Clone, Copy, Debug)]
 pub struct BackoffPolicy {
@@ -43,6 +45,7 @@ struct Inner {
     api_errors: HashMap<Arc<str>, u32>,
     seq: u64,
     shut_down: bool,
+    metrics: Option<Arc<WorkqueueMetrics>>,
 }
 
 impl Inner {
@@ -53,10 +56,16 @@ impl Inner {
     }
 
     fn push_ready(&mut self, key: Arc<str>) {
-        if self.processing.contains(&key) {
-            self.dirty.insert(key);
+        let added = if self.processing.contains(&key) {
+            self.dirty.insert(key.clone())
         } else if self.queued.insert(key.clone()) {
-            self.ready.push_back(key);
+            self.ready.push_back(key.clone());
+            true
+        } else {
+            false
+        };
+        if added && let Some(m) = &self.metrics {
+            m.add(&key);
         }
     }
 
@@ -91,6 +100,13 @@ impl Queue {
         }
     }
 
+    /// A queue that reports to `metrics` as controller-runtime's queue reports.
+    pub fn with_metrics(backoff: BackoffPolicy, metrics: Arc<WorkqueueMetrics>) -> Self {
+        let q = Queue::new(backoff);
+        q.lock().metrics = Some(metrics);
+        q
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -113,7 +129,13 @@ impl Queue {
             return self.add(key);
         }
         let mut q = self.lock();
-        if q.shut_down || q.queued.contains(key) || q.dirty.contains(key) {
+        if q.shut_down {
+            return;
+        }
+        if let Some(m) = &q.metrics {
+            m.retry();
+        }
+        if q.queued.contains(key) || q.dirty.contains(key) {
             return;
         }
         let due = Instant::now() + delay;
@@ -212,6 +234,9 @@ impl Queue {
                 if let Some(key) = q.ready.pop_front() {
                     q.queued.remove(&key);
                     q.processing.insert(key.clone());
+                    if let Some(m) = &q.metrics {
+                        m.get(&key);
+                    }
                     if !q.ready.is_empty() {
                         // let another idle worker pick up the rest
                         self.notify.notify_one();
@@ -236,8 +261,14 @@ impl Queue {
     pub fn done(&self, key: &str) {
         let mut q = self.lock();
         q.processing.remove(key);
+        if let Some(m) = &q.metrics {
+            m.done(key);
+        }
         if let Some(k) = q.dirty.take(key) {
-            q.push_ready(k);
+            // counted as added when it was marked dirty
+            if q.queued.insert(k.clone()) {
+                q.ready.push_back(k);
+            }
             drop(q);
             self.notify.notify_one();
         }

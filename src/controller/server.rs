@@ -46,7 +46,7 @@ async fn metrics(Extract(shared): Extract<Arc<Shared>>) -> impl IntoResponse {
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        shared.metrics.encode(),
+        shared.metrics.exposition(shared.leadership.is_leader()),
     )
 }
 

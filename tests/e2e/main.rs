@@ -9,6 +9,7 @@ mod burst;
 mod carbon;
 mod conflict;
 mod leader;
+mod metrics;
 mod profiles;
 mod restart;
 mod scheduling;

@@ -82,6 +82,14 @@ schedulers:
     assert_eq!(seed, "s1");
     assert!(Utc::now() >= end, "bound only after the freeze ended");
 
+    // the success event is published right after the bind, so it may not be there yet
+    let success = eventually("the success event", || async {
+        shoot_events(&client, "dev", "frozen")
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
+    })
+    .await;
     let events = shoot_events(&client, "dev", "frozen").await;
     assert!(
         events
@@ -89,10 +97,6 @@ schedulers:
             .all(|e| e.reason.as_deref() != Some("SchedulingFailed")),
         "a freeze never produces a failure event"
     );
-    let success = events
-        .iter()
-        .find(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
-        .expect("success event");
     let note = success.note.clone().unwrap_or_default();
     assert!(
         note.starts_with("Scheduled to seed \"s1\" by profile \"weekday\""),

@@ -165,7 +165,7 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     let read = next_call(&mut h).await;
     assert_eq!(read.method, "GET");
     hanging.push(read.respond);
-    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    assert_eq!(attempt.await.unwrap(), Attempt::Error);
     let t = Instant::now();
     no_more_requests(&mut h).await;
     assert_eq!(next_due(&shared, t).await.1, 28);
@@ -409,7 +409,7 @@ async fn no_binding_is_sent_after_the_lease_is_taken_over_mid_bind() {
         tokio::task::yield_now().await;
     }
     read.respond.send_response(ok(server_shoot("5", None)));
-    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    assert_eq!(attempt.await.unwrap(), Attempt::NotLeader);
     let reads = only_lease_reads_for(&mut h, Duration::from_secs(3), Some("other")).await;
     assert!(reads >= 2, "the elector keeps watching the lease");
     assert!(shared.lock().assumption("garden-a/s1").is_none());
@@ -435,7 +435,7 @@ async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
     assert!(elected_at.elapsed() > Duration::from_secs(3));
     assert!(!shared.leadership.is_leader(), "deadline passed");
     read.respond.send_response(ok(server_shoot("5", None)));
-    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    assert_eq!(attempt.await.unwrap(), Attempt::NotLeader);
     only_lease_reads_for(&mut h, Duration::from_secs(2), None).await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
     assert!(shared.lock().pending("garden-a/s1").is_some());
