@@ -94,12 +94,12 @@ fn malformed_seeds_are_skipped_with_the_field_named() {
             "spec.networks.pods: invalid CIDR \"10.0.0.0/33\"",
         ),
         (
-            "duplicated taint keys",
+            "duplicated taints",
             seed(
                 "bad",
-                "spec:\n  provider: {type: aws, region: eu-west-1}\n  taints: [{key: a}, {key: a, value: b}]",
+                "spec:\n  provider: {type: aws, region: eu-west-1}\n  taints: [{key: a, value: b}, {key: a, value: b}]",
             ),
-            "spec.taints[1].key: duplicate key \"a\"",
+            "spec.taints[1]: duplicate taint \"a=b\"",
         ),
         (
             "negative allocatable",
