@@ -8,8 +8,9 @@ use super::keep_minimal;
 use super::levenshtein::region_distance;
 
 /// Upstream's `MinimalDistance`: keep the seeds at minimal distance according to the region
-/// ConfigMap of the shoot's CloudProfile; when it has no row for the shoot's region or lists no
-/// remaining seed's region, fall back to the region-name distance (+2 for another provider).
+/// ConfigMap of the shoot's CloudProfile (negative distances included); when it has no row for
+/// the shoot's region or lists no remaining seed's region within 2^31 - 1, fall back to the
+/// region-name distance (+2 for another provider).
 pub struct MinimalDistance;
 
 impl SetStep for MinimalDistance {
@@ -31,8 +32,16 @@ impl SetStep for MinimalDistance {
                 region: cx.region.clone(),
                 message,
             })?;
-            let keys: Vec<Option<i64>> =
-                seeds.iter().map(|s| row.get(&s.region).copied()).collect();
+            // Upstream starts its minimum at the largest 32-bit integer: a seed listed farther
+            // away than that is never a candidate, as if it were not listed.
+            let keys: Vec<Option<i64>> = seeds
+                .iter()
+                .map(|s| {
+                    row.get(&s.region)
+                        .copied()
+                        .filter(|d| *d <= i64::from(i32::MAX))
+                })
+                .collect();
             if keys.iter().any(Option::is_some) {
                 let source = format!("region ConfigMap {}", rc.name);
                 return Ok(keep_minimal(&keys, |d, minimum| match d {
@@ -141,6 +150,49 @@ mod tests {
                 .upsert_config_map(&cm)),
             vec!["central"]
         );
+    }
+
+    #[test]
+    fn region_config_rows_are_read_as_upstream_reads_them() {
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region("eu-north-1")
+            .build();
+        let cases = [
+            (
+                "a negative distance is nearer than zero",
+                "eu-west-1: -3\neu-central-1: 0\n",
+                vec!["west"],
+            ),
+            (
+                "null counts as distance 0",
+                "eu-west-1: null\neu-central-1: 4\n",
+                vec!["west"],
+            ),
+            (
+                "a distance of 2^31 - 1 is still a distance",
+                "us-east-1: 2147483647\n",
+                vec!["us"],
+            ),
+            (
+                "a distance beyond 2^31 - 1 is as if not listed",
+                "eu-west-1: 2147483648\nus-east-1: 50\n",
+                vec!["us"],
+            ),
+            (
+                "only distances beyond 2^31 - 1 fall back to the region-name distance",
+                "us-east-1: 2147483648\n",
+                vec!["central", "west"],
+            ),
+        ];
+        for (name, row, want) in cases {
+            let cm = region_cm("aws", &[("eu-north-1", row)]);
+            assert_eq!(
+                kept(&MinimalDistance, &shoot, &seeds(), |s| s
+                    .upsert_config_map(&cm)),
+                want,
+                "{name}"
+            );
+        }
     }
 
     #[test]
