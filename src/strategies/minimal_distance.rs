@@ -24,7 +24,7 @@ impl SetStep for MinimalDistance {
         seeds: &[&SeedInfo],
         snap: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        if let Some(rc) = snap.region_config_for(&cx.cloud_profile.root_name)
+        if let Some(rc) = snap.region_config_for(&cx.cloud_profile.region_config_name)
             && let Some(row) = rc.distances_from(&cx.region)
         {
             let row = row.map_err(|message| FitError::InvalidRegionConfig {
