@@ -77,7 +77,7 @@ impl Logs {
 }
 
 #[tokio::test(start_paused = true)]
-async fn server_errors_on_bind_are_retried_with_growing_delays_and_publish_no_event() {
+async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once_per_attempt() {
     for (code, reason) in [(500, "InternalError"), (503, "ServiceUnavailable")] {
         let (client, mut h) = mock_client();
         let shared = controller_from(
@@ -94,9 +94,19 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_publish_no_ev
             let put = next_call(&mut h).await;
             assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
             put.respond.send_response(failure(code, reason));
+            // per attempt: one SchedulingFailed event (or series update) and one status write,
+            // as upstream reports a refused bind; nothing else
+            let (event, _) = answer_failure_report(&mut h).await;
+            assert_eq!(
+                event["reason"].as_str().unwrap_or("series"),
+                if delays.is_empty() {
+                    "SchedulingFailed"
+                } else {
+                    "series"
+                }
+            );
             assert_eq!(attempt.await.unwrap(), Attempt::Error, "{code}");
             let failed_at = Instant::now();
-            // no failure event, no status write: one bind request per step and nothing else
             no_more_requests(&mut h).await;
             assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
             assert!(shared.lock().pending("garden-a/s1").is_some(), "{code}");
@@ -244,6 +254,15 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
             if mode == "Binding" { "PUT" } else { "PATCH" }
         );
         write.respond.send_response(forbidden(verb, resource));
+        let (event, _) = answer_failure_report(&mut h).await;
+        assert_eq!(event["reason"], "SchedulingFailed", "{mode}");
+        assert!(
+            event["note"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("the scheduler needs permission to {permission}")),
+            "{mode}: {event}"
+        );
         assert_eq!(attempt.await.unwrap(), Attempt::Error, "{mode}");
         no_more_requests(&mut h).await;
         assert!(shared.lock().pending("garden-a/s1").is_some(), "{mode}");
