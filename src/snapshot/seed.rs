@@ -42,6 +42,9 @@ pub struct SeedInfo {
     pub taints: Vec<(String, Option<String>)>,
     pub nets: SeedNets,
     pub access_restrictions: BTreeSet<String>,
+    /// The number of entries in `spec.accessRestrictions`, repeats included: upstream rejects a
+    /// shoot requesting more restrictions than the seed lists before comparing names.
+    pub access_restriction_count: usize,
     pub default_domains: Vec<String>,
     pub emergency_stop: bool,
     /// `status.allocatable`, parsed. `shoots` bounds the number of shoots on the seed.
@@ -154,6 +157,7 @@ impl SeedInfo {
             zone_mode,
             taints,
             nets,
+            access_restriction_count: seed.spec.access_restrictions.len(),
             access_restrictions: seed
                 .spec
                 .access_restrictions
