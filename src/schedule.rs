@@ -545,6 +545,49 @@ mod tests {
     }
 
     #[test]
+    fn a_namespace_no_project_claims_belongs_to_the_project_its_name_implies() {
+        // A deliberate difference: upstream fails such a shoot ("Project <unknown> not found"),
+        // which in a garden happens only while its Project cache lags behind the shoot.
+        let seeds = [
+            SeedBuilder::new("a").default_domain("a.example.com"),
+            SeedBuilder::new("b").default_domain("b.example.com"),
+        ];
+        let cases = [
+            ("garden-dev", None, "web.dev.b.example.com", Some("b")),
+            ("dev", None, "web.dev.a.example.com", Some("a")),
+            // the Project object decides once it is known
+            (
+                "garden-machine-learning",
+                Some("ml"),
+                "web.ml.a.example.com",
+                Some("a"),
+            ),
+            // a wrong guess can only reject seeds, never place the shoot elsewhere
+            (
+                "garden-machine-learning",
+                None,
+                "web.ml.a.example.com",
+                None,
+            ),
+        ];
+        for (namespace, project, domain, want) in cases {
+            let mut snap = snapshot(&seeds, &[]);
+            if let Some(name) = project {
+                let p: crate::api::Project = serde_json::from_value(serde_json::json!({
+                    "metadata": {"name": name}, "spec": {"namespace": namespace},
+                }))
+                .unwrap();
+                snap.upsert_project(&p);
+            }
+            let shoot = ShootBuilder::new(namespace, "web").domain(domain).build();
+            let got = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now())
+                .ok()
+                .map(|d| d.seed.to_string());
+            assert_eq!(got.as_deref(), want, "{namespace} {project:?} {domain}");
+        }
+    }
+
+    #[test]
     fn result_is_independent_of_seed_insertion_order() {
         let seeds = [
             SeedBuilder::new("a"),

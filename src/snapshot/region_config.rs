@@ -238,6 +238,29 @@ mod tests {
     }
 
     #[test]
+    fn of_several_region_configmaps_for_one_profile_the_first_by_name_is_used_whatever_the_order_seen()
+     {
+        // Upstream takes the first its informer cache lists, an order nobody controls; a
+        // deliberate difference (docs/concepts/scheduler.md, "Differences from upstream").
+        let named = |name: &str, row: &str| {
+            let mut cm = region_cm(&[("a", row)]);
+            cm.metadata.name = Some(name.into());
+            cm
+        };
+        let first = named("a-regions", "b: 1\n");
+        let second = named("b-regions", "b: 2\n");
+        for order in [[&first, &second], [&second, &first]] {
+            let mut snap = crate::snapshot::Snapshot::new();
+            for cm in order {
+                snap.upsert_config_map(cm);
+            }
+            let rc = snap.region_config_for("aws").unwrap();
+            assert_eq!(rc.name, "garden/a-regions");
+            assert_eq!(rc.distances_from("a").unwrap().unwrap()["b"], 1);
+        }
+    }
+
+    #[test]
     fn oversized_rows_are_rejected_before_parsing() {
         let yaml = "a: 1\n".repeat(MAX_ENTRY_BYTES / 4);
         assert!(parse_region_distances(&yaml).unwrap_err().contains("bytes"));
