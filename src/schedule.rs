@@ -453,6 +453,25 @@ mod tests {
     }
 
     #[test]
+    fn an_unknown_cloud_profile_kind_fails_the_shoot_naming_the_field() {
+        let snap = snapshot(&[SeedBuilder::new("a")], &[]);
+        let mut shoot = ShootBuilder::new("garden-p", "s").build();
+        shoot.spec.cloud_profile = Some(crate::api::CloudProfileReference {
+            kind: Some("GlobalCloudProfile".into()),
+            name: "aws".into(),
+        });
+        let err = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "invalid shoot: spec.cloudProfile.kind: unsupported value \"GlobalCloudProfile\""
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn namespaced_cloud_profile_without_computed_spec_keeps_the_parents_seed_selector() {
         // A deliberate difference: upstream would use an empty spec here and drop the
         // parent's selector, so seed b would be a candidate.

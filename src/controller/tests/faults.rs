@@ -84,7 +84,7 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
             client,
             "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 30s}}}\n",
         );
-        let mut delays = Vec::new();
+        let (mut delays, mut reports) = (Vec::new(), Vec::new());
         for _ in 0..4 {
             let attempt = spawn_attempt(&shared);
             next_call(&mut h)
@@ -94,18 +94,11 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
             let put = next_call(&mut h).await;
             assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
             put.respond.send_response(failure(code, reason));
-            // per attempt: one SchedulingFailed event (or series update) and one status write,
-            // as upstream reports a refused bind; nothing else
-            let (event, _) = answer_failure_report(&mut h).await;
-            assert_eq!(
-                event["reason"].as_str().unwrap_or("series"),
-                if delays.is_empty() {
-                    "SchedulingFailed"
-                } else {
-                    "series"
-                }
-            );
-            assert_eq!(attempt.await.unwrap(), Attempt::Error, "{code}");
+            // reported as upstream reports a refused bind; the status write comes back through
+            // the watch, as it would, and must not wake the shoot before its backoff step
+            let (result, events, status) = answer_reports(&shared, attempt, &mut h).await;
+            assert_eq!(result, Attempt::Error, "{code}");
+            reports.push((events, status));
             let failed_at = Instant::now();
             no_more_requests(&mut h).await;
             assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
@@ -120,6 +113,23 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
             "{code}: retrySyncPeriod, doubling, capped at backoff.max"
         );
         assert_eq!(attempts(&shared, "error"), "4", "{code}");
+        let events: Vec<&[String]> = reports.iter().map(|(e, _)| e.as_slice()).collect();
+        assert_eq!(
+            events,
+            [
+                &["POST SchedulingFailed".to_string()][..],
+                &["PATCH series".to_string()][..],
+                &["PATCH series".to_string()][..],
+                &["PATCH series".to_string()][..],
+            ],
+            "{code}: one event per attempt, repeats update its series"
+        );
+        let status: Vec<usize> = reports.iter().map(|(_, s)| *s).collect();
+        assert_eq!(
+            status,
+            [1, 0, 0, 0],
+            "{code}: lastOperation is written once while it says the same"
+        );
     }
 }
 
@@ -205,6 +215,41 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
     assert!(shared.queue().is_empty(), "nothing left to retry");
     drop(hanging);
+}
+
+/// Answers the reports an attempt sends after its bind was refused until the attempt ends:
+/// events (`POST <reason>` or `PATCH series`) and `status.lastOperation` writes, each brought
+/// back into the controller's state as the watch would bring it.
+async fn answer_reports(
+    shared: &Arc<Shared>,
+    mut attempt: tokio::task::JoinHandle<Attempt>,
+    h: &mut MockHandle,
+) -> (Attempt, Vec<String>, usize) {
+    let (mut events, mut status) = (Vec::new(), 0);
+    let result = loop {
+        tokio::select! {
+            r = &mut attempt => break r.unwrap(),
+            call = next_call(h) => {
+                if call.path.contains("/events") {
+                    let what = call.body["reason"].as_str().unwrap_or("series");
+                    events.push(format!("{} {what}", call.method));
+                    let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
+                    call.respond.send_response(ok(body));
+                } else {
+                    assert_eq!(
+                        (call.method.as_str(), call.path.as_str()),
+                        ("PATCH", format!("{SHOOT_PATH}/status").as_str())
+                    );
+                    status += 1;
+                    let mut seen = observed_shoot();
+                    seen.status = serde_json::from_value(call.body["status"].clone()).unwrap();
+                    shared.lock().apply_shoot(&seen);
+                    call.respond.send_response(ok(server_shoot("6", None)));
+                }
+            }
+        }
+    };
+    (result, events, status)
 }
 
 /// What a real API server answers when RBAC denies the binding.
