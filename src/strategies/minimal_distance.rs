@@ -7,6 +7,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 use super::keep_minimal;
 use super::levenshtein::region_distance;
 
+/// The largest region-name distance upstream accepts: its search for the minimum starts there.
+const MAX_NAME_DISTANCE: i64 = 1000;
+
 /// Upstream's `MinimalDistance`: keep the seeds at minimal distance according to the region
 /// ConfigMap of the shoot's CloudProfile (negative distances included); when it has no row for
 /// the shoot's region or lists no remaining seed's region within 2^31 - 1, fall back to the
@@ -58,13 +61,27 @@ impl SetStep for MinimalDistance {
                 }));
             }
         }
-        let keys: Vec<Option<i64>> = seeds
+        let distances: Vec<i64> = seeds
             .iter()
             .map(|s| {
                 let d = region_distance(&s.region, &cx.region);
-                Some(if s.provider != cx.provider { d + 2 } else { d })
+                if s.provider != cx.provider { d + 2 } else { d }
             })
             .collect();
+        // Upstream starts this minimum at 1000: a seed farther away is never a candidate.
+        if distances.iter().all(|d| *d > MAX_NAME_DISTANCE) {
+            return Ok(distances
+                .iter()
+                .map(|d| {
+                    Some(Reason::FartherRegion {
+                        distance: *d,
+                        minimum: MAX_NAME_DISTANCE,
+                        source: format!("region-name distance, at most {MAX_NAME_DISTANCE}"),
+                    })
+                })
+                .collect());
+        }
+        let keys: Vec<Option<i64>> = distances.into_iter().map(Some).collect();
         Ok(keep_minimal(&keys, |d, minimum| Reason::FartherRegion {
             distance: d.unwrap_or(i64::MAX),
             minimum,
@@ -227,6 +244,30 @@ mod tests {
         assert_eq!(
             kept(&MinimalDistance, &shoot, &seeds, |_| {}),
             vec!["aws-west-2", "gcp-same-region"]
+        );
+    }
+
+    #[test]
+    fn region_names_farther_apart_than_1000_leave_no_candidate() {
+        // twice the Levenshtein distance: "a" x 500 to "b" x 500 is exactly 1000
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region(&"a".repeat(500))
+            .build();
+        let seeds = vec![
+            SeedBuilder::new("far").region(&"b".repeat(501)),
+            SeedBuilder::new("farther").region(&"b".repeat(502)),
+        ];
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds, |_| {}),
+            Vec::<String>::new()
+        );
+        let seeds = vec![
+            SeedBuilder::new("at-1000").region(&"b".repeat(500)),
+            SeedBuilder::new("far").region(&"b".repeat(501)),
+        ];
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds, |_| {}),
+            vec!["at-1000"]
         );
     }
 
