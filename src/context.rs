@@ -1,7 +1,7 @@
 //! Per-shoot state computed once per decision, before looping over seeds: parsed selectors,
 //! CIDRs, zones, the shoot's project and cloud profile.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use ipnet::IpNet;
@@ -11,14 +11,18 @@ use crate::api::{Shoot, object_key};
 use crate::schedule::FitError;
 use crate::snapshot::{CloudProfileInfo, Snapshot, compile_selector};
 
-/// The shoot's CIDRs, from `spec.networking` and `status.networking`.
+/// The shoot's CIDRs, from `spec.networking` and `status.networking`, kept apart because
+/// upstream checks them apart: seed defaults fill only missing `spec` networks, and
+/// `status.networking`, when present, must name its services (and pods, unless workerless).
 #[derive(Clone, Debug, Default)]
 pub struct ShootNets {
     /// `spec.networking` is set (upstream checks networks only then).
     pub present: bool,
-    pub nodes: Vec<IpNet>,
-    pub pods: Vec<IpNet>,
-    pub services: Vec<IpNet>,
+    pub nodes: Option<IpNet>,
+    pub pods: Option<IpNet>,
+    pub services: Option<IpNet>,
+    /// `status.networking`, when the shoot has it.
+    pub status: Option<StatusNets>,
     /// The shoot's IP families (`IPv4` when unset).
     pub ipv4: bool,
     pub ipv6: bool,
@@ -26,6 +30,14 @@ pub struct ShootNets {
     /// What is wrong with the shoot's own networks whatever the seed, worked out by the
     /// `Networks` predicate for the first seed it checks and kept for the others.
     pub own_problems: std::sync::OnceLock<Vec<String>>,
+}
+
+/// `status.networking`: lists, since a dual-stack shoot has one CIDR per family.
+#[derive(Clone, Debug, Default)]
+pub struct StatusNets {
+    pub nodes: Vec<IpNet>,
+    pub pods: Vec<IpNet>,
+    pub services: Vec<IpNet>,
 }
 
 pub struct ShootContext<'a> {
@@ -41,7 +53,12 @@ pub struct ShootContext<'a> {
     pub cloud_profile: CloudProfileInfo,
     pub cloud_profile_selector: Option<Selector>,
     pub shoot_selector: Option<Selector>,
-    pub tolerations: Vec<(String, Option<String>)>,
+    /// `spec.tolerations` as upstream reads them: key -> value, a toleration without a value
+    /// counting as the empty value, and of two tolerations with one key the later one winning.
+    pub tolerations: BTreeMap<String, String>,
+    /// The number of entries in `spec.tolerations`, duplicates included: upstream rejects a seed
+    /// with more taints than the shoot has tolerations before looking at keys.
+    pub toleration_count: usize,
     pub zone_ha: bool,
     pub control_plane_zones: Vec<String>,
     pub worker_zones: BTreeSet<String>,
@@ -111,10 +128,11 @@ impl<'a> ShootContext<'a> {
             cloud_profile,
             cloud_profile_selector,
             shoot_selector,
+            toleration_count: spec.tolerations.len(),
             tolerations: spec
                 .tolerations
                 .iter()
-                .map(|t| (t.key.clone(), t.value.clone()))
+                .map(|t| (t.key.clone(), t.value.clone().unwrap_or_default()))
                 .collect(),
             zone_ha: shoot.failure_tolerance_type() == Some("zone"),
             control_plane_zones: spec
@@ -173,32 +191,34 @@ fn parse_nets(shoot: &Shoot, workerless: bool) -> Result<ShootNets, (String, Str
     if n.ip_families.is_empty() {
         nets.ipv4 = true;
     }
-    for (field, value, list) in [
-        ("spec.networking.nodes", &n.nodes, &mut nets.nodes),
-        ("spec.networking.pods", &n.pods, &mut nets.pods),
-        ("spec.networking.services", &n.services, &mut nets.services),
-    ] {
-        if let Some(v) = value {
-            list.push(parse(field.to_string(), v)?);
-        }
-    }
+    nets.nodes = n
+        .nodes
+        .as_deref()
+        .map(|v| parse("spec.networking.nodes".into(), v))
+        .transpose()?;
+    nets.pods = n
+        .pods
+        .as_deref()
+        .map(|v| parse("spec.networking.pods".into(), v))
+        .transpose()?;
+    nets.services = n
+        .services
+        .as_deref()
+        .map(|v| parse("spec.networking.services".into(), v))
+        .transpose()?;
     if let Some(status) = shoot.status.as_ref().and_then(|s| s.networking.as_ref()) {
-        for (field, values, list) in [
-            ("status.networking.nodes", &status.nodes, &mut nets.nodes),
-            ("status.networking.pods", &status.pods, &mut nets.pods),
-            (
-                "status.networking.services",
-                &status.services,
-                &mut nets.services,
-            ),
-        ] {
-            for (i, v) in values.iter().enumerate() {
-                let net = parse(format!("{field}[{i}]"), v)?;
-                if !list.contains(&net) {
-                    list.push(net);
-                }
-            }
-        }
+        let list = |field: &str, values: &[String]| -> Result<Vec<IpNet>, (String, String)> {
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| parse(format!("{field}[{i}]"), v))
+                .collect()
+        };
+        nets.status = Some(StatusNets {
+            nodes: list("status.networking.nodes", &status.nodes)?,
+            pods: list("status.networking.pods", &status.pods)?,
+            services: list("status.networking.services", &status.services)?,
+        });
     }
     Ok(nets)
 }

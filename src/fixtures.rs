@@ -318,6 +318,28 @@ impl ShootBuilder {
             .push(cidr.into());
         self
     }
+    pub fn status_services(mut self, cidr: &str) -> Self {
+        let status = self.0.status.get_or_insert_with(Default::default);
+        status
+            .networking
+            .get_or_insert_with(Default::default)
+            .services
+            .push(cidr.into());
+        self
+    }
+    /// `status.networking: {}`: present, naming no network.
+    pub fn empty_status_networking(mut self) -> Self {
+        let status = self.0.status.get_or_insert_with(Default::default);
+        status.networking = Some(Default::default());
+        self
+    }
+    /// No worker pools.
+    pub fn workerless(mut self) -> Self {
+        if let Some(p) = self.0.spec.provider.as_mut() {
+            p.workers.clear();
+        }
+        self
+    }
     pub fn no_networking(mut self) -> Self {
         self.0.spec.networking = None;
         self

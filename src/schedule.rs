@@ -436,6 +436,176 @@ mod tests {
         ));
     }
 
+    fn namespaced_shoot(snap: &mut Snapshot, status: serde_json::Value) -> Shoot {
+        let ncp: crate::api::NamespacedCloudProfile = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "custom", "namespace": "garden-p"},
+            "spec": {"parent": {"kind": "CloudProfile", "name": "aws"}},
+            "status": status,
+        }))
+        .unwrap();
+        snap.upsert_namespaced_cloud_profile(&ncp);
+        let mut shoot = ShootBuilder::new("garden-p", "s").build();
+        shoot.spec.cloud_profile = Some(crate::api::CloudProfileReference {
+            kind: Some("NamespacedCloudProfile".into()),
+            name: "custom".into(),
+        });
+        shoot
+    }
+
+    #[test]
+    fn an_unknown_cloud_profile_kind_fails_the_shoot_naming_the_field() {
+        let snap = snapshot(&[SeedBuilder::new("a")], &[]);
+        let mut shoot = ShootBuilder::new("garden-p", "s").build();
+        shoot.spec.cloud_profile = Some(crate::api::CloudProfileReference {
+            kind: Some("GlobalCloudProfile".into()),
+            name: "aws".into(),
+        });
+        let err = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "invalid shoot: spec.cloudProfile.kind: unsupported value \"GlobalCloudProfile\""
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn namespaced_cloud_profile_without_computed_spec_keeps_the_parents_seed_selector() {
+        // A deliberate difference: upstream would use an empty spec here and drop the
+        // parent's selector, so seed b would be a candidate.
+        let mut snap = snapshot(
+            &[
+                SeedBuilder::new("a").label("env", "dev"),
+                SeedBuilder::new("b"),
+            ],
+            &[],
+        );
+        snap.upsert_cloud_profile(
+            &CloudProfileBuilder::new("aws")
+                .match_label("env", "dev")
+                .build(),
+        );
+        let shoot = namespaced_shoot(&mut snap, serde_json::json!({}));
+        let d = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now()).unwrap();
+        assert_eq!(d.seed, "a");
+        assert!(matches!(
+            d.rejected[0].reason,
+            Reason::CloudProfileSelector { .. }
+        ));
+    }
+
+    #[test]
+    fn namespaced_cloud_profile_finds_region_configmaps_by_its_own_name() {
+        let region_cm = |name: &str, profiles: &str, row: &str| -> crate::api::ConfigMap {
+            serde_json::from_value(serde_json::json!({
+                "metadata": {
+                    "name": name, "namespace": "garden",
+                    "labels": {"scheduling.gardener.cloud/purpose": "region-config"},
+                    "annotations": {"scheduling.gardener.cloud/cloudprofiles": profiles},
+                },
+                "data": {"eu-north-1": row},
+            }))
+            .unwrap()
+        };
+        let seeds = [
+            SeedBuilder::new("central").region("eu-central-1"),
+            SeedBuilder::new("west").region("eu-west-1"),
+        ];
+        let cases = [
+            (
+                "a ConfigMap listing the NamespacedCloudProfile's name decides",
+                vec![region_cm(
+                    "own",
+                    "custom",
+                    "eu-west-1: 5\neu-central-1: 9\n",
+                )],
+                "west",
+            ),
+            (
+                "a ConfigMap listing only the parent is not used",
+                vec![region_cm(
+                    "parent",
+                    "aws",
+                    "eu-central-1: 1\neu-west-1: 9\n",
+                )],
+                // region-name distance: eu-central-1 and eu-west-1 tie at 2 from eu-north-1;
+                // the parent's ConfigMap would have picked central alone.
+                "tie",
+            ),
+            (
+                "with both, the NamespacedCloudProfile's own ConfigMap decides",
+                vec![
+                    region_cm("own", "custom", "eu-west-1: 5\neu-central-1: 9\n"),
+                    region_cm("parent", "aws", "eu-central-1: 1\neu-west-1: 9\n"),
+                ],
+                "west",
+            ),
+        ];
+        for (name, cms, want) in cases {
+            let mut snap = snapshot(&seeds, &[]);
+            for cm in &cms {
+                snap.upsert_config_map(cm);
+            }
+            let mut shoot = namespaced_shoot(
+                &mut snap,
+                serde_json::json!({"cloudProfileSpec": {"type": "aws"}}),
+            );
+            shoot.spec.region = Some("eu-north-1".into());
+            let d = schedule(&shoot, &snap, &profile("MinimalDistance"), Utc::now()).unwrap();
+            if want == "tie" {
+                assert!(d.rejected.is_empty(), "{name}: {:?}", d.rejected);
+            } else {
+                assert_eq!(d.seed, want, "{name}");
+                assert_eq!(d.rejected.len(), 1, "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_namespace_no_project_claims_belongs_to_the_project_its_name_implies() {
+        // A deliberate difference: upstream fails such a shoot ("Project <unknown> not found"),
+        // which in a garden happens only while its Project cache lags behind the shoot.
+        let seeds = [
+            SeedBuilder::new("a").default_domain("a.example.com"),
+            SeedBuilder::new("b").default_domain("b.example.com"),
+        ];
+        let cases = [
+            ("garden-dev", None, "web.dev.b.example.com", Some("b")),
+            ("dev", None, "web.dev.a.example.com", Some("a")),
+            // the Project object decides once it is known
+            (
+                "garden-machine-learning",
+                Some("ml"),
+                "web.ml.a.example.com",
+                Some("a"),
+            ),
+            // a wrong guess can only reject seeds, never place the shoot elsewhere
+            (
+                "garden-machine-learning",
+                None,
+                "web.ml.a.example.com",
+                None,
+            ),
+        ];
+        for (namespace, project, domain, want) in cases {
+            let mut snap = snapshot(&seeds, &[]);
+            if let Some(name) = project {
+                let p: crate::api::Project = serde_json::from_value(serde_json::json!({
+                    "metadata": {"name": name}, "spec": {"namespace": namespace},
+                }))
+                .unwrap();
+                snap.upsert_project(&p);
+            }
+            let shoot = ShootBuilder::new(namespace, "web").domain(domain).build();
+            let got = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now())
+                .ok()
+                .map(|d| d.seed.to_string());
+            assert_eq!(got.as_deref(), want, "{namespace} {project:?} {domain}");
+        }
+    }
+
     #[test]
     fn result_is_independent_of_seed_insertion_order() {
         let seeds = [

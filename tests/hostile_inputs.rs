@@ -94,12 +94,12 @@ fn malformed_seeds_are_skipped_with_the_field_named() {
             "spec.networks.pods: invalid CIDR \"10.0.0.0/33\"",
         ),
         (
-            "duplicated taint keys",
+            "duplicated taints",
             seed(
                 "bad",
-                "spec:\n  provider: {type: aws, region: eu-west-1}\n  taints: [{key: a}, {key: a, value: b}]",
+                "spec:\n  provider: {type: aws, region: eu-west-1}\n  taints: [{key: a, value: b}, {key: a, value: b}]",
             ),
-            "spec.taints[1].key: duplicate key \"a\"",
+            "spec.taints[1]: duplicate taint \"a=b\"",
         ),
         (
             "negative allocatable",
@@ -228,7 +228,7 @@ fn malformed_region_configmap_fails_only_the_affected_region() {
         "schedulers:\n  shoot:\n    candidateDeterminationStrategy: MinimalDistance\n",
     )
     .unwrap();
-    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: regions\n  namespace: garden\n  labels: {scheduling.gardener.cloud/purpose: region-config}\n  annotations: {scheduling.gardener.cloud/cloudprofiles: aws}\ndata:\n  eu-north-1: |\n    eu-west-1: far\n  eu-west-1: |\n    eu-west-2: 99999999999999\n";
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: regions\n  namespace: garden\n  labels: {scheduling.gardener.cloud/purpose: region-config}\n  annotations: {scheduling.gardener.cloud/cloudprofiles: aws}\ndata:\n  eu-north-1: |\n    eu-west-1: far\n  eu-west-1: |\n    eu-west-2: 1.5\n";
     let extra = format!(
         "{cm}---\n{}",
         shoot(
@@ -256,7 +256,7 @@ fn malformed_region_configmap_fails_only_the_affected_region() {
         .lines()
         .find(|l| l.starts_with("garden-dev/good-shoot"))
         .expect(&out);
-    assert!(good.contains("region ConfigMap garden/regions: data[eu-west-1]: eu-west-2: distance 99999999999999 is larger than"), "{good}");
+    assert!(good.contains("region ConfigMap garden/regions: data[eu-west-1]: eu-west-2: distance 1.5 is not an integer"), "{good}");
 }
 
 #[test]

@@ -276,7 +276,9 @@ impl Controller {
         }
         let workqueue = metrics.runtime.workqueue.clone();
         let shared = Arc::new(Shared {
-            reporter: Reporter::new(client.clone(), identity, REQUEST_TIMEOUT),
+            // With upstream's keys alone the success note is upstream's, word for word.
+            reporter: Reporter::new(client.clone(), identity, REQUEST_TIMEOUT)
+                .with_score_notes(shoot_cfg.priorities.is_some() || shoot_cfg.profiles.is_some()),
             client,
             chain,
             name_profiles: shoot_cfg.profiles.is_some(),
@@ -715,8 +717,7 @@ async fn bind_decision(
                 &decision.profile,
                 start.elapsed().as_secs_f64(),
             );
-            // Retried with growing delays; no failure event: the shoot is not at fault, and
-            // the API server that refused the bind would likely refuse the event as well.
+            // Retried with growing delays.
             let retry_in = shared.queue.add_retry(key, shared.retry_sync_period);
             if matches!(
                 e,
@@ -725,6 +726,10 @@ async fn bind_decision(
                 error!(error = %e, ?retry_in, "bind failed");
             } else {
                 warn!(error = %e, ?retry_in, "bind failed");
+            }
+            // As upstream: a refused bind (anything but 409) is reported like a failed decision.
+            if let Err(report) = shared.reporter.bind_failed(shoot, &e).await {
+                warn!(error = %report, "reporting the failed bind failed");
             }
             Attempt::Error
         }

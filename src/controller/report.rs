@@ -21,13 +21,15 @@ use super::bind::FIELD_MANAGER;
 use crate::api::Shoot;
 use crate::schedule::{Decision, FitError};
 
-/// `reportingController` of every event.
-pub const REPORTING_CONTROLLER: &str = "gardener-scheduler";
+/// `reportingController` of every event: upstream's event recorder name (`shoot` controller +
+/// `-scheduler`), so that event queries written for upstream find ours.
+pub const REPORTING_CONTROLLER: &str = "shoot-scheduler";
 pub const REASON_SCHEDULED: &str = "SchedulingSuccessful";
 pub const REASON_FAILED: &str = "SchedulingFailed";
 /// A freeze window or no active profile keeps the shoot waiting; not a failure.
 pub const REASON_DEFERRED: &str = "SchedulingDeferred";
-const ACTION: &str = "Scheduling";
+/// `action` of every event, upstream's `EventActionReconcile`.
+const ACTION: &str = "Reconcile";
 /// events.k8s.io accepts notes up to 1 kB.
 const MAX_NOTE_BYTES: usize = 1024;
 /// Repeats of the same event within this window update its series instead of adding events.
@@ -65,23 +67,22 @@ pub fn truncate_note(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
-/// `Scheduled to seed "X"` plus the winner's score summary; with a profile chain configured,
-/// `Scheduled to seed "X" by profile "P"`.
-pub fn success_note(decision: &Decision, name_profile: bool) -> String {
-    let by = if name_profile {
-        format!(" by profile {:?}", decision.profile)
-    } else {
-        String::new()
-    };
-    format!(
-        "Scheduled to seed {:?}{by} ({})",
-        decision.seed,
-        decision.winner().short()
-    )
+/// Upstream's `Scheduled to seed "X"`. With a profile chain configured the entry that placed
+/// the shoot follows (`Scheduled to seed "X" by profile "P"`), and with configured priorities
+/// the winner's score summary (`(score 1124.5: ...)`): both only exist in those configurations.
+pub fn success_note(decision: &Decision, name_profile: bool, scores: bool) -> String {
+    let mut note = format!("Scheduled to seed {:?}", decision.seed);
+    if name_profile {
+        note.push_str(&format!(" by profile {:?}", decision.profile));
+    }
+    if scores {
+        note.push_str(&format!(" ({})", decision.winner().short()));
+    }
+    note
 }
 
 /// The upstream description, `Failed to schedule Shoot: <reason>`.
-pub fn failure_description(err: &FitError) -> String {
+pub fn failure_description(err: &impl std::fmt::Display) -> String {
     format!("Failed to schedule Shoot: {err}")
 }
 
@@ -125,6 +126,8 @@ pub struct Reporter {
     series: Arc<Mutex<HashMap<SeriesKey, Series>>>,
     /// set once events.k8s.io turned out to be forbidden or missing
     core_v1_events: Arc<AtomicBool>,
+    /// success notes carry the winner's score summary (priorities are configured)
+    score_notes: bool,
 }
 
 impl Reporter {
@@ -135,7 +138,14 @@ impl Reporter {
             timeout,
             series: Arc::default(),
             core_v1_events: Arc::default(),
+            score_notes: false,
         }
+    }
+
+    /// Success notes carry the winner's score summary; for configurations with priorities.
+    pub fn with_score_notes(mut self, on: bool) -> Self {
+        self.score_notes = on;
+        self
     }
 
     pub async fn scheduled(
@@ -148,7 +158,7 @@ impl Reporter {
             shoot,
             "Normal",
             REASON_SCHEDULED,
-            success_note(decision, name_profile),
+            success_note(decision, name_profile, self.score_notes),
         )
         .await
     }
@@ -167,12 +177,31 @@ impl Reporter {
 
     /// Publishes the failure event and records it in `status.lastOperation`.
     pub async fn failed(&self, shoot: &Shoot, err: &FitError) -> Result<(), ReportError> {
-        let event = self
-            .publish(shoot, "Warning", REASON_FAILED, failure_note(err))
-            .await;
-        let status = self
-            .patch_last_operation(shoot, &failure_description(err))
-            .await;
+        self.report_failure(shoot, failure_note(err), &failure_description(err))
+            .await
+    }
+
+    /// Reports a bind the API server refused as upstream does: a `SchedulingFailed` event and
+    /// `status.lastOperation`, with the server's error as the reason. Called once per attempt;
+    /// attempts are backed off, and repeats update the event's series.
+    pub async fn bind_failed(
+        &self,
+        shoot: &Shoot,
+        err: &super::bind::BindError,
+    ) -> Result<(), ReportError> {
+        let description = failure_description(err);
+        self.report_failure(shoot, description.clone(), &description)
+            .await
+    }
+
+    async fn report_failure(
+        &self,
+        shoot: &Shoot,
+        note: String,
+        description: &str,
+    ) -> Result<(), ReportError> {
+        let event = self.publish(shoot, "Warning", REASON_FAILED, note).await;
+        let status = self.patch_last_operation(shoot, description).await;
         event.and(status)
     }
 
@@ -431,6 +460,40 @@ mod tests {
         assert!(t.len() <= MAX_NOTE_BYTES);
         assert!(t.ends_with('…'));
         assert_eq!(truncate_note("short", 10), "short");
+    }
+
+    #[test]
+    fn the_success_note_is_upstreams_unless_priorities_or_profiles_add_to_it() {
+        use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+        let mut snap = crate::snapshot::Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        snap.upsert_seed(&SeedBuilder::new("s1").build());
+        let shoot = ShootBuilder::new("garden-a", "s").build();
+        let profile = crate::profile::Profile::upstream_default();
+        let decision = crate::schedule::schedule(&shoot, &snap, &profile, Utc::now()).unwrap();
+        let cases = [
+            (
+                "upstream's keys alone",
+                false,
+                false,
+                "Scheduled to seed \"s1\"",
+            ),
+            (
+                "a profile chain names the entry",
+                true,
+                false,
+                "Scheduled to seed \"s1\" by profile \"default\"",
+            ),
+        ];
+        for (name, by_profile, scores, want) in cases {
+            assert_eq!(success_note(&decision, by_profile, scores), want, "{name}");
+        }
+        let with_scores = success_note(&decision, false, true);
+        assert!(
+            with_scores.starts_with("Scheduled to seed \"s1\" (score ")
+                && with_scores.contains("ShootCount"),
+            "priorities add the score summary: {with_scores}"
+        );
     }
 
     #[test]

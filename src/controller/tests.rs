@@ -280,6 +280,34 @@ fn seed_landscape(shared: &Shared) {
     st.apply_shoot(&observed_shoot());
 }
 
+/// Answers the `SchedulingFailed` report that follows a refused bind, as upstream reports it:
+/// the event (created, or its series patched), then the `status.lastOperation` patch. Returns
+/// both request bodies.
+async fn answer_failure_report(h: &mut MockHandle) -> (Value, Value) {
+    let event = next_call(h).await;
+    assert!(
+        event.path.contains("/events"),
+        "{} {}",
+        event.method,
+        event.path
+    );
+    let body = event.body.clone();
+    let reply = if event.method == "POST" {
+        body.clone()
+    } else {
+        json!({})
+    };
+    event.respond.send_response(ok(reply));
+    let status = next_call(h).await;
+    assert_eq!(
+        (status.method.as_str(), status.path.as_str()),
+        ("PATCH", format!("{SHOOT_PATH}/status").as_str())
+    );
+    let patch = status.body.clone();
+    status.respond.send_response(ok(server_shoot("6", None)));
+    (body, patch)
+}
+
 async fn no_more_requests(h: &mut MockHandle) {
     if let Ok(Some((req, _))) =
         tokio::time::timeout(Duration::from_millis(300), h.next_request()).await
@@ -289,7 +317,7 @@ async fn no_more_requests(h: &mut MockHandle) {
 }
 
 #[tokio::test]
-async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failure_event() {
+async fn a_server_error_while_binding_frees_the_slot_retries_and_reports_scheduling_failed() {
     let (client, mut h) = mock_client();
     let shared = controller(client);
     let attempt = spawn_attempt(&shared);
@@ -297,8 +325,24 @@ async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failu
         .await
         .respond
         .send_response(failure(500, "InternalError"));
+    // upstream reports every binding error but a 409 as a failed scheduling
+    let (event, status) = answer_failure_report(&mut h).await;
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
-    no_more_requests(&mut h).await; // no event, no status patch
+    assert_eq!(event["reason"], "SchedulingFailed");
+    assert_eq!(event["type"], "Warning");
+    assert_eq!(event["action"], "Reconcile");
+    assert_eq!(event["reportingController"], "shoot-scheduler");
+    let note = event["note"].as_str().unwrap();
+    assert!(
+        note.starts_with("Failed to schedule Shoot: reading shoot: "),
+        "{note}"
+    );
+    let op = &status["status"]["lastOperation"];
+    assert_eq!(op["type"], "Create");
+    assert_eq!(op["state"], "Pending");
+    assert_eq!(op["description"], note);
+    assert!(op["lastUpdateTime"].is_string(), "{op}");
+    no_more_requests(&mut h).await;
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),
         0,
@@ -327,14 +371,11 @@ async fn a_server_error_while_binding_frees_the_slot_and_retries_without_a_failu
         "/apis/events.k8s.io/v1/namespaces/garden-a/events"
     );
     assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    assert_eq!(event.body["reportingController"], "gardener-scheduler");
+    assert_eq!(event.body["reportingController"], "shoot-scheduler");
+    assert_eq!(event.body["action"], "Reconcile");
     assert_eq!(event.body["regarding"]["uid"], "u-1");
-    assert!(
-        event.body["note"]
-            .as_str()
-            .unwrap()
-            .starts_with("Scheduled to seed \"seed-1\"")
-    );
+    // upstream's configuration: upstream's note, word for word
+    assert_eq!(event.body["note"], "Scheduled to seed \"seed-1\"");
     let created = event.body.clone();
     event.respond.send_response(ok(created));
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
@@ -486,7 +527,8 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     assert_eq!(legacy.path, "/api/v1/namespaces/garden-a/events");
     assert_eq!(legacy.body["reason"], "SchedulingFailed");
     assert_eq!(legacy.body["involvedObject"]["name"], "s1");
-    assert_eq!(legacy.body["source"]["component"], "gardener-scheduler");
+    assert_eq!(legacy.body["source"]["component"], "shoot-scheduler");
+    assert_eq!(legacy.body["action"], "Reconcile");
     let created = legacy.body.clone();
     legacy.respond.send_response(ok(created));
     task.await.unwrap().unwrap();

@@ -4,7 +4,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::Predicate;
 
-/// Every access restriction the shoot requests must be offered by the seed.
+/// Every access restriction the shoot requests must be offered by the seed, as upstream's
+/// `AccessRestrictionsAreSupported` decides, including its shortcut: a shoot listing more
+/// restrictions than the seed (repeats counted) is not supported.
 pub struct AccessRestrictions;
 
 impl Predicate for AccessRestrictions {
@@ -13,10 +15,11 @@ impl Predicate for AccessRestrictions {
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+        let too_many = cx.access_restrictions.len() > seed.access_restriction_count;
         let missing: Vec<String> = cx
             .access_restrictions
             .iter()
-            .filter(|r| !seed.access_restrictions.contains(*r))
+            .filter(|r| too_many || !seed.access_restrictions.contains(*r))
             .cloned()
             .collect();
         if missing.is_empty() {
@@ -53,6 +56,24 @@ mod tests {
                 ShootBuilder::new("garden-a", "s").access_restriction("eu-access-only"),
                 SeedBuilder::new("s1"),
                 false,
+            ),
+            (
+                "a restriction requested twice needs the seed to list two",
+                ShootBuilder::new("garden-a", "s")
+                    .access_restriction("eu-access-only")
+                    .access_restriction("eu-access-only"),
+                SeedBuilder::new("s1").access_restriction("eu-access-only"),
+                false,
+            ),
+            (
+                "a restriction requested twice is supported by a seed listing two",
+                ShootBuilder::new("garden-a", "s")
+                    .access_restriction("eu-access-only")
+                    .access_restriction("eu-access-only"),
+                SeedBuilder::new("s1")
+                    .access_restriction("eu-access-only")
+                    .access_restriction("other"),
+                true,
             ),
             (
                 "seed offering a restriction still takes unrestricted shoots",

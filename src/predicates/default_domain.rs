@@ -5,10 +5,10 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::SetStep;
 
-/// A shoot whose `spec.dns.domain` lies under some seed's default domain D must go to a seed
-/// whose default D makes the domain exactly `<shoot>.<project>.<D>`. A custom domain under no
-/// default passes every seed. Default domains are collected from every seed in the landscape,
-/// so a domain owned by a seed filtered out earlier is not handed to another seed.
+/// A shoot whose `spec.dns.domain` lies under a default domain D of one of the seeds left at
+/// this stage must go to a seed whose default D makes the domain exactly
+/// `<shoot>.<project>.<D>`. A domain under no remaining seed's default passes every remaining
+/// seed, as upstream decides: default domains of seeds filtered out earlier do not count.
 pub struct DefaultDomain;
 
 impl SetStep for DefaultDomain {
@@ -20,13 +20,13 @@ impl SetStep for DefaultDomain {
         &self,
         cx: &ShootContext,
         seeds: &[&SeedInfo],
-        snap: &Snapshot,
+        _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
         let Some(domain) = cx.domain.as_deref() else {
             return Ok(vec![None; seeds.len()]);
         };
-        let under_default = snap
-            .seeds()
+        let under_default = seeds
+            .iter()
             .flat_map(|s| s.default_domains.iter())
             .any(|d| domain.ends_with(&format!(".{d}")));
         if !under_default {
@@ -53,6 +53,11 @@ mod tests {
     use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 
     fn kept(domain: &str) -> Vec<bool> {
+        kept_among(domain, |_| true)
+    }
+
+    /// Which of the seeds a, b, c (those `left` at this stage) the step keeps.
+    fn kept_among(domain: &str, left: impl Fn(&str) -> bool) -> Vec<bool> {
         let mut snap = Snapshot::new();
         snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
         let a = SeedBuilder::new("a")
@@ -69,7 +74,7 @@ mod tests {
             .domain(domain)
             .build();
         let cx = ShootContext::new(&shoot, &snap, chrono::Utc::now()).unwrap();
-        let infos: Vec<&SeedInfo> = snap.seeds().collect();
+        let infos: Vec<&SeedInfo> = snap.seeds().filter(|s| left(&s.name)).collect();
         DefaultDomain
             .narrow(&cx, &infos, &snap)
             .unwrap()
@@ -91,5 +96,15 @@ mod tests {
     #[test]
     fn wrong_shoot_or_project_label_under_a_default_matches_no_seed() {
         assert_eq!(kept("other.dev.b.example.com"), vec![false, false, false]);
+    }
+
+    #[test]
+    fn a_default_domain_of_a_seed_filtered_out_earlier_does_not_count() {
+        // Seed b owns web.dev.b.example.com but did not reach this stage: like upstream, the
+        // domain is then treated as custom and every remaining seed passes.
+        assert_eq!(
+            kept_among("web.dev.b.example.com", |s| s != "b"),
+            vec![true, true]
+        );
     }
 }

@@ -46,7 +46,9 @@ fn reserved_overlap((what, net): (&str, IpNet)) -> Option<String> {
 
 /// Shoot networks must stay out of the reserved ranges, and the shoot's IPv6 networks must not
 /// overlap the seed's networks (IPv4 overlap is allowed: shoot traffic is tunnelled). Missing
-/// shoot pod/service networks take the seed's `shootDefaults` when their IP family matches.
+/// `spec.networking` pods/services take the seed's `shootDefaults` when their IP family matches.
+/// A shoot with `status.networking` must have its services there, and its pods unless it is
+/// workerless (upstream's `ValidateMultiNetworkDisjointedness`); without them it fits no seed.
 pub struct Networks;
 
 impl Predicate for Networks {
@@ -63,25 +65,43 @@ impl Predicate for Networks {
             IpNet::V4(_) => nets.ipv4,
             IpNet::V6(_) => nets.ipv6,
         };
+        let status = nets.status.as_ref();
         let own = nets
             .nodes
             .iter()
             .map(|n| ("nodes", *n))
             .chain(nets.pods.iter().map(|n| ("pods", *n)))
-            .chain(nets.services.iter().map(|n| ("services", *n)));
-        // The shoot's own networks are the same for every seed: checked against the reserved
-        // ranges once per decision.
+            .chain(nets.services.iter().map(|n| ("services", *n)))
+            .chain(status.into_iter().flat_map(|s| {
+                let nodes = s.nodes.iter().map(|n| ("nodes (status)", *n));
+                let pods = s.pods.iter().map(|n| ("pods (status)", *n));
+                let services = s.services.iter().map(|n| ("services (status)", *n));
+                nodes.chain(pods).chain(services)
+            }));
+        // The shoot's own networks are the same for every seed: checked once per decision.
         let mut problems = nets
             .own_problems
-            .get_or_init(|| own.clone().filter_map(reserved_overlap).collect())
+            .get_or_init(|| {
+                let mut own_problems: Vec<String> =
+                    own.clone().filter_map(reserved_overlap).collect();
+                if let Some(s) = status {
+                    if s.services.is_empty() {
+                        own_problems.push("status.networking.services is required".into());
+                    }
+                    if s.pods.is_empty() && !nets.workerless {
+                        own_problems.push("status.networking.pods is required".into());
+                    }
+                }
+                own_problems
+            })
             .clone();
-        let default_pods = (nets.pods.is_empty() && !nets.workerless)
+        let default_pods = (nets.pods.is_none() && !nets.workerless)
             .then(|| seed.nets.default_pods.filter(family_matches))
             .flatten()
             .map(|d| ("pods (seed default)", d));
         let default_services = nets
             .services
-            .is_empty()
+            .is_none()
             .then(|| seed.nets.default_services.filter(family_matches))
             .flatten()
             .map(|d| ("services (seed default)", d));
@@ -214,6 +234,59 @@ mod tests {
                     .nodes("2001:db8:9::/64")
                     .status_pods("2001:db8:2::/112"),
                 v6_seed(),
+                false,
+            ),
+            (
+                "status networking with services and pods is accepted",
+                ShootBuilder::new("garden-a", "s")
+                    .status_services("100.64.0.0/13")
+                    .status_pods("100.96.0.0/11"),
+                SeedBuilder::new("s1"),
+                true,
+            ),
+            (
+                "status networking without services fits no seed",
+                ShootBuilder::new("garden-a", "s").status_pods("100.96.0.0/11"),
+                SeedBuilder::new("s1"),
+                false,
+            ),
+            (
+                "status networking without pods fits no seed",
+                ShootBuilder::new("garden-a", "s").status_services("100.64.0.0/13"),
+                SeedBuilder::new("s1"),
+                false,
+            ),
+            (
+                "status networking of a workerless shoot needs no pods",
+                ShootBuilder::new("garden-a", "s")
+                    .workerless()
+                    .status_services("100.64.0.0/13"),
+                SeedBuilder::new("s1"),
+                true,
+            ),
+            (
+                "an empty status networking fits no seed",
+                ShootBuilder::new("garden-a", "s").empty_status_networking(),
+                SeedBuilder::new("s1"),
+                false,
+            ),
+            (
+                "status networking is not required when the shoot has no spec networking",
+                ShootBuilder::new("garden-a", "s")
+                    .no_networking()
+                    .empty_status_networking(),
+                SeedBuilder::new("s1"),
+                true,
+            ),
+            (
+                "a seed default fills missing spec pods even when status names pods",
+                ShootBuilder::new("garden-a", "s")
+                    .ip_families(&["IPv6"])
+                    .nodes("2001:db8:9::/64")
+                    .services("2001:db8:a::/108")
+                    .status_services("2001:db8:a::/108")
+                    .status_pods("2001:db8:b::/64"),
+                v6_seed().shoot_defaults(Some("2001:db8:1:1::/64"), None),
                 false,
             ),
             (

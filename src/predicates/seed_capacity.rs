@@ -4,7 +4,8 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::Predicate;
 
-/// A seed publishing `status.allocatable.shoots` takes a shoot only while usage is below it.
+/// A seed publishing `status.allocatable.shoots` takes a shoot only while usage is below it
+/// (rounded up to a whole number, as upstream reads it).
 pub struct SeedCapacity;
 
 impl Predicate for SeedCapacity {
@@ -48,6 +49,30 @@ mod tests {
             ("below allocatable fits", Some("3"), 2, true),
             ("at allocatable is full", Some("3"), 3, false),
             ("zero allocatable takes nothing", Some("0"), 0, false),
+            (
+                "a fractional allocatable rounds up: 1500m allows a second shoot",
+                Some("1500m"),
+                1,
+                true,
+            ),
+            (
+                "a fractional allocatable rounds up: 1500m is full at two",
+                Some("1500m"),
+                2,
+                false,
+            ),
+            (
+                "a tiny allocatable rounds up to one shoot",
+                Some("1m"),
+                0,
+                true,
+            ),
+            (
+                "a decimal exponent counts whole shoots",
+                Some("2e0"),
+                2,
+                false,
+            ),
         ];
         for (name, alloc, used, ok) in cases {
             let mut seed = SeedBuilder::new("s1");

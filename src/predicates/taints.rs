@@ -4,8 +4,10 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::Predicate;
 
-/// Every seed taint must be tolerated: a toleration with the same key, and the same value when
-/// the taint has one. Taints have no effects.
+/// Every seed taint must be tolerated, as upstream's `TaintsAreTolerated` decides: the shoot's
+/// tolerations form a key -> value map (no value counts as the empty value; of two tolerations
+/// with the same key the later one wins); a taint needs its key in the map and, when the taint
+/// has a value, exactly that value. Taints have no effects.
 pub struct Taints;
 
 impl Predicate for Taints {
@@ -14,13 +16,18 @@ impl Predicate for Taints {
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+        // Upstream's shortcut: more taints than tolerations is never tolerated, even when the
+        // taints repeat a key (a seed may carry `k` and `k=v`, or `k=a` and `k=b`).
+        let too_many = seed.taints.len() > cx.toleration_count;
         let untolerated: Vec<String> = seed
             .taints
             .iter()
             .filter(|(key, value)| {
-                !cx.tolerations.iter().any(|(tk, tv)| {
-                    tk == key && value.as_ref().is_none_or(|v| tv.as_ref() == Some(v))
-                })
+                too_many
+                    || match cx.tolerations.get(key) {
+                        None => true,
+                        Some(tolerated) => value.as_ref().is_some_and(|v| v != tolerated),
+                    }
             })
             .map(|(key, value)| match value {
                 Some(v) => format!("{key}={v}"),
@@ -80,6 +87,70 @@ mod tests {
                 SeedBuilder::new("s1").taint("dedicated", Some("payments")),
                 ShootBuilder::new("garden-a", "s").toleration("dedicated", None),
                 false,
+            ),
+            (
+                "taint with the empty value is tolerated by a valueless toleration",
+                SeedBuilder::new("s1").taint("dedicated", Some("")),
+                ShootBuilder::new("garden-a", "s").toleration("dedicated", None),
+                true,
+            ),
+            (
+                "taint with the empty value is not tolerated by a toleration with a value",
+                SeedBuilder::new("s1").taint("dedicated", Some("")),
+                ShootBuilder::new("garden-a", "s").toleration("dedicated", Some("web")),
+                false,
+            ),
+            (
+                "of two tolerations with the same key the later one decides and rejects",
+                SeedBuilder::new("s1").taint("dedicated", Some("payments")),
+                ShootBuilder::new("garden-a", "s")
+                    .toleration("dedicated", Some("payments"))
+                    .toleration("dedicated", Some("web")),
+                false,
+            ),
+            (
+                "of two tolerations with the same key the later one decides and accepts",
+                SeedBuilder::new("s1").taint("dedicated", Some("payments")),
+                ShootBuilder::new("garden-a", "s")
+                    .toleration("dedicated", Some("web"))
+                    .toleration("dedicated", Some("payments")),
+                true,
+            ),
+            (
+                "a later valueless toleration replaces an earlier matching value",
+                SeedBuilder::new("s1").taint("dedicated", Some("payments")),
+                ShootBuilder::new("garden-a", "s")
+                    .toleration("dedicated", Some("payments"))
+                    .toleration("dedicated", None),
+                false,
+            ),
+            (
+                "two taints with one key and different values are never both tolerated",
+                SeedBuilder::new("s1")
+                    .taint("dedicated", Some("a"))
+                    .taint("dedicated", Some("b")),
+                ShootBuilder::new("garden-a", "s")
+                    .toleration("dedicated", Some("a"))
+                    .toleration("dedicated", Some("b")),
+                false,
+            ),
+            (
+                "more taints than tolerations is not tolerated even when every key matches",
+                SeedBuilder::new("s1")
+                    .taint("dedicated", None)
+                    .taint("dedicated", Some("a")),
+                ShootBuilder::new("garden-a", "s").toleration("dedicated", Some("a")),
+                false,
+            ),
+            (
+                "a taint with and without value on one key is tolerated by enough tolerations",
+                SeedBuilder::new("s1")
+                    .taint("dedicated", None)
+                    .taint("dedicated", Some("a")),
+                ShootBuilder::new("garden-a", "s")
+                    .toleration("other", None)
+                    .toleration("dedicated", Some("a")),
+                true,
             ),
             (
                 "every taint must be tolerated",

@@ -256,7 +256,7 @@ impl Priority for LatencyDistance {
         let matrix_row: Option<Row> = self.matrix.as_ref().and_then(|t| t.row(&cx.region));
         let region_config = self
             .use_region_config_maps
-            .then(|| snap.region_config_for(&cx.cloud_profile.root_name))
+            .then(|| snap.region_config_for(&cx.cloud_profile.region_config_name))
             .flatten();
         let cm_row = region_config.and_then(|rc| {
             rc.latency.row(&cx.region).map(|row| {

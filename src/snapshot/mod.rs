@@ -34,19 +34,24 @@ pub const GARDEN_NAMESPACE: &str = "garden";
 pub struct CloudProfileInfo {
     /// `CloudProfile/name` or `NamespacedCloudProfile/ns/name`, for messages.
     pub display: String,
-    /// The CloudProfile whose name region ConfigMaps list (the parent for a namespaced profile).
-    pub root_name: String,
+    /// The name region ConfigMaps list the profile by: the CloudProfile's name, or, as upstream
+    /// looks it up, the NamespacedCloudProfile's own name (not its parent's).
+    pub region_config_name: String,
     pub provider_types: Vec<String>,
     /// `Ok(None)` when the profile has no seed selector (matches every seed).
     pub selector: Result<Option<Selector>, String>,
 }
 
 impl CloudProfileInfo {
-    fn from_spec(display: String, root_name: String, spec: Option<&CloudProfileSpec>) -> Self {
+    fn from_spec(
+        display: String,
+        region_config_name: String,
+        spec: Option<&CloudProfileSpec>,
+    ) -> Self {
         let seed_selector = spec.and_then(|s| s.seed_selector.as_ref());
         CloudProfileInfo {
             display,
-            root_name,
+            region_config_name,
             provider_types: seed_selector
                 .map(|s| s.provider_types.clone())
                 .unwrap_or_default(),
@@ -227,6 +232,9 @@ impl Snapshot {
                     .status
                     .as_ref()
                     .and_then(|s| s.cloud_profile_spec.as_ref());
+                // Until gardener-controller-manager fills `status.cloudProfileSpec`, upstream
+                // schedules with an empty spec, dropping the parent's seed selector; the parent's
+                // spec keeps that constraint (see "Differences from upstream").
                 let spec = match merged {
                     Some(spec) => Some(spec),
                     None => Some(
@@ -246,7 +254,7 @@ impl Snapshot {
                 };
                 Ok(CloudProfileInfo::from_spec(
                     format!("NamespacedCloudProfile/{ns}/{name}"),
-                    parent.clone(),
+                    name.to_string(),
                     spec,
                 ))
             }

@@ -13,8 +13,6 @@ use super::latency::LatencyTable;
 /// Largest value accepted for one region's entry; larger entries are rejected unparsed, which
 /// also bounds what an alias-expanding YAML document can cost.
 const MAX_ENTRY_BYTES: usize = 256 * 1024;
-/// Largest distance accepted: upstream compares against a 32-bit maximum.
-const MAX_DISTANCE: i64 = i32::MAX as i64 - 1;
 
 /// One region ConfigMap, each region's row parsed once when the ConfigMap changes.
 #[derive(Clone, Debug, PartialEq)]
@@ -98,16 +96,22 @@ fn latency_table(rows: &BTreeMap<String, Result<BTreeMap<String, i64>, String>>)
         .iter()
         .filter_map(|(from, row)| {
             let row = row.as_ref().ok()?;
+            // A negative distance orders seeds for `MinimalDistance` but is no latency.
             Some((
                 from.clone(),
-                row.iter().map(|(to, d)| (to.clone(), *d as f64)).collect(),
+                row.iter()
+                    .filter(|(_, d)| **d >= 0)
+                    .map(|(to, d)| (to.clone(), *d as f64))
+                    .collect(),
             ))
         })
         .collect();
     LatencyTable::new(&known)
 }
 
-/// Parses one row: a YAML mapping of region name to a non-negative integer distance.
+/// Parses one row: a YAML mapping of region name to an integer distance, read as upstream
+/// reads it (into Go's `map[string]int`): negative distances are accepted, `null` is 0, and
+/// anything that is not a 64-bit integer makes the row malformed.
 pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, String> {
     if yaml.len() > MAX_ENTRY_BYTES {
         return Err(format!(
@@ -122,17 +126,12 @@ pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, Strin
         .map_err(|e| format!("not a mapping of region to distance: {e}"))?;
     let mut out = BTreeMap::new();
     for (region, v) in raw {
-        let d = v
-            .as_i64()
-            .ok_or_else(|| format!("{region}: distance {} is not an integer", render(&v)))?;
-        if d < 0 {
-            return Err(format!("{region}: distance {d} is negative"));
-        }
-        if d > MAX_DISTANCE {
-            return Err(format!(
-                "{region}: distance {d} is larger than {MAX_DISTANCE}"
-            ));
-        }
+        let d = if v.is_null() {
+            0
+        } else {
+            v.as_i64()
+                .ok_or_else(|| format!("{region}: distance {} is not an integer", render(&v)))?
+        };
         out.insert(region, d);
     }
     Ok(out)
@@ -156,12 +155,38 @@ mod tests {
     }
 
     #[test]
+    fn rows_read_as_upstream_reads_them() {
+        let cases = [
+            ("a negative distance is accepted", "a: -5\n", -5),
+            ("null is distance 0", "a: null\n", 0),
+            (
+                "a distance beyond 32 bits is kept",
+                "a: 99999999999\n",
+                99_999_999_999,
+            ),
+        ];
+        for (name, yaml, want) in cases {
+            let d = parse_region_distances(yaml).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(d["a"], want, "{name}");
+        }
+    }
+
+    #[test]
+    fn negative_distances_are_left_out_of_the_latency_table() {
+        let mut snap = crate::snapshot::Snapshot::new();
+        snap.upsert_config_map(&region_cm(&[("a", "b: -10\nc: 5\n")]));
+        let table = snap.region_config_for("aws").unwrap().latency.clone();
+        let row = table.row("a").unwrap();
+        assert!(row.to("b").is_err(), "a negative distance is no latency");
+        assert_eq!(row.to("c").map(|l| l.ms), Ok(5.0));
+    }
+
+    #[test]
     fn malformed_rows_are_errors_naming_the_region() {
         let cases = [
             ("a: far\n", "a: distance far is not an integer"),
-            ("a: -1\n", "a: distance -1 is negative"),
             ("a: 1.5\n", "a: distance 1.5 is not an integer"),
-            ("a: 99999999999\n", "a: distance 99999999999 is larger than"),
+            ("a: 99999999999999999999\n", "99999999999999999999"),
             ("[1, 2]\n", "not a mapping"),
         ];
         for (yaml, want) in cases {
@@ -210,6 +235,29 @@ mod tests {
         let changed = snap.region_config_for("aws").unwrap().latency.clone();
         assert!(!Arc::ptr_eq(&first, &changed));
         assert_eq!(ms(&changed), Ok(60.0));
+    }
+
+    #[test]
+    fn of_several_region_configmaps_for_one_profile_the_first_by_name_is_used_whatever_the_order_seen()
+     {
+        // Upstream takes the first its informer cache lists, an order nobody controls; a
+        // deliberate difference (docs/concepts/scheduler.md, "Differences from upstream").
+        let named = |name: &str, row: &str| {
+            let mut cm = region_cm(&[("a", row)]);
+            cm.metadata.name = Some(name.into());
+            cm
+        };
+        let first = named("a-regions", "b: 1\n");
+        let second = named("b-regions", "b: 2\n");
+        for order in [[&first, &second], [&second, &first]] {
+            let mut snap = crate::snapshot::Snapshot::new();
+            for cm in order {
+                snap.upsert_config_map(cm);
+            }
+            let rc = snap.region_config_for("aws").unwrap();
+            assert_eq!(rc.name, "garden/a-regions");
+            assert_eq!(rc.distances_from("a").unwrap().unwrap()["b"], 1);
+        }
     }
 
     #[test]

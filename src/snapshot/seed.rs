@@ -42,6 +42,9 @@ pub struct SeedInfo {
     pub taints: Vec<(String, Option<String>)>,
     pub nets: SeedNets,
     pub access_restrictions: BTreeSet<String>,
+    /// The number of entries in `spec.accessRestrictions`, repeats included: upstream rejects a
+    /// shoot requesting more restrictions than the seed lists before comparing names.
+    pub access_restriction_count: usize,
     pub default_domains: Vec<String>,
     pub emergency_stop: bool,
     /// `status.allocatable`, parsed. `shoots` bounds the number of shoots on the seed.
@@ -105,10 +108,12 @@ impl SeedInfo {
         for (i, t) in seed.spec.taints.iter().enumerate() {
             if t.key.is_empty() {
                 problems.push((format!("spec.taints[{i}].key"), "is required".into()));
-            } else if taints.iter().any(|(k, _)| *k == t.key) {
+            } else if taints.iter().any(|(k, v)| *k == t.key && *v == t.value) {
+                // Upstream's validation rejects a repeated key/value pair; a repeated key with
+                // another value is a valid seed (which no shoot can tolerate).
                 problems.push((
-                    format!("spec.taints[{i}].key"),
-                    format!("duplicate key {:?}", t.key),
+                    format!("spec.taints[{i}]"),
+                    format!("duplicate taint {:?}", taint_id(&t.key, &t.value)),
                 ));
             } else {
                 taints.push((t.key.clone(), t.value.clone()));
@@ -152,6 +157,7 @@ impl SeedInfo {
             zone_mode,
             taints,
             nets,
+            access_restriction_count: seed.spec.access_restrictions.len(),
             access_restrictions: seed
                 .spec
                 .access_restrictions
@@ -179,9 +185,17 @@ impl SeedInfo {
         }
     }
 
-    /// `status.allocatable.shoots`, when the seed publishes it.
+    /// `status.allocatable.shoots`, when the seed publishes it, rounded up to a whole number as
+    /// upstream's `Quantity.Value()` rounds it (`1500m` allows 2 shoots).
     pub fn allocatable_shoots(&self) -> Option<u64> {
-        self.allocatable.get("shoots").map(|v| v.floor() as u64)
+        self.allocatable.get("shoots").map(|v| v.ceil() as u64)
+    }
+}
+
+fn taint_id(key: &str, value: &Option<String>) -> String {
+    match value {
+        Some(v) => format!("{key}={v}"),
+        None => key.to_string(),
     }
 }
 

@@ -7,9 +7,13 @@ use crate::snapshot::{SeedInfo, Snapshot};
 use super::keep_minimal;
 use super::levenshtein::region_distance;
 
+/// The largest region-name distance upstream accepts: its search for the minimum starts there.
+const MAX_NAME_DISTANCE: i64 = 1000;
+
 /// Upstream's `MinimalDistance`: keep the seeds at minimal distance according to the region
-/// ConfigMap of the shoot's CloudProfile; when it has no row for the shoot's region or lists no
-/// remaining seed's region, fall back to the region-name distance (+2 for another provider).
+/// ConfigMap of the shoot's CloudProfile (negative distances included); when it has no row for
+/// the shoot's region or lists no remaining seed's region within 2^31 - 1, fall back to the
+/// region-name distance (+2 for another provider).
 pub struct MinimalDistance;
 
 impl SetStep for MinimalDistance {
@@ -23,7 +27,7 @@ impl SetStep for MinimalDistance {
         seeds: &[&SeedInfo],
         snap: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        if let Some(rc) = snap.region_config_for(&cx.cloud_profile.root_name)
+        if let Some(rc) = snap.region_config_for(&cx.cloud_profile.region_config_name)
             && let Some(row) = rc.distances_from(&cx.region)
         {
             let row = row.map_err(|message| FitError::InvalidRegionConfig {
@@ -31,8 +35,16 @@ impl SetStep for MinimalDistance {
                 region: cx.region.clone(),
                 message,
             })?;
-            let keys: Vec<Option<i64>> =
-                seeds.iter().map(|s| row.get(&s.region).copied()).collect();
+            // Upstream starts its minimum at the largest 32-bit integer: a seed listed farther
+            // away than that is never a candidate, as if it were not listed.
+            let keys: Vec<Option<i64>> = seeds
+                .iter()
+                .map(|s| {
+                    row.get(&s.region)
+                        .copied()
+                        .filter(|d| *d <= i64::from(i32::MAX))
+                })
+                .collect();
             if keys.iter().any(Option::is_some) {
                 let source = format!("region ConfigMap {}", rc.name);
                 return Ok(keep_minimal(&keys, |d, minimum| match d {
@@ -49,13 +61,27 @@ impl SetStep for MinimalDistance {
                 }));
             }
         }
-        let keys: Vec<Option<i64>> = seeds
+        let distances: Vec<i64> = seeds
             .iter()
             .map(|s| {
                 let d = region_distance(&s.region, &cx.region);
-                Some(if s.provider != cx.provider { d + 2 } else { d })
+                if s.provider != cx.provider { d + 2 } else { d }
             })
             .collect();
+        // Upstream starts this minimum at 1000: a seed farther away is never a candidate.
+        if distances.iter().all(|d| *d > MAX_NAME_DISTANCE) {
+            return Ok(distances
+                .iter()
+                .map(|d| {
+                    Some(Reason::FartherRegion {
+                        distance: *d,
+                        minimum: MAX_NAME_DISTANCE,
+                        source: format!("region-name distance, at most {MAX_NAME_DISTANCE}"),
+                    })
+                })
+                .collect());
+        }
+        let keys: Vec<Option<i64>> = distances.into_iter().map(Some).collect();
         Ok(keep_minimal(&keys, |d, minimum| Reason::FartherRegion {
             distance: d.unwrap_or(i64::MAX),
             minimum,
@@ -144,6 +170,49 @@ mod tests {
     }
 
     #[test]
+    fn region_config_rows_are_read_as_upstream_reads_them() {
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region("eu-north-1")
+            .build();
+        let cases = [
+            (
+                "a negative distance is nearer than zero",
+                "eu-west-1: -3\neu-central-1: 0\n",
+                vec!["west"],
+            ),
+            (
+                "null counts as distance 0",
+                "eu-west-1: null\neu-central-1: 4\n",
+                vec!["west"],
+            ),
+            (
+                "a distance of 2^31 - 1 is still a distance",
+                "us-east-1: 2147483647\n",
+                vec!["us"],
+            ),
+            (
+                "a distance beyond 2^31 - 1 is as if not listed",
+                "eu-west-1: 2147483648\nus-east-1: 50\n",
+                vec!["us"],
+            ),
+            (
+                "only distances beyond 2^31 - 1 fall back to the region-name distance",
+                "us-east-1: 2147483648\n",
+                vec!["central", "west"],
+            ),
+        ];
+        for (name, row, want) in cases {
+            let cm = region_cm("aws", &[("eu-north-1", row)]);
+            assert_eq!(
+                kept(&MinimalDistance, &shoot, &seeds(), |s| s
+                    .upsert_config_map(&cm)),
+                want,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
     fn region_config_of_another_cloud_profile_is_ignored_and_levenshtein_applies() {
         let shoot = ShootBuilder::new("garden-a", "s")
             .region("eu-north-1")
@@ -175,6 +244,30 @@ mod tests {
         assert_eq!(
             kept(&MinimalDistance, &shoot, &seeds, |_| {}),
             vec!["aws-west-2", "gcp-same-region"]
+        );
+    }
+
+    #[test]
+    fn region_names_farther_apart_than_1000_leave_no_candidate() {
+        // twice the Levenshtein distance: "a" x 500 to "b" x 500 is exactly 1000
+        let shoot = ShootBuilder::new("garden-a", "s")
+            .region(&"a".repeat(500))
+            .build();
+        let seeds = vec![
+            SeedBuilder::new("far").region(&"b".repeat(501)),
+            SeedBuilder::new("farther").region(&"b".repeat(502)),
+        ];
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds, |_| {}),
+            Vec::<String>::new()
+        );
+        let seeds = vec![
+            SeedBuilder::new("at-1000").region(&"b".repeat(500)),
+            SeedBuilder::new("far").region(&"b".repeat(501)),
+        ];
+        assert_eq!(
+            kept(&MinimalDistance, &shoot, &seeds, |_| {}),
+            vec!["at-1000"]
         );
     }
 

@@ -77,14 +77,14 @@ impl Logs {
 }
 
 #[tokio::test(start_paused = true)]
-async fn server_errors_on_bind_are_retried_with_growing_delays_and_publish_no_event() {
+async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once_per_attempt() {
     for (code, reason) in [(500, "InternalError"), (503, "ServiceUnavailable")] {
         let (client, mut h) = mock_client();
         let shared = controller_from(
             client,
             "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 30s}}}\n",
         );
-        let mut delays = Vec::new();
+        let (mut delays, mut reports) = (Vec::new(), Vec::new());
         for _ in 0..4 {
             let attempt = spawn_attempt(&shared);
             next_call(&mut h)
@@ -94,9 +94,12 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_publish_no_ev
             let put = next_call(&mut h).await;
             assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
             put.respond.send_response(failure(code, reason));
-            assert_eq!(attempt.await.unwrap(), Attempt::Error, "{code}");
+            // reported as upstream reports a refused bind; the status write comes back through
+            // the watch, as it would, and must not wake the shoot before its backoff step
+            let (result, events, status) = answer_reports(&shared, attempt, &mut h).await;
+            assert_eq!(result, Attempt::Error, "{code}");
+            reports.push((events, status));
             let failed_at = Instant::now();
-            // no failure event, no status write: one bind request per step and nothing else
             no_more_requests(&mut h).await;
             assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
             assert!(shared.lock().pending("garden-a/s1").is_some(), "{code}");
@@ -110,6 +113,23 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_publish_no_ev
             "{code}: retrySyncPeriod, doubling, capped at backoff.max"
         );
         assert_eq!(attempts(&shared, "error"), "4", "{code}");
+        let events: Vec<&[String]> = reports.iter().map(|(e, _)| e.as_slice()).collect();
+        assert_eq!(
+            events,
+            [
+                &["POST SchedulingFailed".to_string()][..],
+                &["PATCH series".to_string()][..],
+                &["PATCH series".to_string()][..],
+                &["PATCH series".to_string()][..],
+            ],
+            "{code}: one event per attempt, repeats update its series"
+        );
+        let status: Vec<usize> = reports.iter().map(|(_, s)| *s).collect();
+        assert_eq!(
+            status,
+            [1, 0, 0, 0],
+            "{code}: lastOperation is written once while it says the same"
+        );
     }
 }
 
@@ -197,6 +217,41 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     drop(hanging);
 }
 
+/// Answers the reports an attempt sends after its bind was refused until the attempt ends:
+/// events (`POST <reason>` or `PATCH series`) and `status.lastOperation` writes, each brought
+/// back into the controller's state as the watch would bring it.
+async fn answer_reports(
+    shared: &Arc<Shared>,
+    mut attempt: tokio::task::JoinHandle<Attempt>,
+    h: &mut MockHandle,
+) -> (Attempt, Vec<String>, usize) {
+    let (mut events, mut status) = (Vec::new(), 0);
+    let result = loop {
+        tokio::select! {
+            r = &mut attempt => break r.unwrap(),
+            call = next_call(h) => {
+                if call.path.contains("/events") {
+                    let what = call.body["reason"].as_str().unwrap_or("series");
+                    events.push(format!("{} {what}", call.method));
+                    let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
+                    call.respond.send_response(ok(body));
+                } else {
+                    assert_eq!(
+                        (call.method.as_str(), call.path.as_str()),
+                        ("PATCH", format!("{SHOOT_PATH}/status").as_str())
+                    );
+                    status += 1;
+                    let mut seen = observed_shoot();
+                    seen.status = serde_json::from_value(call.body["status"].clone()).unwrap();
+                    shared.lock().apply_shoot(&seen);
+                    call.respond.send_response(ok(server_shoot("6", None)));
+                }
+            }
+        }
+    };
+    (result, events, status)
+}
+
 /// What a real API server answers when RBAC denies the binding.
 fn forbidden(verb: &str, resource: &str) -> Response<Body> {
     let message = format!(
@@ -244,6 +299,15 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
             if mode == "Binding" { "PUT" } else { "PATCH" }
         );
         write.respond.send_response(forbidden(verb, resource));
+        let (event, _) = answer_failure_report(&mut h).await;
+        assert_eq!(event["reason"], "SchedulingFailed", "{mode}");
+        assert!(
+            event["note"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("the scheduler needs permission to {permission}")),
+            "{mode}: {event}"
+        );
         assert_eq!(attempt.await.unwrap(), Attempt::Error, "{mode}");
         no_more_requests(&mut h).await;
         assert!(shared.lock().pending("garden-a/s1").is_some(), "{mode}");
