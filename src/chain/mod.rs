@@ -119,7 +119,14 @@ impl ProfileChain {
                         .priorities
                         .clone()
                         .unwrap_or_else(|| cfg.priorities_or_default());
-                    match Profile::build(&id, strategy, &prios, &format!("{path}.profile")) {
+                    let filters = p
+                        .filters
+                        .as_ref()
+                        .or(cfg.filters.as_ref())
+                        .map(Vec::as_slice)
+                        .unwrap_or_default();
+                    match Profile::build(&id, strategy, &prios, filters, &format!("{path}.profile"))
+                    {
                         Ok(profile) => Some(EntryKind::Profile(Box::new(profile))),
                         Err(mut errs) => {
                             errors.append(&mut errs);

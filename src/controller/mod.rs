@@ -245,6 +245,10 @@ impl Controller {
         } else {
             (None, Leadership::always())
         };
+        let mut state = State::new(shoot_cfg.scheduler_names.clone());
+        state
+            .snapshot
+            .set_regions(crate::regions::Regions::with_overrides(&shoot_cfg.regions));
         let metrics = Metrics::new();
         if elector.is_none() {
             metrics.leader.set(1);
@@ -257,7 +261,7 @@ impl Controller {
             active_profile: Mutex::default(),
             binding_mode: shoot_cfg.binding_mode,
             retry_sync_period: shoot_cfg.retry_sync_period,
-            state: Mutex::new(State::new(shoot_cfg.scheduler_names.clone())),
+            state: Mutex::new(state),
             queue: Queue::new(BackoffPolicy {
                 initial: shoot_cfg.backoff.initial,
                 max: shoot_cfg.backoff.max,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
+use crate::api::residency_opt_out;
 use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, ObjectMeta, Project, Seed, Shoot, object_key,
 };
@@ -136,7 +137,7 @@ fn compact_meta(meta: &ObjectMeta, keep_labels: bool, keep_annotations: &[&str])
 /// The compact form of a shoot kept while it is pending.
 pub fn compact_shoot(shoot: &Shoot) -> Shoot {
     Shoot {
-        metadata: compact_meta(&shoot.metadata, false, &[]),
+        metadata: compact_meta(&shoot.metadata, false, &[crate::api::ANNOTATION_RESIDENCY]),
         spec: shoot.spec.clone(),
         status: shoot.status.clone(),
     }
@@ -158,6 +159,8 @@ fn scheduling_relevant_change(old: &Shoot, new: &Shoot) -> bool {
     };
     old.spec != new.spec
         || status(old) != status(new)
+        || crate::api::residency_opt_out(&old.metadata)
+            != crate::api::residency_opt_out(&new.metadata)
         || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
 }
 
@@ -441,7 +444,11 @@ impl State {
     pub fn apply_project(&mut self, project: &Project) -> Change {
         self.snapshot.upsert_project(project);
         let key = project.metadata.name.clone().unwrap_or_default();
-        self.track(Kind::Project, key, fingerprint(&project.spec))
+        self.track(
+            Kind::Project,
+            key,
+            fingerprint(&(&project.spec, residency_opt_out(&project.metadata))),
+        )
     }
 
     pub fn apply_config_map(&mut self, cm: &ConfigMap) -> Change {
