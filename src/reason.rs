@@ -61,6 +61,7 @@ pub enum Reason {
         allocatable: u64,
     },
     /// Opt-in `MaxLatency`: the latency (with its source) exceeds the bound.
+    #[serde(rename_all = "camelCase")]
     MaxLatency {
         max_ms: String,
         latency: String,
@@ -68,6 +69,7 @@ pub enum Reason {
         region: String,
     },
     /// Opt-in `Residency`: the seed's region is outside a group the shoot's region is in.
+    #[serde(rename_all = "camelCase")]
     Residency {
         group: String,
         shoot_region: String,
