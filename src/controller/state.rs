@@ -564,6 +564,43 @@ mod tests {
     }
 
     #[test]
+    fn the_residency_opt_out_is_kept_in_the_cache_and_its_change_enqueues_the_shoot() {
+        use crate::api::ANNOTATION_RESIDENCY;
+        let mut st = State::new(names());
+        let shoot = ShootBuilder::new("garden-a", "s1").build();
+        st.apply_shoot(&shoot);
+        let opted = ShootBuilder::new("garden-a", "s1")
+            .annotation(ANNOTATION_RESIDENCY, "ignore")
+            .annotation("unrelated", "x")
+            .build();
+        assert!(st.apply_shoot(&with_rv(opted, "2")).enqueue);
+        let cached = st.pending("garden-a/s1").unwrap();
+        assert_eq!(
+            cached.metadata.annotations,
+            Some([(ANNOTATION_RESIDENCY.to_string(), "ignore".to_string())].into())
+        );
+    }
+
+    #[test]
+    fn a_project_residency_opt_out_change_wakes_waiting_shoots() {
+        use crate::api::{ANNOTATION_RESIDENCY, Project, ProjectSpec};
+        let mut st = State::new(names());
+        let mut project = Project {
+            spec: ProjectSpec {
+                namespace: Some("garden-a".into()),
+            },
+            ..Default::default()
+        };
+        project.metadata.name = Some("a".into());
+        st.apply_project(&project);
+        assert!(!st.apply_project(&project).wake, "an identical resync");
+        project.metadata.annotations =
+            Some([(ANNOTATION_RESIDENCY.to_string(), "ignore".to_string())].into());
+        assert!(st.apply_project(&project).wake);
+        assert!(st.snapshot.project_opts_out_of_residency("a"));
+    }
+
+    #[test]
     fn shoots_of_other_schedulers_and_bound_shoots_are_not_pending() {
         let mut st = State::new(names());
         let mut other = ShootBuilder::new("garden-a", "other").build();
