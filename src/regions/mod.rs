@@ -128,8 +128,8 @@ struct CatalogueEntry {
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// `(provider, region)`
-    by_provider: HashMap<(String, String), Arc<Site>>,
+    /// provider -> region -> site
+    by_provider: HashMap<String, HashMap<String, Arc<Site>>>,
     /// Region name -> the site, when every provider listing the name means the same metro.
     by_name: HashMap<String, Option<Arc<Site>>>,
     /// Operator entries without a provider, consulted before the catalogue.
@@ -185,8 +185,8 @@ impl Regions {
                     lon: e.lon,
                     origin: Origin::Catalogue,
                 });
-                let key = (provider.clone(), e.region.clone());
-                if inner.by_provider.insert(key, Arc::clone(&site)).is_some() {
+                let listed = inner.by_provider.entry(provider.clone()).or_default();
+                if listed.insert(e.region.clone(), Arc::clone(&site)).is_some() {
                     return Err(format!("{provider}: region {} is listed twice", e.region));
                 }
                 inner
@@ -226,7 +226,11 @@ impl Regions {
             let site = Arc::new(site);
             match &o.provider {
                 Some(p) => {
-                    inner.by_provider.insert((p.clone(), o.name.clone()), site);
+                    inner
+                        .by_provider
+                        .entry(p.clone())
+                        .or_default()
+                        .insert(o.name.clone(), site);
                 }
                 None => {
                     inner.any_provider.insert(o.name.clone(), site);
@@ -241,9 +245,7 @@ impl Regions {
     /// entry for the name if it is unambiguous.
     pub fn locate(&self, provider: &str, region: &str) -> Option<Arc<Site>> {
         let i = &self.0;
-        let by_provider = i
-            .by_provider
-            .get(&(provider.to_string(), region.to_string()));
+        let by_provider = i.by_provider.get(provider).and_then(|m| m.get(region));
         if let Some(s) = by_provider.filter(|s| s.origin == Origin::Configuration) {
             return Some(Arc::clone(s));
         }
@@ -260,7 +262,10 @@ impl Regions {
             .0
             .by_provider
             .iter()
-            .map(|((p, r), s)| (p.clone(), r.clone(), Arc::clone(s)))
+            .flat_map(|(p, m)| {
+                m.iter()
+                    .map(move |(r, s)| (p.clone(), r.clone(), Arc::clone(s)))
+            })
             .collect();
         v.sort_by(|a, b| (&a.0, &a.1).cmp(&(&b.0, &b.1)));
         v
@@ -363,9 +368,13 @@ pub fn validate(list: &[RegionOverride], path: &str) -> Vec<FieldError> {
             None => base.0.by_name.get(&o.name).is_some_and(Option::is_some),
         };
         if !known {
-            let what = match &o.provider {
-                Some(p) => format!("{p} region {:?}", o.name),
-                None => format!("region {:?}", o.name),
+            let what = match (&o.provider, base.0.by_name.get(&o.name)) {
+                (Some(p), _) => format!("{p} region {:?}", o.name),
+                (None, Some(None)) => format!(
+                    "one place for region {:?}, a name providers use for different places (set provider)",
+                    o.name
+                ),
+                (None, _) => format!("region {:?}", o.name),
             };
             if o.location.is_none() {
                 errors.push(FieldError::new(

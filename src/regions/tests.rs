@@ -197,3 +197,22 @@ fn invalid_operator_entries_are_reported_with_their_field_paths() {
         .is_empty()
     );
 }
+
+#[test]
+fn an_entry_without_provider_for_a_name_providers_share_must_place_it() {
+    let got: Vec<String> = validate(
+        &[RegionOverride {
+            name: "eu-west-1".into(),
+            jurisdiction: Some("eu".into()),
+            ..Default::default()
+        }],
+        "r",
+    )
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    assert_eq!(
+        got[0],
+        "r[0].location: is required: the region catalogue does not know one place for region \"eu-west-1\", a name providers use for different places (set provider)"
+    );
+}
