@@ -126,7 +126,7 @@ struct CatalogueEntry {
     jurisdiction: Option<String>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Inner {
     /// provider -> region -> site
     by_provider: HashMap<String, HashMap<String, Arc<Site>>>,
@@ -137,8 +137,19 @@ struct Inner {
 }
 
 /// The region catalogue with the operator's entries applied. Cheap to clone.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Regions(Arc<Inner>);
+
+impl fmt::Debug for Regions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let listed: usize = self.0.by_provider.values().map(HashMap::len).sum();
+        write!(
+            f,
+            "Regions({listed} by provider, {} for any provider)",
+            self.0.any_provider.len()
+        )
+    }
+}
 
 static BUILTIN: LazyLock<Regions> = LazyLock::new(|| {
     Regions::parse(CATALOGUE).unwrap_or_else(|e| panic!("the compiled-in catalogue is valid: {e}"))
@@ -148,12 +159,6 @@ impl Default for Regions {
     /// The compiled-in catalogue.
     fn default() -> Self {
         BUILTIN.clone()
-    }
-}
-
-impl PartialEq for Regions {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
