@@ -59,7 +59,7 @@ pub(super) fn build(
         if g.name.is_empty() {
             errors.push(FieldError::new(format!("{at}.name"), "is required"));
         }
-        if g.jurisdictions.is_empty() {
+        if g.jurisdictions.is_empty() && !g.name.is_empty() {
             g.jurisdictions.push(g.name.clone());
         }
         for (j, jur) in g.jurisdictions.iter().enumerate() {
