@@ -189,6 +189,14 @@ impl ShootBuilder {
         self.0.spec.networking.get_or_insert_with(Default::default)
     }
 
+    pub fn annotation(mut self, k: &str, v: &str) -> Self {
+        self.0
+            .metadata
+            .annotations
+            .get_or_insert_with(BTreeMap::new)
+            .insert(k.into(), v.into());
+        self
+    }
     pub fn seed(mut self, s: &str) -> Self {
         self.0.spec.seed_name = Some(s.into());
         self

@@ -43,6 +43,8 @@ pub mod profile;
 pub mod quantity;
 /// Why seeds were rejected, aggregated into one actionable line.
 pub mod reason;
+/// The region catalogue: where each provider's regions are and under which jurisdiction.
+pub mod regions;
 /// The pure decision and its outcome types.
 pub mod schedule;
 /// Manifest files -> objects, for `simulate` (the offline edge).

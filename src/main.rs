@@ -10,6 +10,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use gardener_scheduler::chain::{ProfileChain, Selection};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
 use gardener_scheduler::controller;
+use gardener_scheduler::regions::Regions;
 use gardener_scheduler::simulate::{self, Landscape};
 
 /// Exit status for bad input or configuration.
@@ -286,6 +287,7 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         &landscape,
         profile,
         &cfg.schedulers.shoot.scheduler_names,
+        &Regions::with_overrides(&cfg.schedulers.shoot.regions),
         now,
     );
     if let Some(key) = args.explain {

@@ -1,8 +1,8 @@
 //! A scheduling profile: the filter pipeline with its region strategy, and the weighted
 //! priorities, compiled once from the configuration.
 
-use crate::config::{FieldError, PriorityConfig, ShootScheduler, Strategy};
-use crate::predicates::{Stage, pipeline};
+use crate::config::{FieldError, FilterConfig, PriorityConfig, ShootScheduler, Strategy};
+use crate::predicates::{Stage, build_filters, pipeline};
 use crate::priorities::{self, Priority};
 use crate::strategies::RegionStrategy;
 
@@ -27,15 +27,18 @@ impl Profile {
             name,
             &cfg.candidate_determination_strategy,
             &cfg.priorities_or_default(),
+            cfg.filters.as_deref().unwrap_or_default(),
             "schedulers.shoot",
         )
     }
 
-    /// Builds a profile from a strategy name and priorities found at `path` in the config.
+    /// Builds a profile from a strategy name, priorities and opt-in filters found at `path` in
+    /// the config.
     pub fn build(
         name: &str,
         strategy: &str,
         configs: &[PriorityConfig],
+        filters: &[FilterConfig],
         path: &str,
     ) -> Result<Profile, Vec<FieldError>> {
         let mut errors = Vec::new();
@@ -75,11 +78,15 @@ impl Profile {
                 Err(mut e) => errors.append(&mut e),
             }
         }
+        let filters = build_filters(filters, &format!("{path}.filters")).unwrap_or_else(|mut e| {
+            errors.append(&mut e);
+            Vec::new()
+        });
         if errors.is_empty() {
             Ok(Profile {
                 name: name.to_string(),
                 strategy,
-                stages: pipeline(Box::new(RegionStrategy::new(strategy))),
+                stages: pipeline(filters, Box::new(RegionStrategy::new(strategy))),
                 priorities: prios,
             })
         } else {

@@ -60,6 +60,23 @@ pub enum Reason {
         used: u64,
         allocatable: u64,
     },
+    /// Opt-in `MaxLatency`: the latency (with its source) exceeds the bound.
+    #[serde(rename_all = "camelCase")]
+    MaxLatency {
+        max_ms: String,
+        latency: String,
+        /// The shoot's region.
+        region: String,
+    },
+    /// Opt-in `Residency`: the seed's region is outside a group the shoot's region is in.
+    #[serde(rename_all = "camelCase")]
+    Residency {
+        group: String,
+        shoot_region: String,
+        seed_region: String,
+        /// `city, country, jurisdiction j`; `None` when the catalogue does not know the region.
+        seed_site: Option<String>,
+    },
     OtherProvider,
     OtherRegion {
         region: String,
@@ -97,6 +114,8 @@ impl Reason {
             Reason::Networks { .. } => "have networks that overlap the shoot's",
             Reason::Taints { .. } => "had taints that the shoot does not tolerate",
             Reason::Capacity { .. } => "have no capacity left",
+            Reason::MaxLatency { .. } => "are farther than the maximum latency",
+            Reason::Residency { .. } => "are outside the shoot's residency group",
             Reason::OtherProvider => "have another provider type",
             Reason::OtherRegion { .. } => "are in another region",
             Reason::FartherRegion { .. } => "are farther away than the nearest seeds",
@@ -125,6 +144,21 @@ impl Reason {
                     .into(),
             ),
             Reason::ShootSelector => Some("relax spec.seedSelector".into()),
+            Reason::MaxLatency { region, .. } => Some(format!(
+                "add a seed near region {region} or raise maxLatencyMs of filter MaxLatency"
+            )),
+            Reason::Residency {
+                seed_site: None,
+                seed_region,
+                ..
+            } => Some(format!(
+                "add region {seed_region} with its country to schedulers.shoot.regions"
+            )),
+            Reason::Residency { group, .. } => Some(format!(
+                "add a seed in group {group}, or annotate the shoot or its project with {}={}",
+                crate::api::ANNOTATION_RESIDENCY,
+                crate::api::RESIDENCY_IGNORE
+            )),
             _ => None,
         }
     }
@@ -188,6 +222,27 @@ impl fmt::Display for Reason {
             Reason::Capacity { used, allocatable } => {
                 write!(f, "{used}/{allocatable} shoots allocated")
             }
+            Reason::MaxLatency {
+                max_ms, latency, ..
+            } => write!(f, "farther than {max_ms} ms ({latency})"),
+            Reason::Residency {
+                group,
+                shoot_region,
+                seed_region,
+                seed_site: Some(site),
+            } => write!(
+                f,
+                "seed region {seed_region} ({site}) is outside group {group} of the shoot's region {shoot_region}"
+            ),
+            Reason::Residency {
+                group,
+                shoot_region,
+                seed_region,
+                seed_site: None,
+            } => write!(
+                f,
+                "seed region {seed_region} is not in the region catalogue, so its jurisdiction is unknown (group {group} of the shoot's region {shoot_region})"
+            ),
             Reason::OtherProvider => {
                 f.write_str("testing shoots need a seed of their own provider")
             }

@@ -25,6 +25,16 @@ schedulers:
       - name: ShootCount
         weight: 1
         args: {relativeToCapacity: true}
+    filters:
+      - name: MaxLatency
+        args: {maxLatencyMs: 50}
+    regions:
+      - name: RegionOne
+        provider: openstack
+        city: Walldorf
+        location: {lat: 49.29, lon: 8.64}
+        country: DE
+        jurisdiction: eu
     profiles:
       - id: window
         schedule:
@@ -35,6 +45,9 @@ schedulers:
           priorities:
             - name: ShootCount
               weight: 1
+          filters:
+            - name: Residency
+              args: {groups: [{name: eu}]}
       - id: frozen
         freeze: true
 "#;
@@ -77,9 +90,12 @@ fn every_configuration_key_is_in_the_reference() {
     let missing: Vec<_> = paths
         .iter()
         .map(|p| {
-            // A profile's priorities share the schema of schedulers.shoot.priorities.
-            match p.find(".profile.priorities") {
-                Some(at) => p[..at + ".profile.priorities".len()].to_string(),
+            // A profile's priorities and filters share the schema of schedulers.shoot's.
+            let list = [".profile.priorities", ".profile.filters"]
+                .iter()
+                .find_map(|l| p.find(l).map(|at| at + l.len()));
+            match list {
+                Some(end) => p[..end].to_string(),
                 None => p.clone(),
             }
         })
@@ -110,6 +126,26 @@ fn every_registered_priority_is_listed_with_where_its_args_are_documented() {
         assert!(
             concept.lines().any(|l| l.trim() == format!("### {name}")),
             "docs/{file} has no section ### {name}"
+        );
+    }
+}
+
+#[test]
+fn every_opt_in_filter_is_listed_with_its_concept_section() {
+    let doc = reference();
+    let concept = read("docs/concepts/scheduler.md");
+    for (name, _) in gardener_scheduler::predicates::OPT_IN {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{name}` |")))
+            .unwrap_or_else(|| panic!("configuration.md lists no row for filter {name}"));
+        assert!(
+            row.contains(&format!("scheduler.md#{}", name.to_lowercase())),
+            "{row}"
+        );
+        assert!(
+            concept.lines().any(|l| l.trim() == format!("### {name}")),
+            "docs/concepts/scheduler.md has no section ### {name}"
         );
     }
 }

@@ -168,6 +168,7 @@ fn every_golden_scenario_is_run() {
         dirs,
         vec![
             "binpack-vs-spread",
+            "eu-residency",
             "example-landscape",
             "latency-nearest-region",
             "project-spread"
@@ -197,6 +198,37 @@ fn latency_places_a_shoot_without_local_seeds_on_the_nearest_region() {
     assert_eq!(
         seed_of(&r, "scored-latency", "garden-shop/storefront-ie").as_deref(),
         Some("aws-euc1")
+    );
+}
+
+#[test]
+fn eu_residency_keeps_eu_shoots_in_the_eu_unless_they_opt_out() {
+    let r = run_scenario("eu-residency");
+    let checkout = "garden-shop/checkout";
+    assert_eq!(
+        seed_of(&r, "unfiltered", checkout).as_deref(),
+        Some("aws-euc2"),
+        "nearest is Zurich, outside the EU"
+    );
+    assert_eq!(
+        seed_of(&r, "eu-only", checkout).as_deref(),
+        Some("aws-euc1"),
+        "the residency filter keeps Milan's shoot in the EU: Frankfurt"
+    );
+    assert_eq!(
+        seed_of(&r, "eu-only", "garden-shop/analytics").as_deref(),
+        Some("gcp-euw4"),
+        "Frankfurt is full: the EU seed of another provider, not nearer Zurich"
+    );
+    assert_eq!(
+        seed_of(&r, "eu-only", "garden-ops/tools").as_deref(),
+        Some("aws-euc2"),
+        "the shoot's annotation opts out"
+    );
+    assert_eq!(
+        seed_of(&r, "eu-only", "garden-shop/mirror"),
+        None,
+        "every seed is farther than maxLatencyMs from Mumbai"
     );
 }
 

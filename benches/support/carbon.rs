@@ -130,6 +130,7 @@ pub fn run(inputs: &CarbonInputs, weight: u32) -> CarbonRow {
         &inputs.landscape,
         &profile,
         &cfg.schedulers.shoot.scheduler_names,
+        &gardener_scheduler::regions::Regions::with_overrides(&cfg.schedulers.shoot.regions),
         inputs.now,
     );
     let placed: Vec<_> = sim

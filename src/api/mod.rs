@@ -42,6 +42,18 @@ pub const PURPOSE_REGION_CONFIG: &str = "region-config";
 pub const PURPOSE_CARBON_INTENSITY: &str = "carbon-intensity";
 /// Annotation on a region ConfigMap listing the CloudProfiles it applies to, comma-separated.
 pub const ANNOTATION_CLOUDPROFILES: &str = "scheduling.gardener.cloud/cloudprofiles";
+/// On a Shoot or its Project, value `ignore`: the `Residency` filter does not apply.
+pub const ANNOTATION_RESIDENCY: &str = "scheduling.gardener.cloud/residency";
+pub const RESIDENCY_IGNORE: &str = "ignore";
+
+/// Does the object opt out of the `Residency` filter?
+pub fn residency_opt_out(meta: &ObjectMeta) -> bool {
+    meta.annotations
+        .as_ref()
+        .and_then(|a| a.get(ANNOTATION_RESIDENCY))
+        .is_some_and(|v| v.trim() == RESIDENCY_IGNORE)
+}
+
 /// Annotation that takes a seed out of scheduling while its reconciliations are stopped.
 pub const ANNOTATION_EMERGENCY_STOP: &str = "shoot.gardener.cloud/emergency-stop-reconciliations";
 

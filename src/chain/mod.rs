@@ -135,8 +135,14 @@ impl ProfileChain {
                         .priorities
                         .clone()
                         .unwrap_or_else(|| cfg.priorities_or_default());
+                    let filters = p
+                        .filters
+                        .as_ref()
+                        .or(cfg.filters.as_ref())
+                        .map(Vec::as_slice)
+                        .unwrap_or_default();
                     let profile_path = format!("{path}.profile");
-                    match Profile::build(&id, strategy, &prios, &profile_path) {
+                    match Profile::build(&id, strategy, &prios, filters, &profile_path) {
                         Ok(profile) => Some(EntryKind::Profile(Box::new(profile))),
                         Err(errs) => {
                             // A value the entry inherits is reported where the user wrote it.

@@ -199,6 +199,12 @@ pub struct ShootScheduler {
     /// Weighted priorities in evaluation order. Absent: `ShootCount` with weight 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priorities: Option<Vec<PriorityConfig>>,
+    /// Opt-in filters run after the built-in ones, in this order (`MaxLatency`, `Residency`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Vec<FilterConfig>>,
+    /// Regions added to or overriding the compiled-in region catalogue.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<crate::regions::RegionOverride>,
     /// `spec.schedulerName` values this scheduler serves.
     pub scheduler_names: Vec<String>,
     pub binding_mode: BindingMode,
@@ -216,6 +222,8 @@ impl Default for ShootScheduler {
             retry_sync_period: Duration::from_secs(15),
             candidate_determination_strategy: "SameRegion".into(),
             priorities: None,
+            filters: None,
+            regions: Vec::new(),
             scheduler_names: vec![crate::api::DEFAULT_SCHEDULER_NAME.into()],
             binding_mode: BindingMode::Binding,
             backoff: Backoff::default(),
@@ -277,6 +285,15 @@ pub struct PriorityConfig {
     pub name: String,
     #[serde(default = "one")]
     pub weight: f64,
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub args: serde_json::Value,
+}
+
+/// An opt-in filter of a profile.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FilterConfig {
+    pub name: String,
     #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub args: serde_json::Value,
 }
@@ -345,4 +362,6 @@ pub struct ProfileConfig {
     pub candidate_determination_strategy: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priorities: Option<Vec<PriorityConfig>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filters: Option<Vec<FilterConfig>>,
 }

@@ -182,6 +182,10 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
             ),
         );
     }
+    e.append(&mut crate::regions::validate(
+        &shoot.regions,
+        "schedulers.shoot.regions",
+    ));
     if let Err(mut problems) = ProfileChain::from_config(shoot) {
         e.append(&mut problems);
     }

@@ -266,6 +266,10 @@ impl Controller {
         } else {
             (None, Leadership::always())
         };
+        let mut state = State::new(shoot_cfg.scheduler_names.clone());
+        state
+            .snapshot
+            .set_regions(crate::regions::Regions::with_overrides(&shoot_cfg.regions));
         if elector.is_none() {
             metrics.leader.set(1);
         } else {
@@ -285,7 +289,7 @@ impl Controller {
             active_profile: Mutex::default(),
             binding_mode: shoot_cfg.binding_mode,
             retry_sync_period: shoot_cfg.retry_sync_period,
-            state: Mutex::new(State::new(shoot_cfg.scheduler_names.clone())),
+            state: Mutex::new(state),
             queue: Queue::with_metrics(
                 BackoffPolicy {
                     initial: shoot_cfg.backoff.initial,

@@ -11,6 +11,7 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
+use crate::api::residency_opt_out;
 use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, ObjectMeta, Project, Seed, Shoot, object_key,
 };
@@ -136,7 +137,7 @@ fn compact_meta(meta: &ObjectMeta, keep_labels: bool, keep_annotations: &[&str])
 /// The compact form of a shoot kept while it is pending.
 pub fn compact_shoot(shoot: &Shoot) -> Shoot {
     Shoot {
-        metadata: compact_meta(&shoot.metadata, false, &[]),
+        metadata: compact_meta(&shoot.metadata, false, &[crate::api::ANNOTATION_RESIDENCY]),
         spec: shoot.spec.clone(),
         status: shoot.status.clone(),
     }
@@ -158,6 +159,8 @@ fn scheduling_relevant_change(old: &Shoot, new: &Shoot) -> bool {
     };
     old.spec != new.spec
         || status(old) != status(new)
+        || crate::api::residency_opt_out(&old.metadata)
+            != crate::api::residency_opt_out(&new.metadata)
         || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
 }
 
@@ -441,7 +444,11 @@ impl State {
     pub fn apply_project(&mut self, project: &Project) -> Change {
         self.snapshot.upsert_project(project);
         let key = project.metadata.name.clone().unwrap_or_default();
-        self.track(Kind::Project, key, fingerprint(&project.spec))
+        self.track(
+            Kind::Project,
+            key,
+            fingerprint(&(&project.spec, residency_opt_out(&project.metadata))),
+        )
     }
 
     pub fn apply_config_map(&mut self, cm: &ConfigMap) -> Change {
@@ -554,6 +561,43 @@ mod tests {
         let mut spec = shoot.clone();
         spec.spec.purpose = Some("production".into());
         assert!(st.apply_shoot(&with_rv(spec, "3")).enqueue);
+    }
+
+    #[test]
+    fn the_residency_opt_out_is_kept_in_the_cache_and_its_change_enqueues_the_shoot() {
+        use crate::api::ANNOTATION_RESIDENCY;
+        let mut st = State::new(names());
+        let shoot = ShootBuilder::new("garden-a", "s1").build();
+        st.apply_shoot(&shoot);
+        let opted = ShootBuilder::new("garden-a", "s1")
+            .annotation(ANNOTATION_RESIDENCY, "ignore")
+            .annotation("unrelated", "x")
+            .build();
+        assert!(st.apply_shoot(&with_rv(opted, "2")).enqueue);
+        let cached = st.pending("garden-a/s1").unwrap();
+        assert_eq!(
+            cached.metadata.annotations,
+            Some([(ANNOTATION_RESIDENCY.to_string(), "ignore".to_string())].into())
+        );
+    }
+
+    #[test]
+    fn a_project_residency_opt_out_change_wakes_waiting_shoots() {
+        use crate::api::{ANNOTATION_RESIDENCY, Project, ProjectSpec};
+        let mut st = State::new(names());
+        let mut project = Project {
+            spec: ProjectSpec {
+                namespace: Some("garden-a".into()),
+            },
+            ..Default::default()
+        };
+        project.metadata.name = Some("a".into());
+        st.apply_project(&project);
+        assert!(!st.apply_project(&project).wake, "an identical resync");
+        project.metadata.annotations =
+            Some([(ANNOTATION_RESIDENCY.to_string(), "ignore".to_string())].into());
+        assert!(st.apply_project(&project).wake);
+        assert!(st.snapshot.project_opts_out_of_residency("a"));
     }
 
     #[test]

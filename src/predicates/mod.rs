@@ -4,14 +4,18 @@
 //! `Ok(())` or why not. Steps that need to see all remaining seeds at once (a preference with
 //! fallback, a minimum over the set) are [`SetStep`]s and say so. The order of [`pipeline`] is
 //! upstream Gardener's order; a seed is reported with the first stage that rejected it.
+//! Opt-in filters ([`OPT_IN`], configured under `filters`) run after the built-in predicates
+//! and before the region strategy.
 
 mod access_restrictions;
 mod cloud_profile_selector;
 mod default_domain;
 mod emergency_stop;
 mod high_availability_zones;
+mod max_latency;
 mod networks;
 mod provider;
+mod residency;
 mod seed_capacity;
 mod shoot_selector;
 mod taints;
@@ -24,8 +28,10 @@ pub use cloud_profile_selector::CloudProfileSelector;
 pub use default_domain::DefaultDomain;
 pub use emergency_stop::EmergencyStop;
 pub use high_availability_zones::HighAvailabilityZones;
+pub use max_latency::MaxLatency;
 pub use networks::Networks;
 pub use provider::Provider;
+pub use residency::Residency;
 pub use seed_capacity::SeedCapacity;
 pub use shoot_selector::ShootSelector;
 pub use taints::Taints;
@@ -33,6 +39,7 @@ pub use usable::Usable;
 pub use zone_preference::ZonePreference;
 pub use zones::Zones;
 
+use crate::config::{FieldError, FilterConfig};
 use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::schedule::FitError;
@@ -71,9 +78,60 @@ impl Stage {
     }
 }
 
-/// The filtering stages in upstream order, ending with the region strategy.
-pub fn pipeline(region_step: Box<dyn SetStep>) -> Vec<Stage> {
-    vec![
+type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Predicate>, Vec<FieldError>>;
+
+/// Every opt-in filter by its config name.
+pub const OPT_IN: &[(&str, Builder)] = &[
+    (max_latency::NAME, max_latency::build),
+    (residency::NAME, residency::build),
+];
+
+/// Builds the configured opt-in filters at `path` (`….filters`); errors carry field paths.
+pub fn build_filters(
+    configs: &[FilterConfig],
+    path: &str,
+) -> Result<Vec<Box<dyn Predicate>>, Vec<FieldError>> {
+    let mut errors = Vec::new();
+    let mut built = Vec::new();
+    for (i, f) in configs.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        if configs[..i].iter().any(|g| g.name == f.name) {
+            errors.push(FieldError::new(
+                format!("{at}.name"),
+                format!("duplicate filter {:?}", f.name),
+            ));
+        }
+        let Some((_, builder)) = OPT_IN.iter().find(|(n, _)| *n == f.name) else {
+            errors.push(FieldError::new(
+                format!("{at}.name"),
+                format!(
+                    "unsupported value {:?}: supported values: {}",
+                    f.name,
+                    OPT_IN
+                        .iter()
+                        .map(|(n, _)| format!("{n:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+            continue;
+        };
+        match builder(&f.args, &format!("{at}.args")) {
+            Ok(p) => built.push(p),
+            Err(mut e) => errors.append(&mut e),
+        }
+    }
+    if errors.is_empty() {
+        Ok(built)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The filtering stages in upstream order, then the opt-in filters, ending with the region
+/// strategy.
+pub fn pipeline(opt_in: Vec<Box<dyn Predicate>>, region_step: Box<dyn SetStep>) -> Vec<Stage> {
+    let mut stages = vec![
         Stage::Filter(Box::new(Usable)),
         Stage::Filter(Box::new(CloudProfileSelector)),
         Stage::Filter(Box::new(ShootSelector)),
@@ -87,8 +145,10 @@ pub fn pipeline(region_step: Box<dyn SetStep>) -> Vec<Stage> {
         Stage::Filter(Box::new(Networks)),
         Stage::Filter(Box::new(Taints)),
         Stage::Filter(Box::new(SeedCapacity)),
-        Stage::Narrow(region_step),
-    ]
+    ];
+    stages.extend(opt_in.into_iter().map(Stage::Filter));
+    stages.push(Stage::Narrow(region_step));
+    stages
 }
 
 #[cfg(test)]

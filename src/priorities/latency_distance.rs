@@ -10,7 +10,8 @@ use serde::Deserialize;
 
 use crate::config::FieldError;
 use crate::context::ShootContext;
-use crate::snapshot::latency::{Latency, LatencyBasis, LatencyTable, MAX_COMPLETED_REGIONS, Row};
+use crate::snapshot::estimate::{LatencySources, round_ms};
+use crate::snapshot::latency::{LatencyTable, MAX_COMPLETED_REGIONS};
 use crate::snapshot::{SeedInfo, Snapshot};
 use crate::strategies::levenshtein::region_distance;
 
@@ -20,14 +21,14 @@ use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Looks latencies up in the configured matrix, then in the region ConfigMap of the shoot's
-/// CloudProfile (distances read as milliseconds), then falls back to the region-name distance
+/// CloudProfile (distances read as milliseconds), then estimates them from the region
+/// catalogue's great-circle distance, and only then falls back to the region-name distance
 /// times `fallbackFactor`. Scores on an absolute scale: 0 ms scores 100, `maxLatencyMs` or more
 /// scores 0, linear in between, so that scores mean the same for every shoot.
 pub struct LatencyDistance {
-    matrix: Option<LatencyTable>,
+    sources: LatencySources,
     max_latency_ms: f64,
     fallback_factor: f64,
-    use_region_config_maps: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -71,7 +72,33 @@ pub(super) fn build(
             format!("must be a non-negative number, got {}", a.fallback_factor),
         ));
     }
-    let known = match (&a.matrix, &a.matrix_file) {
+    let sources = sources_from_args(
+        a.matrix.as_ref(),
+        a.matrix_file.as_deref(),
+        a.use_region_config_maps,
+        path,
+        &mut errors,
+    );
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Box::new(LatencyDistance {
+        sources,
+        max_latency_ms: a.max_latency_ms,
+        fallback_factor: a.fallback_factor,
+    }))
+}
+
+/// The latency sources of `matrix` / `matrixFile` / `useRegionConfigMaps` args at `path`,
+/// shared with the `MaxLatency` filter; problems are appended to `errors`.
+pub(crate) fn sources_from_args(
+    matrix: Option<&serde_json::Value>,
+    matrix_file: Option<&str>,
+    use_region_config_maps: bool,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) -> LatencySources {
+    let known = match (matrix, matrix_file) {
         (Some(_), Some(_)) => {
             errors.push(FieldError::new(
                 format!("{path}.matrixFile"),
@@ -79,19 +106,14 @@ pub(super) fn build(
             ));
             None
         }
-        (Some(m), None) => Some(parse_matrix(m, &format!("{path}.matrix"), "", &mut errors)),
-        (None, Some(file)) => read_matrix_file(file, &format!("{path}.matrixFile"), &mut errors),
+        (Some(m), None) => Some(parse_matrix(m, &format!("{path}.matrix"), "", errors)),
+        (None, Some(file)) => read_matrix_file(file, &format!("{path}.matrixFile"), errors),
         (None, None) => None,
     };
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    Ok(Box::new(LatencyDistance {
+    LatencySources {
         matrix: known.map(|k| LatencyTable::new(&k)),
-        max_latency_ms: a.max_latency_ms,
-        fallback_factor: a.fallback_factor,
-        use_region_config_maps: a.use_region_config_maps,
-    }))
+        use_region_config_maps,
+    }
 }
 
 fn read_matrix_file(
@@ -213,37 +235,14 @@ impl LatencyDistance {
     ) -> Self {
         let d = Args::default();
         Self {
-            matrix: Some(LatencyTable::new(known)),
+            sources: LatencySources {
+                matrix: Some(LatencyTable::new(known)),
+                use_region_config_maps,
+            },
             max_latency_ms: d.max_latency_ms,
             fallback_factor: d.fallback_factor,
-            use_region_config_maps,
         }
     }
-
-    fn measured(&self, l: &Latency, source: &Arc<str>) -> RawScore {
-        let v = ms(l.ms);
-        let basis = l.basis.as_str();
-        let detail = match l.basis {
-            LatencyBasis::SameRegion => Detail::lazy(move |f| write!(f, "{v} ms, {basis}")),
-            LatencyBasis::Path => {
-                let (via, source) = (l.via.join(", "), Arc::clone(source));
-                Detail::lazy(move |f| write!(f, "{v} ms, {basis} via {via} ({source})"))
-            }
-            _ => {
-                let source = Arc::clone(source);
-                Detail::lazy(move |f| write!(f, "{v} ms, {basis} ({source})"))
-            }
-        };
-        RawScore {
-            value: l.ms,
-            detail,
-        }
-    }
-}
-
-/// Milliseconds with at most one decimal.
-fn ms(v: f64) -> f64 {
-    (v * 10.0).round() / 10.0
 }
 
 impl Priority for LatencyDistance {
@@ -253,48 +252,21 @@ impl Priority for LatencyDistance {
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
         // The shoot's row of each source, once per decision; each seed is then an O(1) lookup.
-        let matrix_row: Option<Row> = self.matrix.as_ref().and_then(|t| t.row(&cx.region));
-        let region_config = self
-            .use_region_config_maps
-            .then(|| snap.region_config_for(&cx.cloud_profile.region_config_name))
-            .flatten();
-        let cm_row = region_config.and_then(|rc| {
-            rc.latency.row(&cx.region).map(|row| {
-                (
-                    row,
-                    Arc::<str>::from(format!("region ConfigMap {}", rc.name)),
-                )
-            })
-        });
-        let ignored_row: Arc<str> = region_config
-            .and_then(|rc| match rc.rows.get(&cx.region) {
-                Some(Err(e)) => Some(format!(
-                    "; data[{}] of region ConfigMap {} ignored: {e}",
-                    cx.region, rc.name
-                )),
-                _ => None,
-            })
-            .unwrap_or_default()
-            .into();
-        let matrix_source: Arc<str> = "latency matrix".into();
+        let rows = self.sources.for_shoot(
+            &cx.region,
+            &cx.provider,
+            &cx.cloud_profile.region_config_name,
+            snap,
+        );
         let shoot_region: Arc<str> = cx.region.as_str().into();
         seeds
             .iter()
             .map(|s| {
-                if let Some(row) = &matrix_row
-                    && let Ok(l) = row.to(&s.region)
-                {
-                    return self.measured(&l, &matrix_source);
-                }
-                if let Some((row, source)) = &cm_row
-                    && let Ok(l) = row.to(&s.region)
-                {
-                    return self.measured(&l, source);
-                }
-                if s.region == cx.region {
+                let estimate = rows.to(s);
+                if let Some(value) = estimate.ms() {
                     return RawScore {
-                        value: 0.0,
-                        detail: "0 ms, same region".into(),
+                        value,
+                        detail: Detail::lazy(move |f| write!(f, "{estimate}")),
                     };
                 }
                 let d = region_distance(&s.region, &cx.region);
@@ -303,7 +275,7 @@ impl Priority for LatencyDistance {
                     self.fallback_factor,
                     Arc::clone(&shoot_region),
                     s.region.clone(),
-                    Arc::clone(&ignored_row),
+                    Arc::clone(&rows.ignored_row),
                 );
                 RawScore {
                     value,
@@ -311,7 +283,7 @@ impl Priority for LatencyDistance {
                         write!(
                             f,
                             "{} ms, fallback: region-name distance {d} × {factor} ms (no latency known for {from} → {to}){ignored}",
-                            ms(value)
+                            round_ms(value)
                         )
                     }),
                 }
@@ -332,6 +304,7 @@ impl Priority for LatencyDistance {
 mod tests {
     use super::*;
     use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+    use crate::regions::Regions;
 
     fn matrix(pairs: &[(&str, &str, f64)]) -> BTreeMap<String, BTreeMap<String, f64>> {
         let mut m: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
@@ -444,7 +417,7 @@ mod tests {
             &LatencyDistance::with_matrix(&m, false),
             "ca-central-1",
             &["ap-south-1", "us-east-1"],
-            |_| {},
+            |s| s.set_regions(Regions::empty()),
         );
         assert_eq!(
             got[0].1,
@@ -456,7 +429,9 @@ mod tests {
     #[test]
     fn no_matrix_and_no_configmap_falls_back_for_every_seed() {
         let p = LatencyDistance::with_matrix(&BTreeMap::new(), true);
-        let got = run(&p, "eu-west-1", &["eu-west-1", "eu-west-2"], |_| {});
+        let got = run(&p, "eu-west-1", &["eu-west-1", "eu-west-2"], |s| {
+            s.set_regions(Regions::empty())
+        });
         // eu-west-1 vs eu-west-2 by name: 2 -> 20 ms.
         assert_eq!(scores(&got), vec![100.0, 93.333]);
         assert_eq!(got[0].1, "0 ms, same region");

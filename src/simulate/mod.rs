@@ -13,6 +13,7 @@ pub use output::{render_explain, render_json, render_table, render_yaml};
 
 use crate::api::Shoot;
 use crate::profile::Profile;
+use crate::regions::Regions;
 use crate::schedule::{Decision, FitError, schedule};
 use crate::snapshot::Snapshot;
 
@@ -62,14 +63,17 @@ pub fn snapshot_of(landscape: &Landscape) -> Snapshot {
     snap
 }
 
-/// Schedules every pending shoot of the landscape, in creation order.
+/// Schedules every pending shoot of the landscape, in creation order, with `regions` as the
+/// region catalogue (the compiled-in one with the configuration's `schedulers.shoot.regions`).
 pub fn simulate(
     landscape: &Landscape,
     profile: &Profile,
     scheduler_names: &[String],
+    regions: &Regions,
     now: DateTime<Utc>,
 ) -> Simulation {
     let mut snapshot = snapshot_of(landscape);
+    snapshot.set_regions(regions.clone());
     let mut pending: Vec<usize> = (0..landscape.shoots.len())
         .filter(|&i| is_pending(&landscape.shoots[i], scheduler_names))
         .collect();

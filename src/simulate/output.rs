@@ -239,6 +239,7 @@ mod tests {
             &landscape,
             &Profile::upstream_default(),
             &["default-scheduler".to_string()],
+            &crate::regions::Regions::builtin(),
             chrono::Utc::now(),
         );
         let out = render_yaml(&landscape, &sim);

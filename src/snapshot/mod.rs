@@ -6,12 +6,13 @@
 //! feeds it from manifest files; both then call the same [`crate::schedule::schedule`].
 
 mod carbon;
+pub mod estimate;
 pub mod latency;
 mod region_config;
 mod seed;
 mod usage;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use kube::core::{Selector, SelectorExt};
@@ -20,6 +21,8 @@ pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_c
 pub use region_config::{RegionConfig, parse_region_distances};
 pub use seed::{SeedInfo, SeedNets, ZoneMode};
 pub use usage::{DemandClass, SeedUsage, Usage};
+
+use crate::regions::Regions;
 
 use crate::api::{
     CloudProfile, CloudProfileSpec, ConfigMap, LabelSelector, NamespacedCloudProfile, Project,
@@ -109,6 +112,10 @@ pub struct Snapshot {
     /// project name -> namespace, to keep `projects` right when a project changes namespace
     project_namespaces: BTreeMap<String, String>,
     region_configs: BTreeMap<(String, String), RegionConfig>,
+    /// Projects carrying the residency opt-out annotation.
+    residency_opt_outs: BTreeSet<String>,
+    /// The region catalogue with the operator's entries.
+    regions: Regions,
     carbon: CarbonSources,
     usage: Usage,
 }
@@ -267,10 +274,26 @@ impl Snapshot {
         }
     }
 
+    // ---- the region catalogue
+
+    /// Replaces the region catalogue (the compiled-in one with the operator's entries).
+    pub fn set_regions(&mut self, regions: Regions) {
+        self.regions = regions;
+    }
+
+    pub fn regions(&self) -> &Regions {
+        &self.regions
+    }
+
     // ---- projects
 
     pub fn upsert_project(&mut self, project: &Project) {
         let name = project.metadata.name.clone().unwrap_or_default();
+        if crate::api::residency_opt_out(&project.metadata) {
+            self.residency_opt_outs.insert(name.clone());
+        } else {
+            self.residency_opt_outs.remove(&name);
+        }
         if let Some(old_ns) = self.project_namespaces.remove(&name) {
             self.projects.remove(&old_ns);
         }
@@ -281,6 +304,7 @@ impl Snapshot {
     }
 
     pub fn remove_project(&mut self, name: &str) {
+        self.residency_opt_outs.remove(name);
         if let Some(ns) = self.project_namespaces.remove(name) {
             self.projects.remove(&ns);
         }
@@ -301,6 +325,11 @@ impl Snapshot {
             }
         }
         out
+    }
+
+    /// Does the project carry the residency opt-out annotation?
+    pub fn project_opts_out_of_residency(&self, project: &str) -> bool {
+        self.residency_opt_outs.contains(project)
     }
 
     /// The project owning a namespace: from a Project object, else `garden-X` -> `X`, else the

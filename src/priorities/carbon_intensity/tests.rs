@@ -302,6 +302,7 @@ fn profile(args: serde_json::Value) -> Profile {
                 args,
             },
         ],
+        &[],
         "p",
     )
     .unwrap()

@@ -1,0 +1,181 @@
+//! `Residency` (opt-in): a shoot whose region lies in a configured group of jurisdictions (e.g.
+//! `eu`) is placed only on seeds whose region lies in that group too, unless the shoot or its
+//! project carries `scheduling.gardener.cloud/residency: ignore`. Jurisdictions come from the
+//! region catalogue and `schedulers.shoot.regions`.
+
+use serde::Deserialize;
+
+use crate::api::residency_opt_out;
+use crate::config::FieldError;
+use crate::context::ShootContext;
+use crate::priorities::parse_args;
+use crate::reason::Reason;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+use super::Predicate;
+
+pub const NAME: &str = "Residency";
+
+pub struct Residency {
+    groups: Vec<Group>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Group {
+    name: String,
+    /// Default: `[name]`.
+    #[serde(default)]
+    jurisdictions: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Args {
+    groups: Option<Vec<Group>>,
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+pub(super) fn build(
+    args: &serde_json::Value,
+    path: &str,
+) -> Result<Box<dyn Predicate>, Vec<FieldError>> {
+    let a: Args = parse_args(args, path)?;
+    let mut errors = Vec::new();
+    let mut groups = a.groups.unwrap_or_default();
+    if groups.is_empty() {
+        errors.push(FieldError::new(
+            format!("{path}.groups"),
+            "must list at least one group, e.g. [{name: eu}]",
+        ));
+    }
+    for (i, g) in groups.iter_mut().enumerate() {
+        let at = format!("{path}.groups[{i}]");
+        if g.name.is_empty() {
+            errors.push(FieldError::new(format!("{at}.name"), "is required"));
+        }
+        if g.jurisdictions.is_empty() && !g.name.is_empty() {
+            g.jurisdictions.push(g.name.clone());
+        }
+        for (j, jur) in g.jurisdictions.iter().enumerate() {
+            if !is_name(jur) {
+                errors.push(FieldError::new(
+                    format!("{at}.jurisdictions[{j}]"),
+                    format!("must be a lowercase name such as \"eu\" or \"ch\", got {jur:?}"),
+                ));
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(Box::new(Residency { groups }))
+}
+
+impl Predicate for Residency {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason> {
+        let regions = snap.regions();
+        let Some(home) = regions.locate(&cx.provider, &cx.region) else {
+            return Ok(());
+        };
+        let mut bound = self
+            .groups
+            .iter()
+            .filter(|g| g.jurisdictions.contains(&home.jurisdiction))
+            .peekable();
+        if bound.peek().is_none()
+            || residency_opt_out(&cx.shoot.metadata)
+            || snap.project_opts_out_of_residency(&cx.project)
+        {
+            return Ok(());
+        }
+        let site = regions.locate(&seed.provider, &seed.region);
+        for g in bound {
+            if site
+                .as_ref()
+                .is_none_or(|s| !g.jurisdictions.contains(&s.jurisdiction))
+            {
+                return Err(Reason::Residency {
+                    group: g.name.clone(),
+                    shoot_region: cx.region.clone(),
+                    seed_region: seed.region.clone(),
+                    seed_site: site.as_ref().map(|s| {
+                        format!("{}, {}, jurisdiction {}", s.city, s.country, s.jurisdiction)
+                    }),
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::ANNOTATION_RESIDENCY;
+    use crate::fixtures::{SeedBuilder, ShootBuilder};
+    use crate::predicates::testing::run;
+
+    fn eu() -> Box<dyn Predicate> {
+        build(&serde_json::json!({"groups": [{"name": "eu"}]}), "f.args").unwrap()
+    }
+
+    fn check(p: &dyn Predicate, shoot: ShootBuilder, seed_region: &str) -> Result<(), Reason> {
+        run(
+            p,
+            &shoot.build(),
+            &SeedBuilder::new("s1").region(seed_region).build(),
+            &[],
+            &[],
+        )
+    }
+
+    fn shoot(region: &str) -> ShootBuilder {
+        ShootBuilder::new("garden-p", "s").region(region)
+    }
+
+    #[test]
+    fn an_eu_shoot_stays_on_eu_seeds() {
+        let p = eu();
+        assert_eq!(check(&*p, shoot("eu-central-1"), "eu-west-3"), Ok(()));
+        assert_eq!(
+            check(&*p, shoot("eu-central-1"), "eu-west-2")
+                .unwrap_err()
+                .to_string(),
+            "seed region eu-west-2 (London, GB, jurisdiction gb) is outside group eu of the shoot's region eu-central-1"
+        );
+    }
+
+    #[test]
+    fn shoots_outside_every_group_or_in_unknown_regions_are_not_restricted() {
+        let p = eu();
+        assert_eq!(check(&*p, shoot("us-east-1"), "ap-south-1"), Ok(()));
+        assert_eq!(check(&*p, shoot("lab-1"), "us-east-1"), Ok(()));
+    }
+
+    #[test]
+    fn a_seed_of_unknown_jurisdiction_is_rejected_for_a_bound_shoot() {
+        let err = check(&*eu(), shoot("eu-central-1"), "lab-1").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "seed region lab-1 is not in the region catalogue, so its jurisdiction is unknown (group eu of the shoot's region eu-central-1)"
+        );
+    }
+
+    #[test]
+    fn the_shoot_annotation_opts_out_only_with_value_ignore() {
+        let p = eu();
+        let annotated = |v| shoot("eu-central-1").annotation(ANNOTATION_RESIDENCY, v);
+        assert_eq!(check(&*p, annotated("ignore"), "us-east-1"), Ok(()));
+        assert!(check(&*p, annotated("yes"), "us-east-1").is_err());
+    }
+}
