@@ -18,6 +18,7 @@ mod metrics;
 mod queue;
 mod ratelimit;
 mod redact;
+mod refusals;
 mod report;
 mod server;
 mod state;
@@ -139,6 +140,8 @@ pub struct Shared {
     state: Mutex<State>,
     queue: Queue,
     metrics: Metrics,
+    /// binds refused the same way for every shoot, reported once
+    refusals: refusals::Refusals,
     reporter: Reporter,
     leadership: Leadership,
     synced: Mutex<HashSet<Kind>>,
@@ -263,6 +266,7 @@ impl Controller {
                 max: shoot_cfg.backoff.max,
             }),
             metrics,
+            refusals: refusals::Refusals::default(),
             leadership,
             synced: Mutex::default(),
             synced_notify: Notify::new(),
@@ -442,7 +446,8 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
                 key,
                 Change {
                     enqueue: false,
-                    wake: c.wake || c2.wake,
+                    wake: c2.wake,
+                    requeue: c.requeue,
                 },
             );
             true
@@ -479,8 +484,9 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
             Selection::Profile { entry, profile } => {
                 shared.note_active_profile(Some(entry));
                 let result = schedule(&shoot, &st.snapshot, profile, now);
-                if let Ok(d) = &result {
-                    st.assume(&shoot, &d.seed);
+                match &result {
+                    Ok(d) => st.assume(&shoot, &d.seed),
+                    Err(fit) => st.note_refused(key, fit),
                 }
                 Ok((entry.to_string(), result))
             }
@@ -564,7 +570,7 @@ async fn bind_decision(
         return Attempt::Skipped;
     }
     let seed = &decision.seed;
-    match bind::bind(
+    let result = bind::bind(
         &shared.client,
         shared.binding_mode,
         shoot,
@@ -572,8 +578,16 @@ async fn bind_decision(
         REQUEST_TIMEOUT,
         &shared.leadership,
     )
-    .await
-    {
+    .await;
+    match &result {
+        Ok(_) => shared.refusals.bound(&shared.metrics),
+        Err(e) => {
+            if let Some(code) = e.code() {
+                shared.metrics.bind_error(&code);
+            }
+        }
+    }
+    match result {
         Ok(_) => {
             shared.lock().confirm_bind(key);
             shared.queue.forget(key);
@@ -596,8 +610,10 @@ async fn bind_decision(
             shared.metrics.conflicts.inc();
             drop_assumption(shared, key);
             reread(shared, key).await;
-            shared.queue.add(key);
-            info!("shoot changed while binding; deciding again");
+            let retry_in = shared
+                .queue
+                .add_conflict_retry(key, shared.retry_sync_period);
+            info!(?retry_in, "shoot changed while binding; deciding again");
             Attempt::Conflict
         }
         Err(BindError::AlreadyAssigned(other)) => {
@@ -643,11 +659,8 @@ async fn bind_decision(
             // Retried with growing delays; no failure event: the shoot is not at fault, and
             // the API server that refused the bind would likely refuse the event as well.
             let retry_in = shared.queue.add_retry(key, shared.retry_sync_period);
-            if matches!(
-                e,
-                BindError::NoBindingSubresource | BindError::Forbidden { .. }
-            ) {
-                error!(error = %e, ?retry_in, "bind failed");
+            if refusals::Refusals::tracks(&e) {
+                shared.refusals.refused(&e, retry_in, &shared.metrics);
             } else {
                 warn!(error = %e, ?retry_in, "bind failed");
             }

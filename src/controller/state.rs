@@ -14,6 +14,8 @@ use tokio::time::Instant;
 use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, ObjectMeta, Project, Seed, Shoot, object_key,
 };
+use crate::reason::Reason;
+use crate::schedule::FitError;
 use crate::simulate::is_pending;
 use crate::snapshot::Snapshot;
 
@@ -34,12 +36,20 @@ pub struct Assumption {
 }
 
 /// What an update did to the pending set; the watch layer turns it into queue operations.
+///
+/// Only changes made by others (a seed, a cloud profile, a shoot leaving a seed) set `wake`.
+/// What the scheduler does itself (assuming a placement, dropping it after a failed bind, writing
+/// status or events) never does: a dropped assumption returns capacity that was never used, and
+/// may only queue the shoots it turned away (`requeue`), once.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Change {
     /// the shoot became pending, or its scheduling-relevant fields changed: decide again now
     pub enqueue: bool,
     /// capacity may have been freed or the landscape changed: retry waiting shoots now
     pub wake: bool,
+    /// shoots refused for capacity on a seed while this placement was assumed there: retry
+    /// these now, if they still wait for a change
+    pub requeue: Vec<Arc<str>>,
 }
 
 /// The controller's cache.
@@ -55,6 +65,8 @@ pub struct State {
     /// non-seed, non-shoot objects: a fingerprint of what the decision reads, to tell relevant
     /// changes from noise (status heartbeats, managed fields)
     fingerprints: HashMap<(Kind, String), u64>,
+    /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile
+    refused_for: HashMap<String, HashSet<Arc<str>>>,
 }
 
 /// The watched kinds.
@@ -247,7 +259,9 @@ impl State {
                     .insert(key.as_str().into(), Some(Arc::new(compact_shoot(shoot))));
                 return change;
             }
-            self.assumed.remove(key.as_str());
+            if let Some(a) = self.assumed.remove(key.as_str()) {
+                self.settle(&a.seed);
+            }
         }
 
         self.snapshot.upsert_shoot(shoot);
@@ -266,15 +280,21 @@ impl State {
         change
     }
 
-    /// Forgets a deleted shoot.
+    /// Forgets a deleted shoot. A placement only assumed (the shoot was deleted while being
+    /// bound) frees nothing anyone else could have counted on, except the shoots it turned away.
     pub fn remove_shoot(&mut self, key: &str) -> Change {
         let freed = !self.snapshot.usage().seeds_of(key).is_empty();
         self.snapshot.remove_shoot(key);
         self.shoots.remove(key);
-        self.assumed.remove(key);
-        Change {
-            enqueue: false,
-            wake: freed,
+        match self.assumed.remove(key) {
+            Some(a) => Change {
+                requeue: self.take_refused(&a.seed, key),
+                ..Default::default()
+            },
+            None => Change {
+                wake: freed,
+                ..Default::default()
+            },
         }
     }
 
@@ -342,11 +362,13 @@ impl State {
         }
     }
 
-    /// The bind failed or was abandoned: stop counting the assumed seed.
+    /// The bind failed or was abandoned: stop counting the assumed seed. Wakes nobody: the
+    /// slot was never used, so only the shoots it turned away may try again (`requeue`), never
+    /// the shoot itself, whose caller decides when it is retried.
     pub fn forget_assumption(&mut self, key: &str) -> Change {
-        if self.assumed.remove(key).is_none() {
+        let Some(a) = self.assumed.remove(key) else {
             return Change::default();
-        }
+        };
         match self.shoots.get(key).cloned() {
             Some(Some(shoot)) => {
                 self.snapshot.upsert_shoot(&shoot);
@@ -355,7 +377,48 @@ impl State {
         }
         Change {
             enqueue: self.pending(key).is_some(),
-            wake: true,
+            wake: false,
+            requeue: self.take_refused(&a.seed, key),
+        }
+    }
+
+    /// Records that `key` did not fit: a seed that refused it for capacity while holding an
+    /// assumed placement may have room once that placement is dropped.
+    pub fn note_refused(&mut self, key: &str, fit: &FitError) {
+        let FitError::NoFit { rejected, .. } = fit else {
+            return;
+        };
+        for r in rejected {
+            if matches!(r.reason, Reason::Capacity { .. })
+                && self.assumed.values().any(|a| *a.seed == *r.seed)
+            {
+                self.refused_for
+                    .entry(r.seed.to_string())
+                    .or_default()
+                    .insert(key.into());
+            }
+        }
+    }
+
+    /// The shoots `seed` refused while an assumed placement counted there, except `key`; each
+    /// is handed out once.
+    fn take_refused(&mut self, seed: &str, key: &str) -> Vec<Arc<str>> {
+        let mut keys: Vec<Arc<str>> = self
+            .refused_for
+            .remove(seed)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|k| **k != *key)
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    /// An assumed placement on `seed` became real: the shoots it refused wait for a change by
+    /// others like any unschedulable shoot, once no assumption counts there any more.
+    fn settle(&mut self, seed: &str) {
+        if !self.assumed.values().any(|a| a.seed == seed) {
+            self.refused_for.remove(seed);
         }
     }
 
@@ -363,7 +426,9 @@ impl State {
         self.assumed.get(key)
     }
 
-    /// Drops binds the watch never confirmed within [`UNCONFIRMED_BIND_TTL`]; returns their keys.
+    /// Drops binds the watch never confirmed within [`UNCONFIRMED_BIND_TTL`]; returns their keys
+    /// (the shoots they had turned away are dropped from the record: they wait for their
+    /// backoff).
     pub fn expire_assumptions(&mut self, now: Instant) -> Vec<String> {
         let expired: Vec<String> = self
             .assumed
@@ -390,6 +455,7 @@ impl State {
         Change {
             enqueue: false,
             wake: before.as_ref() != self.snapshot.seed(&name),
+            requeue: Vec::new(),
         }
     }
 
@@ -399,6 +465,7 @@ impl State {
         Change {
             enqueue: false,
             wake: existed,
+            requeue: Vec::new(),
         }
     }
 
@@ -410,6 +477,7 @@ impl State {
         Change {
             enqueue: false,
             wake: old != Some(print),
+            requeue: Vec::new(),
         }
     }
 
@@ -488,6 +556,7 @@ impl State {
         Change {
             enqueue: false,
             wake: existed,
+            requeue: Vec::new(),
         }
     }
 
@@ -509,6 +578,7 @@ impl State {
         Change {
             enqueue: false,
             wake: existed,
+            requeue: Vec::new(),
         }
     }
 }
@@ -602,9 +672,56 @@ mod tests {
         st.apply_shoot(&ShootBuilder::new("garden-a", "s1").build());
         st.assume(&st.pending("garden-a/s1").unwrap(), "seed-1");
         let c = st.forget_assumption("garden-a/s1");
-        assert!(c.enqueue && c.wake);
+        assert!(c.enqueue, "pending again");
+        assert!(
+            !c.wake,
+            "capacity that was never used is no landscape change: nobody else is woken"
+        );
         assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 0);
         assert!(st.pending("garden-a/s1").is_some());
+    }
+
+    fn refused_for_capacity(seed: &str) -> FitError {
+        FitError::NoFit {
+            total: 1,
+            rejected: vec![crate::schedule::Rejection {
+                seed: seed.into(),
+                stage: "filter",
+                reason: Reason::Capacity {
+                    used: 1,
+                    allocatable: 1,
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn a_dropped_assumption_requeues_only_the_shoots_its_seed_turned_away_and_only_once() {
+        let mut st = State::new(names());
+        for name in ["a", "b", "c", "d"] {
+            st.apply_shoot(&ShootBuilder::new("garden-a", name).build());
+        }
+        // no assumption counts yet: a full seed is a fact, not a reason to hope
+        st.note_refused("garden-a/d", &refused_for_capacity("seed-1"));
+        st.assume(&st.pending("garden-a/a").unwrap(), "seed-1");
+        st.note_refused("garden-a/b", &refused_for_capacity("seed-1"));
+        st.note_refused("garden-a/c", &refused_for_capacity("seed-2"));
+        let c = st.forget_assumption("garden-a/a");
+        assert_eq!(c.requeue, vec![Arc::<str>::from("garden-a/b")]);
+        assert!(!c.wake);
+        st.assume(&st.pending("garden-a/a").unwrap(), "seed-1");
+        assert!(
+            st.forget_assumption("garden-a/a").requeue.is_empty(),
+            "b was handed out once"
+        );
+    }
+
+    #[test]
+    fn a_shoot_deleted_while_being_bound_frees_nothing_others_counted_on() {
+        let mut st = State::new(names());
+        st.apply_shoot(&ShootBuilder::new("garden-a", "a").build());
+        st.assume(&st.pending("garden-a/a").unwrap(), "seed-1");
+        assert!(!st.remove_shoot("garden-a/a").wake);
     }
 
     #[test]

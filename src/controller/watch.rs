@@ -101,6 +101,17 @@ pub(super) fn act(shared: &Shared, key: Option<&str>, change: Change) {
             debug!(shoots = n, "landscape changed: retrying waiting shoots now");
         }
     }
+    let woken = change
+        .requeue
+        .iter()
+        .filter(|k| shared.queue.wake(k))
+        .count();
+    if woken > 0 {
+        debug!(
+            shoots = woken,
+            "a dropped placement freed a slot: retrying the shoots it turned away"
+        );
+    }
 }
 
 async fn run_feed<K>(
