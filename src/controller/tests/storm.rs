@@ -335,3 +335,81 @@ async fn binds_failing_with_503_stay_within_their_retry_schedules() {
 async fn unanswered_binds_stay_within_their_retry_schedules() {
     storm(Failure::Timeout, 3, false).await;
 }
+
+/// A shoot turned away because another's placement was assumed on the last slot is retried as
+/// soon as that bind fails, once; the shoot whose bind failed waits out its own retry delay.
+#[tokio::test(start_paused = true)]
+async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
+    let (client, mut h) = mock_client();
+    let c = Controller::new(
+        load_str("leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 15s, backoff: {initial: 100s, max: 1000s}}}\n").unwrap(),
+        client,
+    )
+    .unwrap();
+    let shared = Arc::clone(c.shared());
+    {
+        let mut st = shared.lock();
+        st.apply_seed(
+            &SeedBuilder::new("seed-1")
+                .allocatable("shoots", "1")
+                .build(),
+        );
+        let mut cp = crate::api::CloudProfile::default();
+        cp.metadata.name = Some("aws".into());
+        st.apply_cloud_profile(&cp);
+        for name in ["a", "b"] {
+            let mut s = ShootBuilder::new("garden-a", name).build();
+            s.metadata.resource_version = Some("5".into());
+            st.apply_shoot(&s);
+        }
+    }
+    // a takes the last slot; its bind is in flight
+    let a = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/a").await }
+    });
+    let read_a = next_call(&mut h).await;
+    assert_eq!(
+        read_a.path,
+        "/apis/core.gardener.cloud/v1beta1/namespaces/garden-a/shoots/a"
+    );
+    // meanwhile b does not fit: event and status, then its 100 s backoff
+    let b = tokio::spawn({
+        let shared = shared.clone();
+        async move { process(&shared, "garden-a/b").await }
+    });
+    for _ in 0..2 {
+        let call = next_call(&mut h).await;
+        let body = call.body.clone();
+        call.respond.send_response(ok(body));
+    }
+    assert_eq!(b.await.unwrap(), Attempt::Unschedulable);
+    // a's bind is refused: b may have the slot now, at once; a waits 15 s
+    read_a.respond.send_response(ok(server_shoot_named("a")));
+    next_call(&mut h)
+        .await
+        .respond
+        .send_response(failure(422, "Invalid"));
+    assert_eq!(a.await.unwrap(), Attempt::Error);
+    let start = Instant::now();
+    let first = shared.queue().next().await.unwrap();
+    assert_eq!((&*first, start.elapsed()), ("garden-a/b", Duration::ZERO));
+    shared.queue().done(&first);
+    let second = shared.queue().next().await.unwrap();
+    assert_eq!(
+        (&*second, start.elapsed()),
+        ("garden-a/a", RETRY),
+        "the failed shoot keeps its own delay"
+    );
+    shared.queue().done(&second);
+    // b is woken once per refusal: a second drop on seed-1 does not queue it again
+    shared.queue().add_backoff("garden-a/b");
+    {
+        let mut st = shared.lock();
+        let shoot = st.pending("garden-a/a").unwrap();
+        st.assume(&shoot, "seed-1");
+    }
+    let c = shared.lock().forget_assumption("garden-a/a");
+    assert!(c.requeue.is_empty() && !c.wake, "{c:?}");
+    assert_eq!(shared.queue().len(), 1, "only b's own backoff is waiting");
+}
