@@ -10,6 +10,7 @@ mod carbon;
 mod conflict;
 mod leader;
 mod profiles;
+mod refusals;
 mod restart;
 mod scheduling;
 mod security;
