@@ -326,10 +326,11 @@ impl Controller {
             tokio::spawn(e.run(stop_rx.clone(), move |leading| {
                 shared.metrics.leader.set(leading as i64);
                 if leading {
-                    // decide every waiting shoot afresh under the new term
+                    // decide every waiting shoot afresh under the new term; a shoot whose bind
+                    // the API server refused keeps its retry delay
                     let keys = shared.lock().pending_keys();
                     for key in keys {
-                        shared.queue.add(&key);
+                        shared.queue.add_unless_retrying(&key);
                     }
                 }
             }))

@@ -237,6 +237,17 @@ impl Queue {
         true
     }
 
+    /// Queues `key` now unless it waits out an API error's retry delay (then it keeps waiting).
+    pub fn add_unless_retrying(&self, key: &str) {
+        {
+            let q = self.lock();
+            if q.due_of.contains_key(key) && !q.wakeable.contains(key) {
+                return;
+            }
+        }
+        self.add(key);
+    }
+
     /// Resets a key's failure count (it was scheduled, or is no longer pending).
     pub fn forget(&self, key: &str) {
         let mut q = self.lock();
@@ -430,8 +441,11 @@ mod tests {
             !q.wake("refused"),
             "a single wake does not cut the retry short"
         );
+        q.add_unless_retrying("refused");
+        q.add_unless_retrying("new");
         let start = Instant::now();
         assert_eq!(q.next().await.as_deref(), Some("unschedulable"));
+        assert_eq!(q.next().await.as_deref(), Some("new"));
         assert_eq!(start.elapsed(), Duration::ZERO);
         assert_eq!(q.next().await.as_deref(), Some("refused"));
         assert_eq!(start.elapsed(), Duration::from_secs(5));

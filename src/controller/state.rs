@@ -717,6 +717,28 @@ mod tests {
     }
 
     #[test]
+    fn the_schedulers_own_writes_coming_back_through_the_watch_wake_nobody() {
+        let mut st = State::new(names());
+        let shoot = with_rv(ShootBuilder::new("garden-a", "s1").build(), "1");
+        st.apply_shoot(&shoot);
+        // lastOperation written by the scheduler
+        let mut status = shoot.clone();
+        status.status = Some(crate::api::ShootStatus {
+            last_operation: Some(Default::default()),
+            ..Default::default()
+        });
+        assert_eq!(st.apply_shoot(&with_rv(status, "2")), Change::default());
+        // its bind, assumed and then shown by the watch
+        st.assume(&st.pending("garden-a/s1").unwrap(), "seed-1");
+        st.confirm_bind("garden-a/s1");
+        let bound = with_rv(
+            ShootBuilder::new("garden-a", "s1").seed("seed-1").build(),
+            "3",
+        );
+        assert_eq!(st.apply_shoot(&bound), Change::default());
+    }
+
+    #[test]
     fn a_shoot_deleted_while_being_bound_frees_nothing_others_counted_on() {
         let mut st = State::new(names());
         st.apply_shoot(&ShootBuilder::new("garden-a", "a").build());
