@@ -1,7 +1,6 @@
 //! A graceful stop (SIGTERM) lets the attempts in flight finish, their events included: the
 //! process ends only after the event of a bind that was under way has been published.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
