@@ -449,6 +449,7 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> bool {
                     enqueue: false,
                     wake: c2.wake,
                     requeue: c.requeue,
+                    freed_on: c.freed_on,
                 },
             );
             true

@@ -47,9 +47,10 @@ pub struct Change {
     pub enqueue: bool,
     /// capacity may have been freed or the landscape changed: retry waiting shoots now
     pub wake: bool,
-    /// shoots refused for capacity on a seed while this placement was assumed there: retry
-    /// these now, if they still wait for a change
+    /// a placement only assumed was dropped: the seed whose slot it freed, and the shoots that
+    /// seed refused for capacity meanwhile, first refused first; one of them may have the slot
     pub requeue: Vec<Arc<str>>,
+    pub freed_on: Option<String>,
 }
 
 /// The controller's cache.
@@ -65,8 +66,9 @@ pub struct State {
     /// non-seed, non-shoot objects: a fingerprint of what the decision reads, to tell relevant
     /// changes from noise (status heartbeats, managed fields)
     fingerprints: HashMap<(Kind, String), u64>,
-    /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile
-    refused_for: HashMap<String, HashSet<Arc<str>>>,
+    /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile,
+    /// first refused first
+    refused_for: HashMap<String, Vec<Arc<str>>>,
 }
 
 /// The watched kinds.
@@ -289,6 +291,7 @@ impl State {
         match self.assumed.remove(key) {
             Some(a) => Change {
                 requeue: self.take_refused(&a.seed, key),
+                freed_on: Some(a.seed),
                 ..Default::default()
             },
             None => Change {
@@ -379,6 +382,7 @@ impl State {
             enqueue: self.pending(key).is_some(),
             wake: false,
             requeue: self.take_refused(&a.seed, key),
+            freed_on: Some(a.seed),
         }
     }
 
@@ -392,26 +396,35 @@ impl State {
             if matches!(r.reason, Reason::Capacity { .. })
                 && self.assumed.values().any(|a| *a.seed == *r.seed)
             {
-                self.refused_for
-                    .entry(r.seed.to_string())
-                    .or_default()
-                    .insert(key.into());
+                let refused = self.refused_for.entry(r.seed.to_string()).or_default();
+                if !refused.iter().any(|k| **k == *key) {
+                    refused.push(key.into());
+                }
             }
         }
     }
 
-    /// The shoots `seed` refused while an assumed placement counted there, except `key`; each
-    /// is handed out once.
+    /// The shoots `seed` refused while an assumed placement counted there, except `key`, first
+    /// refused first; the record is handed over (see [`State::refused_again`]).
     fn take_refused(&mut self, seed: &str, key: &str) -> Vec<Arc<str>> {
-        let mut keys: Vec<Arc<str>> = self
-            .refused_for
+        self.refused_for
             .remove(seed)
             .unwrap_or_default()
             .into_iter()
             .filter(|k| **k != *key)
-            .collect();
-        keys.sort();
-        keys
+            .collect()
+    }
+
+    /// Gives back the refused shoots a freed slot did not go to, ahead of any refused since, for
+    /// the next slot `seed` frees.
+    pub fn refused_again(&mut self, seed: &str, keys: &[Arc<str>]) {
+        if keys.is_empty() {
+            return;
+        }
+        let newer = self.refused_for.remove(seed).unwrap_or_default();
+        let mut all = keys.to_vec();
+        all.extend(newer.into_iter().filter(|k| !keys.contains(k)));
+        self.refused_for.insert(seed.to_string(), all);
     }
 
     /// An assumed placement on `seed` became real: the shoots it refused wait for a change by
@@ -456,6 +469,7 @@ impl State {
             enqueue: false,
             wake: before.as_ref() != self.snapshot.seed(&name),
             requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -466,6 +480,7 @@ impl State {
             enqueue: false,
             wake: existed,
             requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -478,6 +493,7 @@ impl State {
             enqueue: false,
             wake: old != Some(print),
             requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -557,6 +573,7 @@ impl State {
             enqueue: false,
             wake: existed,
             requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -579,6 +596,7 @@ impl State {
             enqueue: false,
             wake: existed,
             requeue: Vec::new(),
+            freed_on: None,
         }
     }
 }

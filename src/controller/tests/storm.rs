@@ -42,14 +42,17 @@ fn server_shoot_named(name: &str) -> Value {
 
 /// A controller with `SHOOTS` pending shoots, one seed with room for all of them, every shoot
 /// queued, and its workers running. Returns the workers to abort.
-fn storm_controller(client: Client) -> (Arc<Shared>, Vec<tokio::task::JoinHandle<()>>) {
+fn storm_controller(
+    client: Client,
+    slots: &str,
+) -> (Arc<Shared>, Vec<tokio::task::JoinHandle<()>>) {
     let c = Controller::new(load_str(CONFIG).unwrap(), client).unwrap();
     let shared = Arc::clone(c.shared());
     {
         let mut st = shared.lock();
         st.apply_seed(
             &SeedBuilder::new("seed-1")
-                .allocatable("shoots", "100")
+                .allocatable("shoots", slots)
                 .build(),
         );
         let mut cp = crate::api::CloudProfile::default();
@@ -162,7 +165,7 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
     let bound = SHOOTS * per_shoot;
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
     let server = tokio::spawn(serve(h, failure, start, bound, seen.clone()));
-    let (shared, workers) = storm_controller(client);
+    let (shared, workers) = storm_controller(client, "100");
     tokio::select! {
         _ = tokio::time::sleep(WINDOW) => {}
         _ = async { while !server.is_finished() { tokio::time::sleep(Duration::from_millis(100)).await } } => {}
@@ -412,4 +415,84 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
     let c = shared.lock().forget_assumption("garden-a/a");
     assert!(c.requeue.is_empty() && !c.wake, "{c:?}");
     assert_eq!(shared.queue().len(), 1, "only b's own backoff is waiting");
+}
+
+/// Attempts within `window` of a shoot that never fits: after `backoff.initial` (1 s), doubling
+/// up to `backoff.max` (240 s).
+fn unschedulable_attempts(window: Duration) -> usize {
+    attempt_times(Duration::from_secs(1), MAX, window, false)
+}
+
+/// Twelve shoots for one free slot, every bind forbidden: whoever holds the slot fails and hands
+/// it on, yet no shoot binds sooner than its retry schedule allows, and the shoots turned away
+/// retry no more often than their backoff plus one retry per failed bind that freed the slot.
+#[tokio::test(start_paused = true)]
+async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
+    let (logs, _guard) = super::faults::Logs::capture();
+    let (client, h) = mock_client();
+    let start = Instant::now();
+    let attempts = attempt_times(RETRY, MAX, WINDOW, false);
+    // per shoot: its binds (2 requests each), and per decision that finds the slot taken an event
+    // and at most one lastOperation write; such decisions come from its backoff or from a failed
+    // bind of another shoot (one per bind at most)
+    let binds = SHOOTS * attempts;
+    let refusals = SHOOTS * unschedulable_attempts(WINDOW) + binds;
+    let bound = binds * 2 + refusals * 2;
+    let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
+    let server = tokio::spawn(serve(
+        h,
+        Failure::Code(403, "Forbidden"),
+        start,
+        bound,
+        seen.clone(),
+    ));
+    let (shared, workers) = storm_controller(client, "1");
+    tokio::select! {
+        _ = tokio::time::sleep(WINDOW) => {}
+        _ = async { while !server.is_finished() { tokio::time::sleep(Duration::from_millis(100)).await } } => {}
+    }
+    for w in &workers {
+        w.abort();
+    }
+    server.abort();
+    let seen = seen.lock().unwrap();
+    let total = seen.all.len();
+    assert!(
+        total <= bound,
+        "more than {bound} requests within {:?}; the first ones: {:?}",
+        start.elapsed(),
+        &seen.all[..total.min(12)]
+    );
+    let events = seen
+        .all
+        .iter()
+        .filter(|(_, r)| r.contains("/events"))
+        .count();
+    assert!(
+        events <= refusals,
+        "{events} events for at most {refusals} decisions that found the slot taken"
+    );
+    assert_eq!(seen.binds.len(), SHOOTS, "every shoot got the slot");
+    for (shoot, times) in &seen.binds {
+        assert!(
+            (4..=attempts).contains(&times.len()),
+            "{shoot}: {} binds, expected 4 to {attempts}: {times:?}",
+            times.len()
+        );
+        let mut expected = RETRY;
+        for pair in times.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= expected,
+                "{shoot}: retried before its delay of {expected:?}: {times:?}"
+            );
+            expected = (expected * 2).min(MAX);
+        }
+    }
+    let errors = logs.text().lines().filter(|l| l.contains("ERROR")).count();
+    assert!(
+        (1..=4).contains(&errors),
+        "{errors} ERROR lines: one, and a reminder every 10 minutes at most"
+    );
+    assert_eq!(shared.metrics().binds_forbidden.get(), 1);
+    shared.queue().shut_down();
 }
