@@ -25,6 +25,19 @@ struct Ongoing {
     since_logged: u64,
 }
 
+/// How a refusal was logged.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Said {
+    /// the first of its kind: ERROR
+    Loudly,
+    /// the same again, [`REMINDER_EVERY`] after the last ERROR: ERROR with the count
+    Reminder,
+    /// debug level
+    Quietly,
+    /// not a refusal this tracker reports
+    NotTracked,
+}
+
 /// Refusals of binds that point at the scheduler's configuration or RBAC.
 #[derive(Default)]
 pub struct Refusals {
@@ -48,9 +61,9 @@ impl Refusals {
 
     /// Records a refused bind and logs it: at ERROR the first time and then at most every
     /// [`REMINDER_EVERY`], else at debug level.
-    pub fn refused(&self, e: &BindError, retry_in: Duration, metrics: &Metrics) {
+    pub fn refused(&self, e: &BindError, retry_in: Duration, metrics: &Metrics) -> Said {
         let Some(kind) = kind(e) else {
-            return;
+            return Said::NotTracked;
         };
         if matches!(e, BindError::Forbidden { .. }) {
             metrics.binds_forbidden.set(1);
@@ -67,16 +80,19 @@ impl Refusals {
                     },
                 );
                 error!(error = %e, ?retry_in, "bind failed; every bind will fail the same way until this is fixed (repeats are logged at debug level, with a reminder every 10 minutes)");
+                Said::Loudly
             }
             Some(o) if now.duration_since(o.last_logged) >= REMINDER_EVERY => {
                 let refused = o.since_logged + 1;
                 o.last_logged = now;
                 o.since_logged = 0;
                 error!(error = %e, refused, "binds still failing the same way");
+                Said::Reminder
             }
             Some(o) => {
                 o.since_logged += 1;
                 debug!(error = %e, ?retry_in, "bind failed");
+                Said::Quietly
             }
         }
     }
@@ -91,5 +107,50 @@ impl Refusals {
         drop(ongoing);
         metrics.binds_forbidden.set(0);
         info!(fixed = %fixed.join("; "), "binds succeed again");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn forbidden(permission: &'static str) -> BindError {
+        BindError::Forbidden {
+            action: "updating shoots/binding",
+            permission,
+            message: "denied".into(),
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refusal_is_said_once_then_reminded_and_cleared_by_a_successful_bind() {
+        let (r, m) = (Refusals::default(), Metrics::new());
+        let d = Duration::from_secs(15);
+        let e = forbidden("update shoots/binding");
+        assert_eq!(r.refused(&e, d, &m), Said::Loudly);
+        assert_eq!(m.binds_forbidden.get(), 1);
+        for _ in 0..50 {
+            assert_eq!(r.refused(&e, d, &m), Said::Quietly);
+        }
+        assert_eq!(
+            r.refused(&forbidden("patch shoots"), d, &m),
+            Said::Loudly,
+            "another permission is news"
+        );
+        assert_eq!(
+            r.refused(&BindError::NoBindingSubresource, d, &m),
+            Said::Loudly
+        );
+        tokio::time::advance(REMINDER_EVERY).await;
+        assert_eq!(r.refused(&e, d, &m), Said::Reminder);
+        assert_eq!(r.refused(&e, d, &m), Said::Quietly);
+        r.bound(&m);
+        assert_eq!(m.binds_forbidden.get(), 0);
+        assert_eq!(r.refused(&e, d, &m), Said::Loudly, "broken again");
+        let e500 = BindError::Unknown {
+            action: "x",
+            message: "y".into(),
+        };
+        assert_eq!(r.refused(&e500, d, &m), Said::NotTracked);
     }
 }
