@@ -452,6 +452,16 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_change_of_the_key_itself_cuts_its_retry_delay_short() {
+        let q = queue();
+        q.add_retry("refused", Duration::from_secs(5));
+        q.add("refused");
+        let start = Instant::now();
+        assert_eq!(q.next().await.as_deref(), Some("refused"));
+        assert_eq!(start.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_single_waiting_key_can_be_woken_once() {
         let q = queue();
         q.add_backoff("a");
