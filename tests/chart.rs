@@ -137,6 +137,17 @@ impl Manifests {
         found[0]
     }
 
+    /// The one object of `kind` whose name ends with `suffix`.
+    fn named(&self, kind: &str, suffix: &str) -> &Value {
+        let found: Vec<&Value> = self
+            .of_kind(kind)
+            .into_iter()
+            .filter(|d| str_at(&d["metadata"], "name").ends_with(suffix))
+            .collect();
+        assert_eq!(found.len(), 1, "expected one {kind} named *{suffix}");
+        found[0]
+    }
+
     fn kinds(&self) -> BTreeSet<String> {
         self.0.iter().map(|d| str_at(d, "kind")).collect()
     }
@@ -259,20 +270,14 @@ fn expected(table: &[(&str, &str, Option<&str>, &str)]) -> BTreeSet<Grant> {
         .collect()
 }
 
-/// What the scheduler reads, how it binds, reports status and events, and the region ConfigMaps.
+/// What every configuration needs: the watches that feed the decision (list, watch; never a
+/// single get), reads of a shoot before a binding, after a conflict or an unanswered bind,
+/// `lastOperation`, and events (events.k8s.io, core/v1 as the fallback).
 const CLUSTER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
-    ("core.gardener.cloud", "seeds", None, "get"),
     ("core.gardener.cloud", "seeds", None, "list"),
     ("core.gardener.cloud", "seeds", None, "watch"),
-    ("core.gardener.cloud", "cloudprofiles", None, "get"),
     ("core.gardener.cloud", "cloudprofiles", None, "list"),
     ("core.gardener.cloud", "cloudprofiles", None, "watch"),
-    (
-        "core.gardener.cloud",
-        "namespacedcloudprofiles",
-        None,
-        "get",
-    ),
     (
         "core.gardener.cloud",
         "namespacedcloudprofiles",
@@ -285,21 +290,53 @@ const CLUSTER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
         None,
         "watch",
     ),
-    ("core.gardener.cloud", "projects", None, "get"),
     ("core.gardener.cloud", "projects", None, "list"),
     ("core.gardener.cloud", "projects", None, "watch"),
     ("core.gardener.cloud", "shoots", None, "get"),
     ("core.gardener.cloud", "shoots", None, "list"),
     ("core.gardener.cloud", "shoots", None, "watch"),
-    ("core.gardener.cloud", "shoots/binding", None, "update"),
     ("core.gardener.cloud", "shoots/status", None, "patch"),
     ("", "events", None, "create"),
     ("", "events", None, "patch"),
     ("events.k8s.io", "events", None, "create"),
     ("events.k8s.io", "events", None, "patch"),
+];
+
+/// `bindingMode: Binding` (the default) writes the binding subresource.
+const BINDING_GRANT: (&str, &str, Option<&str>, &str) =
+    ("core.gardener.cloud", "shoots/binding", None, "update");
+/// `bindingMode: Patch` patches `spec.seedName` instead.
+const PATCH_GRANT: (&str, &str, Option<&str>, &str) =
+    ("core.gardener.cloud", "shoots", None, "patch");
+/// `CarbonIntensity`: forecasts in ConfigMaps of every namespace.
+const CARBON_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
     ("", "configmaps", None, "list"),
     ("", "configmaps", None, "watch"),
 ];
+
+/// The ClusterRole a configuration needs.
+fn cluster_grants(patch_mode: bool, carbon: bool) -> BTreeSet<Grant> {
+    let mut table = CLUSTER_GRANTS.to_vec();
+    table.push(if patch_mode {
+        PATCH_GRANT
+    } else {
+        BINDING_GRANT
+    });
+    if carbon {
+        table.extend_from_slice(CARBON_GRANTS);
+    }
+    expected(&table)
+}
+
+fn assert_exact(got: &BTreeSet<Grant>, want: &BTreeSet<Grant>, what: &str) {
+    assert_eq!(
+        got,
+        want,
+        "{what}: granted but not needed: {:?}; needed but not granted: {:?}",
+        got.difference(want).collect::<Vec<_>>(),
+        want.difference(got).collect::<Vec<_>>()
+    );
+}
 
 fn lease_grants(name: &str) -> BTreeSet<Grant> {
     expected(&[
@@ -383,39 +420,75 @@ fn chart_lints_cleanly_with_default_all_options_and_production_values() {
 fn cluster_role_grants_exactly_what_the_scheduler_needs() {
     for (name, files) in values_files() {
         let m = render(&files, &[]);
-        let role = m.one("ClusterRole");
-        let mut want = expected(CLUSTER_GRANTS);
-        if name == "all-options" {
-            // That file selects bindingMode Patch; see patch_binding_mode_also_grants_patch_on_shoots.
-            want.insert((
-                "core.gardener.cloud".into(),
-                "shoots".into(),
-                None,
-                "patch".into(),
-            ));
-        }
-        let got = grants(role);
-        assert_eq!(
-            got,
-            want,
-            "{name} values: granted but not needed: {:?}; needed but not granted: {:?}",
-            got.difference(&want).collect::<Vec<_>>(),
-            want.difference(&got).collect::<Vec<_>>()
+        // the all-options file selects bindingMode Patch
+        let want = cluster_grants(name == "all-options", false);
+        assert_exact(&grants(m.one("ClusterRole")), &want, name);
+    }
+}
+
+#[test]
+fn patch_binding_mode_grants_patch_on_shoots_instead_of_the_binding() {
+    let m = render(&[], &["config.schedulers.shoot.bindingMode=Patch"]);
+    assert_exact(
+        &grants(m.one("ClusterRole")),
+        &cluster_grants(true, false),
+        "Patch",
+    );
+}
+
+#[test]
+fn configmaps_of_every_namespace_are_granted_only_with_a_carbon_intensity_priority() {
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "priorities",
+            &[
+                "config.schedulers.shoot.priorities[0].name=ShootCount",
+                "config.schedulers.shoot.priorities[1].name=CarbonIntensity",
+            ],
+        ),
+        (
+            "a profile of the chain",
+            &[
+                "config.schedulers.shoot.profiles[0].id=day",
+                "config.schedulers.shoot.profiles[0].profile.priorities[0].name=CarbonIntensity",
+                "config.schedulers.shoot.bindingMode=Patch",
+            ],
+        ),
+        (
+            "other priorities only",
+            &["config.schedulers.shoot.priorities[0].name=ShootCount"],
+        ),
+    ];
+    for (what, set) in cases {
+        let m = render(&[], set);
+        let carbon = what != "other priorities only";
+        let patch = set.iter().any(|s| s.ends_with("bindingMode=Patch"));
+        assert_exact(
+            &grants(m.one("ClusterRole")),
+            &cluster_grants(patch, carbon),
+            what,
         );
     }
 }
 
 #[test]
-fn patch_binding_mode_also_grants_patch_on_shoots() {
-    let m = render(&[], &["config.schedulers.shoot.bindingMode=Patch"]);
-    let mut want = expected(CLUSTER_GRANTS);
-    want.insert((
-        "core.gardener.cloud".into(),
-        "shoots".into(),
-        None,
-        "patch".into(),
-    ));
-    assert_eq!(grants(m.one("ClusterRole")), want);
+fn region_configmaps_are_read_in_the_garden_namespace_only() {
+    for set in [vec![], vec!["config.leaderElection.leaderElect=false"]] {
+        let m = render(&[], &set);
+        let role = m.named("Role", "-region-config");
+        assert_eq!(role["metadata"]["namespace"], "garden", "{set:?}");
+        assert_exact(
+            &grants(role),
+            &expected(&[
+                ("", "configmaps", None, "list"),
+                ("", "configmaps", None, "watch"),
+            ]),
+            "region-config Role",
+        );
+        let binding = m.named("RoleBinding", "-region-config");
+        assert_eq!(binding["metadata"]["namespace"], "garden");
+        assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    }
 }
 
 #[test]
@@ -446,14 +519,14 @@ fn leader_election_role_creates_leases_and_touches_only_the_configured_lease() {
     ];
     for (files, set, namespace, name) in cases {
         let m = render(&files, &set);
-        let role = m.one("Role");
+        let role = m.named("Role", "-leader-election");
         assert_eq!(
             role["metadata"]["namespace"].as_str(),
             Some(namespace),
             "{files:?} {set:?}"
         );
         assert_eq!(grants(role), lease_grants(name), "{files:?} {set:?}");
-        let binding = m.one("RoleBinding");
+        let binding = m.named("RoleBinding", "-leader-election");
         assert_eq!(binding["metadata"]["namespace"].as_str(), Some(namespace));
         assert_eq!(binding["roleRef"]["kind"], "Role");
         assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
@@ -478,16 +551,29 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
             sa["metadata"]["name"],
             "{name}"
         );
-        for (binding_kind, role_kind) in [
-            ("ClusterRoleBinding", "ClusterRole"),
-            ("RoleBinding", "Role"),
-        ] {
-            let binding = m.one(binding_kind);
+        let pairs = [
+            (
+                m.one("ClusterRoleBinding"),
+                m.one("ClusterRole"),
+                "ClusterRoleBinding",
+            ),
+            (
+                m.named("RoleBinding", "-leader-election"),
+                m.named("Role", "-leader-election"),
+                "leader-election RoleBinding",
+            ),
+            (
+                m.named("RoleBinding", "-region-config"),
+                m.named("Role", "-region-config"),
+                "region-config RoleBinding",
+            ),
+        ];
+        for (binding, role, binding_kind) in pairs {
             assert_eq!(
-                binding["roleRef"]["name"],
-                m.one(role_kind)["metadata"]["name"],
+                binding["roleRef"]["name"], role["metadata"]["name"],
                 "{name}"
             );
+            assert_eq!(binding["roleRef"]["kind"], role["kind"], "{name}");
             let subjects = seq(&binding["subjects"]);
             assert_eq!(subjects.len(), 1, "{name} {binding_kind}");
             assert_eq!(subjects[0]["kind"], "ServiceAccount");
@@ -504,8 +590,8 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
                 .collect();
         assert_eq!(
             rbac.len(),
-            4,
-            "{name}: one ClusterRole, one Role and their bindings, nothing more"
+            6,
+            "{name}: one ClusterRole, the leader-election and region-config Roles and their bindings, nothing more"
         );
     }
 }
@@ -520,11 +606,19 @@ fn rbac_and_lease_role_can_be_left_out() {
         );
     }
     let m = render(&[], &["config.leaderElection.leaderElect=false"]);
-    assert!(
-        m.of_kind("Role").is_empty(),
-        "no Lease, no Lease permissions"
-    );
-    assert!(m.of_kind("RoleBinding").is_empty());
+    let names = |kind| {
+        m.of_kind(kind)
+            .iter()
+            .map(|d| str_at(&d["metadata"], "name"))
+            .collect::<Vec<_>>()
+    };
+    for kind in ["Role", "RoleBinding"] {
+        let found = names(kind);
+        assert!(
+            found.len() == 1 && found[0].ends_with("-region-config"),
+            "no Lease, no Lease permissions: {kind} {found:?}"
+        );
+    }
     assert_eq!(m.of_kind("ClusterRole").len(), 1);
 }
 

@@ -60,6 +60,22 @@ impl BindError {
     pub fn outcome_unknown(&self) -> bool {
         matches!(self, BindError::Unknown { .. })
     }
+
+    /// The HTTP status that refused the bind (`none`: no answer), for the
+    /// `bind_errors_total{code}` metric; `None` when no request was refused.
+    pub fn code(&self) -> Option<String> {
+        match self {
+            BindError::Conflict => Some("409".into()),
+            BindError::NotFound | BindError::NoBindingSubresource => Some("404".into()),
+            BindError::Forbidden { .. } => Some("403".into()),
+            BindError::Rejected { source, .. } => Some(match source {
+                kube::Error::Api(s) => s.code.to_string(),
+                _ => "none".into(),
+            }),
+            BindError::Unknown { .. } => Some("none".into()),
+            BindError::AlreadyAssigned(_) | BindError::NotLeader => None,
+        }
+    }
 }
 
 /// One request of a bind: what it does (for messages) and the RBAC permission it needs.

@@ -32,6 +32,12 @@ pub struct ResultLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct CodeLabels {
+    /// the HTTP status of the refusal, or `none` when no answer came
+    pub code: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct SeedLabels {
     pub seed: String,
 }
@@ -42,6 +48,8 @@ pub struct Metrics {
     pub attempt_duration: Family<ResultLabels, Histogram>,
     pub pending: Gauge<i64, AtomicI64>,
     pub conflicts: Counter,
+    pub bind_errors: Family<CodeLabels, Counter>,
+    pub binds_forbidden: Gauge<i64, AtomicI64>,
     pub leader: Gauge<i64, AtomicI64>,
     pub seed_shoots: Family<SeedLabels, Gauge<i64, AtomicI64>>,
     pub carbon: CarbonMetrics,
@@ -88,6 +96,18 @@ impl Metrics {
             "Binds rejected because the shoot changed since it was read (409 Conflict)",
             conflicts.clone(),
         );
+        let bind_errors = Family::<CodeLabels, Counter>::default();
+        registry.register(
+            "bind_errors",
+            "Binds the API server refused or did not answer, by HTTP status (none: no answer)",
+            bind_errors.clone(),
+        );
+        let binds_forbidden = Gauge::<i64, AtomicI64>::default();
+        registry.register(
+            "binds_forbidden",
+            "1 from a bind refused with 403 Forbidden until a bind succeeds again, else 0",
+            binds_forbidden.clone(),
+        );
         let leader = Gauge::<i64, AtomicI64>::default();
         registry.register(
             "leader",
@@ -107,6 +127,8 @@ impl Metrics {
             attempt_duration,
             pending,
             conflicts,
+            bind_errors,
+            binds_forbidden,
             leader,
             seed_shoots,
             carbon,
@@ -123,6 +145,13 @@ impl Metrics {
         self.attempt_duration
             .get_or_create(&labels)
             .observe(seconds);
+    }
+
+    /// Counts a bind refused with `code` (an HTTP status, or `none`).
+    pub fn bind_error(&self, code: &str) {
+        self.bind_errors
+            .get_or_create(&CodeLabels { code: code.into() })
+            .inc();
     }
 
     /// Refreshes the gauges that mirror the cache (called before each scrape).
@@ -168,6 +197,7 @@ mod tests {
         m.observe(AttemptResult::unschedulable, "default", 0.001);
         m.observe(AttemptResult::deferred, "release-weekend", 0.0);
         m.conflicts.inc();
+        m.bind_error("403");
         m.leader.set(1);
         let mut st = State::new(vec!["default-scheduler".into()]);
         st.apply_seed(&SeedBuilder::new("s1").build());
@@ -182,6 +212,8 @@ mod tests {
             "gardener_scheduler_scheduling_attempt_duration_seconds_count{result=\"scheduled\",profile=\"default\"} 1",
             "gardener_scheduler_pending_shoots 1",
             "gardener_scheduler_binding_conflicts_total 1",
+            "gardener_scheduler_bind_errors_total{code=\"403\"} 1",
+            "gardener_scheduler_binds_forbidden 0",
             "gardener_scheduler_leader 1",
             "gardener_scheduler_seed_shoots{seed=\"s1\"} 1",
         ] {

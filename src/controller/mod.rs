@@ -18,6 +18,7 @@ mod metrics;
 mod queue;
 mod ratelimit;
 mod redact;
+mod refusals;
 mod report;
 mod rest_metrics;
 mod runtime_metrics;
@@ -150,6 +151,8 @@ pub struct Shared {
     state: Mutex<State>,
     queue: Queue,
     metrics: Metrics,
+    /// binds refused the same way for every shoot, reported once
+    refusals: refusals::Refusals,
     reporter: Reporter,
     leadership: Leadership,
     synced: Mutex<HashSet<Kind>>,
@@ -298,6 +301,7 @@ impl Controller {
                 workqueue,
             ),
             metrics,
+            refusals: refusals::Refusals::default(),
             leadership,
             synced: Mutex::default(),
             synced_notify: Notify::new(),
@@ -359,10 +363,11 @@ impl Controller {
                 shared.metrics.leader.set(leading as i64);
                 shared.metrics.runtime.set_leader(&lease_name, leading);
                 if leading {
-                    // decide every waiting shoot afresh under the new term
+                    // decide every waiting shoot afresh under the new term; a shoot whose bind
+                    // the API server refused keeps its retry delay
                     let keys = shared.lock().pending_keys();
                     for key in keys {
-                        shared.queue.add(&key);
+                        shared.queue.add_unless_retrying(&key);
                     }
                 }
             }))
@@ -519,7 +524,9 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
                 key,
                 Change {
                     enqueue: false,
-                    wake: c.wake || c2.wake,
+                    wake: c2.wake,
+                    requeue: c.requeue,
+                    freed_on: c.freed_on,
                 },
             );
             Resolved::Current
@@ -560,8 +567,9 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
             Selection::Profile { entry, profile } => {
                 shared.note_active_profile(Some(entry));
                 let result = schedule(&shoot, &st.snapshot, profile, now);
-                if let Ok(d) = &result {
-                    st.assume(&shoot, &d.seed);
+                match &result {
+                    Ok(d) => st.assume(&shoot, &d.seed),
+                    Err(fit) => st.note_refused(key, fit),
                 }
                 Ok((entry.to_string(), result))
             }
@@ -645,7 +653,7 @@ async fn bind_decision(
         return Attempt::NotLeader;
     }
     let seed = &decision.seed;
-    match bind::bind(
+    let result = bind::bind(
         &shared.client,
         shared.binding_mode,
         shoot,
@@ -653,8 +661,16 @@ async fn bind_decision(
         REQUEST_TIMEOUT,
         &shared.leadership,
     )
-    .await
-    {
+    .await;
+    match &result {
+        Ok(_) => shared.refusals.bound(&shared.metrics),
+        Err(e) => {
+            if let Some(code) = e.code() {
+                shared.metrics.bind_error(&code);
+            }
+        }
+    }
+    match result {
         Ok(_) => {
             shared.lock().confirm_bind(key);
             shared.queue.forget(key);
@@ -677,8 +693,10 @@ async fn bind_decision(
             shared.metrics.conflicts.inc();
             drop_assumption(shared, key);
             reread(shared, key).await;
-            shared.queue.add(key);
-            info!("shoot changed while binding; deciding again");
+            let retry_in = shared
+                .queue
+                .add_conflict_retry(key, shared.retry_sync_period);
+            info!(?retry_in, "shoot changed while binding; deciding again");
             Attempt::Conflict
         }
         Err(BindError::AlreadyAssigned(other)) => {
@@ -723,11 +741,8 @@ async fn bind_decision(
             );
             // Retried with growing delays.
             let retry_in = shared.queue.add_retry(key, shared.retry_sync_period);
-            if matches!(
-                e,
-                BindError::NoBindingSubresource | BindError::Forbidden { .. }
-            ) {
-                error!(error = %e, ?retry_in, "bind failed");
+            if refusals::Refusals::tracks(&e) {
+                shared.refusals.refused(&e, retry_in, &shared.metrics);
             } else {
                 warn!(error = %e, ?retry_in, "bind failed");
             }

@@ -4,6 +4,12 @@
 //! marked dirty and handed out again once [`Queue::done`] is called. A delayed key that is added
 //! without delay (a relevant change) jumps the queue but keeps its failure count, so the next
 //! backoff still grows.
+//!
+//! Keys wait for one of two things. A shoot that does not fit waits for its backoff or for a
+//! relevant change, whichever comes first ([`Queue::add_backoff`], [`Queue::wake_delayed`]). A
+//! shoot whose bind failed on an API error waits out its retry delay only
+//! ([`Queue::add_retry`]): a change of the landscape does not make the API server answer
+//! differently, so such keys are never woken early.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -39,6 +45,9 @@ struct Inner {
     /// (due, sequence) -> key; `due_of` is the reverse index
     delayed: BTreeMap<(Instant, u64), Arc<str>>,
     due_of: HashMap<Arc<str>, (Instant, u64)>,
+    /// delayed keys that a relevant change may queue early (waiting for the landscape, not for
+    /// the API server)
+    wakeable: HashSet<Arc<str>>,
     failures: HashMap<Arc<str>, u32>,
     /// API errors per key, counted apart so that a transient error after many unschedulable
     /// attempts is not retried only after the long backoff those built up
@@ -53,6 +62,7 @@ impl Inner {
         if let Some(at) = self.due_of.remove(key) {
             self.delayed.remove(&at);
         }
+        self.wakeable.remove(key);
     }
 
     fn push_ready(&mut self, key: Arc<str>) {
@@ -77,6 +87,7 @@ impl Inner {
             }
             let key = self.delayed.remove(&(at, seq)).expect("first key exists");
             self.due_of.remove(&key);
+            self.wakeable.remove(&key);
             self.push_ready(key);
         }
         None
@@ -123,8 +134,13 @@ impl Queue {
         self.notify.notify_one();
     }
 
-    /// Queues a key after `delay`, unless it is already due sooner.
+    /// Queues a key after `delay`, unless it is already due sooner; a relevant change may queue
+    /// it earlier.
     pub fn add_after(&self, key: &str, delay: Duration) {
+        self.delay(key, delay, true);
+    }
+
+    fn delay(&self, key: &str, delay: Duration, wakeable: bool) {
         if delay.is_zero() {
             return self.add(key);
         }
@@ -149,6 +165,9 @@ impl Queue {
         let slot = (due, q.seq);
         let key: Arc<str> = key.into();
         q.delayed.insert(slot, key.clone());
+        if wakeable {
+            q.wakeable.insert(key.clone());
+        }
         q.due_of.insert(key, slot);
         drop(q);
         // a waiting worker may need to shorten its sleep
@@ -170,32 +189,50 @@ impl Queue {
 
     /// Queues a key after an API error: after `first`, then twice as long after each further
     /// error, up to the backoff maximum (or `first`, if that is longer), so that a failing API
-    /// server is not asked again at a fixed rate.
+    /// server is not asked again at a fixed rate. Nothing but the delay queues it again: no
+    /// landscape change, no other shoot's failure.
     pub fn add_retry(&self, key: &str, first: Duration) -> Duration {
-        let delay = {
-            let mut q = self.lock();
-            let n = q.api_errors.entry(key.into()).or_insert(0);
-            let policy = BackoffPolicy {
-                initial: first,
-                max: self.backoff.max.max(first),
-            };
-            let d = policy.delay(*n);
-            *n = n.saturating_add(1);
-            d
-        };
-        self.add_after(key, delay);
+        let delay = self.next_retry(key, first, 0);
+        self.delay(key, delay, false);
         delay
     }
 
-    /// Queues now every key that is waiting out a delay (a relevant change happened).
-    /// Failure counts are kept.
+    /// Queues a key after a conflict (the shoot changed since it was read): the first one at
+    /// once, since deciding again on the fresh version is the fix; when conflicts repeat, as
+    /// [`Queue::add_retry`] from `first`.
+    pub fn add_conflict_retry(&self, key: &str, first: Duration) -> Duration {
+        let delay = self.next_retry(key, first, 1);
+        self.delay(key, delay, false);
+        delay
+    }
+
+    /// The retry delay after the key's next API error, counting it: zero for the first `free`
+    /// errors, then `first`, doubling up to the backoff maximum.
+    fn next_retry(&self, key: &str, first: Duration, free: u32) -> Duration {
+        let mut q = self.lock();
+        let n = q.api_errors.entry(key.into()).or_insert(0);
+        let policy = BackoffPolicy {
+            initial: first,
+            max: self.backoff.max.max(first),
+        };
+        let d = match n.checked_sub(free) {
+            Some(k) => policy.delay(k),
+            None => Duration::ZERO,
+        };
+        *n = n.saturating_add(1);
+        d
+    }
+
+    /// Queues now every key that waits for a relevant change (one happened); keys waiting out
+    /// an API error's retry delay keep waiting. Failure counts are kept.
     pub fn wake_delayed(&self) -> usize {
         let mut q = self.lock();
-        let keys: Vec<Arc<str>> = q.delayed.values().cloned().collect();
-        q.delayed.clear();
-        q.due_of.clear();
+        let keys: Vec<Arc<str>> = q.wakeable.drain().collect();
         let n = keys.len();
         for k in keys {
+            if let Some(at) = q.due_of.remove(&k) {
+                q.delayed.remove(&at);
+            }
             q.push_ready(k);
         }
         drop(q);
@@ -204,6 +241,33 @@ impl Queue {
             self.notify.notify_one();
         }
         n
+    }
+
+    /// Queues `key` now if it waits for a relevant change; `false` (and nothing changes) when it
+    /// is not delayed or waits out an API error's retry delay.
+    pub fn wake(&self, key: &str) -> bool {
+        let mut q = self.lock();
+        let Some(k) = q.wakeable.take(key) else {
+            return false;
+        };
+        if let Some(at) = q.due_of.remove(key) {
+            q.delayed.remove(&at);
+        }
+        q.push_ready(k);
+        drop(q);
+        self.notify.notify_one();
+        true
+    }
+
+    /// Queues `key` now unless it waits out an API error's retry delay (then it keeps waiting).
+    pub fn add_unless_retrying(&self, key: &str) {
+        {
+            let q = self.lock();
+            if q.due_of.contains_key(key) && !q.wakeable.contains(key) {
+                return;
+            }
+        }
+        self.add(key);
     }
 
     /// Resets a key's failure count (it was scheduled, or is no longer pending).
@@ -396,6 +460,55 @@ mod tests {
         assert_eq!(got, ["a", "b"]);
         assert_eq!(start.elapsed(), Duration::ZERO);
         assert_eq!(q.failures("a"), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn keys_waiting_out_an_api_error_are_not_woken_by_changes() {
+        let q = queue();
+        q.add_backoff("unschedulable");
+        q.add_retry("refused", Duration::from_secs(5));
+        assert_eq!(q.wake_delayed(), 1);
+        assert!(
+            !q.wake("refused"),
+            "a single wake does not cut the retry short"
+        );
+        q.add_unless_retrying("refused");
+        q.add_unless_retrying("new");
+        let start = Instant::now();
+        assert_eq!(q.next().await.as_deref(), Some("unschedulable"));
+        assert_eq!(q.next().await.as_deref(), Some("new"));
+        assert_eq!(start.elapsed(), Duration::ZERO);
+        assert_eq!(q.next().await.as_deref(), Some("refused"));
+        assert_eq!(start.elapsed(), Duration::from_secs(5));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_change_of_the_key_itself_cuts_its_retry_delay_short() {
+        let q = queue();
+        q.add_retry("refused", Duration::from_secs(5));
+        q.add("refused");
+        let start = Instant::now();
+        assert_eq!(q.next().await.as_deref(), Some("refused"));
+        assert_eq!(start.elapsed(), Duration::ZERO);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_single_waiting_key_can_be_woken_once() {
+        let q = queue();
+        q.add_backoff("a");
+        assert!(q.wake("a"));
+        assert!(!q.wake("a"), "already queued");
+        assert_eq!(q.len(), 1);
+        assert!(!q.wake("unknown"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_conflict_is_retried_at_once_and_repeats_back_off() {
+        let q = queue(); // backoff max 8 s
+        let delays: Vec<u64> = (0..5)
+            .map(|_| q.add_conflict_retry("a", Duration::from_secs(3)).as_secs())
+            .collect();
+        assert_eq!(delays, [0, 3, 6, 8, 8]);
     }
 
     #[tokio::test(start_paused = true)]

@@ -15,6 +15,8 @@ use crate::api::residency_opt_out;
 use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, ObjectMeta, Project, Seed, Shoot, object_key,
 };
+use crate::reason::Reason;
+use crate::schedule::FitError;
 use crate::simulate::is_pending;
 use crate::snapshot::Snapshot;
 
@@ -35,12 +37,21 @@ pub struct Assumption {
 }
 
 /// What an update did to the pending set; the watch layer turns it into queue operations.
+///
+/// Only changes made by others (a seed, a cloud profile, a shoot leaving a seed) set `wake`.
+/// What the scheduler does itself (assuming a placement, dropping it after a failed bind, writing
+/// status or events) never does: a dropped assumption returns capacity that was never used, and
+/// may only queue the shoots it turned away (`requeue`), once.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Change {
     /// the shoot became pending, or its scheduling-relevant fields changed: decide again now
     pub enqueue: bool,
     /// capacity may have been freed or the landscape changed: retry waiting shoots now
     pub wake: bool,
+    /// a placement only assumed was dropped: the seed whose slot it freed, and the shoots that
+    /// seed refused for capacity meanwhile, first refused first; one of them may have the slot
+    pub requeue: Vec<Arc<str>>,
+    pub freed_on: Option<String>,
 }
 
 /// The controller's cache.
@@ -56,6 +67,9 @@ pub struct State {
     /// non-seed, non-shoot objects: a fingerprint of what the decision reads, to tell relevant
     /// changes from noise (status heartbeats, managed fields)
     fingerprints: HashMap<(Kind, String), u64>,
+    /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile,
+    /// first refused first
+    refused_for: HashMap<String, Vec<Arc<str>>>,
 }
 
 /// The watched kinds.
@@ -250,7 +264,9 @@ impl State {
                     .insert(key.as_str().into(), Some(Arc::new(compact_shoot(shoot))));
                 return change;
             }
-            self.assumed.remove(key.as_str());
+            if let Some(a) = self.assumed.remove(key.as_str()) {
+                self.settle(&a.seed);
+            }
         }
 
         self.snapshot.upsert_shoot(shoot);
@@ -269,15 +285,22 @@ impl State {
         change
     }
 
-    /// Forgets a deleted shoot.
+    /// Forgets a deleted shoot. A placement only assumed (the shoot was deleted while being
+    /// bound) frees nothing anyone else could have counted on, except the shoots it turned away.
     pub fn remove_shoot(&mut self, key: &str) -> Change {
         let freed = !self.snapshot.usage().seeds_of(key).is_empty();
         self.snapshot.remove_shoot(key);
         self.shoots.remove(key);
-        self.assumed.remove(key);
-        Change {
-            enqueue: false,
-            wake: freed,
+        match self.assumed.remove(key) {
+            Some(a) => Change {
+                requeue: self.take_refused(&a.seed, key),
+                freed_on: Some(a.seed),
+                ..Default::default()
+            },
+            None => Change {
+                wake: freed,
+                ..Default::default()
+            },
         }
     }
 
@@ -345,11 +368,13 @@ impl State {
         }
     }
 
-    /// The bind failed or was abandoned: stop counting the assumed seed.
+    /// The bind failed or was abandoned: stop counting the assumed seed. Wakes nobody: the
+    /// slot was never used, so only the shoots it turned away may try again (`requeue`), never
+    /// the shoot itself, whose caller decides when it is retried.
     pub fn forget_assumption(&mut self, key: &str) -> Change {
-        if self.assumed.remove(key).is_none() {
+        let Some(a) = self.assumed.remove(key) else {
             return Change::default();
-        }
+        };
         match self.shoots.get(key).cloned() {
             Some(Some(shoot)) => {
                 self.snapshot.upsert_shoot(&shoot);
@@ -358,7 +383,58 @@ impl State {
         }
         Change {
             enqueue: self.pending(key).is_some(),
-            wake: true,
+            wake: false,
+            requeue: self.take_refused(&a.seed, key),
+            freed_on: Some(a.seed),
+        }
+    }
+
+    /// Records that `key` did not fit: a seed that refused it for capacity while holding an
+    /// assumed placement may have room once that placement is dropped.
+    pub fn note_refused(&mut self, key: &str, fit: &FitError) {
+        let FitError::NoFit { rejected, .. } = fit else {
+            return;
+        };
+        for r in rejected {
+            if matches!(r.reason, Reason::Capacity { .. })
+                && self.assumed.values().any(|a| *a.seed == *r.seed)
+            {
+                let refused = self.refused_for.entry(r.seed.to_string()).or_default();
+                if !refused.iter().any(|k| **k == *key) {
+                    refused.push(key.into());
+                }
+            }
+        }
+    }
+
+    /// The shoots `seed` refused while an assumed placement counted there, except `key`, first
+    /// refused first; the record is handed over (see [`State::refused_again`]).
+    fn take_refused(&mut self, seed: &str, key: &str) -> Vec<Arc<str>> {
+        self.refused_for
+            .remove(seed)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|k| **k != *key)
+            .collect()
+    }
+
+    /// Gives back the refused shoots a freed slot did not go to, ahead of any refused since, for
+    /// the next slot `seed` frees.
+    pub fn refused_again(&mut self, seed: &str, keys: &[Arc<str>]) {
+        if keys.is_empty() {
+            return;
+        }
+        let newer = self.refused_for.remove(seed).unwrap_or_default();
+        let mut all = keys.to_vec();
+        all.extend(newer.into_iter().filter(|k| !keys.contains(k)));
+        self.refused_for.insert(seed.to_string(), all);
+    }
+
+    /// An assumed placement on `seed` became real: the shoots it refused wait for a change by
+    /// others like any unschedulable shoot, once no assumption counts there any more.
+    fn settle(&mut self, seed: &str) {
+        if !self.assumed.values().any(|a| a.seed == seed) {
+            self.refused_for.remove(seed);
         }
     }
 
@@ -366,7 +442,9 @@ impl State {
         self.assumed.get(key)
     }
 
-    /// Drops binds the watch never confirmed within [`UNCONFIRMED_BIND_TTL`]; returns their keys.
+    /// Drops binds the watch never confirmed within [`UNCONFIRMED_BIND_TTL`]; returns their keys
+    /// (the shoots they had turned away are dropped from the record: they wait for their
+    /// backoff).
     pub fn expire_assumptions(&mut self, now: Instant) -> Vec<String> {
         let expired: Vec<String> = self
             .assumed
@@ -393,6 +471,8 @@ impl State {
         Change {
             enqueue: false,
             wake: before.as_ref() != self.snapshot.seed(&name),
+            requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -402,6 +482,8 @@ impl State {
         Change {
             enqueue: false,
             wake: existed,
+            requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -413,6 +495,8 @@ impl State {
         Change {
             enqueue: false,
             wake: old != Some(print),
+            requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -495,6 +579,8 @@ impl State {
         Change {
             enqueue: false,
             wake: existed,
+            requeue: Vec::new(),
+            freed_on: None,
         }
     }
 
@@ -516,6 +602,8 @@ impl State {
         Change {
             enqueue: false,
             wake: existed,
+            requeue: Vec::new(),
+            freed_on: None,
         }
     }
 }
@@ -646,9 +734,78 @@ mod tests {
         st.apply_shoot(&ShootBuilder::new("garden-a", "s1").build());
         st.assume(&st.pending("garden-a/s1").unwrap(), "seed-1");
         let c = st.forget_assumption("garden-a/s1");
-        assert!(c.enqueue && c.wake);
+        assert!(c.enqueue, "pending again");
+        assert!(
+            !c.wake,
+            "capacity that was never used is no landscape change: nobody else is woken"
+        );
         assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 0);
         assert!(st.pending("garden-a/s1").is_some());
+    }
+
+    fn refused_for_capacity(seed: &str) -> FitError {
+        FitError::NoFit {
+            total: 1,
+            rejected: vec![crate::schedule::Rejection {
+                seed: seed.into(),
+                stage: "filter",
+                reason: Reason::Capacity {
+                    used: 1,
+                    allocatable: 1,
+                },
+            }],
+        }
+    }
+
+    #[test]
+    fn a_dropped_assumption_requeues_only_the_shoots_its_seed_turned_away_and_only_once() {
+        let mut st = State::new(names());
+        for name in ["a", "b", "c", "d"] {
+            st.apply_shoot(&ShootBuilder::new("garden-a", name).build());
+        }
+        // no assumption counts yet: a full seed is a fact, not a reason to hope
+        st.note_refused("garden-a/d", &refused_for_capacity("seed-1"));
+        st.assume(&st.pending("garden-a/a").unwrap(), "seed-1");
+        st.note_refused("garden-a/b", &refused_for_capacity("seed-1"));
+        st.note_refused("garden-a/c", &refused_for_capacity("seed-2"));
+        let c = st.forget_assumption("garden-a/a");
+        assert_eq!(c.requeue, vec![Arc::<str>::from("garden-a/b")]);
+        assert!(!c.wake);
+        st.assume(&st.pending("garden-a/a").unwrap(), "seed-1");
+        assert!(
+            st.forget_assumption("garden-a/a").requeue.is_empty(),
+            "b was handed out once"
+        );
+    }
+
+    #[test]
+    fn the_schedulers_own_writes_coming_back_through_the_watch_wake_nobody() {
+        let mut st = State::new(names());
+        let shoot = with_rv(ShootBuilder::new("garden-a", "s1").build(), "1");
+        st.apply_shoot(&shoot);
+        // lastOperation written by the scheduler
+        let mut status = shoot.clone();
+        status.status = Some(crate::api::ShootStatus {
+            last_operation: Some(Default::default()),
+            ..Default::default()
+        });
+        assert_eq!(st.apply_shoot(&with_rv(status, "2")), Change::default());
+        // its bind, assumed and then shown by the watch
+        st.assume(&st.pending("garden-a/s1").unwrap(), "seed-1");
+        st.confirm_bind("garden-a/s1");
+        let bound = with_rv(
+            ShootBuilder::new("garden-a", "s1").seed("seed-1").build(),
+            "3",
+        );
+        assert_eq!(st.apply_shoot(&bound), Change::default());
+    }
+
+    #[test]
+    fn a_shoot_deleted_while_being_bound_frees_nothing_others_counted_on() {
+        let mut st = State::new(names());
+        st.apply_shoot(&ShootBuilder::new("garden-a", "a").build());
+        st.assume(&st.pending("garden-a/a").unwrap(), "seed-1");
+        assert!(!st.remove_shoot("garden-a/a").wake);
     }
 
     #[test]

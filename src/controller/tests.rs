@@ -599,3 +599,5 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
 
 mod faults;
 mod feeds;
+mod shutdown;
+mod storm;

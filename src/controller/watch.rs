@@ -101,6 +101,16 @@ pub(super) fn act(shared: &Shared, key: Option<&str>, change: Change) {
             debug!(shoots = n, "landscape changed: retrying waiting shoots now");
         }
     }
+    // One freed slot, one shoot: the first one turned away that still waits for a change; the
+    // others keep their place for the next slot.
+    let mut candidates = change.requeue.iter();
+    if let Some(woken) = candidates.by_ref().find(|k| shared.queue.wake(k)) {
+        debug!(shoot = %woken, "a dropped placement freed a slot: retrying a shoot it turned away");
+        let rest: Vec<_> = candidates.cloned().collect();
+        if let Some(seed) = &change.freed_on {
+            shared.lock().refused_again(seed, &rest);
+        }
+    }
 }
 
 async fn run_feed<K>(

@@ -11,6 +11,7 @@ mod conflict;
 mod leader;
 mod metrics;
 mod profiles;
+mod refusals;
 mod restart;
 mod scheduling;
 mod security;

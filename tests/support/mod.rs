@@ -19,6 +19,8 @@ use serde_json::{Value, json};
 
 use gardener_scheduler::api::{CloudProfile, Project, Seed, Shoot};
 
+pub mod proxy;
+
 /// Upper bound for any wait in these tests; generous for a loaded 2-core machine.
 pub const DEADLINE: Duration = Duration::from_secs(60);
 
@@ -190,6 +192,8 @@ pub struct SchedulerOptions {
     pub rust_log: Option<&'static str>,
     /// `clientConnection` `qps` and `burst`; `None` keeps the defaults (50, 100)
     pub client_rate: Option<(f32, i32)>,
+    /// the kubeconfig to reach the API server through; `None`: the API server's own
+    pub kubeconfig: Option<PathBuf>,
 }
 
 impl Default for SchedulerOptions {
@@ -201,6 +205,7 @@ impl Default for SchedulerOptions {
             backoff: ("1s", "4s"),
             rust_log: Some(DEFAULT_RUST_LOG),
             client_rate: None,
+            kubeconfig: None,
         }
     }
 }
@@ -256,12 +261,13 @@ schedulers:
         }
         let cfg_path = api.state.join(format!("scheduler-{name}.yaml"));
         std::fs::write(&cfg_path, config).unwrap();
+        let kubeconfig = opts.kubeconfig.unwrap_or_else(|| api.kubeconfig.clone());
         Self::spawn(
             api,
             name,
             &cfg_path,
-            health_port,
-            metrics_port,
+            &kubeconfig,
+            (health_port, metrics_port),
             opts.rust_log,
             &[],
         )
@@ -296,8 +302,8 @@ schedulers:
             api,
             name,
             cfg_path,
-            health_port,
-            metrics_port,
+            &api.kubeconfig,
+            (health_port, metrics_port),
             Some(DEFAULT_RUST_LOG),
             &env,
         )
@@ -327,8 +333,8 @@ schedulers:
         api: &ApiServer,
         name: &str,
         cfg_path: &Path,
-        health_port: u16,
-        metrics_port: u16,
+        kubeconfig: &Path,
+        (health_port, metrics_port): (u16, u16),
         rust_log: Option<&str>,
         env: &[(&str, String)],
     ) -> Scheduler {
@@ -338,7 +344,7 @@ schedulers:
         cmd.arg("--config")
             .arg(cfg_path)
             .arg("--kubeconfig")
-            .arg(&api.kubeconfig)
+            .arg(kubeconfig)
             .env_remove("KUBECONFIG")
             .env_remove("RUST_LOG");
         if let Some(filter) = rust_log {

@@ -126,3 +126,26 @@ kind: SchedulerConfiguration
 {{- fail (printf "config.schedulers.shoot.bindingMode: unsupported value %q: supported values: \"Binding\", \"Patch\"" (toString $cfg.schedulers.shoot.bindingMode)) }}
 {{- end }}
 {{- end }}
+
+{{/*
+"true" when a profile of the configuration uses the CarbonIntensity priority: only then does the
+scheduler watch carbon-intensity ConfigMaps, in every namespace.
+*/}}
+{{- define "gardener-scheduler.usesCarbon" -}}
+{{- $cfg := include "gardener-scheduler.config" . | fromYaml }}
+{{- $lists := list ($cfg.schedulers.shoot.priorities | default list) }}
+{{- range ($cfg.schedulers.shoot.profiles | default list) }}
+{{- if and .profile .profile.priorities }}
+{{- $lists = append $lists .profile.priorities }}
+{{- end }}
+{{- end }}
+{{- $uses := false }}
+{{- range $lists }}
+{{- range . }}
+{{- if eq .name "CarbonIntensity" }}
+{{- $uses = true }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if $uses }}true{{ end }}
+{{- end }}

@@ -41,7 +41,7 @@ fn attempts(shared: &Shared, result: &str) -> String {
 
 /// Log lines written while the guard lives (tests run on one thread, spawned tasks included).
 #[derive(Clone, Default)]
-struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+pub(super) struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
 
 impl std::io::Write for Logs {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -61,7 +61,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
 }
 
 impl Logs {
-    fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
+    pub(super) fn capture() -> (Logs, tracing::subscriber::DefaultGuard) {
         let logs = Logs::default();
         let subscriber = tracing_subscriber::fmt()
             .with_writer(logs.clone())
@@ -71,7 +71,7 @@ impl Logs {
         (logs, tracing::subscriber::set_default(subscriber))
     }
 
-    fn text(&self) -> String {
+    pub(super) fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
 }

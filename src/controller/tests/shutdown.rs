@@ -1,0 +1,98 @@
+//! A graceful stop (SIGTERM) lets the attempts in flight finish, their events included: the
+//! process ends only after the event of a bind that was under way has been published.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use super::*;
+
+fn list(kind: &str, items: Vec<Value>) -> Value {
+    json!({"apiVersion": "v1", "kind": format!("{kind}List"),
+           "metadata": {"resourceVersion": "10"}, "items": items})
+}
+
+/// Serves the lists the watches start with (one pending shoot, seed-1, CloudProfile aws,
+/// nothing else) and holds their watches open; hands binding PUTs and event POSTs to the test.
+async fn api_server(
+    mut h: MockHandle,
+    writes: mpsc::UnboundedSender<(String, SendResponse<Response<Body>>)>,
+) {
+    let mut watches = Vec::new();
+    while let Some((req, respond)) = h.next_request().await {
+        let path = req.uri().path().to_string();
+        let query = req.uri().query().unwrap_or_default().to_string();
+        let method = req.method().to_string();
+        if query.contains("watch=true") {
+            watches.push(respond);
+            continue;
+        }
+        let body = match (method.as_str(), path.as_str()) {
+            ("GET", "/apis/core.gardener.cloud/v1beta1/shoots") => {
+                list("Shoot", vec![server_shoot("5", None)])
+            }
+            ("GET", "/apis/core.gardener.cloud/v1beta1/seeds") => list(
+                "Seed",
+                vec![serde_json::to_value(SeedBuilder::new("seed-1").build()).unwrap()],
+            ),
+            ("GET", "/apis/core.gardener.cloud/v1beta1/cloudprofiles") => {
+                let mut cp = crate::api::CloudProfile::default();
+                cp.metadata.name = Some("aws".into());
+                let mut v = serde_json::to_value(cp).unwrap();
+                v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
+                v["kind"] = json!("CloudProfile");
+                list("CloudProfile", vec![v])
+            }
+            ("GET", p) if p == SHOOT_PATH => server_shoot("5", None),
+            ("GET", _) => list("Object", vec![]),
+            _ => {
+                writes.send((format!("{method} {path}"), respond)).unwrap();
+                continue;
+            }
+        };
+        respond.send_response(ok(body));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_graceful_stop_publishes_the_event_of_the_bind_in_flight_before_exiting() {
+    let (client, h) = mock_client();
+    let mut cfg = load_str("leaderElection: {leaderElect: false}\n").unwrap();
+    for server in [&mut cfg.server.health_probes, &mut cfg.server.metrics] {
+        server.bind_address = "127.0.0.1".into();
+        server.port = 0;
+    }
+    let controller = Controller::new(cfg, client).unwrap();
+    let (writes_tx, mut writes) = mpsc::unbounded_channel();
+    tokio::spawn(api_server(h, writes_tx));
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let run = tokio::spawn(controller.run(async {
+        let _ = stop_rx.await;
+    }));
+
+    let (put, respond) = writes.recv().await.unwrap();
+    assert_eq!(put, format!("PUT {SHOOT_PATH}/binding"));
+    // SIGTERM arrives while the binding is in flight
+    stop_tx.send(()).unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    respond.send_response(ok(server_shoot("6", Some("seed-1"))));
+
+    let (event, respond) = writes.recv().await.unwrap();
+    assert_eq!(
+        event,
+        "POST /apis/events.k8s.io/v1/namespaces/garden-a/events"
+    );
+    // a slow API server: the event is answered 15 s later, and the process waits for it
+    let asked = Instant::now();
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    assert!(!run.is_finished(), "stopped before the event was published");
+    respond.send_response(ok(json!({})));
+    run.await.unwrap().unwrap();
+    assert!(asked.elapsed() >= Duration::from_secs(15));
+    assert!(
+        writes.try_recv().is_err(),
+        "nothing else was written after the stop"
+    );
+}

@@ -1,0 +1,149 @@
+//! An admission-like refusal in front of the test API server: a plain-HTTP proxy that forwards
+//! every request to the API server, except binding PUTs of shoots carrying a label, which it
+//! answers 422 Invalid as an admission webhook would, recording when each came in.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::body::Body as AxumBody;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use kube::Client;
+use serde_json::{Value, json};
+
+use super::ApiServer;
+
+/// Shoots with this label (any value) have every binding refused.
+pub const REFUSE_LABEL: &str = "e2e.gardener.cloud/refuse-binding";
+
+#[derive(Clone)]
+struct Forward {
+    client: Client,
+    refused: Arc<Mutex<Vec<(Instant, String)>>>,
+    binds: Arc<Mutex<Vec<(Instant, String)>>>,
+}
+
+pub struct RefusingProxy {
+    /// kubeconfig pointing at the proxy
+    pub kubeconfig: PathBuf,
+    refused: Arc<Mutex<Vec<(Instant, String)>>>,
+    binds: Arc<Mutex<Vec<(Instant, String)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RefusingProxy {
+    pub async fn start(api: &ApiServer) -> RefusingProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let forward = Forward {
+            client: api.client().await,
+            refused: Arc::default(),
+            binds: Arc::default(),
+        };
+        let (refused, binds) = (forward.refused.clone(), forward.binds.clone());
+        let app = axum::Router::new().fallback(handle).with_state(forward);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let kubeconfig = api.state.join("kubeconfig-refusing-proxy");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: proxy\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: e2e\n  user: {{token: e2e-any-token}}\ncontexts:\n- name: proxy\n  context: {{cluster: proxy, user: e2e}}\ncurrent-context: proxy\n"
+            ),
+        )
+        .unwrap();
+        RefusingProxy {
+            kubeconfig,
+            refused,
+            binds,
+            task,
+        }
+    }
+
+    /// Binding PUTs answered 422: (when, shoot name).
+    pub fn refused(&self) -> Vec<(Instant, String)> {
+        self.refused.lock().unwrap().clone()
+    }
+
+    /// Every binding PUT seen, refused or forwarded: (when, shoot name).
+    pub fn binds(&self) -> Vec<(Instant, String)> {
+        self.binds.lock().unwrap().clone()
+    }
+}
+
+impl Drop for RefusingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+const HOP_BY_HOP: [&str; 5] = [
+    "connection",
+    "transfer-encoding",
+    "keep-alive",
+    "host",
+    "authorization",
+];
+
+async fn handle(State(fw): State<Forward>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 << 20)
+        .await
+        .unwrap_or_default();
+    let path = parts.uri.path().to_string();
+    if parts.method == http::Method::PUT && path.ends_with("/binding") {
+        let shoot: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let name = shoot["metadata"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        fw.binds
+            .lock()
+            .unwrap()
+            .push((Instant::now(), name.clone()));
+        if shoot["metadata"]["labels"][REFUSE_LABEL].is_string() {
+            fw.refused
+                .lock()
+                .unwrap()
+                .push((Instant::now(), name.clone()));
+            let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "reason": "Invalid", "code": 422,
+                "message": format!("admission webhook \"e2e.refuse\" denied the request: shoot {name} may not be bound")});
+            return Response::builder()
+                .status(422)
+                .header("content-type", "application/json")
+                .body(AxumBody::from(serde_json::to_vec(&status).unwrap()))
+                .unwrap();
+        }
+    }
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or(path);
+    let mut out = http::Request::builder().method(parts.method).uri(uri);
+    for (k, v) in &parts.headers {
+        if !HOP_BY_HOP.contains(&k.as_str()) {
+            out = out.header(k, v);
+        }
+    }
+    let out = out.body(kube::client::Body::from(bytes.to_vec())).unwrap();
+    match fw.client.send(out).await {
+        Ok(resp) => {
+            let (parts, body) = resp.into_parts();
+            let mut r = Response::builder().status(parts.status);
+            for (k, v) in &parts.headers {
+                if !HOP_BY_HOP.contains(&k.as_str()) {
+                    r = r.header(k, v);
+                }
+            }
+            r.body(AxumBody::new(body)).unwrap()
+        }
+        Err(e) => Response::builder()
+            .status(502)
+            .body(AxumBody::from(e.to_string()))
+            .unwrap(),
+    }
+}
