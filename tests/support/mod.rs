@@ -322,8 +322,8 @@ schedulers:
             api,
             name,
             cfg_path,
-            health_port,
-            metrics_port,
+            &api.kubeconfig,
+            (health_port, metrics_port),
             Some(DEFAULT_RUST_LOG),
             &[],
         )

@@ -111,12 +111,21 @@ async fn serve(
     start: Instant,
     cap: usize,
     seen: Arc<std::sync::Mutex<Seen>>,
+    shared: Arc<Shared>,
 ) {
     let mut hanging = Vec::new();
+    // status.lastOperation as written, returned by later reads as the API server would
+    let mut status: BTreeMap<String, Value> = BTreeMap::new();
     while let Some((req, respond)) = h.next_request().await {
         let at = start.elapsed();
         let method = req.method().to_string();
         let path = req.uri().path().to_string();
+        let written = if path.ends_with("/status") {
+            let bytes = req.into_body().collect_bytes().await.unwrap();
+            serde_json::from_slice::<Value>(&bytes).ok()
+        } else {
+            None
+        };
         let mut seen = seen.lock().unwrap();
         seen.all.push((at, format!("{method} {path}")));
         if seen.all.len() > cap {
@@ -126,7 +135,33 @@ async fn serve(
             .strip_prefix("/apis/core.gardener.cloud/v1beta1/namespaces/garden-a/shoots/")
             .map(|rest| rest.trim_end_matches("/binding").to_string());
         match (method.as_str(), shoot) {
-            ("GET", Some(name)) => respond.send_response(ok(server_shoot_named(&name))),
+            ("GET", Some(name)) => {
+                let mut shoot = server_shoot_named(&name);
+                if let Some(st) = status.get(&name) {
+                    shoot["status"] = st.clone();
+                }
+                respond.send_response(ok(shoot))
+            }
+            ("PATCH", Some(name)) if path.ends_with("/status") => {
+                let name = name.trim_end_matches("/status").to_string();
+                let mut shoot = server_shoot_named(&name);
+                if let Some(st) = written.and_then(|w| w.get("status").cloned()) {
+                    status.insert(name.clone(), st.clone());
+                    shoot["status"] = st;
+                }
+                // the watch brings the written status into the cache, as in a cluster: the
+                // cached shoot with the new lastOperation
+                let key = format!("garden-a/{name}");
+                let cached = shared.lock().pending(&key);
+                if let Some(cached) = cached {
+                    let mut watched = serde_json::to_value(&*cached).unwrap();
+                    watched["status"]["lastOperation"] = shoot["status"]["lastOperation"].clone();
+                    let typed: crate::api::Shoot = serde_json::from_value(watched).unwrap();
+                    let change = shared.lock().apply_shoot(&typed);
+                    shared.act(&key, change);
+                }
+                respond.send_response(ok(shoot))
+            }
             ("PUT", Some(name)) if path.ends_with("/binding") => {
                 seen.binds.entry(name).or_default().push(at);
                 match failure {
@@ -161,11 +196,22 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
     let (client, h) = mock_client();
     let start = Instant::now();
     let attempts = attempt_times(RETRY, MAX, WINDOW, immediate_first);
-    let per_shoot = attempts * per_attempt;
+    // As upstream, a refused bind (anything but 409) is reported: one `SchedulingFailed` event
+    // per attempt, and `status.lastOperation` once (it is written only when its text changes).
+    // A bind without an answer may have happened and is not reported.
+    let reported = !matches!(failure, Failure::Code(409, _) | Failure::Timeout);
+    let per_shoot = attempts * (per_attempt + usize::from(reported)) + usize::from(reported);
     let bound = SHOOTS * per_shoot;
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
-    let server = tokio::spawn(serve(h, failure, start, bound, seen.clone()));
     let (shared, workers) = storm_controller(client, "100");
+    let server = tokio::spawn(serve(
+        h,
+        failure,
+        start,
+        bound,
+        seen.clone(),
+        shared.clone(),
+    ));
     tokio::select! {
         _ = tokio::time::sleep(WINDOW) => {}
         _ = async { while !server.is_finished() { tokio::time::sleep(Duration::from_millis(100)).await } } => {}
@@ -191,7 +237,7 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
     );
     for (shoot, times) in &seen.binds {
         assert!(
-            times.len() * per_attempt <= per_shoot,
+            times.len() <= attempts,
             "{failure:?}: {shoot} sent {} binds, more than its {attempts} attempts: {times:?}",
             times.len()
         );
@@ -213,12 +259,41 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
             expected = (expected * 2).min(MAX);
         }
     }
-    assert!(
-        seen.all.iter().all(|(_, r)| r.contains("/shoots/")),
-        "{failure:?}: no events or other writes for API errors: {:?}",
-        seen.all.iter().find(|(_, r)| !r.contains("/shoots/"))
-    );
     let binds: usize = seen.binds.values().map(Vec::len).sum();
+    let events = seen
+        .all
+        .iter()
+        .filter(|(_, r)| r.contains("/events"))
+        .count();
+    let status = seen
+        .all
+        .iter()
+        .filter(|(_, r)| r.ends_with("/status"))
+        .count();
+    assert!(
+        seen.all
+            .iter()
+            .all(|(_, r)| r.contains("/shoots/") || r.contains("/events")),
+        "{failure:?}: no writes but binds, events and status: {:?}",
+        seen.all
+            .iter()
+            .find(|(_, r)| !r.contains("/shoots/") && !r.contains("/events"))
+    );
+    if reported {
+        // one event per refused bind at most (a bind still under way when the window closed
+        // has not been reported yet), and the status once per shoot
+        assert!(
+            events <= binds && events + SHOOTS * 4 >= binds,
+            "{failure:?}: {events} events for {binds} refused binds"
+        );
+        assert_eq!(status, SHOOTS, "{failure:?}: lastOperation once per shoot");
+    } else {
+        assert_eq!(
+            (events, status),
+            (0, 0),
+            "{failure:?}: nothing is reported for a conflict or a bind without an answer"
+        );
+    }
     let code = match failure {
         Failure::Code(code, _) => code.to_string(),
         Failure::Timeout => "none".into(),
@@ -297,7 +372,7 @@ fn the_attempt_schedule_doubles_from_the_retry_period_to_the_cap() {
 // One test per kind of persistent refusal. `Binding` mode: an attempt reads the shoot and
 // sends the binding (2 requests); a 404 on the binding is checked with one more read; a
 // conflict re-reads the shoot; an unanswered binding is checked with a read before the next
-// attempt.
+// attempt. Refusals but 409 and no answer add their report (see `storm`).
 
 #[tokio::test(start_paused = true)]
 async fn forbidden_binds_of_many_shoots_stay_within_their_retry_schedules() {
@@ -393,6 +468,12 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
         .await
         .respond
         .send_response(failure(422, "Invalid"));
+    // the refusal is reported as upstream reports it: event and status
+    for _ in 0..2 {
+        let call = next_call(&mut h).await;
+        let body = call.body.clone();
+        call.respond.send_response(ok(body));
+    }
     assert_eq!(a.await.unwrap(), Attempt::Error);
     let start = Instant::now();
     let first = shared.queue().next().await.unwrap();
@@ -432,21 +513,22 @@ async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
     let (client, h) = mock_client();
     let start = Instant::now();
     let attempts = attempt_times(RETRY, MAX, WINDOW, false);
-    // per shoot: its binds (2 requests each), and per decision that finds the slot taken an event
-    // and at most one lastOperation write; such decisions come from its backoff or from a failed
-    // bind of another shoot (one per bind at most)
+    // per shoot: its binds (2 requests each, and the refusal's event), and per decision that
+    // finds the slot taken an event and at most one lastOperation write; such decisions come from
+    // its backoff or from a failed bind of another shoot (one per bind at most)
     let binds = SHOOTS * attempts;
     let refusals = SHOOTS * unschedulable_attempts(WINDOW) + binds;
-    let bound = binds * 2 + refusals * 2;
+    let bound = binds * 3 + refusals * 2;
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
+    let (shared, workers) = storm_controller(client, "1");
     let server = tokio::spawn(serve(
         h,
         Failure::Code(403, "Forbidden"),
         start,
         bound,
         seen.clone(),
+        shared.clone(),
     ));
-    let (shared, workers) = storm_controller(client, "1");
     tokio::select! {
         _ = tokio::time::sleep(WINDOW) => {}
         _ = async { while !server.is_finished() { tokio::time::sleep(Duration::from_millis(100)).await } } => {}
@@ -469,8 +551,8 @@ async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
         .filter(|(_, r)| r.contains("/events"))
         .count();
     assert!(
-        events <= refusals,
-        "{events} events for at most {refusals} decisions that found the slot taken"
+        events <= refusals + binds,
+        "{events} events for at most {refusals} decisions that found the slot taken and {binds} refused binds"
     );
     assert_eq!(seen.binds.len(), SHOOTS, "every shoot got the slot");
     for (shoot, times) in &seen.binds {
