@@ -914,7 +914,7 @@ fn the_operator_rendered_file_drives_the_lease_rbac_and_ports_of_the_manifests()
     .unwrap();
     let m = render_with_config_file(&text, &[]);
     // gardener-operator puts the Lease into kube-system; the chart grants exactly that Lease.
-    let role = m.one("Role");
+    let role = m.named("Role", "-leader-election");
     assert_eq!(role["metadata"]["namespace"].as_str(), Some("kube-system"));
     assert_eq!(
         grants(role),
@@ -961,7 +961,7 @@ fn zero_ports_and_an_empty_lease_name_in_a_config_file_mean_upstreams_defaults_i
     assert_eq!(m.container_port("healthz"), 10251);
     assert_eq!(m.container_port("metrics"), 19251);
     assert_eq!(
-        grants(m.one("Role")),
+        grants(m.named("Role", "-leader-election")),
         lease_grants("gardener-scheduler-leader-election")
     );
     let out = validate_rendered(&m);
