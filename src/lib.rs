@@ -29,6 +29,8 @@ pub mod crds;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;
+/// Reading input files: regular files only, bounded size, nesting checked before parsing.
+pub mod input;
 /// Filters: one predicate per file, in upstream order.
 pub mod predicates;
 /// Scores: one priority per file, raw value -> 0..=100 -> × weight.

@@ -1,6 +1,7 @@
 //! The `gardener-scheduler` command: `run` (the default) and `simulate`.
 #![forbid(unsafe_code)]
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,6 +15,9 @@ use gardener_scheduler::simulate::{self, Landscape};
 
 /// Exit status for bad input or configuration.
 const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status when the reader of the output went away (a closed pipe), as a shell reports a
+/// process ended by SIGPIPE: `simulate ... | head` ends quietly.
+const EXIT_CLOSED_PIPE: u8 = 141;
 
 #[derive(Parser)]
 #[command(
@@ -70,6 +74,10 @@ struct SimulateArgs {
     /// Print which profile entry is active when over FROM..TO (RFC 3339), one line per change.
     #[arg(long, value_name = "FROM..TO", value_parser = parse_range)]
     timeline: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// Fail (exit status 2) when any manifest object is skipped as malformed, unsupported or
+    /// repeated, instead of scheduling the rest.
+    #[arg(long)]
+    strict: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -121,11 +129,10 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         cfg.client_connection.kubeconfig = k.display().to_string();
     }
     if args.validate_only {
-        print!(
-            "{}",
-            serde_yaml_ng::to_string(&cfg).expect("config serializes")
-        );
-        return ExitCode::SUCCESS;
+        return write_stdout(|out| {
+            let text = serde_yaml_ng::to_string(&cfg).map_err(std::io::Error::other)?;
+            out.write_all(text.as_bytes())
+        });
     }
     init_logging(&cfg);
     let runtime = match tokio::runtime::Runtime::new() {
@@ -169,6 +176,23 @@ fn init_logging(cfg: &SchedulerConfiguration) {
     }
 }
 
+/// Runs `write` on buffered stdout. A closed pipe ends the program quietly; any other write
+/// error (a full disk) is reported naming the output.
+fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> ExitCode {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(EXIT_CLOSED_PIPE),
+        Err(e) => {
+            // Whatever is still buffered cannot be written either; drop it without retrying.
+            let _ = out.into_parts();
+            eprintln!("error: writing the output to stdout: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     let cfg = match load_config(args.config.as_ref()) {
         Ok(c) => c,
@@ -198,17 +222,40 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    let level = if args.strict { "error" } else { "warning" };
+    for s in &landscape.skipped {
+        eprintln!("{level}: skipped {s}");
+    }
+    if args.strict && !landscape.skipped.is_empty() {
+        eprintln!(
+            "error: --strict: {} object(s) of the manifests were skipped",
+            landscape.skipped.len()
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     if let Some((from, to)) = args.timeline {
-        for (at, entry) in chain.timeline(from, to) {
-            let at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            println!(
-                "{at}  {}",
-                entry
-                    .as_deref()
-                    .unwrap_or("- (no profile active: scheduling deferred)")
-            );
-        }
-        return ExitCode::SUCCESS;
+        let timeline = chain.timeline(from, to);
+        return write_stdout(|out| {
+            for (at, entry) in &timeline.changes {
+                let at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                writeln!(
+                    out,
+                    "{at}  {}",
+                    entry
+                        .as_deref()
+                        .unwrap_or("- (no profile active: scheduling deferred)")
+                )?;
+            }
+            if let Some(at) = timeline.truncated_at {
+                writeln!(
+                    out,
+                    "... truncated: the timeline stops at {} after {} changes; ask for a shorter range",
+                    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    timeline.changes.len()
+                )?;
+            }
+            Ok(())
+        });
     }
     let now = args.now.unwrap_or_else(Utc::now);
     let profile = match chain.select(now) {
@@ -222,25 +269,23 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                     )
                 })
                 .unwrap_or_default();
-            println!(
-                "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
-                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            );
-            return ExitCode::SUCCESS;
+            return write_stdout(|out| {
+                writeln!(
+                    out,
+                    "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
+                    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                )
+            });
         }
     };
-    let sim = simulate::simulate(
-        &landscape,
-        profile,
-        &cfg.schedulers.shoot.scheduler_names,
-        now,
-    );
+    let names = &cfg.schedulers.shoot.scheduler_names;
+    let run = || simulate::Simulator::new(&landscape, profile, names, now);
     if let Some(key) = args.explain {
-        return match sim.outcomes.iter().find(|o| o.shoot == key) {
-            Some(o) => {
-                print!("{}", simulate::render_explain(&o.shoot, &o.result));
-                ExitCode::SUCCESS
-            }
+        // Later decisions cannot change this one: stop once it is made.
+        return match run().find(|o| o.shoot == key) {
+            Some(o) => write_stdout(|out| {
+                out.write_all(simulate::render_explain(&o.shoot, &o.result).as_bytes())
+            }),
             None => {
                 eprintln!(
                     "error: --explain {key}: no pending shoot with that namespace/name in the manifests"
@@ -249,11 +294,9 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             }
         };
     }
-    let text = match args.output {
-        Output::Table => simulate::render_table(&sim),
-        Output::Json => simulate::render_json(&sim),
-        Output::Yaml => simulate::render_yaml(&landscape, &sim),
-    };
-    print!("{text}");
-    ExitCode::SUCCESS
+    write_stdout(|mut out| match args.output {
+        Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
+        Output::Json => simulate::write_json(&mut out, run, &landscape.skipped),
+        Output::Yaml => simulate::write_yaml(&mut out, &landscape, run()),
+    })
 }

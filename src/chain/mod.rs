@@ -42,6 +42,19 @@ pub enum Selection<'a> {
     },
 }
 
+/// Transitions [`ProfileChain::timeline`] looks at before it stops.
+pub const MAX_TIMELINE_STEPS: usize = 100_000;
+/// Entries `schedulers.shoot.profiles` may hold: each decision and each transition looks at
+/// every entry's window.
+pub const MAX_PROFILES: usize = 64;
+
+/// The active entry over a range: `(instant, entry id)` for every change, the first at the
+/// start; `truncated_at` is set when [`MAX_TIMELINE_STEPS`] ran out before the end.
+pub struct Timeline {
+    pub changes: Vec<(DateTime<Utc>, Option<String>)>,
+    pub truncated_at: Option<DateTime<Utc>>,
+}
+
 pub struct ProfileChain {
     pub entries: Vec<ChainEntry>,
 }
@@ -61,6 +74,16 @@ impl ProfileChain {
             });
         };
         let mut errors = Vec::new();
+        if list.len() > MAX_PROFILES {
+            // Not built at all: evaluating thousands of windows is what makes such a chain slow.
+            return Err(vec![FieldError::new(
+                "schedulers.shoot.profiles",
+                format!(
+                    "holds {} entries, more than the {MAX_PROFILES} accepted",
+                    list.len()
+                ),
+            )]);
+        }
         if list.is_empty() {
             errors.push(FieldError::new(
                 "schedulers.shoot.profiles",
@@ -200,11 +223,9 @@ impl ProfileChain {
     }
 
     /// Which entry is active when over `[from, to)`: one line per change, the first at `from`.
-    pub fn timeline(
-        &self,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Vec<(DateTime<Utc>, Option<String>)> {
+    /// At most [`MAX_TIMELINE_STEPS`] transitions are looked at; `truncated_at` says where the
+    /// timeline stopped short of `to`.
+    pub fn timeline(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Timeline {
         let describe = |t| {
             self.active(t).map(|e| match e.kind {
                 EntryKind::Freeze => format!("{} (freeze)", e.id),
@@ -214,9 +235,12 @@ impl ProfileChain {
         let mut out = vec![(from, describe(from))];
         let mut t = from;
         // Bounded: a minutely cron over a year would be 500k steps; the cap keeps output sane.
-        for _ in 0..100_000 {
+        for _ in 0..MAX_TIMELINE_STEPS {
             let Some(next) = self.next_change(t).filter(|n| *n < to) else {
-                break;
+                return Timeline {
+                    changes: out,
+                    truncated_at: None,
+                };
             };
             let now = describe(next);
             if out.last().is_some_and(|(_, last)| *last != now) {
@@ -224,7 +248,11 @@ impl ProfileChain {
             }
             t = next;
         }
-        out
+        let more = self.next_change(t).is_some_and(|n| n < to);
+        Timeline {
+            changes: out,
+            truncated_at: more.then_some(t),
+        }
     }
 }
 

@@ -262,6 +262,7 @@ fn timeline_lists_one_line_per_change() {
     );
     let lines: Vec<(String, Option<String>)> = c
         .timeline(t("2026-12-01T00:00:00Z"), t("2026-12-03T12:00:00Z"))
+        .changes
         .into_iter()
         .map(|(at, id)| (window::fmt(at), id))
         .collect();

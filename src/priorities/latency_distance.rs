@@ -99,16 +99,14 @@ fn read_matrix_file(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) -> Option<BTreeMap<String, BTreeMap<String, f64>>> {
-    let text = std::fs::metadata(file)
-        .and_then(|m| {
-            if m.len() > MAX_MATRIX_FILE_BYTES {
-                Err(std::io::Error::other(format!(
-                    "file is {} bytes, more than the {MAX_MATRIX_FILE_BYTES} accepted",
-                    m.len()
-                )))
-            } else {
-                std::fs::read_to_string(Path::new(file))
-            }
+    let text = crate::input::read_bytes(Path::new(file), MAX_MATRIX_FILE_BYTES)
+        .and_then(|b| {
+            String::from_utf8(b).map_err(|e| crate::input::ReadError::NotUtf8(e.utf8_error()))
+        })
+        .and_then(|t| {
+            crate::input::check_nesting(&t)
+                .map(|()| t)
+                .map_err(|e| std::io::Error::other(e.to_string()).into())
         })
         .map_err(|e| errors.push(FieldError::new(path, format!("reading {file}: {e}"))))
         .ok()?;
