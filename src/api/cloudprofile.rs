@@ -1,4 +1,8 @@
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector, LabelSelectorRequirement, ObjectMeta,
+};
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use serde::{Deserialize, Serialize};
 
@@ -7,8 +11,11 @@ use super::shoot::null_as_default;
 
 /// A label selector over seeds plus, on CloudProfiles, the provider types the profile's shoots may
 /// be placed on (`*` for any).
+///
+/// Unknown keys are errors (`matchLabelz` ignored would make the selector match every seed), and
+/// a type error is reported with its full path (`spec.seedSelector.matchLabels.env`).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "RawSeedSelector")]
 pub struct SeedSelector {
     #[serde(flatten)]
     pub label_selector: LabelSelector,
@@ -18,6 +25,50 @@ pub struct SeedSelector {
         deserialize_with = "null_as_default"
     )]
     pub provider_types: Vec<String>,
+}
+
+/// The fields of a [`SeedSelector`] as written, read strictly.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct RawSeedSelector {
+    #[serde(default)]
+    match_labels: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    match_expressions: Option<Vec<RawRequirement>>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    provider_types: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRequirement {
+    #[serde(default)]
+    key: String,
+    #[serde(default)]
+    operator: String,
+    #[serde(default)]
+    values: Option<Vec<String>>,
+}
+
+impl From<RawSeedSelector> for SeedSelector {
+    fn from(raw: RawSeedSelector) -> Self {
+        SeedSelector {
+            label_selector: LabelSelector {
+                match_labels: raw.match_labels,
+                match_expressions: raw.match_expressions.map(|exprs| {
+                    exprs
+                        .into_iter()
+                        .map(|r| LabelSelectorRequirement {
+                            key: r.key,
+                            operator: r.operator,
+                            values: r.values,
+                        })
+                        .collect()
+                }),
+            },
+            provider_types: raw.provider_types,
+        }
+    }
 }
 
 /// `spec.cloudProfile` of a Shoot: a CloudProfile or a NamespacedCloudProfile in its namespace.

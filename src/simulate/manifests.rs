@@ -157,7 +157,7 @@ impl Landscape {
                 document: index,
                 item: None,
             };
-            self.add_value(value, location);
+            self.add_value(value, location, Some(text));
         }
         Ok(())
     }
@@ -183,7 +183,9 @@ impl Landscape {
         }
     }
 
-    fn add_value(&mut self, value: serde_yaml_ng::Value, location: Location) {
+    /// `text`: the file the document came from (not for the items of a List), to give a type
+    /// error its line.
+    fn add_value(&mut self, value: serde_yaml_ng::Value, location: Location, text: Option<&str>) {
         let field = |name: &str| value.get(name).and_then(|v| v.as_str()).map(str::to_string);
         let Some(api_version) = field("apiVersion") else {
             return self.skip(location, "apiVersion: is required".into());
@@ -199,7 +201,7 @@ impl Landscape {
             .to_string();
         let result = match (api_version.as_str(), kind.as_str()) {
             ("core.gardener.cloud/v1beta1", "Shoot") => self
-                .typed::<Shoot>(&value, "Shoot", true, &location)
+                .typed::<Shoot>(&value, "Shoot", true, &location, text)
                 .map(|shoot| {
                     self.shoots.push(shoot);
                     if self.keep_documents {
@@ -207,19 +209,25 @@ impl Landscape {
                     }
                 }),
             ("core.gardener.cloud/v1beta1", "Seed") => self
-                .typed::<Seed>(&value, "Seed", false, &location)
+                .typed::<Seed>(&value, "Seed", false, &location, text)
                 .map(|o| self.seeds.push(o)),
             ("core.gardener.cloud/v1beta1", "CloudProfile") => self
-                .typed::<CloudProfile>(&value, "CloudProfile", false, &location)
+                .typed::<CloudProfile>(&value, "CloudProfile", false, &location, text)
                 .map(|o| self.cloud_profiles.push(o)),
             ("core.gardener.cloud/v1beta1", "NamespacedCloudProfile") => self
-                .typed::<NamespacedCloudProfile>(&value, "NamespacedCloudProfile", true, &location)
+                .typed::<NamespacedCloudProfile>(
+                    &value,
+                    "NamespacedCloudProfile",
+                    true,
+                    &location,
+                    text,
+                )
                 .map(|o| self.namespaced_cloud_profiles.push(o)),
             ("core.gardener.cloud/v1beta1", "Project") => self
-                .typed::<Project>(&value, "Project", false, &location)
+                .typed::<Project>(&value, "Project", false, &location, text)
                 .map(|o| self.projects.push(o)),
             ("v1", "ConfigMap") => self
-                .typed::<ConfigMap>(&value, "ConfigMap", true, &location)
+                .typed::<ConfigMap>(&value, "ConfigMap", true, &location, text)
                 .map(|o| self.config_maps.push(o)),
             ("v1", "List") => {
                 let Some(items) = value.get("items").and_then(|i| i.as_sequence()) else {
@@ -230,7 +238,7 @@ impl Landscape {
                         item: Some(i),
                         ..location.clone()
                     };
-                    self.add_value(item.clone(), at);
+                    self.add_value(item.clone(), at, None);
                 }
                 return;
             }
@@ -256,8 +264,14 @@ impl Landscape {
         kind: &'static str,
         namespaced: bool,
         location: &Location,
+        text: Option<&str>,
     ) -> Result<T, Option<String>> {
-        let object: T = typed(value)?;
+        let object: T = typed(value).map_err(|message| {
+            match text.and_then(|t| line_of_error::<T>(t, location.document)) {
+                Some(line) => format!("{message} (line {line})"),
+                None => message,
+            }
+        })?;
         let meta = object.meta();
         require_name(meta, namespaced)?;
         let key = if namespaced {
@@ -278,6 +292,15 @@ fn typed<T: DeserializeOwned>(value: &serde_yaml_ng::Value) -> Result<T, String>
         let path = e.path().to_string();
         format!("{path}: {}", e.into_inner())
     })
+}
+
+/// The line of the type error in document `index` of `text`, found by reading the document
+/// again straight into `T` (only when a document failed, so the second read costs nothing
+/// otherwise).
+fn line_of_error<T: DeserializeOwned>(text: &str, index: usize) -> Option<usize> {
+    let doc = serde_yaml_ng::Deserializer::from_str(text).nth(index)?;
+    let err = serde_path_to_error::deserialize::<_, T>(doc).err()?;
+    err.inner().location().map(|l| l.line())
 }
 
 fn require_name(meta: &crate::api::ObjectMeta, namespaced: bool) -> Result<(), String> {
