@@ -279,7 +279,13 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         }
     };
     let names = &cfg.schedulers.shoot.scheduler_names;
-    let run = || simulate::Simulator::new(&landscape, profile, names, now);
+    let new_run = || simulate::Simulator::new(&landscape, profile, names, now);
+    let first = new_run();
+    for w in first.snapshot().region_config_conflicts() {
+        eprintln!("warning: {w}");
+    }
+    let mut first = Some(first);
+    let mut run = || first.take().unwrap_or_else(new_run);
     if let Some(key) = args.explain {
         // Later decisions cannot change this one: stop once it is made.
         return match run().find(|o| o.shoot == key) {
@@ -296,7 +302,7 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     }
     write_stdout(|mut out| match args.output {
         Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
-        Output::Json => simulate::write_json(&mut out, run, &landscape.skipped),
+        Output::Json => simulate::write_json(&mut out, &mut run, &landscape.skipped),
         Output::Yaml => simulate::write_yaml(&mut out, &landscape, run()),
     })
 }

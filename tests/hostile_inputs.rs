@@ -836,3 +836,65 @@ fn duplicates_are_reported_with_both_locations_and_the_first_copy_is_kept() {
     );
     assert_eq!(code, 2);
 }
+
+#[test]
+fn of_two_region_configmaps_the_well_formed_row_is_used_and_conflicts_are_reported() {
+    let cfg = write_tmp(
+        "hostile-two-regions.yaml",
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: MinimalDistance\n",
+    );
+    let cm = |name: &str, rows: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: garden\n  labels: {{scheduling.gardener.cloud/purpose: region-config}}\n  annotations: {{scheduling.gardener.cloud/cloudprofiles: aws}}\ndata:\n{rows}"
+        )
+    };
+    // No seed in eu-north-1: the region ConfigMap decides between eu-west-1 and eu-central-1.
+    let extra = format!(
+        "{}---\n{}---\n{}---\n{}---\n{}",
+        cm(
+            "a-broken",
+            "  eu-north-1: |\n    eu-west-1: far\n  eu-west-1: |\n    eu-central-1: 5\n"
+        ),
+        cm(
+            "b-good",
+            "  eu-north-1: |\n    eu-central-1: 2\n    eu-west-1: 9\n  eu-west-1: |\n    eu-central-1: 7\n"
+        ),
+        seed(
+            "central",
+            "spec:\n  provider: {type: aws, region: eu-central-1}"
+        ),
+        shoot(
+            "north",
+            "  cloudProfile: {name: aws}\n  region: eu-north-1\n  provider: {type: aws}"
+        ),
+        "",
+    );
+    let f = write_tmp(
+        "hostile-two-regions-landscape.yaml",
+        &format!("{GOOD}---\n{extra}"),
+    );
+    let (code, out, err) = run_bounded(
+        bin()
+            .args(["simulate", "--config"])
+            .arg(&cfg)
+            .arg("-f")
+            .arg(&f),
+    );
+    assert_eq!(code, 0, "{err}");
+    let north = out
+        .lines()
+        .find(|l| l.starts_with("garden-dev/north"))
+        .expect(&out);
+    assert!(
+        north.contains(" central "),
+        "the valid row of b-good applies: {north}"
+    );
+    assert!(
+        err.contains("warning: region ConfigMap garden/a-broken: data[eu-north-1]: eu-west-1: distance far is not an integer; CloudProfile aws uses the row of garden/b-good instead"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: region ConfigMaps garden/a-broken and garden/b-good both list CloudProfile aws and disagree on data[eu-west-1]; garden/a-broken is used"),
+        "{err}"
+    );
+}

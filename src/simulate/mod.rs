@@ -106,6 +106,11 @@ impl<'a> Simulator<'a> {
         self.pending.len()
     }
 
+    /// The landscape as decided on, with every placement made so far.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
     /// The snapshot with every placement made so far.
     pub fn into_snapshot(self) -> Snapshot {
         self.snapshot
