@@ -898,3 +898,50 @@ fn of_two_region_configmaps_the_well_formed_row_is_used_and_conflicts_are_report
         "{err}"
     );
 }
+
+#[test]
+fn near_miss_values_upstream_refuses_are_errors_not_defaults() {
+    let base = "  cloudProfile: {name: aws}\n  region: eu-west-1\n";
+    let cases = [
+        (
+            "purpose in the wrong case",
+            shoot(
+                "purpose",
+                &format!("{base}  provider: {{type: aws}}\n  purpose: Testing"),
+            ),
+            "invalid shoot: spec.purpose: unsupported value \"Testing\": supported values: \"evaluation\", \"testing\", \"development\", \"production\", \"infrastructure\"",
+        ),
+        (
+            "failure tolerance in the wrong case",
+            shoot(
+                "ha",
+                &format!(
+                    "{base}  provider: {{type: aws}}\n  controlPlane: {{highAvailability: {{failureTolerance: {{type: Zone}}}}}}"
+                ),
+            ),
+            "invalid shoot: spec.controlPlane.highAvailability.failureTolerance.type: unsupported value \"Zone\": supported values: \"node\", \"zone\"",
+        ),
+    ];
+    for (name, extra, want) in cases {
+        let (code, out, err) = simulate(&extra, None);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_good_shoot_placed(&out);
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("garden-dev/") && !l.starts_with("garden-dev/good-shoot"))
+            .unwrap_or_else(|| panic!("{name}: no row\n{out}"));
+        assert!(row.contains(want), "{name}: want {want:?} in {row:?}");
+    }
+    // `controlPlane` of a worker is an object upstream: `false` is not "self-hosted".
+    let extra = shoot(
+        "cp",
+        &format!("{base}  provider: {{type: aws, workers: [{{name: w, controlPlane: false}}]}}"),
+    );
+    let (code, out, err) = simulate(&extra, None);
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        out.contains("Shoot cp: spec.provider.workers[0].controlPlane: invalid type: boolean `false`, expected a map"),
+        "{out}"
+    );
+}

@@ -18,6 +18,9 @@ use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
 
 /// Matrix files larger than this are refused rather than read into memory.
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest latency accepted in a matrix (1,000 s): far beyond any network, and small enough
+/// that a path through every region stays a finite sum.
+const MAX_LATENCY_MS: f64 = 1_000_000.0;
 
 /// Looks latencies up in the configured matrix, then in the region ConfigMap of the shoot's
 /// CloudProfile (distances read as milliseconds), then falls back to the region-name distance
@@ -175,6 +178,10 @@ fn parse_matrix(
                 continue;
             }
             match v.as_f64() {
+                Some(ms) if ms > MAX_LATENCY_MS => err(
+                    format!("{from}.{to}"),
+                    format!("latency must be at most {MAX_LATENCY_MS} ms, got {v}"),
+                ),
                 Some(ms) if ms.is_finite() && ms >= 0.0 => {
                     parsed.insert(to.clone(), ms);
                 }
@@ -536,6 +543,18 @@ mod tests {
                 "p.args.matrix.eu-west-1.eu-central-1: latency must be a non-negative number, got \"far\"",
                 "p.args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5",
                 "p.args.matrix.us-east-1: must be a mapping of region to latency in ms",
+            ]
+        );
+        // Each finite, but a path through both would sum to infinity.
+        let got = errors(serde_json::json!({"matrix": {
+            "eu-west-1": {"us-east-1": 1e308},
+            "us-east-1": {"ap-south-1": 1e308},
+        }}));
+        assert_eq!(
+            got,
+            vec![
+                "p.args.matrix.eu-west-1.us-east-1: latency must be at most 1000000 ms, got 1e+308",
+                "p.args.matrix.us-east-1.ap-south-1: latency must be at most 1000000 ms, got 1e+308",
             ]
         );
     }
