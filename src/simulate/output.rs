@@ -315,4 +315,59 @@ mod tests {
         assert_eq!(doc["metadata"]["name"].as_str(), Some("web"), "{out}");
         assert_eq!(doc["spec"]["seedName"].as_str(), Some("s1"), "{out}");
     }
+
+    #[test]
+    fn streamed_json_is_laid_out_as_the_whole_value_pretty_printed() {
+        let mut landscape = Landscape::default();
+        landscape.seeds.push(SeedBuilder::new("s1").build());
+        landscape
+            .seeds
+            .push(SeedBuilder::new("s2").region("us-east-1").build());
+        landscape
+            .cloud_profiles
+            .push(CloudProfileBuilder::new("aws").build());
+        for name in ["a", "b"] {
+            landscape
+                .shoots
+                .push(ShootBuilder::new("garden-dev", name).build());
+        }
+        landscape.shoots.push(
+            ShootBuilder::new("garden-dev", "far")
+                .region("ap-south-1")
+                .build(),
+        );
+        let skipped = vec![Skipped {
+            location: crate::simulate::Location {
+                path: "x.yaml".into(),
+                document: 1,
+                item: None,
+            },
+            message: "Seed s3: spec.taints: invalid type".into(),
+        }];
+        let profile = Profile::upstream_default();
+        let names = ["default-scheduler".to_string()];
+        let now = chrono::Utc::now();
+        let run = || crate::simulate::Simulator::new(&landscape, &profile, &names, now);
+        for skipped in [&skipped[..], &[]] {
+            let mut out = Vec::new();
+            write_json(&mut out, run, skipped).unwrap();
+            let mut whole = json!({
+                "decisions": run().map(|o| decision_json(&o)).collect::<Vec<_>>(),
+                "explanations": run().map(|o| explanation_json(&o.shoot, &o.result)).collect::<Vec<_>>(),
+            });
+            if !skipped.is_empty() {
+                whole["skipped"] =
+                    json!(["x.yaml: document 1: Seed s3: spec.taints: invalid type"]);
+            }
+            let want = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+        let mut empty = Vec::new();
+        write_json(&mut empty, std::iter::empty, &[]).unwrap();
+        assert_eq!(
+            String::from_utf8(empty).unwrap(),
+            serde_json::to_string_pretty(&json!({"decisions": [], "explanations": []})).unwrap()
+                + "\n"
+        );
+    }
 }
