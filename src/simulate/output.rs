@@ -336,7 +336,7 @@ mod tests {
                 .region("ap-south-1")
                 .build(),
         );
-        let skipped = vec![Skipped {
+        let skipped = [Skipped {
             location: crate::simulate::Location {
                 path: "x.yaml".into(),
                 document: 1,
