@@ -327,20 +327,27 @@ impl Files {
             path: path.to_path_buf(),
             source: source.into(),
         };
-        let meta = std::fs::metadata(path).map_err(read_err)?;
+        let manifest = explicit
+            || matches!(
+                path.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json")
+            );
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            // A dangling link or unreadable entry that would not be read anyway.
+            Err(_) if !manifest => return Ok(()),
+            Err(e) => return Err(read_err(e)),
+        };
+        if !meta.is_dir() && !manifest {
+            return Ok(());
+        }
         let real = std::fs::canonicalize(path).map_err(read_err)?;
         if !self.seen.insert(real) {
             // Read already: a file given twice, or a symlink back into a directory being read.
             return Ok(());
         }
         if !meta.is_dir() {
-            let manifest = matches!(
-                path.extension().and_then(|x| x.to_str()),
-                Some("yaml" | "yml" | "json")
-            );
-            if explicit || manifest {
-                self.list.push(path.to_path_buf());
-            }
+            self.list.push(path.to_path_buf());
             return Ok(());
         }
         let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
