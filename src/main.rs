@@ -284,6 +284,17 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     for w in first.snapshot().region_config_conflicts() {
         eprintln!("warning: {w}");
     }
+    // A forecast that does not parse counts as no forecast (neutral score): say so at load.
+    for source in first.snapshot().carbon_sources().iter() {
+        for payload in source.data.payloads.values() {
+            if let Err(e) = payload {
+                eprintln!(
+                    "warning: carbon-intensity ConfigMap {}: {e}; the locations it would serve score neutral (50)",
+                    source.data.name
+                );
+            }
+        }
+    }
     let mut first = Some(first);
     let mut run = || first.take().unwrap_or_else(new_run);
     if let Some(key) = args.explain {

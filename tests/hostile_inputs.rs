@@ -945,3 +945,36 @@ fn near_miss_values_upstream_refuses_are_errors_not_defaults() {
         "{out}"
     );
 }
+
+#[test]
+fn an_infinite_carbon_intensity_is_reported_at_load() {
+    let cfg = write_tmp(
+        "hostile-carbon-inf.yaml",
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    priorities:\n    - name: CarbonIntensity\n      args:\n        configMapKey: data\n        regionLocations: {eu-west-1: IE}\n",
+    );
+    let payload =
+        r#"[{"location":"IE","timestamp":"2026-12-01T00:00:00Z","duration":2880,"value":1e999}]"#;
+    let cm = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: carbon-ie\n  namespace: kube-system\n  labels: {{scheduling.gardener.cloud/purpose: carbon-intensity}}\ndata:\n  lastHeartbeatTime: \"2026-12-01T05:00:00Z\"\nbinaryData:\n  data: {}\n",
+        base64(payload.as_bytes())
+    );
+    let f = write_tmp(
+        "hostile-carbon-inf-landscape.yaml",
+        &format!("{GOOD}---\n{cm}"),
+    );
+    let (code, out, err) = run_bounded(
+        bin()
+            .args(["simulate", "--now", "2026-12-01T06:00:00Z", "--config"])
+            .arg(&cfg)
+            .arg("-f")
+            .arg(&f),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        err.contains(
+            "warning: carbon-intensity ConfigMap kube-system/carbon-ie: binaryData.data: not valid JSON: number out of range"
+        ) && err.contains("the locations it would serve score neutral (50)"),
+        "{err}"
+    );
+}
