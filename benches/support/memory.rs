@@ -197,8 +197,9 @@ pub fn simulate_rss(
 }
 
 /// Set when the bench runs itself as the parent of one measured `simulate` (see
-/// [`measure_child_main`]).
-pub const MEASURE_ENV: &str = "GARDENER_SCHEDULER_BENCH_MEASURE_RSS";
+/// [`measure_child_main`]). Not under `GARDENER_SCHEDULER_`: the scheduler reads those as
+/// configuration overrides.
+pub const MEASURE_ENV: &str = "BENCH_MEASURE_RSS";
 
 /// The bench binary started with [`MEASURE_ENV`]: runs the command in its arguments, reads and
 /// counts its stdout (discarding it: `-o json` of a large landscape is gigabytes), waits, and
@@ -211,6 +212,7 @@ pub fn measure_child_main() {
     let start = Instant::now();
     let mut child = Command::new(&args[0])
         .args(&args[1..])
+        .env_remove(MEASURE_ENV)
         .stdout(Stdio::piped())
         .spawn()
         .expect("measured command starts");
