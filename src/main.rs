@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use gardener_scheduler::chain::{ProfileChain, Selection};
+use gardener_scheduler::chain::{ProfileChain, Selection, TimelineStep};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
 use gardener_scheduler::controller;
 use gardener_scheduler::simulate::{self, Landscape};
@@ -234,25 +234,29 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     if let Some((from, to)) = args.timeline {
-        let timeline = chain.timeline(from, to);
         return write_stdout(|out| {
-            for (at, entry) in &timeline.changes {
-                let at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-                writeln!(
-                    out,
-                    "{at}  {}",
-                    entry
-                        .as_deref()
-                        .unwrap_or("- (no profile active: scheduling deferred)")
-                )?;
-            }
-            if let Some(at) = timeline.truncated_at {
-                writeln!(
-                    out,
-                    "... truncated: the timeline stops at {} after {} changes; ask for a shorter range",
-                    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-                    timeline.changes.len()
-                )?;
+            let mut changes = 0;
+            for step in chain.timeline_steps(from, to) {
+                match step {
+                    TimelineStep::Change(at, entry) => {
+                        changes += 1;
+                        writeln!(
+                            out,
+                            "{}  {}",
+                            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                            entry
+                                .as_deref()
+                                .unwrap_or("- (no profile active: scheduling deferred)")
+                        )?;
+                    }
+                    TimelineStep::Truncated(at) => writeln!(
+                        out,
+                        "... truncated: the timeline stops at {} after {changes} changes; ask for a shorter range",
+                        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    )?,
+                }
+                // Each line as soon as it is known: a long range shows progress.
+                out.flush()?;
             }
             Ok(())
         });

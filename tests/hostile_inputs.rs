@@ -514,8 +514,14 @@ fn landscape_with_pending(n: usize) -> PathBuf {
 #[test]
 fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error_naming_the_output() {
     let f = landscape_with_pending(300);
-    let cases: [&[&str]; 5] = [
+    let cases: [&[&str]; 6] = [
         &["simulate", "-f"],
+        &[
+            "simulate",
+            "--timeline",
+            "2026-01-01T00:00:00Z..2026-01-02T00:00:00Z",
+            "-f",
+        ],
         &["simulate", "-o", "json", "-f"],
         &["simulate", "-o", "yaml", "-f"],
         &["simulate", "--explain", "garden-dev/good-shoot", "-f"],
