@@ -12,8 +12,9 @@ use super::shoot::null_as_default;
 /// A label selector over seeds plus, on CloudProfiles, the provider types the profile's shoots may
 /// be placed on (`*` for any).
 ///
-/// Unknown keys are errors (`matchLabelz` ignored would make the selector match every seed), and
-/// a type error is reported with its full path (`spec.seedSelector.matchLabels.env`).
+/// A type error is reported with its full path (`spec.seedSelector.matchLabels.env`). Unknown
+/// keys are ignored here, as for every API object read from the API server (a newer Gardener may
+/// add fields); `simulate` refuses them in manifests ([`SEED_SELECTOR_KEYS`]).
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", from = "RawSeedSelector")]
 pub struct SeedSelector {
@@ -27,9 +28,13 @@ pub struct SeedSelector {
     pub provider_types: Vec<String>,
 }
 
-/// The fields of a [`SeedSelector`] as written, read strictly.
+/// The keys a `seedSelector` may hold, and those of one of its `matchExpressions`.
+pub const SEED_SELECTOR_KEYS: &[&str] = &["matchLabels", "matchExpressions", "providerTypes"];
+pub const SELECTOR_REQUIREMENT_KEYS: &[&str] = &["key", "operator", "values"];
+
+/// The fields of a [`SeedSelector`] as written.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 struct RawSeedSelector {
     #[serde(default)]
     match_labels: Option<BTreeMap<String, String>>,
@@ -40,7 +45,6 @@ struct RawSeedSelector {
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawRequirement {
     #[serde(default)]
     key: String,
@@ -135,4 +139,37 @@ pub struct NamespacedCloudProfileStatus {
     /// The parent's spec merged with this profile's additions, as computed by Gardener.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cloud_profile_spec: Option<CloudProfileSpec>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_selector_from_the_api_server_may_carry_fields_added_later() {
+        let s: SeedSelector = serde_json::from_value(serde_json::json!({
+            "matchLabels": {"env": "prod"},
+            "providerTypes": ["aws"],
+            "addedLater": true,
+        }))
+        .unwrap();
+        assert_eq!(
+            s.label_selector
+                .match_labels
+                .unwrap()
+                .get("env")
+                .map(String::as_str),
+            Some("prod")
+        );
+        assert_eq!(s.provider_types, ["aws"]);
+    }
+
+    #[test]
+    fn a_type_error_in_a_seed_selector_names_the_label() {
+        let err = serde_path_to_error::deserialize::<_, SeedSelector>(serde_json::json!({
+            "matchLabels": {"env": ["prod"]},
+        }))
+        .unwrap_err();
+        assert_eq!(err.path().to_string(), "matchLabels.env");
+    }
 }

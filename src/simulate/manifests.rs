@@ -272,6 +272,9 @@ impl Landscape {
                 None => message,
             }
         })?;
+        if let Some(selector) = value.get("spec").and_then(|s| s.get("seedSelector")) {
+            check_selector_keys(selector)?;
+        }
         let meta = object.meta();
         require_name(meta, namespaced)?;
         let key = if namespaced {
@@ -292,6 +295,40 @@ fn typed<T: DeserializeOwned>(value: &serde_yaml_ng::Value) -> Result<T, String>
         let path = e.path().to_string();
         format!("{path}: {}", e.into_inner())
     })
+}
+
+/// Unknown keys in a `seedSelector` (`matchLabelz`, `operater`): ignored, the selector would
+/// match every seed, so a manifest that has them is refused. (Objects from the API server are
+/// read leniently; see [`crate::api::SeedSelector`].)
+fn check_selector_keys(selector: &serde_yaml_ng::Value) -> Result<(), String> {
+    use crate::api::{SEED_SELECTOR_KEYS, SELECTOR_REQUIREMENT_KEYS};
+    fn unknown(map: &serde_yaml_ng::Value, path: &str, known: &[&str]) -> Result<(), String> {
+        for key in map.as_mapping().into_iter().flat_map(|m| m.keys()) {
+            let name = key.as_str().unwrap_or_default();
+            if !known.contains(&name) {
+                let expected: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                return Err(format!(
+                    "{path}.{name}: unknown field `{name}`, expected one of {}",
+                    expected.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+    unknown(selector, "spec.seedSelector", SEED_SELECTOR_KEYS)?;
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(|e| e.as_sequence())
+        .into_iter()
+        .flatten();
+    for (i, requirement) in expressions.enumerate() {
+        unknown(
+            requirement,
+            &format!("spec.seedSelector.matchExpressions[{i}]"),
+            SELECTOR_REQUIREMENT_KEYS,
+        )?;
+    }
+    Ok(())
 }
 
 /// The line of the type error in document `index` of `text`, found by reading the document
