@@ -52,6 +52,8 @@ struct Mode {
     mem_shoots: Vec<usize>,
     mem_seeds: usize,
     simulate: (usize, usize, usize),
+    /// seeds, shoots, pending of the streamed-output memory target (`-o table` and `-o json`)
+    simulate_large: (usize, usize, usize),
     quality: QualitySpec,
     /// shoots created at once in the end-to-end section
     e2e_shoots: usize,
@@ -88,6 +90,7 @@ impl Mode {
                 mem_shoots: vec![10_000],
                 mem_seeds: 1_000,
                 simulate: (100, 2_000, 200),
+                simulate_large: (300, 3_000, 100),
                 quality,
                 e2e_shoots: 100,
                 sections,
@@ -106,6 +109,7 @@ impl Mode {
                 mem_shoots: vec![100_000, 1_000_000],
                 mem_seeds: 10_000,
                 simulate: (1_000, 100_000, 1_000),
+                simulate_large: (10_000, 100_000, 2_500),
                 quality,
                 e2e_shoots: 1_000,
                 sections,
@@ -563,7 +567,28 @@ fn simulate_run(mode: &Mode, target: &Path) -> memory::SimulateRun {
     memory::simulate_rss(target, &weighted.config, seeds, shoots, pending)
 }
 
-fn memory_section(mode: &Mode, run: &memory::SimulateRun, report: &mut Report) {
+/// `simulate -o table` and `-o json` on the large landscape of the memory target, each run
+/// measured by a fresh copy of this binary as its parent.
+fn simulate_large_run(mode: &Mode, target: &Path) -> (u64, Vec<memory::LargeRun>) {
+    let (seeds, shoots, pending) = mode.simulate_large;
+    progress(&format!(
+        "simulate: {seeds} seeds × {shoots} shoots, {pending} pending, -o table and -o json"
+    ));
+    let bench = std::env::current_exe().expect("the bench binary");
+    memory::simulate_large_rss(
+        &bench,
+        target,
+        &weighted_profile().config,
+        mode.simulate_large,
+    )
+}
+
+fn memory_section(
+    mode: &Mode,
+    run: &memory::SimulateRun,
+    large: &(u64, Vec<memory::LargeRun>),
+    report: &mut Report,
+) {
     let mut body = String::new();
     let _ = writeln!(
         body,
@@ -627,6 +652,37 @@ fn memory_section(mode: &Mode, run: &memory::SimulateRun, report: &mut Report) {
         fmt_duration(run.wall),
         run.summary.trim()
     );
+    let (seeds, shoots, pending) = mode.simulate_large;
+    let _ = writeln!(
+        body,
+        "\n`simulate` streams its output: each decision (every seed's scores and rejections) is written and dropped before \
+         the next. On {} seeds and {} shoots ({} pending), {} of YAML manifests, same profile; peak RSS is \
+         `getrusage(RUSAGE_CHILDREN).ru_maxrss` read by a fresh copy of the bench binary that started only this run and read \
+         its output (target: at most 1 GiB for both formats):\n",
+        fmt_count(seeds as u64),
+        fmt_count(shoots as u64),
+        fmt_count(pending as u64),
+        fmt_bytes(large.0 as f64),
+    );
+    let mut rows = vec![
+        ["output", "peak RSS", "output size", "wall time", "result"]
+            .map(String::from)
+            .to_vec(),
+    ];
+    for r in &large.1 {
+        rows.push(vec![
+            format!("`-o {}`", r.output),
+            fmt_bytes(r.peak_rss_kib as f64 * 1024.0),
+            fmt_bytes(r.output_bytes as f64),
+            fmt_duration(r.wall),
+            if r.summary.is_empty() {
+                "-".into()
+            } else {
+                r.summary.trim().to_string()
+            },
+        ]);
+    }
+    body.push_str(&report::table(&rows));
     report.push("Cache memory", body);
 }
 
@@ -1060,6 +1116,10 @@ fn machine() -> String {
 }
 
 fn main() {
+    if std::env::var_os(memory::MEASURE_ENV).is_some() {
+        memory::measure_child_main();
+        return;
+    }
     // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this binary without it, and
     // tests/bench_smoke.rs already covers this code there.
     if !std::env::args().any(|a| a == "--bench") {
@@ -1075,11 +1135,14 @@ fn main() {
     let load_before = loadavg();
     let mut report = Report::default();
     let simulated = mode.runs("memory").then(|| simulate_run(&mode, &target));
+    let large = mode
+        .runs("memory")
+        .then(|| simulate_large_run(&mode, &target));
     if mode.runs("latency") {
         latency_sections(&mode, &mut report);
     }
-    if let Some(run) = &simulated {
-        memory_section(&mode, run, &mut report);
+    if let (Some(run), Some(large)) = (&simulated, &large) {
+        memory_section(&mode, run, large, &mut report);
     }
     let mut chart = None;
     if mode.runs("quality") {

@@ -40,6 +40,25 @@ pub struct StatusNets {
     pub services: Vec<IpNet>,
 }
 
+/// `spec.purpose` values Gardener accepts.
+const PURPOSES: &[&str] = &[
+    "evaluation",
+    "testing",
+    "development",
+    "production",
+    "infrastructure",
+];
+/// `spec.controlPlane.highAvailability.failureTolerance.type` values Gardener accepts.
+const FAILURE_TOLERANCE_TYPES: &[&str] = &["node", "zone"];
+
+fn quoted(values: &[&str]) -> String {
+    values
+        .iter()
+        .map(|v| format!("{v:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub struct ShootContext<'a> {
     pub shoot: &'a Shoot,
     /// `namespace/name`
@@ -87,6 +106,30 @@ impl<'a> ShootContext<'a> {
             .map(|p| p.type_.clone())
             .filter(|t| !t.is_empty())
             .ok_or_else(|| invalid("spec.provider.type", "is required".into()))?;
+        // Upstream's API server refuses other values; a near miss (`Testing`, `Zone`) would
+        // otherwise be read as no purpose or no high availability.
+        if let Some(p) = spec.purpose.as_deref().filter(|p| !p.is_empty())
+            && !PURPOSES.contains(&p)
+        {
+            return Err(invalid(
+                "spec.purpose",
+                format!(
+                    "unsupported value {p:?}: supported values: {}",
+                    quoted(PURPOSES)
+                ),
+            ));
+        }
+        if let Some(t) = shoot.failure_tolerance_type()
+            && !FAILURE_TOLERANCE_TYPES.contains(&t)
+        {
+            return Err(invalid(
+                "spec.controlPlane.highAvailability.failureTolerance.type",
+                format!(
+                    "unsupported value {t:?}: supported values: {}",
+                    quoted(FAILURE_TOLERANCE_TYPES)
+                ),
+            ));
+        }
         let cloud_profile = snap
             .cloud_profile_for(shoot)
             .map_err(|(field, message)| invalid(&field, message))?;

@@ -1,13 +1,14 @@
 //! The `gardener-scheduler` command: `run` (the default) and `simulate`.
 #![forbid(unsafe_code)]
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use gardener_scheduler::chain::{ProfileChain, Selection};
+use gardener_scheduler::chain::{ProfileChain, Selection, TimelineStep};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
 use gardener_scheduler::controller;
 use gardener_scheduler::regions::Regions;
@@ -15,6 +16,9 @@ use gardener_scheduler::simulate::{self, Landscape};
 
 /// Exit status for bad input or configuration.
 const EXIT_BAD_INPUT: u8 = 2;
+/// Exit status when the reader of the output went away (a closed pipe), as a shell reports a
+/// process ended by SIGPIPE: `simulate ... | head` ends quietly.
+const EXIT_CLOSED_PIPE: u8 = 141;
 
 #[derive(Parser)]
 #[command(
@@ -60,7 +64,9 @@ struct SimulateArgs {
     /// SchedulerConfiguration file (defaults apply without one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Treat keys the configuration does not know as errors instead of warnings.
+    /// Treat keys the configuration does not know as errors instead of warnings, and fail (exit
+    /// status 2) when any manifest object is skipped as malformed, unsupported or repeated,
+    /// instead of scheduling the rest.
     #[arg(long)]
     strict: bool,
     /// Manifest files or directories (multi-document YAML).
@@ -166,11 +172,10 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         for note in debugging_notes(&cfg) {
             eprintln!("note: {note}");
         }
-        print!(
-            "{}",
-            serde_yaml_ng::to_string(&cfg).expect("config serializes")
-        );
-        return ExitCode::SUCCESS;
+        return write_stdout(|out| {
+            let text = serde_yaml_ng::to_string(&cfg).map_err(std::io::Error::other)?;
+            out.write_all(text.as_bytes())
+        });
     }
     init_logging(&cfg);
     for w in &warnings {
@@ -220,6 +225,23 @@ fn init_logging(cfg: &SchedulerConfiguration) {
     }
 }
 
+/// Runs `write` on buffered stdout. A closed pipe ends the program quietly; any other write
+/// error (a full disk) is reported naming the output.
+fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> ExitCode {
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::with_capacity(64 * 1024, stdout.lock());
+    match write(&mut out).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::from(EXIT_CLOSED_PIPE),
+        Err(e) => {
+            // Whatever is still buffered cannot be written either; drop it without retrying.
+            let _ = out.into_parts();
+            eprintln!("error: writing the output to stdout: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     let cfg = match load_config(args.config.as_ref(), args.strict) {
         Ok(loaded) => {
@@ -252,17 +274,44 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
+    let level = if args.strict { "error" } else { "warning" };
+    for s in &landscape.skipped {
+        eprintln!("{level}: skipped {s}");
+    }
+    if args.strict && !landscape.skipped.is_empty() {
+        eprintln!(
+            "error: --strict: {} object(s) of the manifests were skipped",
+            landscape.skipped.len()
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     if let Some((from, to)) = args.timeline {
-        for (at, entry) in chain.timeline(from, to) {
-            let at = at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            println!(
-                "{at}  {}",
-                entry
-                    .as_deref()
-                    .unwrap_or("- (no profile active: scheduling deferred)")
-            );
-        }
-        return ExitCode::SUCCESS;
+        return write_stdout(|out| {
+            let mut changes = 0;
+            for step in chain.timeline_steps(from, to) {
+                match step {
+                    TimelineStep::Change(at, entry) => {
+                        changes += 1;
+                        writeln!(
+                            out,
+                            "{}  {}",
+                            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                            entry
+                                .as_deref()
+                                .unwrap_or("- (no profile active: scheduling deferred)")
+                        )?;
+                    }
+                    TimelineStep::Truncated(at) => writeln!(
+                        out,
+                        "... truncated: the timeline stops at {} after {changes} changes; ask for a shorter range",
+                        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                    )?,
+                }
+                // Each line as soon as it is known: a long range shows progress.
+                out.flush()?;
+            }
+            Ok(())
+        });
     }
     let now = args.now.unwrap_or_else(Utc::now);
     let profile = match chain.select(now) {
@@ -276,26 +325,41 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                     )
                 })
                 .unwrap_or_default();
-            println!(
-                "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
-                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            );
-            return ExitCode::SUCCESS;
+            return write_stdout(|out| {
+                writeln!(
+                    out,
+                    "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
+                    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                )
+            });
         }
     };
-    let sim = simulate::simulate(
-        &landscape,
-        profile,
-        &cfg.schedulers.shoot.scheduler_names,
-        &Regions::with_overrides(&cfg.schedulers.shoot.regions),
-        now,
-    );
-    if let Some(key) = args.explain {
-        return match sim.outcomes.iter().find(|o| o.shoot == key) {
-            Some(o) => {
-                print!("{}", simulate::render_explain(&o.shoot, &o.result));
-                ExitCode::SUCCESS
+    let names = &cfg.schedulers.shoot.scheduler_names;
+    let regions = Regions::with_overrides(&cfg.schedulers.shoot.regions);
+    let new_run = || simulate::Simulator::new(&landscape, profile, names, &regions, now);
+    let first = new_run();
+    for w in first.snapshot().region_config_conflicts() {
+        eprintln!("warning: {w}");
+    }
+    // A forecast that does not parse counts as no forecast (neutral score): say so at load.
+    for source in first.snapshot().carbon_sources().iter() {
+        for payload in source.data.payloads.values() {
+            if let Err(e) = payload {
+                eprintln!(
+                    "warning: carbon-intensity ConfigMap {}: {e}; the locations it would serve score neutral (50)",
+                    source.data.name
+                );
             }
+        }
+    }
+    let mut first = Some(first);
+    let mut run = || first.take().unwrap_or_else(new_run);
+    if let Some(key) = args.explain {
+        // Later decisions cannot change this one: stop once it is made.
+        return match run().find(|o| o.shoot == key) {
+            Some(o) => write_stdout(|out| {
+                out.write_all(simulate::render_explain(&o.shoot, &o.result).as_bytes())
+            }),
             None => {
                 eprintln!(
                     "error: --explain {key}: no pending shoot with that namespace/name in the manifests"
@@ -304,11 +368,9 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             }
         };
     }
-    let text = match args.output {
-        Output::Table => simulate::render_table(&sim),
-        Output::Json => simulate::render_json(&sim),
-        Output::Yaml => simulate::render_yaml(&landscape, &sim),
-    };
-    print!("{text}");
-    ExitCode::SUCCESS
+    write_stdout(|mut out| match args.output {
+        Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
+        Output::Json => simulate::write_json(&mut out, &mut run, &landscape.skipped),
+        Output::Yaml => simulate::write_yaml(&mut out, &landscape, run()),
+    })
 }

@@ -122,12 +122,28 @@ fn malformed_document_names_file_and_document_index() {
     let f = tmp(
         "bad.yaml",
         &format!(
-            "{SEED}---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s2}}\nspec:\n  taints: 7\n"
+            "{SEED}---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s2}}\nspec:\n  taints: 7\n---{SHOOT}"
         ),
     );
-    let (code, _, err) = run(bin().args(["simulate", "-f"]).arg(&f));
+    let (code, _, err) = run(bin().args(["simulate", "--strict", "-f"]).arg(&f));
     assert_eq!(code, 2);
-    assert!(err.contains("bad.yaml: document 2: spec.taints"), "{err}");
+    assert!(
+        err.contains("bad.yaml: document 2: Seed s2: spec.taints"),
+        "{err}"
+    );
+    // Without --strict the object is skipped, reported, and the rest is scheduled.
+    let (code, out, err) = run(bin().args(["simulate", "-f"]).arg(&f));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: skipped ")
+            && err.contains("bad.yaml: document 2: Seed s2: spec.taints"),
+        "{err}"
+    );
+    assert!(out.contains("1/1 pending shoots scheduled"), "{out}");
+    assert!(
+        out.contains("1 object(s) skipped") && out.contains("document 2: Seed s2: spec.taints"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -136,12 +152,15 @@ fn unsupported_kind_is_an_error() {
         "kind.yaml",
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: x}\n",
     );
-    let (code, _, err) = run(bin().args(["simulate", "-f"]).arg(&f));
+    let (code, _, err) = run(bin().args(["simulate", "--strict", "-f"]).arg(&f));
     assert_eq!(code, 2);
     assert!(
-        err.contains("document 0: unsupported object apps/v1/Deployment"),
+        err.contains("document 0: Deployment x: unsupported object apps/v1/Deployment"),
         "{err}"
     );
+    let (code, _, err) = run(bin().args(["simulate", "-f"]).arg(&f));
+    assert_eq!(code, 0);
+    assert!(err.contains("warning: skipped "), "{err}");
 }
 
 #[test]

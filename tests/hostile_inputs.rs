@@ -459,3 +459,528 @@ fn carbon_forecasts_with_nan_negative_values_or_a_million_points_leave_placement
         );
     }
 }
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
+    c.env_remove("KUBECONFIG");
+    c
+}
+
+/// Runs `c` and waits at most a minute: a hang is a failure, not a stuck test.
+fn run_bounded(c: &mut Command) -> (i32, String, String) {
+    use std::io::Read;
+    let mut child = c
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("still running after 60 s: {c:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    err.read_to_string(&mut stderr).unwrap();
+    (status.code().unwrap_or(-1), reader.join().unwrap(), stderr)
+}
+
+fn landscape_with_pending(n: usize) -> PathBuf {
+    let mut text = String::from(GOOD);
+    for i in 0..n {
+        text.push_str(&format!(
+            "---\n{}",
+            shoot(
+                &format!("p{i}"),
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}"
+            )
+        ));
+    }
+    write_tmp(&format!("pending-{n}.yaml"), &text)
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_and_a_full_disk_is_an_error_naming_the_output() {
+    let f = landscape_with_pending(300);
+    let cases: [&[&str]; 6] = [
+        &["simulate", "-f"],
+        &[
+            "simulate",
+            "--timeline",
+            "2026-01-01T00:00:00Z..2026-01-02T00:00:00Z",
+            "-f",
+        ],
+        &["simulate", "-o", "json", "-f"],
+        &["simulate", "-o", "yaml", "-f"],
+        &["simulate", "--explain", "garden-dev/good-shoot", "-f"],
+        &["--validate-only"],
+    ];
+    for args in cases {
+        let mut c = bin();
+        c.args(args);
+        if args.last() == Some(&"-f") {
+            c.arg(&f);
+        }
+        // The reader is gone before anything is written, as with `| head -c0`.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = c
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 141)),
+            "{args:?}: {:?}\n{err}",
+            out.status
+        );
+        assert!(err.is_empty(), "{args:?}: quiet on a closed pipe: {err}");
+
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut c = bin();
+        c.args(args);
+        if args.last() == Some(&"-f") {
+            c.arg(&f);
+        }
+        let out = c
+            .stdout(full)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("error: writing the output to stdout: No space left on device")
+                && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn special_files_are_refused_and_never_block() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("special");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.yaml");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let good = write_tmp("special-good.yaml", GOOD);
+    for special in [
+        fifo.as_path(),
+        "/dev/zero".as_ref(),
+        "/dev/urandom".as_ref(),
+    ] {
+        let (code, _, err) = run_bounded(bin().args(["simulate", "-f"]).arg(special));
+        assert_eq!(code, 2, "-f {special:?}: {err}");
+        assert!(
+            err.contains(&format!("{}: is a", special.display()))
+                && err.contains("not a regular file"),
+            "-f {special:?}: {err}"
+        );
+        let (code, _, err) = run_bounded(
+            bin()
+                .args(["simulate", "--config"])
+                .arg(special)
+                .arg("-f")
+                .arg(&good),
+        );
+        assert_eq!(code, 2, "--config {special:?}: {err}");
+        assert!(
+            err.contains(&format!("reading config file {}: is a", special.display())),
+            "--config {special:?}: {err}"
+        );
+        for (key, priority) in [
+            ("matrixFile", "LatencyDistance"),
+            ("pointsFile", "CarbonIntensity"),
+        ] {
+            let cfg = write_tmp(
+                &format!("special-{key}.yaml"),
+                &format!(
+                    "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    priorities:\n    - name: {priority}\n      args: {{{key}: {}}}\n",
+                    special.display()
+                ),
+            );
+            let (code, _, err) = run_bounded(
+                bin()
+                    .args(["simulate", "--config"])
+                    .arg(&cfg)
+                    .arg("-f")
+                    .arg(&good),
+            );
+            assert_eq!(code, 2, "{key} {special:?}: {err}");
+            assert!(
+                err.contains("not a regular file"),
+                "{key} {special:?}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn each_real_file_is_read_once() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("read-once");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("landscape.yaml");
+    std::fs::write(&f, GOOD).unwrap();
+    std::os::unix::fs::symlink(&dir, dir.join("loop")).unwrap();
+    std::os::unix::fs::symlink(&f, dir.join("again.yaml")).unwrap();
+    let (code, out, err) = run_bounded(
+        bin()
+            .args(["simulate", "-f"])
+            .arg(&f)
+            .arg("-f")
+            .arg(&f)
+            .arg("-f")
+            .arg(&dir),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(out.contains("1/1 pending shoots scheduled"), "{out}");
+    assert!(err.is_empty(), "nothing is a repeat once read once: {err}");
+}
+
+#[test]
+fn deep_nesting_fails_before_parsing_with_its_line() {
+    let f = write_tmp(
+        "deep.yaml",
+        &format!("{GOOD}---\nkind: {}", "[".repeat(100_000)),
+    );
+    let (code, _, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "deep.yaml: line 26: flow collections ('[', '{') nested deeper than 256 levels"
+        ),
+        "{err}"
+    );
+    let f = write_tmp("deep-map.yaml", &"{a: ".repeat(100_000));
+    let (code, _, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("nested deeper than 256 levels"), "{err}");
+}
+
+#[test]
+fn a_long_profile_chain_is_refused_and_a_truncated_timeline_says_so() {
+    let mut cfg = String::from("schedulers:\n  shoot:\n    profiles:\n");
+    for i in 0..10_000 {
+        cfg.push_str(&format!(
+            "    - id: e{i}\n      schedule: {{activePeriod: {{startCron: '{} * * * *', duration: 1m}}}}\n      profile: {{}}\n",
+            i % 60
+        ));
+    }
+    let long = write_tmp("chain-long.yaml", &cfg);
+    let good = write_tmp("chain-good.yaml", GOOD);
+    let (code, _, err) = run_bounded(
+        bin()
+            .args(["simulate", "--now", "2026-12-01T00:00:00Z", "--config"])
+            .arg(&long)
+            .arg("-f")
+            .arg(&good),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("schedulers.shoot.profiles: holds 10000 entries, more than the 64 accepted"),
+        "{err}"
+    );
+    let minutely = write_tmp(
+        "chain-minutely.yaml",
+        "schedulers:\n  shoot:\n    profiles:\n    - id: odd\n      schedule: {activePeriod: {startCron: '1-59/2 * * * *', duration: 1m}}\n      profile: {}\n    - id: even\n      profile: {}\n",
+    );
+    let (code, out, err) = run_bounded(
+        bin()
+            .args([
+                "simulate",
+                "--timeline",
+                "2026-01-01T00:00:00Z..2027-01-01T00:00:00Z",
+                "--config",
+            ])
+            .arg(&minutely)
+            .arg("-f")
+            .arg(&good),
+    );
+    assert_eq!(code, 0, "{err}");
+    let last = out.lines().last().unwrap_or_default();
+    assert!(
+        last.starts_with("... truncated: the timeline stops at 2026-03-"),
+        "{last}"
+    );
+}
+
+#[test]
+fn one_bad_object_is_skipped_and_reported_and_strict_fails_the_run() {
+    let cases = [
+        (
+            "timestamp overflow",
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {name: far, creationTimestamp: \"9999-12-31T12:00:00Z\"}\nspec:\n  provider: {type: aws, region: eu-west-1}\n",
+            "document 3: Seed far: metadata.creationTimestamp: ",
+        ),
+        (
+            "wrong-typed field",
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {name: typed}\nspec:\n  provider: {type: aws, region: eu-west-1}\n  taints: 7\n",
+            "document 3: Seed typed: spec.taints: invalid type: integer `7`, expected a sequence (line 31)",
+        ),
+        (
+            ".nan in a string field",
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {name: nan}\nspec:\n  provider: {type: aws, region: .nan}\n",
+            "document 3: Seed nan: spec.provider.region: invalid type: floating point `NaN`, expected a string",
+        ),
+        (
+            "type error inside a label selector",
+            &shoot(
+                "sel",
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  seedSelector: {matchLabels: {env: [prod]}}",
+            ),
+            "document 3: Shoot sel: spec.seedSelector.matchLabels.env: invalid type: sequence, expected a string (line 33)",
+        ),
+        (
+            "unknown key inside a label selector",
+            &shoot(
+                "typo",
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  seedSelector: {matchLabelz: {env: prod}}",
+            ),
+            "document 3: Shoot typo: spec.seedSelector.matchLabelz: unknown field `matchLabelz`, expected one of `matchLabels`, `matchExpressions`, `providerTypes`",
+        ),
+        (
+            "unknown key inside a CloudProfile's selector expression",
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: CloudProfile\nmetadata: {name: gcp}\nspec:\n  seedSelector: {matchExpressions: [{key: env, operater: In, values: [a]}]}\n",
+            "document 3: CloudProfile gcp: spec.seedSelector.matchExpressions[0].operater: unknown field `operater`, expected one of `key`, `operator`, `values`",
+        ),
+    ];
+    for (name, extra, want) in cases {
+        let f = write_tmp("one-bad.yaml", &format!("{GOOD}---\n{extra}"));
+        let (code, out, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_good_shoot_placed(&out);
+        assert!(
+            out.contains("1 object(s) skipped") && out.contains(want),
+            "{name}: want {want:?} in\n{out}"
+        );
+        assert!(
+            err.contains(&format!("warning: skipped {}", f.display())),
+            "{name}: {err}"
+        );
+        let (code, _, err) = run_bounded(bin().args(["simulate", "--strict", "-f"]).arg(&f));
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(want), "{name}: want {want:?} in\n{err}");
+    }
+    let f = write_tmp("bom-first.yaml", &format!("\u{feff}{}", GOOD.trim_start()));
+    let (code, out, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        err.is_empty(),
+        "a leading byte-order mark is accepted: {err}"
+    );
+}
+
+#[test]
+fn duplicates_are_reported_with_both_locations_and_the_first_copy_is_kept() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("duplicates");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.yaml");
+    std::fs::write(&a, GOOD).unwrap();
+    // A malformed second copy of the seed, the cloud profile and the pending shoot.
+    let b = dir.join("b.yaml");
+    std::fs::write(
+        &b,
+        format!(
+            "{}---\napiVersion: core.gardener.cloud/v1beta1\nkind: CloudProfile\nmetadata: {{name: aws}}\nspec:\n  seedSelector: {{matchLabels: {{nothing: matches}}}}\n---\n{}",
+            seed("good-seed", "spec: {}"),
+            GOOD.split("---").nth(2).unwrap().trim_start()
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&a).arg("-f").arg(&b));
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        out.contains("1/1 pending shoots scheduled"),
+        "scheduled once: {out}"
+    );
+    for (doc, object, first) in [
+        (0, "Seed good-seed", 1),
+        (1, "CloudProfile aws", 0),
+        (2, "Shoot garden-dev/good-shoot", 2),
+    ] {
+        let want = format!(
+            "{}: document {doc}: {object} repeats the one in {}: document {first}; the first is used, this one is skipped",
+            b.display(),
+            a.display()
+        );
+        assert!(out.contains(&want), "want {want:?} in\n{out}");
+    }
+    let (code, _, _) = run_bounded(
+        bin()
+            .args(["simulate", "--strict", "-f"])
+            .arg(&a)
+            .arg("-f")
+            .arg(&b),
+    );
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn of_two_region_configmaps_the_well_formed_row_is_used_and_conflicts_are_reported() {
+    let cfg = write_tmp(
+        "hostile-two-regions.yaml",
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: MinimalDistance\n",
+    );
+    let cm = |name: &str, rows: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: garden\n  labels: {{scheduling.gardener.cloud/purpose: region-config}}\n  annotations: {{scheduling.gardener.cloud/cloudprofiles: aws}}\ndata:\n{rows}"
+        )
+    };
+    // No seed in eu-north-1: the region ConfigMap decides between eu-west-1 and eu-central-1.
+    let extra = format!(
+        "{}---\n{}---\n{}---\n{}---\n{}",
+        cm(
+            "a-broken",
+            "  eu-north-1: |\n    eu-west-1: far\n  eu-west-1: |\n    eu-central-1: 5\n"
+        ),
+        cm(
+            "b-good",
+            "  eu-north-1: |\n    eu-central-1: 2\n    eu-west-1: 9\n  eu-west-1: |\n    eu-central-1: 7\n"
+        ),
+        seed(
+            "central",
+            "spec:\n  provider: {type: aws, region: eu-central-1}"
+        ),
+        shoot(
+            "north",
+            "  cloudProfile: {name: aws}\n  region: eu-north-1\n  provider: {type: aws}"
+        ),
+        "",
+    );
+    let f = write_tmp(
+        "hostile-two-regions-landscape.yaml",
+        &format!("{GOOD}---\n{extra}"),
+    );
+    let (code, out, err) = run_bounded(
+        bin()
+            .args(["simulate", "--config"])
+            .arg(&cfg)
+            .arg("-f")
+            .arg(&f),
+    );
+    assert_eq!(code, 0, "{err}");
+    let north = out
+        .lines()
+        .find(|l| l.starts_with("garden-dev/north"))
+        .expect(&out);
+    assert!(
+        north.contains(" central "),
+        "the valid row of b-good applies: {north}"
+    );
+    assert!(
+        err.contains("warning: region ConfigMap garden/a-broken: data[eu-north-1]: eu-west-1: distance far is not an integer; CloudProfile aws uses the row of garden/b-good instead"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: region ConfigMaps garden/a-broken and garden/b-good both list CloudProfile aws and disagree on data[eu-west-1]; garden/a-broken is used"),
+        "{err}"
+    );
+}
+
+#[test]
+fn near_miss_values_upstream_refuses_are_errors_not_defaults() {
+    let base = "  cloudProfile: {name: aws}\n  region: eu-west-1\n";
+    let cases = [
+        (
+            "purpose in the wrong case",
+            shoot(
+                "purpose",
+                &format!("{base}  provider: {{type: aws}}\n  purpose: Testing"),
+            ),
+            "invalid shoot: spec.purpose: unsupported value \"Testing\": supported values: \"evaluation\", \"testing\", \"development\", \"production\", \"infrastructure\"",
+        ),
+        (
+            "failure tolerance in the wrong case",
+            shoot(
+                "ha",
+                &format!(
+                    "{base}  provider: {{type: aws}}\n  controlPlane: {{highAvailability: {{failureTolerance: {{type: Zone}}}}}}"
+                ),
+            ),
+            "invalid shoot: spec.controlPlane.highAvailability.failureTolerance.type: unsupported value \"Zone\": supported values: \"node\", \"zone\"",
+        ),
+    ];
+    for (name, extra, want) in cases {
+        let (code, out, err) = simulate(&extra, None);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_good_shoot_placed(&out);
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("garden-dev/") && !l.starts_with("garden-dev/good-shoot"))
+            .unwrap_or_else(|| panic!("{name}: no row\n{out}"));
+        assert!(row.contains(want), "{name}: want {want:?} in {row:?}");
+    }
+    // `controlPlane` of a worker is an object upstream: `false` is not "self-hosted".
+    let extra = shoot(
+        "cp",
+        &format!("{base}  provider: {{type: aws, workers: [{{name: w, controlPlane: false}}]}}"),
+    );
+    let (code, out, err) = simulate(&extra, None);
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        out.contains("Shoot cp: spec.provider.workers[0].controlPlane: invalid type: boolean `false`, expected a map"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_infinite_carbon_intensity_is_reported_at_load() {
+    let cfg = write_tmp(
+        "hostile-carbon-inf.yaml",
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    priorities:\n    - name: CarbonIntensity\n      args:\n        configMapKey: data\n        regionLocations: {eu-west-1: IE}\n",
+    );
+    let payload =
+        r#"[{"location":"IE","timestamp":"2026-12-01T00:00:00Z","duration":2880,"value":1e999}]"#;
+    let cm = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: carbon-ie\n  namespace: kube-system\n  labels: {{scheduling.gardener.cloud/purpose: carbon-intensity}}\ndata:\n  lastHeartbeatTime: \"2026-12-01T05:00:00Z\"\nbinaryData:\n  data: {}\n",
+        base64(payload.as_bytes())
+    );
+    let f = write_tmp(
+        "hostile-carbon-inf-landscape.yaml",
+        &format!("{GOOD}---\n{cm}"),
+    );
+    let (code, out, err) = run_bounded(
+        bin()
+            .args(["simulate", "--now", "2026-12-01T06:00:00Z", "--config"])
+            .arg(&cfg)
+            .arg("-f")
+            .arg(&f),
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        err.contains(
+            "warning: carbon-intensity ConfigMap kube-system/carbon-ie: binaryData.data: not valid JSON: number out of range"
+        ) && err.contains("the locations it would serve score neutral (50)"),
+        "{err}"
+    );
+}

@@ -395,6 +395,8 @@ proptest! {
             }
         }
         let timeline = chain.timeline(t, t + chrono::TimeDelta::days(8));
+        prop_assert!(timeline.truncated_at.is_none());
+        let timeline = timeline.changes;
         prop_assert_eq!(timeline[0].0, t);
         for w in timeline.windows(2) {
             prop_assert!(w[0].0 < w[1].0);

@@ -195,3 +195,112 @@ pub fn simulate_rss(
         ),
     }
 }
+
+/// Set when the bench runs itself as the parent of one measured `simulate` (see
+/// [`measure_child_main`]). Not under `GARDENER_SCHEDULER_`: the scheduler reads those as
+/// configuration overrides.
+pub const MEASURE_ENV: &str = "BENCH_MEASURE_RSS";
+
+/// The bench binary started with [`MEASURE_ENV`]: runs the command in its arguments, reads and
+/// counts its stdout (discarding it: `-o json` of a large landscape is gigabytes), waits, and
+/// prints `exit-code peak-rss-KiB output-bytes wall-ms` and then the output's summary line.
+/// A fresh small parent per measurement makes `RUSAGE_CHILDREN` that one child's peak, not the
+/// largest of several, and keeps the peak Linux charges from the parent at exec small.
+pub fn measure_child_main() {
+    use std::io::Read;
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let start = Instant::now();
+    let mut child = Command::new(&args[0])
+        .args(&args[1..])
+        .env_remove(MEASURE_ENV)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("measured command starts");
+    let mut stdout = child.stdout.take().expect("piped stdout");
+    let mut buf = vec![0u8; 1 << 16];
+    let (mut total, mut tail) = (0u64, Vec::new());
+    loop {
+        let n = stdout.read(&mut buf).expect("read child output");
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        tail.extend_from_slice(&buf[..n]);
+        if tail.len() > 1 << 20 {
+            tail.drain(..tail.len() - 8192);
+        }
+    }
+    let status = child.wait().expect("wait for the measured command");
+    let wall = start.elapsed();
+    let rss = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
+        .expect("getrusage")
+        .max_rss();
+    let text = String::from_utf8_lossy(&tail);
+    let summary = text
+        .lines()
+        .rev()
+        .find(|l| l.contains("pending shoots scheduled"))
+        .unwrap_or("");
+    println!(
+        "{} {rss} {total} {}\n{summary}",
+        status.code().unwrap_or(-1),
+        wall.as_millis()
+    );
+}
+
+/// One `simulate` of the large landscape in one output format.
+pub struct LargeRun {
+    pub output: &'static str,
+    pub peak_rss_kib: i64,
+    pub output_bytes: u64,
+    pub wall: Duration,
+    pub summary: String,
+}
+
+/// `simulate -o table` and `-o json` on `seeds` × `shoots` with `pending` unassigned, each
+/// measured by a fresh copy of the bench binary (`bench`) as its parent.
+pub fn simulate_large_rss(
+    bench: &Path,
+    target: &Path,
+    config_text: &str,
+    (seeds, shoots, pending): (usize, usize, usize),
+) -> (u64, Vec<LargeRun>) {
+    let dir: PathBuf = target.join("bench-simulate-large");
+    let manifests = dir.join("manifests");
+    let manifest_bytes = write_manifests(&manifests, seeds, shoots, pending);
+    let config = dir.join("config.yaml");
+    fs::write(&config, config_text).expect("config");
+    let binary = PathBuf::from(env!("CARGO_BIN_EXE_gardener-scheduler"));
+    let runs = ["table", "json"]
+        .into_iter()
+        .map(|output| {
+            let out = Command::new(bench)
+                .env(MEASURE_ENV, "1")
+                .arg(&binary)
+                .args(["simulate", "-o", output, "--now", "2026-12-01T00:00:00Z"])
+                .arg("--config")
+                .arg(&config)
+                .arg("-f")
+                .arg(&manifests)
+                .output()
+                .expect("measuring parent runs");
+            let text = String::from_utf8_lossy(&out.stdout);
+            let mut lines = text.lines();
+            let head: Vec<i64> = lines
+                .next()
+                .unwrap_or_default()
+                .split(' ')
+                .map(|n| n.parse().expect("a number"))
+                .collect();
+            assert_eq!(head[0], 0, "simulate -o {output} failed: {text}");
+            LargeRun {
+                output,
+                peak_rss_kib: head[1],
+                output_bytes: head[2] as u64,
+                wall: Duration::from_millis(head[3] as u64),
+                summary: lines.next().unwrap_or_default().to_string(),
+            }
+        })
+        .collect();
+    (manifest_bytes, runs)
+}

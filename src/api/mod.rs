@@ -12,7 +12,8 @@ mod shoot;
 
 pub use cloudprofile::{
     CloudProfile, CloudProfileReference, CloudProfileSpec, NamespacedCloudProfile,
-    NamespacedCloudProfileSpec, NamespacedCloudProfileStatus, SeedSelector,
+    NamespacedCloudProfileSpec, NamespacedCloudProfileStatus, SEED_SELECTOR_KEYS,
+    SELECTOR_REQUIREMENT_KEYS, SeedSelector,
 };
 pub use k8s_openapi::api::core::v1::ConfigMap;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};

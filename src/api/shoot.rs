@@ -81,8 +81,10 @@ pub struct Worker {
     )]
     pub zones: Vec<String>,
     /// Present (even as `{}`) when this pool hosts the shoot's own control plane (self-hosted).
+    /// Upstream's type is an object (`WorkerControlPlane`), so `controlPlane: false` is a type
+    /// error, not "self-hosted".
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_plane: Option<serde_json::Value>,
+    pub control_plane: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

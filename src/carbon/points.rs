@@ -274,18 +274,12 @@ fn parse_point(item: &Value, path: &str) -> Result<(String, Point), CarbonError>
 /// Reads a JSON points file (`pointsFile`), refusing files larger than the payload limit.
 pub fn read_points_file(path: &Path) -> Result<Forecasts, CarbonError> {
     let shown = path.display().to_string();
-    let read_err = |e: std::io::Error| CarbonError::ReadPointsFile {
-        path: shown.clone(),
-        message: e.to_string(),
-    };
-    let size = std::fs::metadata(path).map_err(read_err)?.len();
-    if size > MAX_PAYLOAD_BYTES as u64 {
-        return Err(CarbonError::ReadPointsFile {
-            path: shown,
-            message: format!("file is {size} bytes, more than the {MAX_PAYLOAD_BYTES} accepted"),
-        });
-    }
-    let bytes = std::fs::read(path).map_err(read_err)?;
+    let bytes = crate::input::read_bytes(path, MAX_PAYLOAD_BYTES as u64).map_err(|e| {
+        CarbonError::ReadPointsFile {
+            path: shown.clone(),
+            message: e.to_string(),
+        }
+    })?;
     parse_points(&bytes, &shown)
 }
 

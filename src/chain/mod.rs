@@ -42,6 +42,19 @@ pub enum Selection<'a> {
     },
 }
 
+/// Transitions [`ProfileChain::timeline`] looks at before it stops.
+pub const MAX_TIMELINE_STEPS: usize = 100_000;
+/// Entries `schedulers.shoot.profiles` may hold: each decision and each transition looks at
+/// every entry's window.
+pub const MAX_PROFILES: usize = 64;
+
+/// The active entry over a range: `(instant, entry id)` for every change, the first at the
+/// start; `truncated_at` is set when [`MAX_TIMELINE_STEPS`] ran out before the end.
+pub struct Timeline {
+    pub changes: Vec<(DateTime<Utc>, Option<String>)>,
+    pub truncated_at: Option<DateTime<Utc>>,
+}
+
 pub struct ProfileChain {
     pub entries: Vec<ChainEntry>,
 }
@@ -77,6 +90,16 @@ impl ProfileChain {
             });
         };
         let mut errors = Vec::new();
+        if list.len() > MAX_PROFILES {
+            // Not built at all: evaluating thousands of windows is what makes such a chain slow.
+            return Err(vec![FieldError::new(
+                "schedulers.shoot.profiles",
+                format!(
+                    "holds {} entries, more than the {MAX_PROFILES} accepted",
+                    list.len()
+                ),
+            )]);
+        }
         if list.is_empty() {
             errors.push(FieldError::new(
                 "schedulers.shoot.profiles",
@@ -229,32 +252,79 @@ impl ProfileChain {
     }
 
     /// Which entry is active when over `[from, to)`: one line per change, the first at `from`.
-    pub fn timeline(
+    /// At most [`MAX_TIMELINE_STEPS`] transitions are looked at; `truncated_at` says where the
+    /// timeline stopped short of `to`.
+    pub fn timeline(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Timeline {
+        let mut timeline = Timeline {
+            changes: Vec::new(),
+            truncated_at: None,
+        };
+        for step in self.timeline_steps(from, to) {
+            match step {
+                TimelineStep::Change(at, entry) => timeline.changes.push((at, entry)),
+                TimelineStep::Truncated(at) => timeline.truncated_at = Some(at),
+            }
+        }
+        timeline
+    }
+
+    /// [`ProfileChain::timeline`] one change at a time, so that a long range can be written as
+    /// it is worked out.
+    pub fn timeline_steps(
         &self,
         from: DateTime<Utc>,
         to: DateTime<Utc>,
-    ) -> Vec<(DateTime<Utc>, Option<String>)> {
-        let describe = |t| {
+    ) -> impl Iterator<Item = TimelineStep> + '_ {
+        let describe = move |t| {
             self.active(t).map(|e| match e.kind {
                 EntryKind::Freeze => format!("{} (freeze)", e.id),
                 EntryKind::Profile(_) => e.id.clone(),
             })
         };
-        let mut out = vec![(from, describe(from))];
+        let mut last = None;
         let mut t = from;
-        // Bounded: a minutely cron over a year would be 500k steps; the cap keeps output sane.
-        for _ in 0..100_000 {
-            let Some(next) = self.next_change(t).filter(|n| *n < to) else {
-                break;
-            };
-            let now = describe(next);
-            if out.last().is_some_and(|(_, last)| *last != now) {
-                out.push((next, now));
+        let mut steps = 0;
+        let mut done = false;
+        std::iter::from_fn(move || {
+            if done {
+                return None;
             }
-            t = next;
-        }
-        out
+            let Some(prev) = last.as_ref() else {
+                let now = describe(from);
+                last = Some(now.clone());
+                return Some(TimelineStep::Change(from, now));
+            };
+            let mut prev = prev.clone();
+            // Bounded: a minutely cron over a year would be 500k steps.
+            while steps < MAX_TIMELINE_STEPS {
+                steps += 1;
+                let Some(next) = self.next_change(t).filter(|n| *n < to) else {
+                    done = true;
+                    return None;
+                };
+                t = next;
+                let now = describe(next);
+                if now != prev {
+                    last = Some(now.clone());
+                    return Some(TimelineStep::Change(next, now));
+                }
+                prev = now;
+            }
+            done = true;
+            self.next_change(t)
+                .is_some_and(|n| n < to)
+                .then_some(TimelineStep::Truncated(t))
+        })
     }
+}
+
+/// One line of a timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TimelineStep {
+    /// From this instant this entry (or none) is active.
+    Change(DateTime<Utc>, Option<String>),
+    /// [`MAX_TIMELINE_STEPS`] transitions were looked at up to this instant, before the end.
+    Truncated(DateTime<Utc>),
 }
 
 #[cfg(test)]

@@ -262,6 +262,7 @@ fn timeline_lists_one_line_per_change() {
     );
     let lines: Vec<(String, Option<String>)> = c
         .timeline(t("2026-12-01T00:00:00Z"), t("2026-12-03T12:00:00Z"))
+        .changes
         .into_iter()
         .map(|(at, id)| (window::fmt(at), id))
         .collect();
@@ -281,6 +282,7 @@ fn timeline_lists_one_line_per_change() {
 
 #[test]
 fn validation_table() {
+    let many = "    - {freeze: true}\n".repeat(65);
     let cases: Vec<(&str, &str, &str)> = vec![
         (
             "empty list",
@@ -306,6 +308,16 @@ fn validation_table() {
             "unparsable cron",
             "    - freeze: true\n      schedule: {activePeriod: {startCron: '61 * * * *'}}\n",
             "schedulers.shoot.profiles[0].schedule.activePeriod.startCron: \"61 * * * *\"",
+        ),
+        (
+            "cron that never fires",
+            "    - freeze: true\n      schedule: {activePeriod: {startCron: '0 0 31 2 *'}}\n",
+            "schedulers.shoot.profiles[0].schedule.activePeriod.startCron: \"0 0 31 2 *\": never fires: no date matches every field",
+        ),
+        (
+            "too many entries",
+            &many,
+            "schedulers.shoot.profiles: holds 65 entries, more than the 64 accepted",
         ),
         (
             "six field cron",

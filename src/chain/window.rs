@@ -177,12 +177,21 @@ pub fn parse_cron(expr: &str) -> Result<Cron, String> {
             "{expr:?}: expected 5 fields (minute hour day-of-month month day-of-week) or a descriptor such as @daily"
         ));
     }
-    CronParser::builder()
+    let cron = CronParser::builder()
         .seconds(Seconds::Disallowed)
         .year(Year::Disallowed)
         .build()
         .parse(trimmed)
-        .map_err(|e| format!("{expr:?}: {e}"))
+        .map_err(|e| format!("{expr:?}: {e}"))?;
+    // The calendar repeats every 28 years (leap years and weekdays), so an expression that
+    // does not fire within that from any instant never does (`0 0 31 2 *`).
+    let from = DateTime::<Utc>::UNIX_EPOCH;
+    match cron.find_next_occurrence(&from, false) {
+        Ok(t) if t < from + Duration::days(366 * 29) => Ok(cron),
+        _ => Err(format!(
+            "{expr:?}: never fires: no date matches every field"
+        )),
+    }
 }
 
 fn last_fire(p: &ActivePeriod, t: DateTime<Utc>) -> Option<DateTime<Utc>> {

@@ -10,6 +10,8 @@ use super::validate::validate;
 use crate::bom::strip_bom;
 
 const DEFAULTS: &str = include_str!("../../config/defaults.yaml");
+/// Config files larger than this are refused.
+pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 /// Environment variables with this prefix override config keys (`__` separates levels).
 pub const ENV_PREFIX: &str = "GARDENER_SCHEDULER";
 /// The name errors use for text given without a file (tests, `load_str`).
@@ -42,7 +44,7 @@ pub enum ConfigError {
     #[error("reading config file {path}: {source}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        source: crate::input::ReadError,
     },
     #[error("parsing config: {0}")]
     Parse(#[from] config::ConfigError),
@@ -90,13 +92,7 @@ pub fn load(path: Option<&Path>) -> Result<SchedulerConfiguration, ConfigError> 
 /// [`load`] with a choice of how unknown keys are treated; warnings are returned, not logged.
 pub fn load_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Loaded, ConfigError> {
     let file = match path {
-        Some(p) => Some((
-            std::fs::read_to_string(p).map_err(|source| ConfigError::Read {
-                path: p.to_path_buf(),
-                source,
-            })?,
-            p.display().to_string(),
-        )),
+        Some(p) => Some((read_config_file(p)?, p.display().to_string())),
         None => None,
     };
     let env = Environment::with_prefix(ENV_PREFIX)
@@ -120,6 +116,21 @@ pub fn load_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Loaded, Co
         loaded.config.client_connection.kubeconfig = kubeconfig;
     }
     Ok(loaded)
+}
+
+/// The config file's text: a regular file of at most [`MAX_CONFIG_BYTES`], UTF-8, flow
+/// nesting checked before any parser sees it.
+fn read_config_file(path: &Path) -> Result<String, ConfigError> {
+    use crate::input::{self, ReadError};
+    let err = |source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = input::read_bytes(path, MAX_CONFIG_BYTES).map_err(err)?;
+    let text = String::from_utf8(bytes).map_err(|e| err(ReadError::NotUtf8(e.utf8_error())))?;
+    input::check_nesting(&text)
+        .map_err(|e| err(ReadError::Io(std::io::Error::other(e.to_string()))))?;
+    Ok(text)
 }
 
 /// Loads defaults and the given YAML text, without the environment (tests, `simulate`).

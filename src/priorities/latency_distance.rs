@@ -19,6 +19,9 @@ use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
 
 /// Matrix files larger than this are refused rather than read into memory.
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest latency accepted in a matrix (1,000 s): far beyond any network, and small enough
+/// that a path through every region stays a finite sum.
+const MAX_LATENCY_MS: f64 = 1_000_000.0;
 
 /// Looks latencies up in the configured matrix, then in the region ConfigMap of the shoot's
 /// CloudProfile (distances read as milliseconds), then estimates them from the region
@@ -121,16 +124,14 @@ fn read_matrix_file(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) -> Option<BTreeMap<String, BTreeMap<String, f64>>> {
-    let text = std::fs::metadata(file)
-        .and_then(|m| {
-            if m.len() > MAX_MATRIX_FILE_BYTES {
-                Err(std::io::Error::other(format!(
-                    "file is {} bytes, more than the {MAX_MATRIX_FILE_BYTES} accepted",
-                    m.len()
-                )))
-            } else {
-                std::fs::read_to_string(Path::new(file))
-            }
+    let text = crate::input::read_bytes(Path::new(file), MAX_MATRIX_FILE_BYTES)
+        .and_then(|b| {
+            String::from_utf8(b).map_err(|e| crate::input::ReadError::NotUtf8(e.utf8_error()))
+        })
+        .and_then(|t| {
+            crate::input::check_nesting(&t)
+                .map(|()| t)
+                .map_err(|e| std::io::Error::other(e.to_string()).into())
         })
         .map_err(|e| errors.push(FieldError::new(path, format!("reading {file}: {e}"))))
         .ok()?;
@@ -199,6 +200,10 @@ fn parse_matrix(
                 continue;
             }
             match v.as_f64() {
+                Some(ms) if ms > MAX_LATENCY_MS => err(
+                    format!("{from}.{to}"),
+                    format!("latency must be at most {MAX_LATENCY_MS} ms, got {v}"),
+                ),
                 Some(ms) if ms.is_finite() && ms >= 0.0 => {
                     parsed.insert(to.clone(), ms);
                 }
@@ -513,6 +518,18 @@ mod tests {
                 "p.args.matrix.eu-west-1.eu-central-1: latency must be a non-negative number, got \"far\"",
                 "p.args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5",
                 "p.args.matrix.us-east-1: must be a mapping of region to latency in ms",
+            ]
+        );
+        // Each finite, but a path through both would sum to infinity.
+        let got = errors(serde_json::json!({"matrix": {
+            "eu-west-1": {"us-east-1": 1e308},
+            "us-east-1": {"ap-south-1": 1e308},
+        }}));
+        assert_eq!(
+            got,
+            vec![
+                "p.args.matrix.eu-west-1.us-east-1: latency must be at most 1000000 ms, got 1e+308",
+                "p.args.matrix.us-east-1.ap-south-1: latency must be at most 1000000 ms, got 1e+308",
             ]
         );
     }

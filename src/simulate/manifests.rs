@@ -1,30 +1,71 @@
 //! Reads multi-document YAML manifests (files or directories) into typed objects.
+//!
+//! Each real file is read once (paths are compared after resolving symlinks, so a directory
+//! linking to itself ends), special files are refused, and the bytes read are capped per file and
+//! in total. A file that cannot be read or parsed as YAML stops the load; one object that does
+//! not fit its type, or repeats an object already read, is skipped and reported with its file and
+//! document index (as the controller skips a malformed object of a watch), and the rest loads.
 
+use std::collections::{HashMap, HashSet};
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::api::{CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot};
+use crate::input::{self, ReadError};
 
 /// Files larger than this are refused rather than read into memory.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// All manifest files together may hold at most this many bytes.
+pub const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     #[error("{path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: file is {size} bytes, larger than the {MAX_FILE_BYTES} accepted")]
-    TooLarge { path: PathBuf, size: u64 },
+    Read { path: PathBuf, source: ReadError },
+    #[error(
+        "{path}: the manifest files hold more than the {MAX_TOTAL_BYTES} bytes accepted in total"
+    )]
+    TotalTooLarge { path: PathBuf },
     #[error("{path}: document {index}: {message}")]
     Document {
         path: PathBuf,
         index: usize,
         message: String,
     },
+}
+
+/// Where an object was read: file, document index, and the item of a `kind: List`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub path: PathBuf,
+    pub document: usize,
+    pub item: Option<usize>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: document {}", self.path.display(), self.document)?;
+        if let Some(i) = self.item {
+            write!(f, ": items[{i}]")?;
+        }
+        Ok(())
+    }
+}
+
+/// An object left out of the landscape, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    pub location: Location,
+    pub message: String,
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
 }
 
 /// Everything read from the manifests. With [`Landscape::load_with_documents`], `shoot_docs`
@@ -41,6 +82,11 @@ pub struct Landscape {
     pub namespaced_cloud_profiles: Vec<NamespacedCloudProfile>,
     pub projects: Vec<Project>,
     pub config_maps: Vec<ConfigMap>,
+    /// Objects not loaded: malformed, unsupported or repeated, in reading order.
+    pub skipped: Vec<Skipped>,
+    /// kind/namespace/name -> where it was first read
+    seen: HashMap<(&'static str, String), Location>,
+    bytes_read: u64,
 }
 
 impl Landscape {
@@ -61,11 +107,11 @@ impl Landscape {
     }
 
     fn load_into(mut landscape: Landscape, paths: &[PathBuf]) -> Result<Landscape, ManifestError> {
-        let mut files = Vec::new();
+        let mut files = Files::default();
         for p in paths {
-            collect(p, &mut files)?;
+            files.collect(p, true)?;
         }
-        for f in files {
+        for f in files.list {
             landscape.add_file(&f)?;
         }
         Ok(landscape)
@@ -76,90 +122,171 @@ impl Landscape {
             path: path.to_path_buf(),
             source,
         };
-        let size = std::fs::metadata(path).map_err(read_err)?.len();
-        if size > MAX_FILE_BYTES {
-            return Err(ManifestError::TooLarge {
+        let left = MAX_TOTAL_BYTES - self.bytes_read;
+        let text = input::read_text(path, MAX_FILE_BYTES.min(left)).map_err(|e| match e {
+            ReadError::TooLarge(limit) if limit < MAX_FILE_BYTES => ManifestError::TotalTooLarge {
                 path: path.to_path_buf(),
-                size,
-            });
-        }
-        let text = std::fs::read_to_string(path).map_err(read_err)?;
+            },
+            e => read_err(e),
+        })?;
+        self.bytes_read += text.len() as u64;
         self.add_text(path, &text)
     }
 
-    /// Adds the documents of one YAML text; `path` names it in errors.
+    /// Adds the documents of one YAML text; `path` names it in errors. Text that is not YAML
+    /// is an error; a document that does not make a supported object is skipped and recorded in
+    /// [`Landscape::skipped`].
     pub fn add_text(&mut self, path: &Path, text: &str) -> Result<(), ManifestError> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        input::check_nesting(text).map_err(|e| ManifestError::Read {
+            path: path.to_path_buf(),
+            source: ReadError::Io(std::io::Error::other(e.to_string())),
+        })?;
         for (index, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
-            let err = |message: String| ManifestError::Document {
-                path: path.to_path_buf(),
-                index,
-                message,
-            };
-            let value = serde_yaml_ng::Value::deserialize(doc).map_err(|e| err(e.to_string()))?;
+            let value =
+                serde_yaml_ng::Value::deserialize(doc).map_err(|e| ManifestError::Document {
+                    path: path.to_path_buf(),
+                    index,
+                    message: e.to_string(),
+                })?;
             if value.is_null() {
                 continue;
             }
-            self.add_value(value).map_err(err)?;
+            let location = Location {
+                path: path.to_path_buf(),
+                document: index,
+                item: None,
+            };
+            self.add_value(value, location, Some(text));
         }
         Ok(())
     }
 
-    fn add_value(&mut self, value: serde_yaml_ng::Value) -> Result<(), String> {
-        let field = |name: &str| value.get(name).and_then(|v| v.as_str()).map(str::to_string);
-        let api_version = field("apiVersion").ok_or("apiVersion: is required")?;
-        let kind = field("kind").ok_or("kind: is required")?;
-        match (api_version.as_str(), kind.as_str()) {
-            ("core.gardener.cloud/v1beta1", "Shoot") => {
-                let shoot: Shoot = typed(&value)?;
-                require_name(&shoot.metadata, true)?;
-                self.shoots.push(shoot);
-                if self.keep_documents {
-                    self.shoot_docs.push(value);
-                }
+    fn skip(&mut self, location: Location, message: String) {
+        self.skipped.push(Skipped { location, message });
+    }
+
+    /// Records the object's identity; a repeat is skipped, the first copy stays.
+    fn first_copy(&mut self, kind: &'static str, key: String, location: &Location) -> bool {
+        match self.seen.get(&(kind, key.clone())) {
+            Some(first) => {
+                let message = format!(
+                    "{kind} {key} repeats the one in {first}; the first is used, this one is skipped"
+                );
+                self.skip(location.clone(), message);
+                false
             }
-            ("core.gardener.cloud/v1beta1", "Seed") => {
-                let seed: Seed = typed(&value)?;
-                require_name(&seed.metadata, false)?;
-                self.seeds.push(seed);
-            }
-            ("core.gardener.cloud/v1beta1", "CloudProfile") => {
-                let cp: CloudProfile = typed(&value)?;
-                require_name(&cp.metadata, false)?;
-                self.cloud_profiles.push(cp);
-            }
-            ("core.gardener.cloud/v1beta1", "NamespacedCloudProfile") => {
-                let ncp: NamespacedCloudProfile = typed(&value)?;
-                require_name(&ncp.metadata, true)?;
-                self.namespaced_cloud_profiles.push(ncp);
-            }
-            ("core.gardener.cloud/v1beta1", "Project") => {
-                let p: Project = typed(&value)?;
-                require_name(&p.metadata, false)?;
-                self.projects.push(p);
-            }
-            ("v1", "ConfigMap") => {
-                let cm: ConfigMap = typed(&value)?;
-                require_name(&cm.metadata, true)?;
-                self.config_maps.push(cm);
-            }
-            ("v1", "List") => {
-                let items = value
-                    .get("items")
-                    .and_then(|i| i.as_sequence())
-                    .cloned()
-                    .unwrap_or_default();
-                for (i, item) in items.into_iter().enumerate() {
-                    self.add_value(item)
-                        .map_err(|e| format!("items[{i}]: {e}"))?;
-                }
-            }
-            (api_version, kind) => {
-                return Err(format!(
-                    "unsupported object {api_version}/{kind}: expected core.gardener.cloud/v1beta1 Shoot, Seed, CloudProfile, NamespacedCloudProfile, Project or v1 ConfigMap"
-                ));
+            None => {
+                self.seen.insert((kind, key), location.clone());
+                true
             }
         }
-        Ok(())
+    }
+
+    /// `text`: the file the document came from (not for the items of a List), to give a type
+    /// error its line.
+    fn add_value(&mut self, value: serde_yaml_ng::Value, location: Location, text: Option<&str>) {
+        let field = |name: &str| value.get(name).and_then(|v| v.as_str()).map(str::to_string);
+        let Some(api_version) = field("apiVersion") else {
+            return self.skip(location, "apiVersion: is required".into());
+        };
+        let Some(kind) = field("kind") else {
+            return self.skip(location, "kind: is required".into());
+        };
+        let name = value
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(|n| n.as_str())
+            .unwrap_or_default()
+            .to_string();
+        let result = match (api_version.as_str(), kind.as_str()) {
+            ("core.gardener.cloud/v1beta1", "Shoot") => self
+                .typed::<Shoot>(&value, "Shoot", true, &location, text)
+                .map(|shoot| {
+                    self.shoots.push(shoot);
+                    if self.keep_documents {
+                        self.shoot_docs.push(value.clone());
+                    }
+                }),
+            ("core.gardener.cloud/v1beta1", "Seed") => self
+                .typed::<Seed>(&value, "Seed", false, &location, text)
+                .map(|o| self.seeds.push(o)),
+            ("core.gardener.cloud/v1beta1", "CloudProfile") => self
+                .typed::<CloudProfile>(&value, "CloudProfile", false, &location, text)
+                .map(|o| self.cloud_profiles.push(o)),
+            ("core.gardener.cloud/v1beta1", "NamespacedCloudProfile") => self
+                .typed::<NamespacedCloudProfile>(
+                    &value,
+                    "NamespacedCloudProfile",
+                    true,
+                    &location,
+                    text,
+                )
+                .map(|o| self.namespaced_cloud_profiles.push(o)),
+            ("core.gardener.cloud/v1beta1", "Project") => self
+                .typed::<Project>(&value, "Project", false, &location, text)
+                .map(|o| self.projects.push(o)),
+            ("v1", "ConfigMap") => self
+                .typed::<ConfigMap>(&value, "ConfigMap", true, &location, text)
+                .map(|o| self.config_maps.push(o)),
+            ("v1", "List") => {
+                let Some(items) = value.get("items").and_then(|i| i.as_sequence()) else {
+                    return;
+                };
+                for (i, item) in items.iter().enumerate() {
+                    let at = Location {
+                        item: Some(i),
+                        ..location.clone()
+                    };
+                    self.add_value(item.clone(), at, None);
+                }
+                return;
+            }
+            (api_version, kind) => Err(Some(format!(
+                "unsupported object {api_version}/{kind}: expected core.gardener.cloud/v1beta1 Shoot, Seed, CloudProfile, NamespacedCloudProfile, Project or v1 ConfigMap"
+            ))),
+        };
+        if let Err(Some(message)) = result {
+            let object = if name.is_empty() {
+                kind
+            } else {
+                format!("{kind} {name}")
+            };
+            self.skip(location, format!("{object}: {message}"));
+        }
+    }
+
+    /// The typed object, or `Err(Some(message))` naming the field, or `Err(None)` for a repeat
+    /// (already recorded).
+    fn typed<T: DeserializeOwned + kube::Resource>(
+        &mut self,
+        value: &serde_yaml_ng::Value,
+        kind: &'static str,
+        namespaced: bool,
+        location: &Location,
+        text: Option<&str>,
+    ) -> Result<T, Option<String>> {
+        let object: T = typed(value).map_err(|message| {
+            match text.and_then(|t| line_of_error::<T>(t, location.document)) {
+                Some(line) => format!("{message} (line {line})"),
+                None => message,
+            }
+        })?;
+        if let Some(selector) = value.get("spec").and_then(|s| s.get("seedSelector")) {
+            check_selector_keys(selector)?;
+        }
+        let meta = object.meta();
+        require_name(meta, namespaced)?;
+        let key = if namespaced {
+            crate::api::object_key(meta)
+        } else {
+            meta.name.clone().unwrap_or_default()
+        };
+        if self.first_copy(kind, key, location) {
+            Ok(object)
+        } else {
+            Err(None)
+        }
     }
 }
 
@@ -168,6 +295,49 @@ fn typed<T: DeserializeOwned>(value: &serde_yaml_ng::Value) -> Result<T, String>
         let path = e.path().to_string();
         format!("{path}: {}", e.into_inner())
     })
+}
+
+/// Unknown keys in a `seedSelector` (`matchLabelz`, `operater`): ignored, the selector would
+/// match every seed, so a manifest that has them is refused. (Objects from the API server are
+/// read leniently; see [`crate::api::SeedSelector`].)
+fn check_selector_keys(selector: &serde_yaml_ng::Value) -> Result<(), String> {
+    use crate::api::{SEED_SELECTOR_KEYS, SELECTOR_REQUIREMENT_KEYS};
+    fn unknown(map: &serde_yaml_ng::Value, path: &str, known: &[&str]) -> Result<(), String> {
+        for key in map.as_mapping().into_iter().flat_map(|m| m.keys()) {
+            let name = key.as_str().unwrap_or_default();
+            if !known.contains(&name) {
+                let expected: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
+                return Err(format!(
+                    "{path}.{name}: unknown field `{name}`, expected one of {}",
+                    expected.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+    unknown(selector, "spec.seedSelector", SEED_SELECTOR_KEYS)?;
+    let expressions = selector
+        .get("matchExpressions")
+        .and_then(|e| e.as_sequence())
+        .into_iter()
+        .flatten();
+    for (i, requirement) in expressions.enumerate() {
+        unknown(
+            requirement,
+            &format!("spec.seedSelector.matchExpressions[{i}]"),
+            SELECTOR_REQUIREMENT_KEYS,
+        )?;
+    }
+    Ok(())
+}
+
+/// The line of the type error in document `index` of `text`, found by reading the document
+/// again straight into `T` (only when a document failed, so the second read costs nothing
+/// otherwise).
+fn line_of_error<T: DeserializeOwned>(text: &str, index: usize) -> Option<usize> {
+    let doc = serde_yaml_ng::Deserializer::from_str(text).nth(index)?;
+    let err = serde_path_to_error::deserialize::<_, T>(doc).err()?;
+    err.inner().location().map(|l| l.line())
 }
 
 fn require_name(meta: &crate::api::ObjectMeta, namespaced: bool) -> Result<(), String> {
@@ -180,34 +350,53 @@ fn require_name(meta: &crate::api::ObjectMeta, namespaced: bool) -> Result<(), S
     Ok(())
 }
 
-fn collect(path: &Path, out: &mut Vec<PathBuf>) -> Result<(), ManifestError> {
-    let meta = std::fs::metadata(path).map_err(|source| ManifestError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    if !meta.is_dir() {
-        out.push(path.to_path_buf());
-        return Ok(());
-    }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|source| ManifestError::Read {
+/// The files to read, each real file once, in the order given (directories in name order).
+#[derive(Default)]
+struct Files {
+    list: Vec<PathBuf>,
+    seen: HashSet<PathBuf>,
+}
+
+impl Files {
+    /// `explicit`: the path was given on the command line (read whatever its extension).
+    fn collect(&mut self, path: &Path, explicit: bool) -> Result<(), ManifestError> {
+        let read_err = |source: std::io::Error| ManifestError::Read {
             path: path.to_path_buf(),
-            source,
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    entries.sort();
-    for e in entries {
-        if e.is_dir() {
-            collect(&e, out)?;
-        } else if matches!(
-            e.extension().and_then(|x| x.to_str()),
-            Some("yaml" | "yml" | "json")
-        ) {
-            out.push(e);
+            source: source.into(),
+        };
+        let manifest = explicit
+            || matches!(
+                path.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json")
+            );
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            // A dangling link or unreadable entry that would not be read anyway.
+            Err(_) if !manifest => return Ok(()),
+            Err(e) => return Err(read_err(e)),
+        };
+        if !meta.is_dir() && !manifest {
+            return Ok(());
         }
+        let real = std::fs::canonicalize(path).map_err(read_err)?;
+        if !self.seen.insert(real) {
+            // Read already: a file given twice, or a symlink back into a directory being read.
+            return Ok(());
+        }
+        if !meta.is_dir() {
+            self.list.push(path.to_path_buf());
+            return Ok(());
+        }
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read_err)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .collect();
+        entries.sort();
+        for e in entries {
+            self.collect(&e, false)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]

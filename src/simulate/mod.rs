@@ -8,8 +8,8 @@ mod output;
 
 use chrono::{DateTime, Utc};
 
-pub use manifests::{Landscape, ManifestError};
-pub use output::{render_explain, render_json, render_table, render_yaml};
+pub use manifests::{Landscape, Location, ManifestError, Skipped};
+pub use output::{render_explain, write_json, write_table, write_yaml};
 
 use crate::api::Shoot;
 use crate::profile::Profile;
@@ -26,6 +26,8 @@ pub struct Outcome {
     pub result: Result<Decision, FitError>,
 }
 
+/// Every outcome of a run, kept (for small landscapes, tests and benchmarks); the command
+/// streams [`Simulator`] instead, so that memory does not grow with pending shoots × seeds.
 pub struct Simulation {
     pub outcomes: Vec<Outcome>,
     pub snapshot: Snapshot,
@@ -63,8 +65,84 @@ pub fn snapshot_of(landscape: &Landscape) -> Snapshot {
     snap
 }
 
-/// Schedules every pending shoot of the landscape, in creation order, with `regions` as the
-/// region catalogue (the compiled-in one with the configuration's `schedulers.shoot.regions`).
+/// Schedules the pending shoots of a landscape one at a time, in creation order, each
+/// placement counting for the next, with `regions` as the region catalogue (the compiled-in one
+/// with the configuration's `schedulers.shoot.regions`). An iterator: each outcome can be written and dropped before
+/// the next decision.
+pub struct Simulator<'a> {
+    landscape: &'a Landscape,
+    profile: &'a Profile,
+    now: DateTime<Utc>,
+    snapshot: Snapshot,
+    pending: std::vec::IntoIter<usize>,
+}
+
+impl<'a> Simulator<'a> {
+    pub fn new(
+        landscape: &'a Landscape,
+        profile: &'a Profile,
+        scheduler_names: &[String],
+        regions: &Regions,
+        now: DateTime<Utc>,
+    ) -> Self {
+        let mut pending: Vec<usize> = (0..landscape.shoots.len())
+            .filter(|&i| is_pending(&landscape.shoots[i], scheduler_names))
+            .collect();
+        pending.sort_by_key(|&i| {
+            let s = &landscape.shoots[i];
+            (
+                s.metadata.creation_timestamp.as_ref().map(|t| t.0),
+                crate::api::object_key(&s.metadata),
+            )
+        });
+        let mut snapshot = snapshot_of(landscape);
+        snapshot.set_regions(regions.clone());
+        Simulator {
+            landscape,
+            profile,
+            now,
+            snapshot,
+            pending: pending.into_iter(),
+        }
+    }
+
+    /// How many shoots are still to be decided.
+    pub fn remaining(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// The landscape as decided on, with every placement made so far.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The snapshot with every placement made so far.
+    pub fn into_snapshot(self) -> Snapshot {
+        self.snapshot
+    }
+}
+
+impl Iterator for Simulator<'_> {
+    type Item = Outcome;
+
+    fn next(&mut self) -> Option<Outcome> {
+        let i = self.pending.next()?;
+        let shoot = &self.landscape.shoots[i];
+        let result = schedule(shoot, &self.snapshot, self.profile, self.now);
+        if let Ok(d) = &result {
+            let mut placed = shoot.clone();
+            placed.spec.seed_name = Some(d.seed.clone());
+            self.snapshot.upsert_shoot(&placed);
+        }
+        Some(Outcome {
+            shoot: crate::api::object_key(&shoot.metadata),
+            index: i,
+            result,
+        })
+    }
+}
+
+/// Schedules every pending shoot of the landscape, in creation order, keeping every outcome.
 pub fn simulate(
     landscape: &Landscape,
     profile: &Profile,
@@ -72,32 +150,10 @@ pub fn simulate(
     regions: &Regions,
     now: DateTime<Utc>,
 ) -> Simulation {
-    let mut snapshot = snapshot_of(landscape);
-    snapshot.set_regions(regions.clone());
-    let mut pending: Vec<usize> = (0..landscape.shoots.len())
-        .filter(|&i| is_pending(&landscape.shoots[i], scheduler_names))
-        .collect();
-    pending.sort_by_key(|&i| {
-        let s = &landscape.shoots[i];
-        (
-            s.metadata.creation_timestamp.as_ref().map(|t| t.0),
-            crate::api::object_key(&s.metadata),
-        )
-    });
-    let mut outcomes = Vec::with_capacity(pending.len());
-    for i in pending {
-        let shoot = &landscape.shoots[i];
-        let result = schedule(shoot, &snapshot, profile, now);
-        if let Ok(d) = &result {
-            let mut placed = shoot.clone();
-            placed.spec.seed_name = Some(d.seed.clone());
-            snapshot.upsert_shoot(&placed);
-        }
-        outcomes.push(Outcome {
-            shoot: crate::api::object_key(&shoot.metadata),
-            index: i,
-            result,
-        });
+    let mut sim = Simulator::new(landscape, profile, scheduler_names, regions, now);
+    let outcomes = sim.by_ref().collect();
+    Simulation {
+        outcomes,
+        snapshot: sim.into_snapshot(),
     }
-    Simulation { outcomes, snapshot }
 }

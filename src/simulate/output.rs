@@ -1,50 +1,73 @@
 //! The three output formats of `simulate` and the `--explain` view.
+//!
+//! Outcomes are written as they are decided and dropped: a decision over thousands of seeds
+//! holds every seed's scores and rejections, so keeping them all would grow with pending
+//! shoots × seeds. The table keeps one row per shoot (its columns are aligned at the end); JSON
+//! keeps nothing (its two arrays are written in two passes over the same deterministic run).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::{self, Write};
 
 use serde_json::{Map, Value, json};
 
-use super::{Landscape, Simulation};
+use super::{Landscape, Outcome, Skipped};
 use crate::schedule::{Decision, FitError};
 
-/// One row per shoot: shoot, seed or `-`, total score, short reason.
-pub fn render_table(sim: &Simulation) -> String {
+/// One row per shoot: shoot, seed or `-`, total score, short reason; then the summary and the
+/// objects skipped while loading.
+pub fn write_table(
+    out: &mut impl Write,
+    outcomes: impl Iterator<Item = Outcome>,
+    skipped: &[Skipped],
+) -> io::Result<()> {
     let mut rows: Vec<[String; 4]> = vec![[
         "SHOOT".into(),
         "SEED".into(),
         "SCORE".into(),
         "REASON".into(),
     ]];
-    for o in &sim.outcomes {
-        rows.push(match &o.result {
-            Ok(d) => [
-                o.shoot.clone(),
-                d.seed.clone(),
-                format!("{:.1}", d.winner().total.into_inner()),
-                success_reason(d),
-            ],
-            Err(e) => [o.shoot.clone(), "-".into(), "-".into(), e.to_string()],
+    let mut placed = 0;
+    for o in outcomes {
+        rows.push(match o.result {
+            Ok(d) => {
+                placed += 1;
+                [
+                    o.shoot,
+                    d.seed.clone(),
+                    format!("{:.1}", d.winner().total.into_inner()),
+                    success_reason(&d),
+                ]
+            }
+            Err(e) => [o.shoot, "-".into(), "-".into(), e.to_string()],
         });
     }
     let widths: Vec<usize> = (0..3)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
-    let mut out = String::new();
     for r in &rows {
         for (c, w) in widths.iter().enumerate() {
-            out.push_str(&format!("{:<w$}  ", r[c], w = w));
+            write!(out, "{:<w$}  ", r[c], w = w)?;
         }
-        out.push_str(&r[3]);
-        out.push('\n');
+        writeln!(out, "{}", r[3])?;
     }
-    let placed = sim.outcomes.iter().filter(|o| o.result.is_ok()).count();
-    out.push_str(&format!(
-        "\n{placed}/{} pending shoots scheduled, {} unschedulable.\n",
-        sim.outcomes.len(),
-        sim.outcomes.len() - placed
-    ));
-    out
+    let decided = rows.len() - 1;
+    writeln!(
+        out,
+        "\n{placed}/{decided} pending shoots scheduled, {} unschedulable.",
+        decided - placed
+    )?;
+    if !skipped.is_empty() {
+        writeln!(
+            out,
+            "\n{} object(s) skipped while reading the manifests (--strict makes this an error):",
+            skipped.len()
+        )?;
+        for s in skipped {
+            writeln!(out, "  {s}")?;
+        }
+    }
+    Ok(())
 }
 
 fn success_reason(d: &Decision) -> String {
@@ -61,20 +84,62 @@ fn success_reason(d: &Decision) -> String {
     )
 }
 
-/// `{"decisions":[{"shoot","seed","error","scores"}], "explanations":[...]}`.
-pub fn render_json(sim: &Simulation) -> String {
-    let mut decisions = Vec::new();
-    let mut explanations = Vec::new();
-    for o in &sim.outcomes {
-        let (seed, error, scores) = match &o.result {
-            Ok(d) => (json!(d.seed), Value::Null, scores_json(d)),
-            Err(e) => (Value::Null, json!(e.to_string()), json!({})),
-        };
-        decisions.push(json!({"shoot": o.shoot, "seed": seed, "error": error, "scores": scores}));
-        explanations.push(explanation_json(&o.shoot, &o.result));
+/// `{"decisions":[{"shoot","seed","error","scores"}], "explanations":[...]}`, plus
+/// `"skipped": ["file: document N: message", ...]` when objects were skipped while loading.
+/// Laid out exactly as `serde_json::to_string_pretty` lays out the whole value; `run` is called
+/// once per array and must yield the same outcomes each time.
+pub fn write_json<I: Iterator<Item = Outcome>>(
+    out: &mut impl Write,
+    mut run: impl FnMut() -> I,
+    skipped: &[Skipped],
+) -> io::Result<()> {
+    out.write_all(b"{\n")?;
+    write_json_array(out, "decisions", run().map(|o| decision_json(&o)))?;
+    out.write_all(b",\n")?;
+    write_json_array(
+        out,
+        "explanations",
+        run().map(|o| explanation_json(&o.shoot, &o.result)),
+    )?;
+    if !skipped.is_empty() {
+        out.write_all(b",\n")?;
+        write_json_array(out, "skipped", skipped.iter().map(|s| json!(s.to_string())))?;
     }
-    let out = json!({"decisions": decisions, "explanations": explanations});
-    serde_json::to_string_pretty(&out).expect("JSON of plain values") + "\n"
+    out.write_all(b"\n}\n")
+}
+
+/// `  "key": [ ...elements... ]` at the indentation of a top-level key.
+fn write_json_array(
+    out: &mut impl Write,
+    key: &str,
+    elements: impl Iterator<Item = Value>,
+) -> io::Result<()> {
+    write!(out, "  {}: [", json!(key))?;
+    let mut empty = true;
+    for e in elements {
+        out.write_all(if empty { b"\n" } else { b",\n" })?;
+        empty = false;
+        let text = serde_json::to_string_pretty(&e).map_err(io::Error::other)?;
+        for (i, line) in text.lines().enumerate() {
+            if i > 0 {
+                out.write_all(b"\n")?;
+            }
+            write!(out, "    {line}")?;
+        }
+    }
+    if empty {
+        out.write_all(b"]")
+    } else {
+        out.write_all(b"\n  ]")
+    }
+}
+
+fn decision_json(o: &Outcome) -> Value {
+    let (seed, error, scores) = match &o.result {
+        Ok(d) => (json!(d.seed), Value::Null, scores_json(d)),
+        Err(e) => (Value::Null, json!(e.to_string()), json!({})),
+    };
+    json!({"shoot": o.shoot, "seed": seed, "error": error, "scores": scores})
 }
 
 fn scores_json(d: &Decision) -> Value {
@@ -142,19 +207,20 @@ fn round(v: f64) -> f64 {
 /// The input Shoots, with `spec.seedName` filled in where a seed was found: the original
 /// documents when the landscape kept them, else the shoots as parsed. Written one document at a
 /// time, so only the output grows with the landscape.
-pub fn render_yaml(landscape: &Landscape, sim: &Simulation) -> String {
-    let placed: HashMap<usize, &str> = sim
-        .outcomes
-        .iter()
-        .filter_map(|o| o.result.as_ref().ok().map(|d| (o.index, d.seed.as_str())))
+pub fn write_yaml(
+    out: &mut impl Write,
+    landscape: &Landscape,
+    outcomes: impl Iterator<Item = Outcome>,
+) -> io::Result<()> {
+    let placed: HashMap<usize, String> = outcomes
+        .filter_map(|o| o.result.ok().map(|d| (o.index, d.seed)))
         .collect();
     let documents = landscape.shoot_docs.len() == landscape.shoots.len();
-    let mut out = String::new();
     for (i, shoot) in landscape.shoots.iter().enumerate() {
         let mut doc: Cow<'_, serde_yaml_ng::Value> = if documents {
             Cow::Borrowed(&landscape.shoot_docs[i])
         } else {
-            Cow::Owned(serde_yaml_ng::to_value(shoot).expect("YAML of a parsed shoot"))
+            Cow::Owned(serde_yaml_ng::to_value(shoot).map_err(io::Error::other)?)
         };
         if let Some(seed) = placed.get(&i)
             && let Some(spec) = doc
@@ -162,14 +228,18 @@ pub fn render_yaml(landscape: &Landscape, sim: &Simulation) -> String {
                 .get_mut("spec")
                 .and_then(|s| s.as_mapping_mut())
         {
-            spec.insert("seedName".into(), (*seed).into());
+            spec.insert("seedName".into(), seed.as_str().into());
         }
         if i > 0 {
-            out.push_str("---\n");
+            out.write_all(b"---\n")?;
         }
-        out.push_str(&serde_yaml_ng::to_string(&*doc).expect("YAML of parsed YAML"));
+        out.write_all(
+            serde_yaml_ng::to_string(&*doc)
+                .map_err(io::Error::other)?
+                .as_bytes(),
+        )?;
     }
-    out
+    Ok(())
 }
 
 /// Every seed for one shoot: its score breakdown (best first), then the rejected seeds with the
@@ -235,16 +305,76 @@ mod tests {
             .cloud_profiles
             .push(CloudProfileBuilder::new("aws").build());
         assert!(landscape.shoot_docs.is_empty());
-        let sim = crate::simulate::simulate(
+        let profile = Profile::upstream_default();
+        let names = ["default-scheduler".to_string()];
+        let sim = crate::simulate::Simulator::new(
             &landscape,
-            &Profile::upstream_default(),
-            &["default-scheduler".to_string()],
+            &profile,
+            &names,
             &crate::regions::Regions::builtin(),
             chrono::Utc::now(),
         );
-        let out = render_yaml(&landscape, &sim);
+        let mut out = Vec::new();
+        write_yaml(&mut out, &landscape, sim).unwrap();
+        let out = String::from_utf8(out).unwrap();
         let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(&out).expect(&out);
         assert_eq!(doc["metadata"]["name"].as_str(), Some("web"), "{out}");
         assert_eq!(doc["spec"]["seedName"].as_str(), Some("s1"), "{out}");
+    }
+
+    #[test]
+    fn streamed_json_is_laid_out_as_the_whole_value_pretty_printed() {
+        let mut landscape = Landscape::default();
+        landscape.seeds.push(SeedBuilder::new("s1").build());
+        landscape
+            .seeds
+            .push(SeedBuilder::new("s2").region("us-east-1").build());
+        landscape
+            .cloud_profiles
+            .push(CloudProfileBuilder::new("aws").build());
+        for name in ["a", "b"] {
+            landscape
+                .shoots
+                .push(ShootBuilder::new("garden-dev", name).build());
+        }
+        landscape.shoots.push(
+            ShootBuilder::new("garden-dev", "far")
+                .region("ap-south-1")
+                .build(),
+        );
+        let skipped = [Skipped {
+            location: crate::simulate::Location {
+                path: "x.yaml".into(),
+                document: 1,
+                item: None,
+            },
+            message: "Seed s3: spec.taints: invalid type".into(),
+        }];
+        let profile = Profile::upstream_default();
+        let names = ["default-scheduler".to_string()];
+        let now = chrono::Utc::now();
+        let regions = crate::regions::Regions::builtin();
+        let run = || crate::simulate::Simulator::new(&landscape, &profile, &names, &regions, now);
+        for skipped in [&skipped[..], &[]] {
+            let mut out = Vec::new();
+            write_json(&mut out, run, skipped).unwrap();
+            let mut whole = json!({
+                "decisions": run().map(|o| decision_json(&o)).collect::<Vec<_>>(),
+                "explanations": run().map(|o| explanation_json(&o.shoot, &o.result)).collect::<Vec<_>>(),
+            });
+            if !skipped.is_empty() {
+                whole["skipped"] =
+                    json!(["x.yaml: document 1: Seed s3: spec.taints: invalid type"]);
+            }
+            let want = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+        let mut empty = Vec::new();
+        write_json(&mut empty, std::iter::empty, &[]).unwrap();
+        assert_eq!(
+            String::from_utf8(empty).unwrap(),
+            serde_json::to_string_pretty(&json!({"decisions": [], "explanations": []})).unwrap()
+                + "\n"
+        );
     }
 }

@@ -27,8 +27,8 @@ impl SetStep for MinimalDistance {
         seeds: &[&SeedInfo],
         snap: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        if let Some(rc) = snap.region_config_for(&cx.cloud_profile.region_config_name)
-            && let Some(row) = rc.distances_from(&cx.region)
+        if let Some((rc, row)) =
+            snap.region_row_for(&cx.cloud_profile.region_config_name, &cx.region)
         {
             let row = row.map_err(|message| FitError::InvalidRegionConfig {
                 config_map: rc.name.clone(),
