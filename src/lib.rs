@@ -33,6 +33,8 @@ pub mod crds;
 pub mod fixtures;
 /// Leaf helper: durations in Go's syntax (`1h30m`, `300ms`), as upstream's files write them.
 pub mod go_duration;
+/// Drain and rebalance plans: where shoots should move, and when.
+pub mod plan;
 /// Filters: one predicate per file, in upstream order.
 pub mod predicates;
 /// Scores: one priority per file, raw value -> 0..=100 -> × weight.
