@@ -224,7 +224,7 @@ fn moves(h: &mut String, plan: &Plan) {
         "<table><thead><tr><th>Start (UTC)</th><th>Shoot</th><th>From → to</th><th>Why</th>\
          </tr></thead><tbody>\n",
     );
-    for m in &plan.moves {
+    for m in super::by_start(&plan.moves) {
         let start = match &m.timing {
             Timing::At { start, window, .. } => format!(
                 "{}<br><span class=\"legend\">window {}</span>",
@@ -311,7 +311,7 @@ fn blocked(h: &mut String, plan: &Plan) {
     for b in &plan.blocked {
         let _ = writeln!(
             h,
-            "<tr><td class=\"seed\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"seed\">{}</td><td class=\"seed\">{}</td><td>{}</td></tr>",
             escape(&b.shoot),
             escape(&b.from),
             escape(&b.reason)

@@ -293,7 +293,7 @@ pub(crate) fn choose(
             }
         }
         Err(e) => Choice::None {
-            category: category_of(&e),
+            category: category_of(cx.profile, &e),
             reason: e.to_string(),
         },
     }
@@ -321,23 +321,40 @@ fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
     line
 }
 
-/// The histogram category of a failed decision: the most common rejection summary.
-fn category_of(e: &FitError) -> String {
+/// The histogram category of a failed decision: what rejected the seeds that got furthest,
+/// i.e. the rejections of the last stage (in profile order) that rejected any seed.
+fn category_of(profile: &Profile, e: &FitError) -> String {
     match e {
         FitError::NoFit { rejected, .. } => {
+            let last = profile
+                .stages
+                .iter()
+                .rev()
+                .map(|s| s.name())
+                .find(|name| rejected.iter().any(|r| r.stage == *name));
             let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-            for r in rejected {
+            for r in rejected.iter().filter(|r| Some(r.stage) == last) {
                 *counts.entry(r.reason.summary()).or_default() += 1;
             }
             counts
                 .into_iter()
                 .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
-                .map(|(s, _)| format!("no seed fits: {s}"))
+                .map(|(s, _)| format!("no seed fits: the last seeds {s}"))
                 .unwrap_or_else(|| "no seed fits".into())
         }
         FitError::InvalidShoot { field, .. } => format!("invalid shoot ({field})"),
         FitError::InvalidRegionConfig { .. } => "invalid region ConfigMap".into(),
     }
+}
+
+/// Moves in the order they start: scheduled by start time, then deferred (stable otherwise).
+pub fn by_start(moves: &[Move]) -> Vec<&Move> {
+    let mut v: Vec<&Move> = moves.iter().collect();
+    v.sort_by_key(|m| match &m.timing {
+        Timing::At { start, .. } => (0, Some(*start)),
+        _ => (1, None),
+    });
+    v
 }
 
 /// Seeds and their load before (`landscape`) and after (`snap` with the moves applied).

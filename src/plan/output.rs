@@ -40,7 +40,7 @@ pub fn render_table(plan: &Plan) -> String {
         "TO".into(),
         "WHY".into(),
     ]];
-    for m in &plan.moves {
+    for m in super::by_start(&plan.moves) {
         let start = match &m.timing {
             Timing::At { start, .. } => ts(start),
             Timing::Deferred { .. } => "deferred".into(),
