@@ -41,10 +41,14 @@ fn tmp(name: &str, content: &str) -> PathBuf {
 
 /// A ready seed in eu-west-1; `backup` adds spec.backup (and the condition it requires).
 fn seed(name: &str, capacity: u32, backup: bool) -> String {
+    seed_in(name, "eu-west-1", capacity, backup)
+}
+
+fn seed_in(name: &str, region: &str, capacity: u32, backup: bool) -> String {
     let backup_spec = if backup {
-        "\n  backup: {provider: aws, region: eu-west-1}"
+        format!("\n  backup: {{provider: aws, region: {region}}}")
     } else {
-        ""
+        String::new()
     };
     let backup_cond = if backup {
         ", {type: BackupBucketsReady, status: \"True\"}"
@@ -57,7 +61,7 @@ apiVersion: core.gardener.cloud/v1beta1
 kind: Seed
 metadata: {{name: {name}}}
 spec:
-  provider: {{type: aws, region: eu-west-1, zones: [a, b, c]}}{backup_spec}
+  provider: {{type: aws, region: {region}, zones: [a, b, c]}}{backup_spec}
 status:
   lastOperation: {{type: Reconcile, state: Succeeded}}
   conditions: [{{type: GardenletReady, status: "True"}}{backup_cond}]
@@ -374,4 +378,29 @@ fn html_report_is_self_contained() {
     assert!(out.contains("<details>") && out.contains("<svg"), "{out}");
     assert!(out.contains("<h3>aws</h3>"), "seeds grouped by provider");
     assert!(out.contains("Cannot move"), "{out}");
+}
+
+#[test]
+fn rebalance_latency_moves_far_shoots_home_within_capacity() {
+    // Three eu-west-1 shoots run in us-east-1; the eu-west-1 seed has room for two.
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed_in("us", "us-east-1", 10, true);
+    text += &seed_in("eu", "eu-west-1", 2, true);
+    for n in 0..3 {
+        text += &shoot(&format!("far{n}"), "us", W);
+    }
+    let l = landscape(&text);
+    let (p, best) = with_cx(&l, |cx| {
+        (
+            plan::rebalance(cx, Objective::Latency, 3, settings(10, 48)).unwrap(),
+            plan::rebalance::optimum(cx, Objective::Latency, 3),
+        )
+    });
+    assert_eq!(p.moves.len(), 2, "{:#?}", p.moves);
+    assert!(p.moves.iter().all(|m| m.from == "us" && m.to == "eu"));
+    let f = &p.figures[0];
+    assert!(f.before > 50.0, "eu-west-1 to us-east-1 is far: {f:?}");
+    assert!((f.after - f.before / 3.0).abs() < 1e-6, "{f:?}");
+    assert!((f.after - best).abs() < 1e-9, "greedy {} optimum {best}", f.after);
+    assert!(p.moves.iter().all(|m| m.gain.unwrap() > 0.0));
 }
