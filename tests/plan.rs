@@ -174,7 +174,11 @@ fn drain_respects_migration_preconditions_of_source_and_destination() {
     assert_eq!(p.moves[0].to, "dest");
     assert_eq!(p.blocked.len(), 1);
     assert_eq!(p.blocked[0].shoot, "garden-dev/stuck");
-    assert!(p.blocked[0].reason.contains("spec.backup"), "{:?}", p.blocked);
+    assert!(
+        p.blocked[0].reason.contains("spec.backup"),
+        "{:?}",
+        p.blocked
+    );
 }
 
 #[test]
@@ -204,7 +208,11 @@ fn moves_start_inside_their_window_with_bounded_concurrency() {
         "{:#?}",
         p.moves
     );
-    assert_eq!(p.deferred(), 1, "the third does not fit before the 12h horizon");
+    assert_eq!(
+        p.deferred(),
+        1,
+        "the third does not fit before the 12h horizon"
+    );
     // With a horizon of two days, the third runs in the next night's window.
     let p = with_cx(&l, |cx| plan::drain(cx, &["a".into()], settings(1, 48))).unwrap();
     assert_eq!(p.deferred(), 0);
@@ -254,7 +262,10 @@ fn rebalance_greedy_against_the_exhaustive_optimum_on_small_landscapes() {
         assert!(p.moves.len() <= *n);
         let before = p.figures[0].before;
         let after = p.figures[0].after;
-        assert!(best <= after + 1e-9, "optimum {best} worse than greedy {after}");
+        assert!(
+            best <= after + 1e-9,
+            "optimum {best} worse than greedy {after}"
+        );
         let ratio = if before - best > 1e-9 {
             (before - after) / (before - best)
         } else {
@@ -272,7 +283,10 @@ fn rebalance_greedy_against_the_exhaustive_optimum_on_small_landscapes() {
         worst = worst.min(ratio);
     }
     eprintln!("worst greedy/optimum improvement ratio: {:.3}", worst);
-    assert!(worst >= 0.9, "greedy reached only {worst:.3} of the optimum");
+    assert!(
+        worst >= 0.9,
+        "greedy reached only {worst:.3} of the optimum"
+    );
 }
 
 #[test]
@@ -283,7 +297,10 @@ fn rebalance_stops_when_no_move_improves() {
     text += &shoot("x", "a", W);
     text += &shoot("y", "b", W);
     let l = landscape(&text);
-    let p = with_cx(&l, |cx| plan::rebalance(cx, Objective::Spread, 5, settings(2, 48))).unwrap();
+    let p = with_cx(&l, |cx| {
+        plan::rebalance(cx, Objective::Spread, 5, settings(2, 48))
+    })
+    .unwrap();
     assert!(p.moves.is_empty(), "{:#?}", p.moves);
 }
 
@@ -292,7 +309,15 @@ fn rebalance_stops_when_no_move_improves() {
 #[test]
 fn drain_on_the_example_landscape_lists_moves_and_figures() {
     let (code, out, err) = run(bin().args([
-        "plan", "drain", "aws-eu1", "az-weu1", "-f", "example/landscape/", "--now", NOW, "-o",
+        "plan",
+        "drain",
+        "aws-eu1",
+        "az-weu1",
+        "-f",
+        "example/landscape/",
+        "--now",
+        NOW,
+        "-o",
         "json",
     ]));
     assert_eq!(code, 0, "{err}");
@@ -313,9 +338,8 @@ fn drain_on_the_example_landscape_lists_moves_and_figures() {
 
 #[test]
 fn unknown_seed_is_a_usage_error_naming_it() {
-    let (code, out, err) = run(bin().args([
-        "plan", "drain", "no-such-seed", "-f", "example/landscape/",
-    ]));
+    let (code, out, err) =
+        run(bin().args(["plan", "drain", "no-such-seed", "-f", "example/landscape/"]));
     assert_eq!(code, 2);
     assert!(out.is_empty(), "no partial plan: {out}");
     assert!(err.contains("\"no-such-seed\""), "{err}");
@@ -340,8 +364,13 @@ fn malformed_window_is_an_error_naming_shoot_and_field() {
 
 #[test]
 fn malformed_manifest_is_an_error_naming_the_document() {
-    let f = tmp("broken.yaml", "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nspec: [\n");
-    let (code, out, err) = run(bin().args(["plan", "rebalance", "--max-moves", "1", "-f"]).arg(&f));
+    let f = tmp(
+        "broken.yaml",
+        "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nspec: [\n",
+    );
+    let (code, out, err) = run(bin()
+        .args(["plan", "rebalance", "--max-moves", "1", "-f"])
+        .arg(&f));
     assert_eq!(code, 2, "{out}");
     assert!(err.contains("broken.yaml"), "{err}");
 }
@@ -349,7 +378,15 @@ fn malformed_manifest_is_an_error_naming_the_document() {
 #[test]
 fn yaml_output_is_one_binding_document_per_scheduled_move() {
     let (code, out, err) = run(bin().args([
-        "plan", "drain", "aws-eu1", "-f", "example/landscape/", "--now", NOW, "-o", "yaml",
+        "plan",
+        "drain",
+        "aws-eu1",
+        "-f",
+        "example/landscape/",
+        "--now",
+        NOW,
+        "-o",
+        "yaml",
     ]));
     assert_eq!(code, 0, "{err}");
     let docs: Vec<serde_yaml_ng::Value> = serde_yaml_ng::Deserializer::from_str(&out)
@@ -360,14 +397,25 @@ fn yaml_output_is_one_binding_document_per_scheduled_move() {
         assert_eq!(d["kind"].as_str(), Some("Shoot"));
         let to = d["spec"]["seedName"].as_str().unwrap();
         assert_ne!(to, "aws-eu1", "{out}");
-        assert!(d.get("status").is_none(), "binding documents carry no status");
+        assert!(
+            d.get("status").is_none(),
+            "binding documents carry no status"
+        );
     }
 }
 
 #[test]
 fn html_report_is_self_contained() {
     let (code, out, err) = run(bin().args([
-        "plan", "drain", "aws-eu1", "aws-jp1", "-f", "example/landscape/", "--now", NOW, "-o",
+        "plan",
+        "drain",
+        "aws-eu1",
+        "aws-jp1",
+        "-f",
+        "example/landscape/",
+        "--now",
+        NOW,
+        "-o",
         "html",
     ]));
     assert_eq!(code, 0, "{err}");
@@ -401,6 +449,37 @@ fn rebalance_latency_moves_far_shoots_home_within_capacity() {
     let f = &p.figures[0];
     assert!(f.before > 50.0, "eu-west-1 to us-east-1 is far: {f:?}");
     assert!((f.after - f.before / 3.0).abs() < 1e-6, "{f:?}");
-    assert!((f.after - best).abs() < 1e-9, "greedy {} optimum {best}", f.after);
+    assert!(
+        (f.after - best).abs() < 1e-9,
+        "greedy {} optimum {best}",
+        f.after
+    );
     assert!(p.moves.iter().all(|m| m.gain.unwrap() > 0.0));
+}
+
+#[test]
+fn planning_doc_shows_the_output_of_its_example() {
+    let (code, out, err) = run(bin().args([
+        "plan",
+        "drain",
+        "aws-eu1",
+        "az-weu1",
+        "-f",
+        "example/landscape/",
+        "--now",
+        NOW,
+        "--max-concurrent",
+        "1",
+        "--horizon",
+        "24h",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operations/planning.md"),
+    )
+    .unwrap();
+    assert!(
+        doc.contains(&format!("```text\n{out}```")),
+        "docs/operations/planning.md shows other output than:\n{out}"
+    );
 }

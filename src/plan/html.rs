@@ -119,7 +119,8 @@ fn cards(h: &mut String, plan: &Plan) {
     h.push_str("</section>\n");
 }
 
-fn fmt_num(v: f64) -> String {
+/// Whole numbers without decimals, others with two.
+pub fn fmt_num(v: f64) -> String {
     if v.fract() == 0.0 {
         format!("{v:.0}")
     } else {

@@ -78,8 +78,11 @@ pub fn render_table(plan: &Plan) -> String {
     out.push('\n');
     for f in &plan.figures {
         out.push_str(&format!(
-            "{}: {:.2} -> {:.2} {}\n",
-            f.name, f.before, f.after, f.unit
+            "{}: {} -> {} {}\n",
+            f.name,
+            super::html::fmt_num(f.before),
+            super::html::fmt_num(f.after),
+            f.unit
         ));
     }
     out.push_str(&format!(

@@ -291,7 +291,7 @@ pub fn rebalance(
             index: st.movable[m],
             warnings: move_warnings(cx, &from, &to),
             reason: format!(
-                "{} {:.2} -> {:.2} {} (rank {rank} of {} feasible seed(s) for this shoot)",
+                "{} {:.3} -> {:.3} {} (rank {rank} of {} feasible seed(s) for this shoot)",
                 objective.label(),
                 current,
                 value,
