@@ -278,7 +278,7 @@ fn rebalance_greedy_against_the_exhaustive_optimum_on_small_landscapes() {
         );
         // Seeds after the plan never exceed their capacity.
         for s in &p.seeds {
-            assert!(s.after as u64 <= s.capacity.unwrap(), "{s:?}");
+            assert!(s.after <= s.capacity.unwrap(), "{s:?}");
         }
         worst = worst.min(ratio);
     }

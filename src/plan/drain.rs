@@ -102,7 +102,7 @@ pub fn drain(
         }
     }
     windows::assign(&mut moves, &move_windows, &settings, cx.now);
-    let seeds_after = seed_loads(cx, &before, &snap, &drained);
+    let seeds_after = seed_loads(&before, &snap, &drained);
     let left: u64 = seeds_after
         .iter()
         .filter(|s| s.drained)

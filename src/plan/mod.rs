@@ -239,8 +239,7 @@ pub(crate) fn move_warnings(cx: &Context, from: &str, to: &str) -> Vec<String> {
     }
 }
 
-/// The best destination for `shoot` (already unplaced in `snap`) among the seeds the profile
-/// ranks, skipping `excluded` and seeds that fail a migration precondition.
+/// Where a shoot can go, or why it cannot.
 pub(crate) enum Choice {
     To {
         seed: String,
@@ -254,6 +253,8 @@ pub(crate) enum Choice {
     },
 }
 
+/// The best destination for `shoot` (already unplaced in `snap`) among the seeds the profile
+/// ranks, skipping `excluded` and seeds that fail a migration precondition.
 pub(crate) fn choose(
     cx: &Context,
     shoot: &Shoot,
@@ -359,7 +360,6 @@ pub fn by_start(moves: &[Move]) -> Vec<&Move> {
 
 /// Seeds and their load before (`landscape`) and after (`snap` with the moves applied).
 pub(crate) fn seed_loads(
-    cx: &Context,
     before: &Snapshot,
     after: &Snapshot,
     drained: &BTreeSet<String>,
@@ -377,7 +377,6 @@ pub(crate) fn seed_loads(
             unusable: s.usable.as_ref().err().map(|r| r.to_string()),
         })
         .collect();
-    let _ = cx;
     loads.sort_by(|a, b| (&a.provider, &a.region, &a.name).cmp(&(&b.provider, &b.region, &b.name)));
     loads
 }

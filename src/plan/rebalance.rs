@@ -310,7 +310,7 @@ pub fn rebalance(
     }
     windows::assign(&mut moves, &move_windows, &settings, cx.now);
     let none = BTreeSet::new();
-    let seeds = seed_loads(cx, &before_snap, &st.snap, &none);
+    let seeds = seed_loads(&before_snap, &st.snap, &none);
     Ok(Plan {
         goal: Goal::Rebalance {
             objective,

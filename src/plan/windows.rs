@@ -187,6 +187,9 @@ pub enum Timing {
     },
 }
 
+/// Planned `[start, end)` intervals per seed.
+type Busy = BTreeMap<String, Vec<(DateTime<Utc>, DateTime<Utc>)>>;
+
 /// Gives every move a start time. Moves are taken in order of their window's next occurrence
 /// (then shoot name); each takes the earliest instant inside one of its window occurrences where
 /// fewer than `max_concurrent` scheduled moves overlap it on its source and on its destination.
@@ -198,13 +201,11 @@ pub fn assign(moves: &mut [Move], windows: &[Window], settings: &Settings, now: 
     let first = |i: usize| windows[i].occurrences(now).next().map(|(b, _)| b.max(now));
     order.sort_by(|&a, &b| (first(a), &moves[a].shoot).cmp(&(first(b), &moves[b].shoot)));
     // Busy intervals per seed.
-    let mut busy: BTreeMap<String, Vec<(DateTime<Utc>, DateTime<Utc>)>> = BTreeMap::new();
+    let mut busy: Busy = BTreeMap::new();
     for i in order {
         let w = &windows[i];
         let (from, to) = (moves[i].from.clone(), moves[i].to.clone());
-        let overlapping = |busy: &BTreeMap<String, Vec<(DateTime<Utc>, DateTime<Utc>)>>,
-                           seed: &str,
-                           s: DateTime<Utc>| {
+        let overlapping = |busy: &Busy, seed: &str, s: DateTime<Utc>| {
             busy.get(seed).map_or(0, |v| {
                 v.iter()
                     .filter(|(b, e)| *b < s + duration && s < *e)
