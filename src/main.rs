@@ -156,6 +156,7 @@ enum Output {
     Table,
     Json,
     Yaml,
+    Html,
 }
 
 fn parse_time(s: &str) -> Result<DateTime<Utc>, String> {
@@ -380,6 +381,7 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Output::Table => simulate::render_table(&sim),
         Output::Json => simulate::render_json(&sim),
         Output::Yaml => simulate::render_yaml(&landscape, &sim),
+        Output::Html => plan::html::render_simulation(&landscape, &sim, profile, now),
     };
     print!("{text}");
     ExitCode::SUCCESS

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use chrono::SecondsFormat;
 
 use super::output::title;
-use super::{Plan, SeedLoad, Timing};
+use super::{Blocked, Plan, SeedLoad, Timing};
 
 /// Escapes text for HTML element content and attribute values.
 pub fn escape(s: &str) -> String {
@@ -61,62 +61,84 @@ pre{white-space:pre-wrap;font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consol
 @media print{main{max-width:none;padding:0}h2{break-after:avoid}tr,.card{break-inside:avoid}pre{max-height:none;overflow:visible}summary{display:none}}
 "#;
 
-/// The page for `plan`.
-pub fn render(plan: &Plan) -> String {
-    let mut h = String::new();
-    let t = escape(&title(plan));
+fn head(h: &mut String, title: &str, meta: &str) {
+    let t = escape(title);
     let _ = write!(
         h,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>{t}</title><style>{STYLE}</style></head><body><main>\n<h1>{t}</h1>\n"
+         <title>{t}</title><style>{STYLE}</style></head><body><main>\n<h1>{t}</h1>\n\
+         <p class=\"meta\">{meta}</p>\n"
     );
-    let _ = writeln!(
-        h,
-        "<p class=\"meta\">Profile <b>{}</b> · evaluated at {} · moves start inside each shoot's \
-         maintenance window, at most {} at a time per seed, {} min each, within {} h. \
-         Nothing has been applied.</p>",
+}
+
+fn foot(h: &mut String) {
+    h.push_str(
+        "<script>window.addEventListener('beforeprint',function(){\
+         document.querySelectorAll('details').forEach(function(d){d.open=true;});});</script>\n\
+         </main></body></html>\n",
+    );
+}
+
+fn card_row(h: &mut String, cards: &[(String, String)]) {
+    h.push_str("<section class=\"cards\">");
+    for (n, l) in cards {
+        let _ = write!(
+            h,
+            "<div class=\"card\"><div class=\"n\">{}</div><div class=\"l\">{}</div></div>",
+            escape(n),
+            escape(l)
+        );
+    }
+    h.push_str("</section>\n");
+}
+
+/// The page for `plan`.
+pub fn render(plan: &Plan) -> String {
+    let mut h = String::new();
+    let meta = format!(
+        "Profile <b>{}</b> · evaluated at {} · moves start inside each shoot's maintenance \
+         window, at most {} at a time per seed, {} min each, within {} h. Nothing has been applied.",
         escape(&plan.profile),
         plan.now.to_rfc3339_opts(SecondsFormat::Secs, true),
         plan.windows.max_concurrent,
         plan.windows.move_duration_seconds / 60,
         plan.windows.horizon_seconds / 3600
     );
+    head(&mut h, &title(plan), &meta);
     cards(&mut h, plan);
     seeds(&mut h, &plan.seeds);
     moves(&mut h, plan);
-    blocked(&mut h, plan);
-    h.push_str(
-        "<script>window.addEventListener('beforeprint',function(){\
-         document.querySelectorAll('details').forEach(function(d){d.open=true;});});</script>\n\
-         </main></body></html>\n",
+    blocked(
+        &mut h,
+        "Cannot move",
+        "Every shoot in scope can move.",
+        "On seed",
+        &plan.blocked,
     );
+    foot(&mut h);
     h
 }
 
 fn cards(h: &mut String, plan: &Plan) {
-    h.push_str("<section class=\"cards\">");
-    let mut card = |n: String, l: &str| {
-        let _ = write!(
-            h,
-            "<div class=\"card\"><div class=\"n\">{}</div><div class=\"l\">{}</div></div>",
-            escape(&n),
-            escape(l)
-        );
-    };
-    card(plan.scheduled().to_string(), "moves scheduled");
-    card(
-        plan.deferred().to_string(),
-        "moves deferred (no slot in the horizon)",
-    );
-    card(plan.blocked.len().to_string(), "shoots that cannot move");
+    let mut cards = vec![
+        (plan.scheduled().to_string(), "moves scheduled".to_string()),
+        (
+            plan.deferred().to_string(),
+            "moves deferred (no slot in the horizon)".to_string(),
+        ),
+        (
+            plan.blocked.len().to_string(),
+            "shoots that cannot move".to_string(),
+        ),
+    ];
     for f in &plan.figures {
-        card(
+        cards.push((
             format!("{} → {}", fmt_num(f.before), fmt_num(f.after)),
-            &format!("{} ({})", f.name, f.unit),
-        );
+            format!("{} ({})", f.name, f.unit),
+        ));
     }
-    h.push_str("</section>\n");
+    card_row(h, &cards);
 }
 
 /// Whole numbers without decimals, others with two.
@@ -266,14 +288,15 @@ fn moves(h: &mut String, plan: &Plan) {
     h.push_str("</tbody></table>\n");
 }
 
-fn blocked(h: &mut String, plan: &Plan) {
-    let _ = writeln!(h, "<h2>Cannot move ({})</h2>", plan.blocked.len());
-    if plan.blocked.is_empty() {
-        h.push_str("<p class=\"empty\">Every shoot in scope can move.</p>\n");
+/// Shoots that stay where they are (or pending), with a histogram of their categories.
+fn blocked(h: &mut String, heading: &str, empty: &str, seed_column: &str, list: &[Blocked]) {
+    let _ = writeln!(h, "<h2>{} ({})</h2>", escape(heading), list.len());
+    if list.is_empty() {
+        let _ = writeln!(h, "<p class=\"empty\">{}</p>", escape(empty));
         return;
     }
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-    for b in &plan.blocked {
+    for b in list {
         *counts.entry(&b.category).or_default() += 1;
     }
     let mut counts: Vec<(&str, usize)> = counts.into_iter().collect();
@@ -306,10 +329,11 @@ fn blocked(h: &mut String, plan: &Plan) {
         );
     }
     h.push_str("</svg>\n");
-    h.push_str(
-        "<table><thead><tr><th>Shoot</th><th>On seed</th><th>Reason</th></tr></thead><tbody>\n",
-    );
-    for b in &plan.blocked {
+    h.push_str(&format!(
+        "<table><thead><tr><th>Shoot</th><th>{}</th><th>Reason</th></tr></thead><tbody>\n",
+        escape(seed_column)
+    ));
+    for b in list {
         let _ = writeln!(
             h,
             "<tr><td class=\"seed\">{}</td><td class=\"seed\">{}</td><td>{}</td></tr>",
@@ -319,6 +343,84 @@ fn blocked(h: &mut String, plan: &Plan) {
         );
     }
     h.push_str("</tbody></table>\n");
+}
+
+/// The page for `simulate -o html`: where each pending shoot goes and why, the seeds' load
+/// before and after the simulated placements, and the unschedulable shoots.
+pub fn render_simulation(
+    landscape: &crate::simulate::Landscape,
+    sim: &crate::simulate::Simulation,
+    profile: &crate::profile::Profile,
+    now: chrono::DateTime<chrono::Utc>,
+) -> String {
+    use crate::schedule::FitError;
+    let before = crate::simulate::snapshot_of(landscape);
+    let loads = super::seed_loads(&before, &sim.snapshot, &Default::default());
+    let placed = sim.outcomes.iter().filter(|o| o.result.is_ok()).count();
+    let mut h = String::new();
+    let meta = format!(
+        "Profile <b>{}</b> · evaluated at {} · pending shoots decided in creation order, each \
+         placement counted for the next. Nothing has been applied.",
+        escape(&profile.name),
+        now.to_rfc3339_opts(SecondsFormat::Secs, true)
+    );
+    head(&mut h, "Simulated placement of the pending shoots", &meta);
+    card_row(
+        &mut h,
+        &[
+            (sim.outcomes.len().to_string(), "pending shoots".into()),
+            (placed.to_string(), "placed".into()),
+            (
+                (sim.outcomes.len() - placed).to_string(),
+                "unschedulable".into(),
+            ),
+        ],
+    );
+    seeds(&mut h, &loads);
+    let _ = writeln!(h, "<h2>Placements ({placed})</h2>");
+    if placed == 0 {
+        h.push_str("<p class=\"empty\">No pending shoot can be placed.</p>\n");
+    } else {
+        h.push_str(
+            "<table><thead><tr><th>Shoot</th><th>Seed</th><th>Why</th></tr></thead><tbody>\n",
+        );
+        for o in &sim.outcomes {
+            let Ok(d) = &o.result else { continue };
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"seed\">{}</td><td class=\"seed\">{}</td><td>{}\
+                 <details><summary>explanation: every seed for this shoot</summary><pre>{}</pre>\
+                 </details></td></tr>",
+                escape(&o.shoot),
+                escape(&d.seed),
+                escape(&super::reason_line(d, &d.seed, &[])),
+                escape(&crate::simulate::render_explain(&o.shoot, &o.result))
+            );
+        }
+        h.push_str("</tbody></table>\n");
+    }
+    let unschedulable: Vec<Blocked> = sim
+        .outcomes
+        .iter()
+        .filter_map(|o| {
+            let e: &FitError = o.result.as_ref().err()?;
+            Some(Blocked {
+                shoot: o.shoot.clone(),
+                from: "-".into(),
+                category: super::category_of(profile, e),
+                reason: e.to_string(),
+            })
+        })
+        .collect();
+    blocked(
+        &mut h,
+        "Unschedulable",
+        "Every pending shoot can be placed.",
+        "Seed",
+        &unschedulable,
+    );
+    foot(&mut h);
+    h
 }
 
 #[cfg(test)]

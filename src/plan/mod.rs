@@ -300,7 +300,7 @@ pub(crate) fn choose(
     }
 }
 
-fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
+pub(crate) fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
     let Some(s) = d.ranking.iter().find(|s| &*s.seed == seed) else {
         return String::new();
     };
@@ -324,7 +324,7 @@ fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
 
 /// The histogram category of a failed decision: what rejected the seeds that got furthest,
 /// i.e. the rejections of the last stage (in profile order) that rejected any seed.
-fn category_of(profile: &Profile, e: &FitError) -> String {
+pub(crate) fn category_of(profile: &Profile, e: &FitError) -> String {
     match e {
         FitError::NoFit { rejected, .. } => {
             let last = profile
