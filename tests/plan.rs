@@ -483,3 +483,27 @@ fn planning_doc_shows_the_output_of_its_example() {
         "docs/operations/planning.md shows other output than:\n{out}"
     );
 }
+
+#[test]
+fn simulate_html_report_is_self_contained() {
+    let (code, out, err) = run(bin().args([
+        "simulate",
+        "-f",
+        "example/landscape/",
+        "--now",
+        NOW,
+        "-o",
+        "html",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("<!DOCTYPE html>"));
+    for external in ["<link", " src=", "http://", "https://", "@import", "url("] {
+        assert!(!out.contains(external), "external reference {external:?}");
+    }
+    assert!(out.contains("<h2>Placements (") && out.contains("<h2>Unschedulable ("));
+    // Every pending shoot appears once, placed or not.
+    let (_, table, _) = run(bin().args(["simulate", "-f", "example/landscape/", "--now", NOW]));
+    let shoots = table.lines().filter(|l| l.starts_with("garden-")).count();
+    let rows = out.matches("<tr><td class=\"seed\">garden-").count();
+    assert_eq!(rows, shoots, "{out}");
+}
