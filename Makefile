@@ -16,7 +16,7 @@ SOAK_RATE ?= 5
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart docker-image crds clean
+.PHONY: help build test report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -28,6 +28,10 @@ test: ## Run every test, including the chart tests and the end-to-end tests agai
 	hack/tools.sh >/dev/null
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
+	CARGO=$(CARGO) hack/report-check.sh
+
+report-check: ## Render the example plan report in headless Chromium; fail on an empty screenshot or console errors.
+	CARGO=$(CARGO) hack/report-check.sh
 
 soak: ## Churn shoots and seeds for SOAK_MINUTES (10) against a real API server; then check binds, capacity, memory.
 	tests/apiserver/ensure.sh >/dev/null

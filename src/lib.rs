@@ -35,6 +35,8 @@ pub mod fixtures;
 pub mod go_duration;
 /// Reading input files: regular files only, bounded size, nesting checked before parsing.
 pub mod input;
+/// Drain and rebalance plans: where shoots should move, and when.
+pub mod plan;
 /// Filters: one predicate per file, in upstream order.
 pub mod predicates;
 /// Scores: one priority per file, raw value -> 0..=100 -> × weight.

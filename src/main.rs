@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use gardener_scheduler::chain::{ProfileChain, Selection, TimelineStep};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
 use gardener_scheduler::controller;
+use gardener_scheduler::plan;
 use gardener_scheduler::regions::Regions;
 use gardener_scheduler::simulate::{self, Landscape};
 
@@ -40,6 +41,76 @@ enum Command {
     Run(RunArgs),
     /// Decide offline where the pending shoots in manifest files would go, and why.
     Simulate(SimulateArgs),
+    /// Plan control-plane moves (drain seeds, rebalance) with start times; applies nothing.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+}
+
+#[derive(Subcommand)]
+enum PlanCommand {
+    /// Where every shoot on these seeds should move, and which cannot.
+    Drain {
+        /// Seeds to drain.
+        #[arg(value_name = "SEED", required = true)]
+        seeds: Vec<String>,
+        #[command(flatten)]
+        common: PlanArgs,
+    },
+    /// At most N moves that lower the objective the most.
+    Rebalance {
+        /// The largest number of moves to plan.
+        #[arg(long, value_name = "N")]
+        max_moves: usize,
+        /// What to lower.
+        #[arg(long, value_enum, default_value_t = plan::Objective::Spread)]
+        objective: plan::Objective,
+        #[command(flatten)]
+        common: PlanArgs,
+    },
+}
+
+#[derive(Args)]
+struct PlanArgs {
+    /// SchedulerConfiguration file (defaults apply without one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Treat keys the configuration does not know as errors instead of warnings.
+    #[arg(long)]
+    strict: bool,
+    /// Manifest files or directories (multi-document YAML).
+    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
+    files: Vec<PathBuf>,
+    /// Plan from this instant (RFC 3339) instead of the current time.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    now: Option<DateTime<Utc>>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = PlanOutput::Table)]
+    output: PlanOutput,
+    /// Moves that cannot start within this long after --now are deferred (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "168h", value_parser = parse_duration)]
+    horizon: std::time::Duration,
+    /// At most this many moves overlap on any one source or destination seed.
+    #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
+    max_concurrent: u32,
+    /// How long one move is assumed to take (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
+    move_duration: std::time::Duration,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PlanOutput {
+    Table,
+    Json,
+    Yaml,
+    Html,
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d = gardener_scheduler::go_duration::parse(s).map_err(|e| format!("{s:?}: {e}"))?;
+    if d.is_zero() {
+        return Err(format!("{s:?}: must be positive"));
+    }
+    Ok(d)
 }
 
 #[derive(Args, Clone, Default)]
@@ -91,6 +162,7 @@ enum Output {
     Table,
     Json,
     Yaml,
+    Html,
 }
 
 fn parse_time(s: &str) -> Result<DateTime<Utc>, String> {
@@ -115,6 +187,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Simulate(args)) => simulate_cmd(args),
         Some(Command::Run(args)) => run_cmd(args),
+        Some(Command::Plan(cmd)) => plan_cmd(cmd),
         None => run_cmd(cli.run),
     }
 }
@@ -372,5 +445,88 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
         Output::Json => simulate::write_json(&mut out, &mut run, &landscape.skipped),
         Output::Yaml => simulate::write_yaml(&mut out, &landscape, run()),
+        Output::Html => {
+            // The report shows every seed's utilisation after all decisions: it needs them all.
+            let sim = simulate::simulate(&landscape, profile, names, &regions, now);
+            let text = plan::html::render_simulation(&landscape, &sim, profile, now);
+            out.write_all(text.as_bytes())
+        }
     })
+}
+
+fn plan_cmd(cmd: PlanCommand) -> ExitCode {
+    let common = match &cmd {
+        PlanCommand::Drain { common, .. } | PlanCommand::Rebalance { common, .. } => common,
+    };
+    let cfg = match load_config(common.config.as_ref(), common.strict) {
+        Ok(loaded) => {
+            print_warnings(&loaded.warnings);
+            loaded.config
+        }
+        Err(code) => return code,
+    };
+    let chain = match ProfileChain::from_config(&cfg.schedulers.shoot) {
+        Ok(c) => c,
+        Err(errors) => {
+            eprintln!("error: invalid config:");
+            for e in errors {
+                eprintln!("  {e}");
+            }
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    // The documents carry the maintenance windows and make the binding documents.
+    let landscape = match Landscape::load_with_documents(&common.files) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let now = common.now.unwrap_or_else(Utc::now);
+    let profile = match chain.select(now) {
+        Selection::Profile { profile, .. } => profile,
+        Selection::Deferred { reason, .. } => {
+            eprintln!(
+                "error: no profile is active at {}: {reason}; pass --now inside an active entry",
+                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let regions = Regions::with_overrides(&cfg.schedulers.shoot.regions);
+    let cx = plan::Context {
+        landscape: &landscape,
+        profile,
+        scheduler_names: &cfg.schedulers.shoot.scheduler_names,
+        regions: &regions,
+        now,
+    };
+    let settings = plan::windows::Settings {
+        horizon_seconds: common.horizon.as_secs() as i64,
+        max_concurrent: common.max_concurrent as usize,
+        move_duration_seconds: common.move_duration.as_secs().max(1) as i64,
+    };
+    let result = match &cmd {
+        PlanCommand::Drain { seeds, .. } => plan::drain(&cx, seeds, settings),
+        PlanCommand::Rebalance {
+            max_moves,
+            objective,
+            ..
+        } => plan::rebalance(&cx, *objective, *max_moves, settings),
+    };
+    let p = match result {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(EXIT_BAD_INPUT);
+        }
+    };
+    let text = match common.output {
+        PlanOutput::Table => plan::output::render_table(&p),
+        PlanOutput::Json => plan::output::render_json(&p),
+        PlanOutput::Yaml => plan::output::render_yaml(&landscape, &p),
+        PlanOutput::Html => plan::html::render(&p),
+    };
+    write_stdout(|out| out.write_all(text.as_bytes()))
 }

@@ -1,0 +1,403 @@
+//! `gardener-scheduler plan`: drain and rebalance plans over a landscape read from manifests.
+//!
+//! Every move is decided by the production [`schedule`] on a snapshot that already counts the
+//! moves planned before it, then checked against the preconditions of Gardener's control-plane
+//! migration (both seeds configure `spec.backup`). Start times come from [`windows`]. Nothing
+//! here writes anywhere: the command prints the plan.
+
+pub mod drain;
+pub mod html;
+pub mod output;
+pub mod rebalance;
+pub mod windows;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use crate::api::{Seed, Shoot, object_key};
+use crate::profile::Profile;
+use crate::regions::Regions;
+use crate::schedule::{Decision, FitError, schedule};
+use crate::simulate::{Landscape, render_explain, snapshot_of};
+use crate::snapshot::Snapshot;
+
+pub use drain::drain;
+pub use rebalance::{Objective, rebalance};
+pub use windows::{Timing, WindowError};
+
+/// Input errors: the plan is not computed at all, never computed in part.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("seed {name:?}: no Seed with that name in the manifests (known: {known})")]
+    UnknownSeed { name: String, known: String },
+    #[error("no seed to drain: name at least one")]
+    NoSeeds,
+    #[error(transparent)]
+    Window(#[from] WindowError),
+}
+
+/// What the plan is for.
+#[derive(Clone, Debug, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Goal {
+    Drain {
+        seeds: Vec<String>,
+    },
+    #[serde(rename_all = "camelCase")]
+    Rebalance {
+        objective: Objective,
+        max_moves: usize,
+    },
+}
+
+/// One planned control-plane migration.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Move {
+    /// `namespace/name`
+    pub shoot: String,
+    /// index into `Landscape::shoots`
+    #[serde(skip)]
+    pub index: usize,
+    pub from: String,
+    pub to: String,
+    /// The destination's total score under the profile.
+    pub score: f64,
+    /// One line: why this destination.
+    pub reason: String,
+    /// Every seed for this shoot at the time of the move (the `simulate --explain` view).
+    pub explanation: String,
+    /// Things the operator must check that do not block the move (e.g. another provider type).
+    pub warnings: Vec<String>,
+    /// For rebalance: how much this move improved the objective.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gain: Option<f64>,
+    /// When it runs, or why it is deferred; filled by [`windows::assign`].
+    pub timing: Timing,
+}
+
+/// A shoot that stays where it is, and why.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Blocked {
+    pub shoot: String,
+    pub from: String,
+    /// Short, countable category for the histogram (e.g. `no seed fits`).
+    pub category: String,
+    pub reason: String,
+}
+
+/// One seed's load before and after the plan.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SeedLoad {
+    pub name: String,
+    pub provider: String,
+    pub region: String,
+    pub before: u64,
+    pub after: u64,
+    /// `status.allocatable.shoots`
+    pub capacity: Option<u64>,
+    pub drained: bool,
+    /// Why the seed takes no shoots, when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
+}
+
+/// A figure shown before and after (objective values, moved counts).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Figure {
+    pub name: String,
+    pub before: f64,
+    pub after: f64,
+    pub unit: String,
+}
+
+/// The whole plan.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Plan {
+    pub goal: Goal,
+    pub profile: String,
+    #[serde(serialize_with = "windows::rfc3339")]
+    pub now: DateTime<Utc>,
+    pub moves: Vec<Move>,
+    pub blocked: Vec<Blocked>,
+    pub seeds: Vec<SeedLoad>,
+    pub figures: Vec<Figure>,
+    /// Scheduling settings of the start times.
+    pub windows: windows::Settings,
+}
+
+impl Plan {
+    pub fn scheduled(&self) -> usize {
+        self.moves
+            .iter()
+            .filter(|m| matches!(m.timing, Timing::At { .. }))
+            .count()
+    }
+    pub fn deferred(&self) -> usize {
+        self.moves.len() - self.scheduled()
+    }
+}
+
+/// The inputs every plan shares.
+pub struct Context<'a> {
+    pub landscape: &'a Landscape,
+    pub profile: &'a Profile,
+    pub scheduler_names: &'a [String],
+    pub regions: &'a Regions,
+    pub now: DateTime<Utc>,
+}
+
+impl Context<'_> {
+    pub(crate) fn snapshot(&self) -> Snapshot {
+        let mut snap = snapshot_of(self.landscape);
+        snap.set_regions(self.regions.clone());
+        snap
+    }
+
+    pub(crate) fn seed(&self, name: &str) -> Option<&Seed> {
+        self.landscape
+            .seeds
+            .iter()
+            .find(|s| s.metadata.name.as_deref() == Some(name))
+    }
+}
+
+/// The shoot as if it were pending: no seed in spec nor status, everything else kept.
+pub(crate) fn unplaced(shoot: &Shoot) -> Shoot {
+    let mut s = shoot.clone();
+    s.spec.seed_name = None;
+    if let Some(status) = s.status.as_mut() {
+        status.seed_name = None;
+    }
+    s
+}
+
+/// The shoot placed on `seed`.
+pub(crate) fn placed_on(shoot: &Shoot, seed: &str) -> Shoot {
+    let mut s = unplaced(shoot);
+    s.spec.seed_name = Some(seed.to_string());
+    s
+}
+
+/// Why a shoot cannot leave its seed at all, if it cannot.
+pub(crate) fn source_blocker(cx: &Context, shoot: &Shoot, from: &str) -> Option<(String, String)> {
+    if shoot.metadata.deletion_timestamp.is_some() {
+        return Some(("deleting".into(), "the shoot is being deleted".into()));
+    }
+    if shoot.is_self_hosted() {
+        return Some((
+            "self-hosted".into(),
+            "the control plane runs on the shoot's own workers: no seed to move from".into(),
+        ));
+    }
+    match cx.seed(from) {
+        Some(seed) if seed.spec.backup.is_none() => Some((
+            "source without backup".into(),
+            format!(
+                "seed {from} has no spec.backup: control-plane migration restores etcd from the \
+                 source seed's backup"
+            ),
+        )),
+        _ => None,
+    }
+}
+
+/// Why `to` cannot receive a migrated control plane, if it cannot (beyond the scheduler's
+/// own filters).
+pub(crate) fn destination_blocker(cx: &Context, to: &str) -> Option<String> {
+    match cx.seed(to) {
+        Some(seed) if seed.spec.backup.is_none() => Some(format!(
+            "seed {to} has no spec.backup: a migration destination needs one"
+        )),
+        Some(_) => None,
+        None => Some(format!("seed {to} is not in the manifests")),
+    }
+}
+
+/// Warnings for a move between `from` and `to` that does not block it.
+pub(crate) fn move_warnings(cx: &Context, from: &str, to: &str) -> Vec<String> {
+    let provider = |n: &str| {
+        cx.seed(n)
+            .and_then(|s| s.spec.provider.as_ref())
+            .map(|p| p.type_.clone())
+            .unwrap_or_default()
+    };
+    let (a, b) = (provider(from), provider(to));
+    if a != b {
+        vec![format!(
+            "provider type changes ({a} -> {b}): pods on {to} need network access to the backup \
+             storage of {from}, and the shoot's nodes to the new control plane"
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+/// Where a shoot can go, or why it cannot.
+pub(crate) enum Choice {
+    To {
+        seed: String,
+        score: f64,
+        reason: String,
+        explanation: String,
+    },
+    None {
+        category: String,
+        reason: String,
+    },
+}
+
+/// The best destination for `shoot` (already unplaced in `snap`) among the seeds the profile
+/// ranks, skipping `excluded` and seeds that fail a migration precondition.
+pub(crate) fn choose(
+    cx: &Context,
+    shoot: &Shoot,
+    snap: &Snapshot,
+    excluded: &BTreeSet<String>,
+) -> Choice {
+    let pending = unplaced(shoot);
+    let key = object_key(&shoot.metadata);
+    match schedule(&pending, snap, cx.profile, cx.now) {
+        Ok(d) => {
+            let mut skipped = Vec::new();
+            for s in &d.ranking {
+                if excluded.contains(&*s.seed) {
+                    continue;
+                }
+                if let Some(why) = destination_blocker(cx, &s.seed) {
+                    skipped.push(why);
+                    continue;
+                }
+                return Choice::To {
+                    seed: s.seed.to_string(),
+                    score: s.total.into_inner(),
+                    reason: reason_line(&d, &s.seed, &skipped),
+                    explanation: render_explain(&key, &Ok(d.clone())),
+                };
+            }
+            Choice::None {
+                category: "no migration destination".into(),
+                reason: if skipped.is_empty() {
+                    "every feasible seed is being drained".into()
+                } else {
+                    format!(
+                        "the feasible seeds fail a migration precondition: {}",
+                        skipped.join("; ")
+                    )
+                },
+            }
+        }
+        Err(e) => Choice::None {
+            category: category_of(cx.profile, &e),
+            reason: e.to_string(),
+        },
+    }
+}
+
+pub(crate) fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
+    let Some(s) = d.ranking.iter().find(|s| &*s.seed == seed) else {
+        return String::new();
+    };
+    let rank = d.ranking.iter().position(|x| &*x.seed == seed).unwrap_or(0) + 1;
+    let parts: Vec<String> = s
+        .priorities
+        .iter()
+        .map(|p| format!("{} ({})", p.name, p.detail))
+        .collect();
+    let mut line = format!(
+        "rank {rank} of {} feasible seed(s), score {:.1}: {}",
+        d.ranking.len(),
+        s.total.into_inner(),
+        parts.join(", ")
+    );
+    if !skipped.is_empty() {
+        line.push_str(&format!("; skipped: {}", skipped.join("; ")));
+    }
+    line
+}
+
+/// The histogram category of a failed decision: what rejected the seeds that got furthest,
+/// i.e. the rejections of the last stage (in profile order) that rejected any seed.
+pub(crate) fn category_of(profile: &Profile, e: &FitError) -> String {
+    match e {
+        FitError::NoFit { rejected, .. } => {
+            let last = profile
+                .stages
+                .iter()
+                .rev()
+                .map(|s| s.name())
+                .find(|name| rejected.iter().any(|r| r.stage == *name));
+            let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+            for r in rejected.iter().filter(|r| Some(r.stage) == last) {
+                *counts.entry(r.reason.summary()).or_default() += 1;
+            }
+            counts
+                .into_iter()
+                .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))
+                .map(|(s, _)| format!("no seed fits: the last seeds {s}"))
+                .unwrap_or_else(|| "no seed fits".into())
+        }
+        FitError::InvalidShoot { field, .. } => format!("invalid shoot ({field})"),
+        FitError::InvalidRegionConfig { .. } => "invalid region ConfigMap".into(),
+    }
+}
+
+/// Moves in the order they start: scheduled by start time, then deferred (stable otherwise).
+pub fn by_start(moves: &[Move]) -> Vec<&Move> {
+    let mut v: Vec<&Move> = moves.iter().collect();
+    v.sort_by_key(|m| match &m.timing {
+        Timing::At { start, .. } => (0, Some(*start)),
+        _ => (1, None),
+    });
+    v
+}
+
+/// Seeds and their load before (`landscape`) and after (`snap` with the moves applied).
+pub(crate) fn seed_loads(
+    before: &Snapshot,
+    after: &Snapshot,
+    drained: &BTreeSet<String>,
+) -> Vec<SeedLoad> {
+    let mut loads: Vec<SeedLoad> = before
+        .seeds()
+        .map(|s| SeedLoad {
+            name: s.name.to_string(),
+            provider: s.provider.clone(),
+            region: s.region.clone(),
+            before: before.usage().shoots_on(&s.name),
+            after: after.usage().shoots_on(&s.name),
+            capacity: s.allocatable_shoots(),
+            drained: drained.contains(&*s.name),
+            unusable: s.usable.as_ref().err().map(|r| r.to_string()),
+        })
+        .collect();
+    loads.sort_by(|a, b| (&a.provider, &a.region, &a.name).cmp(&(&b.provider, &b.region, &b.name)));
+    loads
+}
+
+/// Shoots currently on `seed` (spec.seedName), in creation order then namespace/name.
+pub(crate) fn shoots_on(landscape: &Landscape, seeds: &BTreeSet<String>) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..landscape.shoots.len())
+        .filter(|&i| {
+            landscape.shoots[i]
+                .spec
+                .seed_name
+                .as_deref()
+                .is_some_and(|s| seeds.contains(s))
+        })
+        .collect();
+    idx.sort_by_key(|&i| {
+        let s = &landscape.shoots[i];
+        (
+            s.metadata.creation_timestamp.as_ref().map(|t| t.0),
+            object_key(&s.metadata),
+        )
+    });
+    idx
+}

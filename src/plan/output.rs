@@ -1,0 +1,151 @@
+//! Table, JSON and YAML renderings of a [`Plan`].
+
+use std::borrow::Cow;
+
+use chrono::SecondsFormat;
+
+use super::{Goal, Plan, Timing};
+use crate::simulate::Landscape;
+
+fn ts(t: &chrono::DateTime<chrono::Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// The title line of a plan.
+pub fn title(plan: &Plan) -> String {
+    match &plan.goal {
+        Goal::Drain { seeds } => format!("Drain plan for {}", seeds.join(", ")),
+        Goal::Rebalance {
+            objective,
+            max_moves,
+        } => format!(
+            "Rebalance plan: at most {max_moves} move(s) lowering the {}",
+            objective.label()
+        ),
+    }
+}
+
+/// Moves (start, shoot, from, to, why), then the shoots that stay, then the figures.
+pub fn render_table(plan: &Plan) -> String {
+    let mut out = format!(
+        "{} (profile {:?}, now {})\n\n",
+        title(plan),
+        plan.profile,
+        ts(&plan.now)
+    );
+    let mut rows: Vec<[String; 5]> = vec![[
+        "START".into(),
+        "SHOOT".into(),
+        "FROM".into(),
+        "TO".into(),
+        "WHY".into(),
+    ]];
+    for m in super::by_start(&plan.moves) {
+        let start = match &m.timing {
+            Timing::At { start, .. } => ts(start),
+            Timing::Deferred { .. } => "deferred".into(),
+            Timing::Unscheduled => "-".into(),
+        };
+        let mut why = m.reason.clone();
+        if let Timing::Deferred { reason, .. } = &m.timing {
+            why = format!("deferred: {reason}; {why}");
+        }
+        for w in &m.warnings {
+            why.push_str(&format!(" [warning: {w}]"));
+        }
+        rows.push([start, m.shoot.clone(), m.from.clone(), m.to.clone(), why]);
+    }
+    let widths: Vec<usize> = (0..4)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    if plan.moves.is_empty() {
+        out.push_str("No moves.\n");
+    } else {
+        for r in &rows {
+            for (c, w) in widths.iter().enumerate() {
+                out.push_str(&format!("{:<w$}  ", r[c], w = w));
+            }
+            out.push_str(&r[4]);
+            out.push('\n');
+        }
+    }
+    if !plan.blocked.is_empty() {
+        out.push_str("\nCannot move:\n");
+        for b in &plan.blocked {
+            out.push_str(&format!("  {}  (on {}): {}\n", b.shoot, b.from, b.reason));
+        }
+    }
+    out.push('\n');
+    for f in &plan.figures {
+        out.push_str(&format!(
+            "{}: {} -> {} {}\n",
+            f.name,
+            super::html::fmt_num(f.before),
+            super::html::fmt_num(f.after),
+            f.unit
+        ));
+    }
+    out.push_str(&format!(
+        "{} move(s): {} scheduled, {} deferred; {} shoot(s) cannot move.\n",
+        plan.moves.len(),
+        plan.scheduled(),
+        plan.deferred(),
+        plan.blocked.len()
+    ));
+    out
+}
+
+/// The plan as one JSON document.
+pub fn render_json(plan: &Plan) -> String {
+    serde_json::to_string_pretty(plan).expect("JSON of plain values") + "\n"
+}
+
+/// One Shoot document per scheduled move with `spec.seedName` set to the destination: what
+/// `kubectl replace --raw …/shoots/NAME/binding -f -` takes. Deferred moves are listed as
+/// comments only. Nothing is applied.
+pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
+    let mut out = format!("# {}; not applied\n", title(plan));
+    let mut first = true;
+    for m in &plan.moves {
+        let Timing::At { start, .. } = &m.timing else {
+            let reason = match &m.timing {
+                Timing::Deferred { reason, .. } => reason.as_str(),
+                _ => "not scheduled",
+            };
+            out.push_str(&format!(
+                "# deferred: {} {} -> {}: {reason}\n",
+                m.shoot, m.from, m.to
+            ));
+            continue;
+        };
+        let mut doc: Cow<'_, serde_yaml_ng::Value> = match landscape.shoot_docs.get(m.index) {
+            Some(d) => Cow::Borrowed(d),
+            None => Cow::Owned(
+                serde_yaml_ng::to_value(&landscape.shoots[m.index]).expect("YAML of a shoot"),
+            ),
+        };
+        if let Some(spec) = doc
+            .to_mut()
+            .get_mut("spec")
+            .and_then(|s| s.as_mapping_mut())
+        {
+            spec.insert("seedName".into(), m.to.clone().into());
+        }
+        if let Some(map) = doc.to_mut().as_mapping_mut() {
+            map.remove("status");
+        }
+        if !first {
+            out.push_str("---\n");
+        }
+        first = false;
+        out.push_str(&format!(
+            "# {} -> {} at {} ({})\n",
+            m.from,
+            m.to,
+            ts(start),
+            m.shoot
+        ));
+        out.push_str(&serde_yaml_ng::to_string(&*doc).expect("YAML of parsed YAML"));
+    }
+    out
+}

@@ -1,0 +1,359 @@
+//! `plan rebalance`: at most N moves that improve an objective the most.
+//!
+//! The solver is greedy: each round decides every movable shoot with the production
+//! [`schedule`](crate::schedule::schedule) on the current state (so every filter and capacity
+//! holds), evaluates the objective for each feasible destination, and keeps the single move
+//! that improves it most, until N moves are planned or no move improves it. Greedy is not
+//! optimal in general: [`optimum`] searches every set of at most N moves exhaustively, for tests
+//! to measure the gap on small landscapes.
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::Serialize;
+
+use crate::api::{Shoot, object_key};
+use crate::schedule::schedule;
+use crate::snapshot::Snapshot;
+use crate::snapshot::estimate::LatencySources;
+
+use super::{
+    Blocked, Context, Figure, Goal, Move, Plan, PlanError, Timing, destination_blocker,
+    move_warnings, placed_on, seed_loads, source_blocker, unplaced, windows,
+};
+
+/// Latency counted for a shoot-seed pair no source knows.
+pub const UNKNOWN_LATENCY_MS: f64 = 300.0;
+
+/// What rebalancing minimises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "camelCase")]
+pub enum Objective {
+    /// Mean expected latency (ms) between each shoot's region and its seed's region.
+    Latency,
+    /// Standard deviation of utilisation (shoots / allocatable shoots, %) over usable seeds.
+    Spread,
+}
+
+impl Objective {
+    pub fn unit(self) -> &'static str {
+        match self {
+            Objective::Latency => "ms",
+            Objective::Spread => "percentage points",
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Objective::Latency => "mean shoot-to-seed latency",
+            Objective::Spread => "utilisation spread (std. dev.)",
+        }
+    }
+}
+
+/// The movable shoots and the state they are moved in.
+struct State<'c, 'a> {
+    cx: &'c Context<'a>,
+    objective: Objective,
+    snap: Snapshot,
+    /// landscape indices of the shoots that may move
+    movable: Vec<usize>,
+    /// current seed of each movable shoot
+    at: Vec<String>,
+    /// every placed shoot of this scheduler, for the latency mean: (index, seed)
+    latency_cache: HashMap<(usize, String), f64>,
+}
+
+impl State<'_, '_> {
+    fn latency(&mut self, i: usize, seed: &str) -> f64 {
+        if let Some(v) = self.latency_cache.get(&(i, seed.to_string())) {
+            return *v;
+        }
+        let shoot = &self.cx.landscape.shoots[i];
+        let sources = LatencySources {
+            matrix: None,
+            use_region_config_maps: true,
+        };
+        let cp = shoot
+            .spec
+            .cloud_profile
+            .as_ref()
+            .map(|r| r.name.clone())
+            .or_else(|| shoot.spec.cloud_profile_name.clone())
+            .unwrap_or_default();
+        let region = shoot.spec.region.clone().unwrap_or_default();
+        let provider = shoot
+            .spec
+            .provider
+            .as_ref()
+            .map(|p| p.type_.clone())
+            .unwrap_or_default();
+        let ms = self
+            .snap
+            .seed(seed)
+            .and_then(|s| {
+                sources
+                    .for_shoot(&region, &provider, &cp, &self.snap)
+                    .to(s)
+                    .ms()
+            })
+            .unwrap_or(UNKNOWN_LATENCY_MS);
+        self.latency_cache.insert((i, seed.to_string()), ms);
+        ms
+    }
+
+    /// The objective on the current state; lower is better.
+    fn value(&mut self) -> f64 {
+        match self.objective {
+            Objective::Latency => {
+                if self.movable.is_empty() {
+                    return 0.0;
+                }
+                let pairs: Vec<(usize, String)> = self
+                    .movable
+                    .iter()
+                    .copied()
+                    .zip(self.at.iter().cloned())
+                    .collect();
+                let sum: f64 = pairs.iter().map(|(i, s)| self.latency(*i, s)).sum();
+                sum / pairs.len() as f64
+            }
+            Objective::Spread => spread(&self.snap),
+        }
+    }
+
+    fn shoot(&self, m: usize) -> &Shoot {
+        &self.cx.landscape.shoots[self.movable[m]]
+    }
+
+    fn key(&self, m: usize) -> String {
+        object_key(&self.shoot(m).metadata)
+    }
+
+    fn apply(&mut self, m: usize, to: &str) {
+        let moved = placed_on(self.shoot(m), to);
+        self.snap.upsert_shoot(&moved);
+        self.at[m] = to.to_string();
+    }
+
+    /// Feasible destinations of movable shoot `m` on the current state, best ranked first.
+    fn destinations(&mut self, m: usize) -> Result<crate::schedule::Decision, ()> {
+        let key = self.key(m);
+        let current = self.at[m].clone();
+        self.snap.remove_shoot(&key);
+        let d = schedule(
+            &unplaced(self.shoot(m)),
+            &self.snap,
+            self.cx.profile,
+            self.cx.now,
+        );
+        let back = placed_on(self.shoot(m), &current);
+        self.snap.upsert_shoot(&back);
+        d.map_err(|_| ())
+    }
+
+    /// Every feasible move from the current state with the objective value after it.
+    fn candidates(&mut self, moved: &BTreeSet<usize>) -> Vec<(usize, String, f64)> {
+        let mut out = Vec::new();
+        for m in 0..self.movable.len() {
+            if moved.contains(&m) {
+                continue;
+            }
+            let Ok(d) = self.destinations(m) else {
+                continue;
+            };
+            let current = self.at[m].clone();
+            for s in &d.ranking {
+                if *s.seed == *current || destination_blocker(self.cx, &s.seed).is_some() {
+                    continue;
+                }
+                self.apply(m, &s.seed);
+                let v = self.value();
+                self.apply(m, &current);
+                out.push((m, s.seed.to_string(), v));
+            }
+        }
+        out
+    }
+}
+
+/// Standard deviation of utilisation in percent over usable seeds that publish
+/// `allocatable.shoots`.
+pub fn spread(snap: &Snapshot) -> f64 {
+    let utils: Vec<f64> = snap
+        .seeds()
+        .filter(|s| s.usable.is_ok())
+        .filter_map(|s| {
+            s.allocatable_shoots()
+                .filter(|c| *c > 0)
+                .map(|c| 100.0 * snap.usage().shoots_on(&s.name) as f64 / c as f64)
+        })
+        .collect();
+    if utils.is_empty() {
+        return 0.0;
+    }
+    let mean = utils.iter().sum::<f64>() / utils.len() as f64;
+    (utils.iter().map(|u| (u - mean).powi(2)).sum::<f64>() / utils.len() as f64).sqrt()
+}
+
+fn state<'c, 'a>(cx: &'c Context<'a>, objective: Objective) -> (State<'c, 'a>, Vec<Blocked>) {
+    let snap = cx.snapshot();
+    let mut movable = Vec::new();
+    let mut at = Vec::new();
+    let mut blocked = Vec::new();
+    let mut order: Vec<usize> = (0..cx.landscape.shoots.len()).collect();
+    order.sort_by_key(|&i| object_key(&cx.landscape.shoots[i].metadata));
+    for i in order {
+        let shoot = &cx.landscape.shoots[i];
+        let Some(seed) = shoot.spec.seed_name.clone().filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        if !cx
+            .scheduler_names
+            .iter()
+            .any(|n| n == shoot.scheduler_name())
+        {
+            continue;
+        }
+        if let Some((category, reason)) = source_blocker(cx, shoot, &seed) {
+            blocked.push(Blocked {
+                shoot: object_key(&shoot.metadata),
+                from: seed,
+                category,
+                reason,
+            });
+            continue;
+        }
+        movable.push(i);
+        at.push(seed);
+    }
+    (
+        State {
+            cx,
+            objective,
+            snap,
+            movable,
+            at,
+            latency_cache: HashMap::new(),
+        },
+        blocked,
+    )
+}
+
+const EPSILON: f64 = 1e-9;
+
+/// Plans at most `max_moves` moves that lower `objective`, greedily (see the module docs).
+pub fn rebalance(
+    cx: &Context,
+    objective: Objective,
+    max_moves: usize,
+    settings: windows::Settings,
+) -> Result<Plan, PlanError> {
+    let (mut st, blocked) = state(cx, objective);
+    // Read every window first: a bad one fails the whole plan.
+    let mut all_windows = HashMap::new();
+    for &i in &st.movable {
+        let key = object_key(&cx.landscape.shoots[i].metadata);
+        all_windows.insert(i, windows::window_of(&key, cx.landscape.shoot_docs.get(i))?);
+    }
+    let before_snap = st.snap.clone();
+    let before = st.value();
+    let mut current = before;
+    let mut moved = BTreeSet::new();
+    let mut moves = Vec::new();
+    let mut move_windows = Vec::new();
+    while moves.len() < max_moves {
+        let best = st
+            .candidates(&moved)
+            .into_iter()
+            .filter(|(_, _, v)| *v < current - EPSILON)
+            .min_by(|a, b| a.2.total_cmp(&b.2));
+        let Some((m, to, value)) = best else { break };
+        let from = st.at[m].clone();
+        let key = st.key(m);
+        let decision = st
+            .destinations(m)
+            .expect("the move was feasible a moment ago");
+        let explanation = crate::simulate::render_explain(&key, &Ok(decision.clone()));
+        let score = decision
+            .ranking
+            .iter()
+            .find(|s| *s.seed == *to)
+            .map_or(0.0, |s| s.total.into_inner());
+        let rank = decision
+            .ranking
+            .iter()
+            .position(|s| *s.seed == *to)
+            .unwrap_or(0)
+            + 1;
+        st.apply(m, &to);
+        moved.insert(m);
+        moves.push(Move {
+            shoot: key,
+            index: st.movable[m],
+            warnings: move_warnings(cx, &from, &to),
+            reason: format!(
+                "{} {:.3} -> {:.3} {} (rank {rank} of {} feasible seed(s) for this shoot)",
+                objective.label(),
+                current,
+                value,
+                objective.unit(),
+                decision.ranking.len()
+            ),
+            from,
+            to,
+            score,
+            explanation,
+            gain: Some(current - value),
+            timing: Timing::Unscheduled,
+        });
+        move_windows.push(all_windows[&st.movable[m]].clone());
+        current = value;
+    }
+    windows::assign(&mut moves, &move_windows, &settings, cx.now);
+    let none = BTreeSet::new();
+    let seeds = seed_loads(&before_snap, &st.snap, &none);
+    Ok(Plan {
+        goal: Goal::Rebalance {
+            objective,
+            max_moves,
+        },
+        profile: cx.profile.name.clone(),
+        now: cx.now,
+        moves,
+        blocked,
+        seeds,
+        figures: vec![Figure {
+            name: objective.label().into(),
+            before,
+            after: current,
+            unit: objective.unit().into(),
+        }],
+        windows: settings,
+    })
+}
+
+/// The best objective value reachable with at most `max_moves` moves, by exhaustive search
+/// (every sequence of distinct shoots and feasible destinations). Exponential: for tests on
+/// small landscapes, to measure how far the greedy plan is from the optimum.
+pub fn optimum(cx: &Context, objective: Objective, max_moves: usize) -> f64 {
+    fn search(st: &mut State, moved: &mut BTreeSet<usize>, left: usize, best: &mut f64) {
+        let v = st.value();
+        if v < *best {
+            *best = v;
+        }
+        if left == 0 {
+            return;
+        }
+        for (m, to, _) in st.candidates(moved) {
+            let from = st.at[m].clone();
+            st.apply(m, &to);
+            moved.insert(m);
+            search(st, moved, left - 1, best);
+            moved.remove(&m);
+            st.apply(m, &from);
+        }
+    }
+    let (mut st, _) = state(cx, objective);
+    let mut best = f64::INFINITY;
+    search(&mut st, &mut BTreeSet::new(), max_moves, &mut best);
+    best
+}

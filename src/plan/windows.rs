@@ -1,0 +1,339 @@
+//! When each move runs: inside the shoot's own `spec.maintenance.timeWindow` (its next
+//! occurrence after `now`), with at most `max_concurrent` moves overlapping on any one source or
+//! destination seed. A move without a slot before `now + horizon` is deferred.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Duration, FixedOffset, NaiveTime, TimeZone, Utc};
+use serde::Serialize;
+
+use super::Move;
+
+/// The shoot's window could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("shoot {shoot}: spec.maintenance.timeWindow.{field}: {message}")]
+pub struct WindowError {
+    pub shoot: String,
+    pub field: &'static str,
+    pub message: String,
+}
+
+/// How start times are chosen.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Settings {
+    pub horizon_seconds: i64,
+    pub max_concurrent: usize,
+    pub move_duration_seconds: i64,
+}
+
+impl Settings {
+    fn horizon(&self) -> Duration {
+        Duration::seconds(self.horizon_seconds)
+    }
+    fn duration(&self) -> Duration {
+        Duration::seconds(self.move_duration_seconds)
+    }
+}
+
+/// A daily window in a fixed UTC offset, as Gardener writes it (`220000+0100`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    pub begin: NaiveTime,
+    pub end: NaiveTime,
+    pub offset: FixedOffset,
+    /// Written in the manifest, or assumed because the shoot has none.
+    pub assumed: bool,
+}
+
+impl Window {
+    /// `begin-end` as in the manifest.
+    pub fn label(&self) -> String {
+        let off = self.offset.local_minus_utc() / 60;
+        let sign = if off < 0 { '-' } else { '+' };
+        let off = off.abs();
+        format!(
+            "{}-{}{}{:02}{:02}{}",
+            self.begin.format("%H%M%S"),
+            self.end.format("%H%M%S"),
+            sign,
+            off / 60,
+            off % 60,
+            if self.assumed { " (assumed)" } else { "" }
+        )
+    }
+
+    /// Occurrences `[begin, end)` in UTC whose end is after `from`, earliest first.
+    pub fn occurrences(
+        &self,
+        from: DateTime<Utc>,
+    ) -> impl Iterator<Item = (DateTime<Utc>, DateTime<Utc>)> + '_ {
+        let local_day = from.with_timezone(&self.offset).date_naive() - Duration::days(1);
+        let span = if self.end > self.begin {
+            self.end - self.begin
+        } else {
+            self.end - self.begin + Duration::days(1)
+        };
+        (0..)
+            .map(move |d| {
+                let day = local_day + Duration::days(d);
+                let begin = self
+                    .offset
+                    .from_local_datetime(&day.and_time(self.begin))
+                    .single()
+                    .expect("a fixed offset maps every local time once")
+                    .to_utc();
+                (begin, begin + span)
+            })
+            .filter(move |(_, end)| *end > from)
+    }
+}
+
+/// Parses `HHMMSS+ZZZZ` (Gardener's maintenance time format).
+pub fn parse_time(s: &str) -> Result<(NaiveTime, FixedOffset), String> {
+    let bad = || format!("{s:?} is not HHMMSS+ZZZZ (e.g. 220000+0100)");
+    if s.len() != 11 || !s.is_ascii() {
+        return Err(bad());
+    }
+    let time = NaiveTime::parse_from_str(&s[..6], "%H%M%S").map_err(|_| bad())?;
+    let sign = match &s[6..7] {
+        "+" => 1,
+        "-" => -1,
+        _ => return Err(bad()),
+    };
+    let hh: i32 = s[7..9].parse().map_err(|_| bad())?;
+    let mm: i32 = s[9..11].parse().map_err(|_| bad())?;
+    if hh > 14 || mm > 59 {
+        return Err(bad());
+    }
+    let offset = FixedOffset::east_opt(sign * (hh * 3600 + mm * 60)).ok_or_else(bad)?;
+    Ok((time, offset))
+}
+
+/// The shoot's window from its manifest document, or, when it has none, a one-hour window
+/// starting at a stable hour between 22:00 and 05:00 UTC derived from the shoot's name (Gardener
+/// defaults every shoot to a window in the night; the stand-in is marked as assumed).
+pub fn window_of(shoot: &str, doc: Option<&serde_yaml_ng::Value>) -> Result<Window, WindowError> {
+    let tw = doc
+        .and_then(|d| d.get("spec"))
+        .and_then(|s| s.get("maintenance"))
+        .and_then(|m| m.get("timeWindow"));
+    let Some(tw) = tw.filter(|v| !v.is_null()) else {
+        let hour = (22 + xxhash_rust::xxh3::xxh3_64(shoot.as_bytes()) % 8) % 24;
+        let begin = NaiveTime::from_hms_opt(hour as u32, 0, 0).expect("hour below 24");
+        return Ok(Window {
+            begin,
+            end: begin + Duration::hours(1),
+            offset: FixedOffset::east_opt(0).expect("UTC"),
+            assumed: true,
+        });
+    };
+    let field = |name: &'static str| -> Result<(NaiveTime, FixedOffset), WindowError> {
+        let err = |message: String| WindowError {
+            shoot: shoot.to_string(),
+            field: name,
+            message,
+        };
+        let v = tw
+            .get(name)
+            .ok_or_else(|| err("is required".into()))?
+            .as_str()
+            .ok_or_else(|| err("must be a string".into()))?;
+        parse_time(v).map_err(err)
+    };
+    let (begin, offset) = field("begin")?;
+    let (end, end_offset) = field("end")?;
+    // Upstream compares both in UTC; convert the end into the begin's offset.
+    let shift = Duration::seconds(i64::from(
+        offset.local_minus_utc() - end_offset.local_minus_utc(),
+    ));
+    let end = end + shift;
+    if end == begin {
+        return Err(WindowError {
+            shoot: shoot.to_string(),
+            field: "end",
+            message: "equals begin: the window is empty".into(),
+        });
+    }
+    Ok(Window {
+        begin,
+        end,
+        offset,
+        assumed: false,
+    })
+}
+
+/// RFC 3339 in UTC with seconds, as the rest of the output writes instants.
+pub(crate) fn rfc3339<S: serde::Serializer>(t: &DateTime<Utc>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
+/// When a move runs, or why not yet.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum Timing {
+    /// Not scheduled yet (before [`assign`]).
+    Unscheduled,
+    At {
+        #[serde(serialize_with = "rfc3339")]
+        start: DateTime<Utc>,
+        #[serde(serialize_with = "rfc3339")]
+        end: DateTime<Utc>,
+        window: String,
+    },
+    Deferred {
+        window: String,
+        reason: String,
+    },
+}
+
+/// Planned `[start, end)` intervals per seed.
+type Busy = BTreeMap<String, Vec<(DateTime<Utc>, DateTime<Utc>)>>;
+
+/// Gives every move a start time. Moves are taken in order of their window's next occurrence
+/// (then shoot name); each takes the earliest instant inside one of its window occurrences where
+/// fewer than `max_concurrent` scheduled moves overlap it on its source and on its destination.
+pub fn assign(moves: &mut [Move], windows: &[Window], settings: &Settings, now: DateTime<Utc>) {
+    assert_eq!(moves.len(), windows.len());
+    let limit = now + settings.horizon();
+    let duration = settings.duration();
+    let mut order: Vec<usize> = (0..moves.len()).collect();
+    let first = |i: usize| windows[i].occurrences(now).next().map(|(b, _)| b.max(now));
+    order.sort_by(|&a, &b| (first(a), &moves[a].shoot).cmp(&(first(b), &moves[b].shoot)));
+    // Busy intervals per seed.
+    let mut busy: Busy = BTreeMap::new();
+    for i in order {
+        let w = &windows[i];
+        let (from, to) = (moves[i].from.clone(), moves[i].to.clone());
+        let overlapping = |busy: &Busy, seed: &str, s: DateTime<Utc>| {
+            busy.get(seed).map_or(0, |v| {
+                v.iter()
+                    .filter(|(b, e)| *b < s + duration && s < *e)
+                    .count()
+            })
+        };
+        let mut chosen = None;
+        let mut full = false;
+        for (begin, end) in w.occurrences(now) {
+            if begin >= limit {
+                break;
+            }
+            let mut candidates = vec![begin.max(now)];
+            for seed in [&from, &to] {
+                if let Some(v) = busy.get(seed.as_str()) {
+                    candidates.extend(v.iter().map(|(_, e)| *e).filter(|e| *e > begin && *e < end));
+                }
+            }
+            candidates.sort();
+            candidates.dedup();
+            for s in candidates {
+                if s >= end || s + duration > limit {
+                    continue;
+                }
+                if overlapping(&busy, &from, s) < settings.max_concurrent
+                    && overlapping(&busy, &to, s) < settings.max_concurrent
+                {
+                    chosen = Some(s);
+                    break;
+                }
+                full = true;
+            }
+            if chosen.is_some() {
+                break;
+            }
+        }
+        moves[i].timing = match chosen {
+            Some(start) => {
+                let end = start + duration;
+                busy.entry(from).or_default().push((start, end));
+                busy.entry(to).or_default().push((start, end));
+                Timing::At {
+                    start,
+                    end,
+                    window: w.label(),
+                }
+            }
+            None => Timing::Deferred {
+                window: w.label(),
+                reason: if full {
+                    format!(
+                        "every slot of its window before the horizon already has {} overlapping \
+                         move(s) on {} or {}",
+                        settings.max_concurrent, moves[i].from, moves[i].to
+                    )
+                } else {
+                    format!(
+                        "no occurrence of its window leaves {} for the move before the horizon",
+                        humantime_short(duration)
+                    )
+                },
+            },
+        };
+    }
+}
+
+fn humantime_short(d: Duration) -> String {
+    let m = d.num_minutes();
+    if m % 60 == 0 {
+        format!("{}h", m / 60)
+    } else {
+        format!("{m}m")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+    }
+
+    #[test]
+    fn parses_gardener_times_and_rejects_others() {
+        let (time, off) = parse_time("220000+0100").unwrap();
+        assert_eq!(time, NaiveTime::from_hms_opt(22, 0, 0).unwrap());
+        assert_eq!(off.local_minus_utc(), 3600);
+        for bad in [
+            "22:00",
+            "220000",
+            "250000+0000",
+            "220000*0100",
+            "220000+2500",
+        ] {
+            assert!(parse_time(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn occurrences_cross_midnight_and_start_after_now() {
+        let w = Window {
+            begin: NaiveTime::from_hms_opt(23, 0, 0).unwrap(),
+            end: NaiveTime::from_hms_opt(1, 0, 0).unwrap(),
+            offset: FixedOffset::east_opt(3600).unwrap(),
+            assumed: false,
+        };
+        let mut occ = w.occurrences(t("2026-12-01T12:00:00Z"));
+        assert_eq!(
+            occ.next().unwrap(),
+            (t("2026-12-01T22:00:00Z"), t("2026-12-02T00:00:00Z"))
+        );
+        // Inside a window: that occurrence still counts.
+        let mut occ = w.occurrences(t("2026-12-01T23:30:00Z"));
+        assert_eq!(occ.next().unwrap().0, t("2026-12-01T22:00:00Z"));
+    }
+
+    #[test]
+    fn window_errors_name_the_field() {
+        let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+            "spec: {maintenance: {timeWindow: {begin: '220000+0100', end: 'late'}}}",
+        )
+        .unwrap();
+        let e = window_of("ns/a", Some(&doc)).unwrap_err();
+        assert_eq!(e.field, "end");
+        assert!(
+            e.to_string().contains("spec.maintenance.timeWindow.end"),
+            "{e}"
+        );
+    }
+}
