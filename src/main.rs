@@ -85,6 +85,10 @@ struct SimulateArgs {
     /// Kubeconfig of the cluster to read the landscape from; implies --live.
     #[arg(long, value_name = "FILE")]
     kubeconfig: Option<PathBuf>,
+    /// With --live: objects per list request (each kind is listed in pages of this size).
+    #[arg(long, value_name = "N", default_value_t = simulate::PAGE_SIZE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    chunk_size: u32,
     /// Decide with --config (new) and with this configuration (old) over the same landscape;
     /// print the shoots placed differently, then a summary of each configuration.
     #[arg(long, value_name = "OLD_CONFIG", conflicts_with_all = ["explain", "timeline"])]
@@ -510,7 +514,7 @@ fn load_landscape(
             ExitCode::from(EXIT_BAD_INPUT)
         })?;
         let mut progress = progress_printer();
-        simulate::read_live(&client, carbon, yaml, &mut progress)
+        simulate::read_live(&client, args.chunk_size, carbon, yaml, &mut progress)
             .await
             .map_err(|e| {
                 eprintln!("error: {e}");

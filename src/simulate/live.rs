@@ -20,7 +20,7 @@ use crate::api::{
 use crate::controller::decode;
 use crate::snapshot::GARDEN_NAMESPACE;
 
-/// Objects per list page.
+/// Objects per list page unless asked otherwise (`simulate --chunk-size`).
 pub const PAGE_SIZE: u32 = 500;
 
 #[derive(Debug, thiserror::Error)]
@@ -67,11 +67,12 @@ pub struct LiveLandscape {
     pub warnings: Vec<String>,
 }
 
-/// Reads every kind the scheduler watches; carbon-intensity ConfigMaps only when `carbon`
+/// Reads every kind the scheduler watches, `page_size` objects per request; carbon-intensity ConfigMaps only when `carbon`
 /// (a profile uses `CarbonIntensity`), as the scheduler does. `keep_documents`: keep each
 /// Shoot's object as read, for `-o yaml`.
 pub async fn read_live(
     client: &Client,
+    page_size: u32,
     carbon: bool,
     keep_documents: bool,
     progress: &mut dyn FnMut(Progress<'_>),
@@ -79,6 +80,7 @@ pub async fn read_live(
     let mut l = Landscape::default();
     let mut warnings = Vec::new();
     let mut read = Reader {
+        page_size: page_size.max(1),
         warnings: &mut warnings,
         progress,
     };
@@ -211,6 +213,7 @@ const OPTIONAL_CARBON_CONFIG_MAPS: Read = Read {
 };
 
 struct Reader<'a, 'p> {
+    page_size: u32,
     warnings: &'a mut Vec<String>,
     progress: &'a mut dyn FnMut(Progress<'p>),
 }
@@ -229,7 +232,7 @@ impl Reader<'_, '_> {
         let mut seen = 0usize;
         let mut token: Option<String> = None;
         loop {
-            let mut page_params = params.clone().limit(PAGE_SIZE);
+            let mut page_params = params.clone().limit(self.page_size);
             if let Some(t) = &token {
                 page_params = page_params.continue_token(t);
             }
