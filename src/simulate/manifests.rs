@@ -531,4 +531,50 @@ spec: {region: eu-west-1, cloudProfileName: aws, provider: {type: aws}, kubernet
             "the original document, unknown fields included"
         );
     }
+
+    #[test]
+    fn an_overlay_replaces_by_kind_namespace_and_name_and_adds_the_rest() {
+        let mut base = Landscape::default();
+        base.add_text(
+            Path::new("live"),
+            &format!(
+                "{SHOOT}---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s1}}\n---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s2}}\n"
+            ),
+        )
+        .unwrap();
+        let mut top = Landscape::default();
+        top.add_text(
+            Path::new("overlay"),
+            &format!(
+                "{}---\n{}---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s1, labels: {{replaced: \"yes\"}}}}\n",
+                SHOOT.replace("eu-west-1", "eu-central-1"),
+                SHOOT.replace("name: web", "name: api"),
+            ),
+        )
+        .unwrap();
+        let replaced = base.overlay(top);
+        assert_eq!(replaced, ["Shoot garden-dev/web", "Seed s1"]);
+        let names: Vec<_> = base
+            .shoots
+            .iter()
+            .map(|s| {
+                (
+                    s.metadata.name.clone().unwrap(),
+                    s.spec.region.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("web".to_string(), "eu-central-1".to_string()),
+                ("api".to_string(), "eu-west-1".to_string())
+            ]
+        );
+        assert_eq!(base.seeds.len(), 2);
+        assert_eq!(
+            base.seeds[0].metadata.labels.as_ref().unwrap()["replaced"],
+            "yes"
+        );
+    }
 }
