@@ -221,7 +221,7 @@ struct Reader<'a, 'p> {
 impl Reader<'_, '_> {
     /// Every object of one kind, page by page; each decoded as the watches decode it.
     /// `with_document`: also the object as read (managed fields dropped), as YAML.
-    async fn list<K: DeserializeOwned + Resource>(
+    async fn list<K: DeserializeOwned + Resource<DynamicType = ()>>(
         &mut self,
         api: Api<DynamicObject>,
         params: ListParams,
@@ -265,10 +265,17 @@ impl Reader<'_, '_> {
                 } else {
                     obj.metadata.name.clone().unwrap_or_default()
                 };
+                // Items of a list may come without apiVersion and kind (aggregated API
+                // servers leave them out): the document for `-o yaml` gets them back.
                 let doc = if with_document {
-                    serde_json::to_value(&obj)
-                        .ok()
-                        .and_then(|v| serde_yaml_ng::to_value(v).ok())
+                    serde_json::to_value(&obj).ok().and_then(|mut v| {
+                        if let Some(map) = v.as_object_mut() {
+                            map.entry("apiVersion")
+                                .or_insert_with(|| K::api_version(&()).into());
+                            map.entry("kind").or_insert_with(|| K::kind(&()).into());
+                        }
+                        serde_yaml_ng::to_value(v).ok()
+                    })
                 } else {
                     None
                 };

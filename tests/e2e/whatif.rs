@@ -240,6 +240,24 @@ async fn the_live_landscape_is_read_in_pages_decided_overlaid_replayed_and_compa
         "2 seeds in a page of 2: the API server says no more follow: {requests:?}"
     );
 
+    // -o yaml: the cluster's shoots as read, each decided one with spec.seedName set
+    let out = simulate(args(&proxy.kubeconfig, &["-o", "yaml"])).await;
+    assert!(out.status.success());
+    let docs: Vec<Value> = serde_yaml_ng::Deserializer::from_slice(&out.stdout)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &Value| !v.is_null())
+        .collect();
+    let pending: Vec<&Value> = docs
+        .iter()
+        .filter(|d| d["metadata"]["name"].as_str().unwrap().starts_with('p'))
+        .collect();
+    assert_eq!(pending.len(), 3, "{docs:#?}");
+    for d in pending {
+        assert_eq!(d["kind"], "Shoot");
+        assert_eq!(d["apiVersion"], "core.gardener.cloud/v1beta1");
+        assert!(d["spec"]["seedName"].is_string(), "{d:#}");
+    }
+
     // an overlay: s2 tainted (replaces the cluster's s2), and a new shoot
     let dir = api.state.join("overlay");
     std::fs::create_dir_all(&dir).unwrap();
