@@ -406,7 +406,19 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
         "{stderr}"
     );
 
-    // Projects are optional, as for the scheduler: a warning, and the decision goes on
+    // a shoot the API server stores but that does not decode (spec is schemaless in the CRD)
+    let mut broken = shoot_manifest("wi", "broken");
+    broken["spec"]["region"] = json!(5);
+    raw_ns::<gardener_scheduler::api::Shoot>(&client, "garden-wi")
+        .create(
+            &Default::default(),
+            &serde_json::from_value(broken).unwrap(),
+        )
+        .await
+        .unwrap();
+
+    // Projects are optional, as for the scheduler: a warning, and the decision goes on; the
+    // malformed shoot is skipped with a warning naming it and its field, as the scheduler does
     let no_projects = RecordingProxy::start(&api, "no-projects", Some("/projects")).await;
     let out = simulate(args(&no_projects.kubeconfig, &[])).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -415,7 +427,36 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
         stderr.contains("warning: Projects: no permission to list projects.core.gardener.cloud"),
         "{stderr}"
     );
+    assert!(
+        stderr.contains("warning: skipped malformed Shoot garden-wi/broken: spec.region"),
+        "{stderr}"
+    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("3/3 pending shoots scheduled"));
+    assert!(
+        !stderr.contains("reading "),
+        "no progress off a terminal: {stderr}"
+    );
+
+    // on a terminal, the read shows its progress per kind on stderr
+    let kubeconfig = api.kubeconfig.display().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("script")
+            .args(["-qec"])
+            .arg(format!(
+                "{} simulate --kubeconfig {kubeconfig} --chunk-size 2",
+                env!("CARGO_BIN_EXE_gardener-scheduler")
+            ))
+            .arg("/dev/null")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{terminal}");
+    assert!(terminal.contains("reading Shoots: 2..."), "{terminal}");
+    assert!(terminal.contains("read Shoots: 6"), "{terminal}");
+    assert!(terminal.contains("read Seeds: 2"), "{terminal}");
 
     // nothing listens there
     let nowhere = api.state.join("kubeconfig-nowhere");
