@@ -140,9 +140,34 @@ struct SimulateArgs {
     /// instead of scheduling the rest.
     #[arg(long)]
     strict: bool,
-    /// Manifest files or directories (multi-document YAML).
-    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
+    /// Manifest files or directories (multi-document YAML). With --live, they are laid over the
+    /// cluster's objects: same kind, namespace and name replaces, anything else is added.
+    #[arg(
+        short = 'f',
+        long = "filename",
+        value_name = "PATH",
+        required_unless_present_any = ["live", "kubeconfig"]
+    )]
     files: Vec<PathBuf>,
+    /// Read the landscape from the cluster (read-only): kubeconfig from --kubeconfig, else
+    /// clientConnection.kubeconfig of --config, else $KUBECONFIG, ~/.kube/config or in-cluster.
+    #[arg(long)]
+    live: bool,
+    /// Kubeconfig of the cluster to read the landscape from; implies --live.
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+    /// With --live: objects per list request (each kind is listed in pages of this size).
+    #[arg(long, value_name = "N", default_value_t = simulate::PAGE_SIZE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    chunk_size: u32,
+    /// Decide with --config (new) and with this configuration (old) over the same landscape;
+    /// print the shoots placed differently, then a summary of each configuration.
+    #[arg(long, value_name = "OLD_CONFIG", conflicts_with_all = ["explain", "timeline"])]
+    compare: Option<PathBuf>,
+    /// Decide every shoot again as if it were pending (seedName cleared on every shoot this
+    /// scheduler would schedule), in creation order, each placement counting for the next.
+    #[arg(long)]
+    replay: bool,
     /// Evaluate at this instant (RFC 3339) instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     now: Option<DateTime<Utc>>,
@@ -334,19 +359,41 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
-    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
-    let load = if matches!(args.output, Output::Yaml) {
-        Landscape::load_with_documents
-    } else {
-        Landscape::load
+    if args.compare.is_some() && matches!(args.output, Output::Yaml) {
+        eprintln!("error: --compare: -o yaml is not available; use -o table or -o json");
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
+    let old = match &args.compare {
+        Some(path) => match load_config(Some(path), args.strict) {
+            Ok(loaded) => {
+                print_warnings(&loaded.warnings);
+                match ProfileChain::from_config(&loaded.config.schedulers.shoot) {
+                    Ok(chain) => Some((loaded.config, chain)),
+                    Err(errors) => {
+                        eprintln!("error: --compare {}: invalid config:", path.display());
+                        for e in errors {
+                            eprintln!("  {e}");
+                        }
+                        return ExitCode::from(EXIT_BAD_INPUT);
+                    }
+                }
+            }
+            Err(code) => return code,
+        },
+        None => None,
     };
-    let landscape = match load(&args.files) {
+    let mut landscape = match load_landscape(&args, &cfg, old.as_ref().map(|(c, _)| c)) {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+        Err(code) => return code,
     };
+    if args.replay {
+        let mut names = cfg.schedulers.shoot.scheduler_names.clone();
+        if let Some((old_cfg, _)) = &old {
+            names.extend(old_cfg.schedulers.shoot.scheduler_names.iter().cloned());
+        }
+        let n = simulate::make_pending(&mut landscape, &names);
+        eprintln!("replay: {n} bound shoot(s) made pending again");
+    }
     let level = if args.strict { "error" } else { "warning" };
     for s in &landscape.skipped {
         eprintln!("{level}: skipped {s}");
@@ -409,6 +456,38 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     };
     let names = &cfg.schedulers.shoot.scheduler_names;
     let regions = Regions::with_overrides(&cfg.schedulers.shoot.regions);
+    if let Some((old_cfg, old_chain)) = &old {
+        let old_profile = match old_chain.select(now) {
+            Selection::Profile { profile, .. } => profile,
+            Selection::Deferred { reason, .. } => {
+                return write_stdout(|out| {
+                    writeln!(
+                        out,
+                        "Scheduling deferred under the old configuration at {}: {reason}. Nothing to compare.",
+                        now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                    )
+                });
+            }
+        };
+        let old_regions = Regions::with_overrides(&old_cfg.schedulers.shoot.regions);
+        let old_side = simulate::Side {
+            label: "old",
+            profile: old_profile,
+            scheduler_names: &old_cfg.schedulers.shoot.scheduler_names,
+            regions: &old_regions,
+        };
+        let new_side = simulate::Side {
+            label: "new",
+            profile,
+            scheduler_names: names,
+            regions: &regions,
+        };
+        let comparison = simulate::compare(&landscape, &old_side, &new_side, now);
+        return write_stdout(|mut out| match args.output {
+            Output::Json => simulate::write_compare_json(&mut out, &comparison),
+            _ => simulate::write_compare_table(&mut out, &comparison),
+        });
+    }
     let new_run = || simulate::Simulator::new(&landscape, profile, names, &regions, now);
     let first = new_run();
     for w in first.snapshot().region_config_conflicts() {
@@ -529,4 +608,101 @@ fn plan_cmd(cmd: PlanCommand) -> ExitCode {
         PlanOutput::Html => plan::html::render(&p),
     };
     write_stdout(|out| out.write_all(text.as_bytes()))
+}
+
+/// The landscape to decide on: the manifest files, or the cluster's objects with the files laid
+/// over them.
+fn load_landscape(
+    args: &SimulateArgs,
+    cfg: &SchedulerConfiguration,
+    old: Option<&SchedulerConfiguration>,
+) -> Result<Landscape, ExitCode> {
+    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
+    let yaml = matches!(args.output, Output::Yaml);
+    let load = if yaml {
+        Landscape::load_with_documents
+    } else {
+        Landscape::load
+    };
+    let files = match load(&args.files) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Err(ExitCode::from(EXIT_BAD_INPUT));
+        }
+    };
+    if !args.live && args.kubeconfig.is_none() {
+        return Ok(files);
+    }
+    let kubeconfig = args
+        .kubeconfig
+        .as_ref()
+        .map(|k| k.display().to_string())
+        .unwrap_or_else(|| cfg.client_connection.kubeconfig.clone());
+    let uses_carbon = |c: &SchedulerConfiguration| {
+        gardener_scheduler::priorities::CarbonIntensity::configured(&c.schedulers.shoot)
+            .ok()
+            .flatten()
+            .is_some()
+    };
+    let carbon = uses_carbon(cfg) || old.is_some_and(uses_carbon);
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: starting the async runtime: {e}");
+            return Err(ExitCode::FAILURE);
+        }
+    };
+    let cc = &cfg.client_connection;
+    let read = runtime.block_on(async {
+        let client = controller::client_from_kubeconfig(
+            &kubeconfig,
+            cc.qps,
+            cc.burst,
+            &controller::RestClientMetrics::default(),
+        )
+        .await
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            ExitCode::from(EXIT_BAD_INPUT)
+        })?;
+        let mut progress = progress_printer();
+        simulate::read_live(&client, args.chunk_size, carbon, yaml, &mut progress)
+            .await
+            .map_err(|e| {
+                eprintln!("error: {e}");
+                eprintln!(
+                    "error: the landscape could not be read completely; nothing was simulated"
+                );
+                ExitCode::FAILURE
+            })
+    })?;
+    for w in &read.warnings {
+        eprintln!("warning: {w}");
+    }
+    let mut landscape = read.landscape;
+    for r in landscape.overlay(files) {
+        eprintln!("overlay: -f replaces {r} of the cluster");
+    }
+    Ok(landscape)
+}
+
+/// Progress of the live read on stderr, only when stderr is a terminal: one line per kind,
+/// rewritten as pages arrive.
+fn progress_printer() -> impl FnMut(simulate::Progress<'_>) {
+    use std::io::IsTerminal;
+    let terminal = std::io::stderr().is_terminal();
+    move |p: simulate::Progress<'_>| {
+        if !terminal {
+            return;
+        }
+        if p.done {
+            eprintln!("\rread {}: {}\x1b[K", p.what, p.objects);
+        } else {
+            eprint!("\rreading {}: {}...\x1b[K", p.what, p.objects);
+        }
+    }
 }

@@ -137,6 +137,18 @@ impl Manifests {
         found[0]
     }
 
+    /// The one object of `kind` that is the scheduler's own: not the what-if reader's (a role
+    /// for people, `whatIfReader`, tested on its own).
+    fn scheduler_one(&self, kind: &str) -> &Value {
+        let found: Vec<&Value> = self
+            .of_kind(kind)
+            .into_iter()
+            .filter(|d| !is_what_if_reader(d))
+            .collect();
+        assert_eq!(found.len(), 1, "expected exactly one scheduler {kind}");
+        found[0]
+    }
+
     /// The one object of `kind` whose name ends with `suffix`.
     fn named(&self, kind: &str, suffix: &str) -> &Value {
         let found: Vec<&Value> = self
@@ -207,6 +219,10 @@ impl Manifests {
             .as_i64()
             .expect("containerPort is a number")
     }
+}
+
+fn is_what_if_reader(d: &Value) -> bool {
+    str_at(&d["metadata"], "name").contains("-what-if-reader")
 }
 
 fn seq(v: &Value) -> &Vec<Value> {
@@ -422,7 +438,7 @@ fn cluster_role_grants_exactly_what_the_scheduler_needs() {
         let m = render(&files, &[]);
         // the all-options file selects bindingMode Patch
         let want = cluster_grants(name == "all-options", false);
-        assert_exact(&grants(m.one("ClusterRole")), &want, name);
+        assert_exact(&grants(m.scheduler_one("ClusterRole")), &want, name);
     }
 }
 
@@ -430,7 +446,7 @@ fn cluster_role_grants_exactly_what_the_scheduler_needs() {
 fn patch_binding_mode_grants_patch_on_shoots_instead_of_the_binding() {
     let m = render(&[], &["config.schedulers.shoot.bindingMode=Patch"]);
     assert_exact(
-        &grants(m.one("ClusterRole")),
+        &grants(m.scheduler_one("ClusterRole")),
         &cluster_grants(true, false),
         "Patch",
     );
@@ -464,7 +480,7 @@ fn configmaps_of_every_namespace_are_granted_only_with_a_carbon_intensity_priori
         let carbon = what != "other priorities only";
         let patch = set.iter().any(|s| s.ends_with("bindingMode=Patch"));
         assert_exact(
-            &grants(m.one("ClusterRole")),
+            &grants(m.scheduler_one("ClusterRole")),
             &cluster_grants(patch, carbon),
             what,
         );
@@ -553,8 +569,8 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
         );
         let pairs = [
             (
-                m.one("ClusterRoleBinding"),
-                m.one("ClusterRole"),
+                m.scheduler_one("ClusterRoleBinding"),
+                m.scheduler_one("ClusterRole"),
                 "ClusterRoleBinding",
             ),
             (
@@ -580,14 +596,29 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
             assert_eq!(subjects[0]["name"], sa["metadata"]["name"]);
             assert_eq!(subjects[0]["namespace"].as_str(), Some(NAMESPACE));
         }
-        let rbac: Vec<_> =
+        let (reader, rbac): (Vec<_>, Vec<_>) =
             m.0.iter()
                 .filter(|d| {
                     d["apiVersion"]
                         .as_str()
                         .is_some_and(|v| v.starts_with("rbac.authorization.k8s.io/"))
                 })
-                .collect();
+                .partition(|d| is_what_if_reader(d));
+        // The what-if reader (on in all-options only) grants people, not the pod: its two
+        // roles and their bindings to whatIfReader.subjects.
+        assert_eq!(
+            reader.len(),
+            if name == "all-options" { 4 } else { 0 },
+            "{name}"
+        );
+        for d in reader.iter().filter(|d| d["subjects"].is_sequence()) {
+            assert!(
+                seq(&d["subjects"])
+                    .iter()
+                    .all(|s| s["kind"] != "ServiceAccount"),
+                "{name}: the what-if reader is not bound to the pod"
+            );
+        }
         assert_eq!(
             rbac.len(),
             6,
@@ -1384,4 +1415,92 @@ fn every_value_in_values_yaml_is_commented() {
         undocumented.is_empty(),
         "values.yaml keys without a comment: {undocumented:#?}"
     );
+}
+
+/// What `simulate --live` lists, and nothing else: no watch, no get, no write.
+const WHAT_IF_READER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
+    ("core.gardener.cloud", "seeds", None, "list"),
+    ("core.gardener.cloud", "shoots", None, "list"),
+    ("core.gardener.cloud", "cloudprofiles", None, "list"),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "list",
+    ),
+    ("core.gardener.cloud", "projects", None, "list"),
+];
+
+#[test]
+fn the_what_if_reader_role_is_off_by_default_and_read_only() {
+    for (name, files) in values_files()
+        .into_iter()
+        .filter(|(n, _)| *n != "all-options")
+    {
+        let m = render(&files, &[]);
+        assert!(
+            !m.0.iter().any(is_what_if_reader),
+            "{name}: the what-if reader is off by default"
+        );
+    }
+    let m = render(&[], &["whatIfReader.create=true"]);
+    let role = m.named("ClusterRole", "-what-if-reader");
+    assert_exact(
+        &grants(role),
+        &expected(WHAT_IF_READER_GRANTS),
+        "what-if reader ClusterRole",
+    );
+    let cm = m.named("Role", "-what-if-reader-configmaps");
+    assert_eq!(cm["metadata"]["namespace"], "garden");
+    assert_exact(
+        &grants(cm),
+        &expected(&[("", "configmaps", None, "list")]),
+        "what-if reader Role",
+    );
+    // the scheduler's own roles are unchanged beside it
+    assert_eq!(m.of_kind("ClusterRole").len(), 2);
+    assert!(
+        !m.of_kind("ClusterRoleBinding")
+            .iter()
+            .any(|b| str_at(&b["metadata"], "name").contains("what-if")),
+        "no subjects, no binding"
+    );
+
+    // CarbonIntensity reads forecasts in every namespace: list on ConfigMaps cluster-wide
+    let carbon = render(
+        &[],
+        &[
+            "whatIfReader.create=true",
+            "config.schedulers.shoot.priorities[0].name=ShootCount",
+            "config.schedulers.shoot.priorities[1].name=CarbonIntensity",
+        ],
+    );
+    let mut want = WHAT_IF_READER_GRANTS.to_vec();
+    want.push(("", "configmaps", None, "list"));
+    assert_exact(
+        &grants(carbon.named("ClusterRole", "-what-if-reader")),
+        &expected(&want),
+        "what-if reader ClusterRole with CarbonIntensity",
+    );
+
+    // subjects: both roles bound to them
+    let bound = render(
+        &[],
+        &[
+            "whatIfReader.create=true",
+            "whatIfReader.subjects[0].kind=Group",
+            "whatIfReader.subjects[0].name=landscape-operators",
+            "whatIfReader.subjects[0].apiGroup=rbac.authorization.k8s.io",
+        ],
+    );
+    for (kind, suffix, role_kind) in [
+        ("ClusterRoleBinding", "-what-if-reader", "ClusterRole"),
+        ("RoleBinding", "-what-if-reader-configmaps", "Role"),
+    ] {
+        let b = bound.named(kind, suffix);
+        assert_eq!(b["roleRef"]["kind"], role_kind);
+        assert!(str_at(&b["roleRef"], "name").ends_with(suffix));
+        assert_eq!(b["subjects"][0]["kind"], "Group");
+        assert_eq!(b["subjects"][0]["name"], "landscape-operators");
+    }
 }

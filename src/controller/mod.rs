@@ -51,6 +51,7 @@ pub use report::{
 pub use rest_metrics::RestClientMetrics;
 pub use runtime_metrics::{CONTROLLER, ReconcileResult};
 pub use state::{Assumption, Change, Kind, State};
+pub use watch::decode;
 
 use crate::api::Shoot;
 use crate::chain::{ProfileChain, Selection};

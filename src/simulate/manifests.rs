@@ -162,6 +162,71 @@ impl Landscape {
         Ok(())
     }
 
+    /// Lays `top` over this landscape: an object of the same kind, namespace and name is
+    /// replaced, others are added. Returns `Kind namespace/name` of each replaced object, in
+    /// order. `top`'s skipped objects are kept. Shoot documents follow their shoots when both
+    /// landscapes kept them.
+    pub fn overlay(&mut self, top: Landscape) -> Vec<String> {
+        let mut replaced = Vec::new();
+        let keep_docs = !self.shoot_docs.is_empty() || self.shoots.is_empty();
+        let mut docs = top.shoot_docs.into_iter();
+        for shoot in top.shoots {
+            let doc = docs.next();
+            let key = crate::api::object_key(&shoot.metadata);
+            match self
+                .shoots
+                .iter()
+                .position(|s| crate::api::object_key(&s.metadata) == key)
+            {
+                Some(i) => {
+                    replaced.push(format!("Shoot {key}"));
+                    if keep_docs && let (Some(slot), Some(doc)) = (self.shoot_docs.get_mut(i), doc)
+                    {
+                        *slot = doc;
+                    }
+                    self.shoots[i] = shoot;
+                }
+                None => {
+                    self.shoots.push(shoot);
+                    if keep_docs && let Some(doc) = doc {
+                        self.shoot_docs.push(doc);
+                    }
+                }
+            }
+        }
+        lay(&mut self.seeds, top.seeds, "Seed", false, &mut replaced);
+        lay(
+            &mut self.cloud_profiles,
+            top.cloud_profiles,
+            "CloudProfile",
+            false,
+            &mut replaced,
+        );
+        lay(
+            &mut self.namespaced_cloud_profiles,
+            top.namespaced_cloud_profiles,
+            "NamespacedCloudProfile",
+            true,
+            &mut replaced,
+        );
+        lay(
+            &mut self.projects,
+            top.projects,
+            "Project",
+            false,
+            &mut replaced,
+        );
+        lay(
+            &mut self.config_maps,
+            top.config_maps,
+            "ConfigMap",
+            true,
+            &mut replaced,
+        );
+        self.skipped.extend(top.skipped);
+        replaced
+    }
+
     fn skip(&mut self, location: Location, message: String) {
         self.skipped.push(Skipped { location, message });
     }
@@ -286,6 +351,33 @@ impl Landscape {
             Ok(object)
         } else {
             Err(None)
+        }
+    }
+}
+
+/// Replaces or adds each object of `top` in `base`, by name (and namespace).
+fn lay<T: kube::Resource>(
+    base: &mut Vec<T>,
+    top: Vec<T>,
+    kind: &str,
+    namespaced: bool,
+    replaced: &mut Vec<String>,
+) {
+    let key = |o: &T| {
+        if namespaced {
+            crate::api::object_key(o.meta())
+        } else {
+            o.meta().name.clone().unwrap_or_default()
+        }
+    };
+    for object in top {
+        let k = key(&object);
+        match base.iter().position(|b| key(b) == k) {
+            Some(i) => {
+                replaced.push(format!("{kind} {k}"));
+                base[i] = object;
+            }
+            None => base.push(object),
         }
     }
 }
@@ -437,6 +529,52 @@ spec: {region: eu-west-1, cloudProfileName: aws, provider: {type: aws}, kubernet
             with.shoot_docs[0]["spec"]["kubernetes"]["version"].as_str(),
             Some("1.33.0"),
             "the original document, unknown fields included"
+        );
+    }
+
+    #[test]
+    fn an_overlay_replaces_by_kind_namespace_and_name_and_adds_the_rest() {
+        let mut base = Landscape::default();
+        base.add_text(
+            Path::new("live"),
+            &format!(
+                "{SHOOT}---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s1}}\n---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s2}}\n"
+            ),
+        )
+        .unwrap();
+        let mut top = Landscape::default();
+        top.add_text(
+            Path::new("overlay"),
+            &format!(
+                "{}---\n{}---\napiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: s1, labels: {{replaced: \"yes\"}}}}\n",
+                SHOOT.replace("eu-west-1", "eu-central-1"),
+                SHOOT.replace("name: web", "name: api"),
+            ),
+        )
+        .unwrap();
+        let replaced = base.overlay(top);
+        assert_eq!(replaced, ["Shoot garden-dev/web", "Seed s1"]);
+        let names: Vec<_> = base
+            .shoots
+            .iter()
+            .map(|s| {
+                (
+                    s.metadata.name.clone().unwrap(),
+                    s.spec.region.clone().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("web".to_string(), "eu-central-1".to_string()),
+                ("api".to_string(), "eu-west-1".to_string())
+            ]
+        );
+        assert_eq!(base.seeds.len(), 2);
+        assert_eq!(
+            base.seeds[0].metadata.labels.as_ref().unwrap()["replaced"],
+            "yes"
         );
     }
 }

@@ -3,11 +3,18 @@
 //! Pending shoots are scheduled in order of creation (then namespace/name); each placement
 //! counts for the following ones, exactly as the controller would see it.
 
+mod compare;
+mod live;
 mod manifests;
 mod output;
 
 use chrono::{DateTime, Utc};
 
+pub use compare::{
+    Comparison, Difference, Placement, Side, Summary, compare, write_compare_json,
+    write_compare_table,
+};
+pub use live::{LiveError, LiveLandscape, PAGE_SIZE, Progress, read_live};
 pub use manifests::{Landscape, Location, ManifestError, Skipped};
 pub use output::{render_explain, write_json, write_table, write_yaml};
 
@@ -39,6 +46,33 @@ pub fn is_pending(shoot: &Shoot, scheduler_names: &[String]) -> bool {
         && scheduler_names.iter().any(|n| n == shoot.scheduler_name())
         && shoot.metadata.deletion_timestamp.is_none()
         && !shoot.is_self_hosted()
+}
+
+/// `--replay`: every shoot this scheduler would schedule (ours, not deleting, not self-hosted)
+/// becomes pending again: its `spec.seedName` (and `status.seedName`) are cleared, so the
+/// simulation decides the whole landscape anew in creation order. Returns how many were cleared.
+pub fn make_pending(landscape: &mut Landscape, scheduler_names: &[String]) -> usize {
+    let mut cleared = 0;
+    for (i, shoot) in landscape.shoots.iter_mut().enumerate() {
+        if !scheduler_names.iter().any(|n| n == shoot.scheduler_name())
+            || shoot.metadata.deletion_timestamp.is_some()
+            || shoot.is_self_hosted()
+            || shoot.spec.seed_name.as_deref().is_none_or(str::is_empty)
+        {
+            continue;
+        }
+        shoot.spec.seed_name = None;
+        if let Some(status) = shoot.status.as_mut() {
+            status.seed_name = None;
+        }
+        if let Some(doc) = landscape.shoot_docs.get_mut(i)
+            && let Some(spec) = doc.get_mut("spec").and_then(|s| s.as_mapping_mut())
+        {
+            spec.remove("seedName");
+        }
+        cleared += 1;
+    }
+    cleared
 }
 
 /// Builds the snapshot from everything in the landscape.

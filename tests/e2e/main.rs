@@ -16,3 +16,4 @@ mod restart;
 mod scheduling;
 mod security;
 mod upstream_config;
+mod whatif;

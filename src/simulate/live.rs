@@ -1,0 +1,343 @@
+//! `simulate --live`: the landscape read from a cluster, read-only.
+//!
+//! One paginated list per kind (the same kinds, label selectors and decoding the scheduler
+//! process's watches use), so the simulation sees exactly what the scheduler would. A malformed
+//! object is skipped with a warning, as the controller skips it. A kind the decision cannot do
+//! without (Seeds, Shoots, CloudProfiles) must be listed completely, or the read fails; a kind
+//! the controller treats as optional (Projects, NamespacedCloudProfiles, region and carbon
+//! ConfigMaps) that the API server does not serve or the user may not list is read as empty,
+//! with a warning.
+
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use kube::{Client, Resource};
+use serde::de::DeserializeOwned;
+
+use super::Landscape;
+use crate::api::{
+    CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
+    PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
+};
+use crate::controller::decode;
+use crate::snapshot::GARDEN_NAMESPACE;
+
+/// Objects per list page unless asked otherwise (`simulate --chunk-size`).
+pub const PAGE_SIZE: u32 = 500;
+
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error(
+        "listing {what}: forbidden ({message}); reading the landscape needs `list` on {resource} \
+         (the chart's `whatIfReader` ClusterRole grants every read simulate makes)"
+    )]
+    Forbidden {
+        what: String,
+        resource: String,
+        message: String,
+    },
+    #[error("listing {what}: the API server answered {code}: {message}")]
+    Api {
+        what: String,
+        code: u16,
+        message: String,
+    },
+    #[error("listing {what}: the cluster could not be reached: {message}")]
+    Unreachable { what: String, message: String },
+}
+
+/// One kind to read.
+struct Read {
+    /// what a message calls it: `Seeds`, `region ConfigMaps in garden`
+    what: &'static str,
+    /// `seeds.core.gardener.cloud`, `configmaps`
+    resource: &'static str,
+    /// Read as empty (with a warning) when not served (404) or forbidden (403).
+    optional: bool,
+}
+
+/// Progress of the read, for a terminal: the kind being listed and the objects read so far.
+pub struct Progress<'a> {
+    pub what: &'a str,
+    pub objects: usize,
+    pub done: bool,
+}
+
+/// The landscape of the cluster, and what was left out of it (one warning each).
+pub struct LiveLandscape {
+    pub landscape: Landscape,
+    pub warnings: Vec<String>,
+}
+
+/// Reads every kind the scheduler watches, `page_size` objects per request; carbon-intensity ConfigMaps only when `carbon`
+/// (a profile uses `CarbonIntensity`), as the scheduler does. `keep_documents`: keep each
+/// Shoot's object as read, for `-o yaml`.
+pub async fn read_live(
+    client: &Client,
+    page_size: u32,
+    carbon: bool,
+    keep_documents: bool,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<LiveLandscape, LiveError> {
+    let mut l = Landscape::default();
+    let mut warnings = Vec::new();
+    let mut read = Reader {
+        page_size: page_size.max(1),
+        warnings: &mut warnings,
+        progress,
+    };
+    let all = |ar: ApiResource| Api::<DynamicObject>::all_with(client.clone(), &ar);
+    let seeds = read
+        .list::<Seed>(
+            all(ApiResource::erase::<Seed>(&())),
+            ListParams::default(),
+            REQUIRED_SEEDS,
+            false,
+        )
+        .await?;
+    l.seeds = seeds.into_iter().map(|(o, _)| o).collect();
+    let shoots = read
+        .list::<Shoot>(
+            all(ApiResource::erase::<Shoot>(&())),
+            ListParams::default(),
+            REQUIRED_SHOOTS,
+            true,
+        )
+        .await?;
+    for (shoot, doc) in shoots {
+        l.shoots.push(shoot);
+        if keep_documents && let Some(doc) = doc {
+            l.shoot_docs.push(doc);
+        }
+    }
+    l.cloud_profiles = read
+        .list::<CloudProfile>(
+            all(ApiResource::erase::<CloudProfile>(&())),
+            ListParams::default(),
+            REQUIRED_CLOUD_PROFILES,
+            false,
+        )
+        .await?
+        .into_iter()
+        .map(|(o, _)| o)
+        .collect();
+    l.namespaced_cloud_profiles = read
+        .list::<NamespacedCloudProfile>(
+            all(ApiResource::erase::<NamespacedCloudProfile>(&())),
+            ListParams::default(),
+            OPTIONAL_NAMESPACED_CLOUD_PROFILES,
+            false,
+        )
+        .await?
+        .into_iter()
+        .map(|(o, _)| o)
+        .collect();
+    l.projects = read
+        .list::<Project>(
+            all(ApiResource::erase::<Project>(&())),
+            ListParams::default(),
+            OPTIONAL_PROJECTS,
+            false,
+        )
+        .await?
+        .into_iter()
+        .map(|(o, _)| o)
+        .collect();
+    let region_configs = read
+        .list::<ConfigMap>(
+            Api::namespaced_with(
+                client.clone(),
+                GARDEN_NAMESPACE,
+                &ApiResource::erase::<ConfigMap>(&()),
+            ),
+            ListParams::default().labels(&format!(
+                "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
+            )),
+            OPTIONAL_REGION_CONFIG_MAPS,
+            false,
+        )
+        .await?;
+    l.config_maps = region_configs.into_iter().map(|(o, _)| o).collect();
+    if carbon {
+        let carbon_maps = read
+            .list::<ConfigMap>(
+                all(ApiResource::erase::<ConfigMap>(&())),
+                ListParams::default().labels(&format!(
+                    "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_CARBON_INTENSITY}"
+                )),
+                OPTIONAL_CARBON_CONFIG_MAPS,
+                false,
+            )
+            .await?;
+        l.config_maps
+            .extend(carbon_maps.into_iter().map(|(o, _)| o));
+    }
+    Ok(LiveLandscape {
+        landscape: l,
+        warnings,
+    })
+}
+
+const REQUIRED_SEEDS: Read = Read {
+    what: "Seeds",
+    resource: "seeds.core.gardener.cloud",
+    optional: false,
+};
+const REQUIRED_SHOOTS: Read = Read {
+    what: "Shoots",
+    resource: "shoots.core.gardener.cloud",
+    optional: false,
+};
+const REQUIRED_CLOUD_PROFILES: Read = Read {
+    what: "CloudProfiles",
+    resource: "cloudprofiles.core.gardener.cloud",
+    optional: false,
+};
+const OPTIONAL_NAMESPACED_CLOUD_PROFILES: Read = Read {
+    what: "NamespacedCloudProfiles",
+    resource: "namespacedcloudprofiles.core.gardener.cloud",
+    optional: true,
+};
+const OPTIONAL_PROJECTS: Read = Read {
+    what: "Projects",
+    resource: "projects.core.gardener.cloud",
+    optional: true,
+};
+const OPTIONAL_REGION_CONFIG_MAPS: Read = Read {
+    what: "region ConfigMaps (namespace garden)",
+    resource: "configmaps in namespace garden",
+    optional: true,
+};
+const OPTIONAL_CARBON_CONFIG_MAPS: Read = Read {
+    what: "carbon-intensity ConfigMaps",
+    resource: "configmaps (all namespaces)",
+    optional: true,
+};
+
+struct Reader<'a, 'p> {
+    page_size: u32,
+    warnings: &'a mut Vec<String>,
+    progress: &'a mut dyn FnMut(Progress<'p>),
+}
+
+impl Reader<'_, '_> {
+    /// Every object of one kind, page by page; each decoded as the watches decode it.
+    /// `with_document`: also the object as read (managed fields dropped), as YAML.
+    async fn list<K: DeserializeOwned + Resource<DynamicType = ()>>(
+        &mut self,
+        api: Api<DynamicObject>,
+        params: ListParams,
+        read: Read,
+        with_document: bool,
+    ) -> Result<Vec<(K, Option<serde_yaml_ng::Value>)>, LiveError> {
+        let mut out = Vec::new();
+        let mut seen = 0usize;
+        let mut token: Option<String> = None;
+        loop {
+            let mut page_params = params.clone().limit(self.page_size);
+            if let Some(t) = &token {
+                page_params = page_params.continue_token(t);
+            }
+            let page = match api.list(&page_params).await {
+                Ok(page) => page,
+                Err(kube::Error::Api(s)) if read.optional && (s.code == 404 || s.code == 403) => {
+                    let why = if s.code == 404 {
+                        "the API server does not serve this kind".to_string()
+                    } else {
+                        format!("no permission to list {} ({})", read.resource, s.message)
+                    };
+                    self.warnings.push(format!(
+                        "{}: {why}; simulating without them, as the scheduler would",
+                        read.what
+                    ));
+                    (self.progress)(Progress {
+                        what: read.what,
+                        objects: 0,
+                        done: true,
+                    });
+                    return Ok(Vec::new());
+                }
+                Err(e) => return Err(classify(&read, e)),
+            };
+            for mut obj in page.items {
+                obj.metadata.managed_fields = None;
+                seen += 1;
+                let key = if obj.metadata.namespace.is_some() {
+                    object_key(&obj.metadata)
+                } else {
+                    obj.metadata.name.clone().unwrap_or_default()
+                };
+                // Items of a list may come without apiVersion and kind (aggregated API
+                // servers leave them out): the document for `-o yaml` gets them back.
+                let doc = if with_document {
+                    serde_json::to_value(&obj).ok().and_then(|mut v| {
+                        if let Some(map) = v.as_object_mut() {
+                            map.entry("apiVersion")
+                                .or_insert_with(|| K::api_version(&()).into());
+                            map.entry("kind").or_insert_with(|| K::kind(&()).into());
+                        }
+                        serde_yaml_ng::to_value(v).ok()
+                    })
+                } else {
+                    None
+                };
+                match decode::<K>(obj) {
+                    Ok(typed) => out.push((typed, doc)),
+                    Err(e) => self.warnings.push(format!(
+                        "skipped malformed {} {key}: {e}",
+                        read.what.trim_end_matches('s')
+                    )),
+                }
+            }
+            (self.progress)(Progress {
+                what: read.what,
+                objects: seen,
+                done: false,
+            });
+            token = page.metadata.continue_.filter(|t| !t.is_empty());
+            if token.is_none() {
+                break;
+            }
+        }
+        (self.progress)(Progress {
+            what: read.what,
+            objects: seen,
+            done: true,
+        });
+        Ok(out)
+    }
+}
+
+fn classify(read: &Read, e: kube::Error) -> LiveError {
+    let what = read.what.to_string();
+    match e {
+        kube::Error::Api(s) if s.code == 403 => LiveError::Forbidden {
+            what,
+            resource: read.resource.to_string(),
+            message: s.message,
+        },
+        kube::Error::Api(s) => LiveError::Api {
+            what,
+            code: s.code,
+            message: s.message,
+        },
+        other => LiveError::Unreachable {
+            what,
+            message: with_causes(&other),
+        },
+    }
+}
+
+/// The error and each of its causes: `client error (Connect): tcp connect error: Connection
+/// refused`.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}

@@ -1,0 +1,493 @@
+//! `simulate --kubeconfig`: the landscape read from a real API server (through a recording
+//! proxy that can also forbid a kind), overlays, `--replay`, `--compare`, and the errors of an
+//! unreachable cluster, a forbidden list and a malformed overlay.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body as AxumBody;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A plain-HTTP proxy in front of the API server that records every request (method, path
+/// and query) and answers 403 to requests whose path contains `forbid`.
+struct RecordingProxy {
+    kubeconfig: PathBuf,
+    requests: Arc<Mutex<Vec<(String, String)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Clone)]
+struct Forward {
+    client: kube::Client,
+    forbid: Option<&'static str>,
+    requests: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl RecordingProxy {
+    async fn start(api: &ApiServer, name: &str, forbid: Option<&'static str>) -> RecordingProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let forward = Forward {
+            client: api.client().await,
+            forbid,
+            requests: Arc::default(),
+        };
+        let requests = forward.requests.clone();
+        let app = axum::Router::new().fallback(handle).with_state(forward);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let kubeconfig = api.state.join(format!("kubeconfig-{name}"));
+        std::fs::write(
+            &kubeconfig,
+            kubeconfig_for(&format!("http://127.0.0.1:{port}")),
+        )
+        .unwrap();
+        RecordingProxy {
+            kubeconfig,
+            requests,
+            task,
+        }
+    }
+
+    fn requests(&self) -> Vec<(String, String)> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for RecordingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn kubeconfig_for(server: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"{server}\"}}\nusers:\n- name: u\n  user: {{token: e2e-any-token}}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n"
+    )
+}
+
+async fn handle(State(fw): State<Forward>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 << 20)
+        .await
+        .unwrap_or_default();
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_default();
+    fw.requests
+        .lock()
+        .unwrap()
+        .push((parts.method.to_string(), uri.clone()));
+    if fw.forbid.is_some_and(|f| parts.uri.path().contains(f)) {
+        let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "reason": "Forbidden", "code": 403,
+            "message": format!("user \"reader\" cannot list resource at {}", parts.uri.path())});
+        return Response::builder()
+            .status(403)
+            .header("content-type", "application/json")
+            .body(AxumBody::from(serde_json::to_vec(&status).unwrap()))
+            .unwrap();
+    }
+    let mut out = http::Request::builder().method(parts.method).uri(uri);
+    for (k, v) in &parts.headers {
+        if !["host", "authorization", "connection"].contains(&k.as_str()) {
+            out = out.header(k, v);
+        }
+    }
+    let out = out.body(kube::client::Body::from(bytes.to_vec())).unwrap();
+    match fw.client.send(out).await {
+        Ok(resp) => {
+            let (parts, body) = resp.into_parts();
+            let mut r = Response::builder().status(parts.status);
+            for (k, v) in &parts.headers {
+                if !["connection", "transfer-encoding"].contains(&k.as_str()) {
+                    r = r.header(k, v);
+                }
+            }
+            r.body(AxumBody::new(body)).unwrap()
+        }
+        Err(e) => Response::builder()
+            .status(502)
+            .body(AxumBody::from(e.to_string()))
+            .unwrap(),
+    }
+}
+
+/// Runs `simulate` off the async runtime's threads.
+async fn simulate(args: Vec<String>) -> Output {
+    tokio::task::spawn_blocking(move || {
+        Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+            .arg("simulate")
+            .args(&args)
+            .env_remove("KUBECONFIG")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+fn args(kubeconfig: &Path, rest: &[&str]) -> Vec<String> {
+    let mut v = vec![
+        "--kubeconfig".to_string(),
+        kubeconfig.display().to_string(),
+        "--now".into(),
+        "2026-01-01T00:00:00Z".into(),
+    ];
+    v.extend(rest.iter().map(|s| s.to_string()));
+    v
+}
+
+fn json_out(out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "simulate failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}
+
+/// shoot -> seed (or "-") of `-o json` decisions.
+fn decisions(v: &Value) -> Vec<(String, String)> {
+    v["decisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["shoot"].as_str().unwrap().to_string(),
+                d["seed"].as_str().unwrap_or("-").to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn landscape(client: &kube::Client) {
+    base_landscape(client, "wi").await;
+    create_seed(client, "s1", 10, &[]).await;
+    create_seed(client, "s2", 10, &[]).await;
+    create_bound_shoot(client, "wi", "bound-a", "s1").await;
+    create_bound_shoot(client, "wi", "bound-b", "s1").await;
+    for name in ["p1", "p2", "p3"] {
+        create_shoot(client, "wi", name).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_landscape_is_read_in_pages_decided_overlaid_replayed_and_compared() {
+    let api = ApiServer::start("whatif");
+    let client = api.client().await;
+    landscape(&client).await;
+    let proxy = RecordingProxy::start(&api, "whatif", None).await;
+
+    // only the live read: the cluster's pending shoots, nothing else
+    let out = simulate(args(
+        &proxy.kubeconfig,
+        &["-o", "json", "--chunk-size", "2"],
+    ))
+    .await;
+    let v = json_out(&out);
+    let got = decisions(&v);
+    let shoots: Vec<&str> = got.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(shoots, ["garden-wi/p1", "garden-wi/p2", "garden-wi/p3"]);
+    assert!(got.iter().all(|(_, seed)| seed == "s1" || seed == "s2"));
+    // two bound shoots on s1: the spread sends the first pending one to s2
+    assert_eq!(got[0].1, "s2", "{got:?}");
+    let requests = proxy.requests();
+    assert!(
+        requests.iter().all(|(m, _)| m == "GET"),
+        "read-only: {requests:?}"
+    );
+    let shoot_lists: Vec<&String> = requests
+        .iter()
+        .map(|(_, u)| u)
+        .filter(|u| u.contains("/shoots?"))
+        .collect();
+    assert_eq!(
+        shoot_lists.len(),
+        3,
+        "5 shoots in pages of 2: {shoot_lists:?}"
+    );
+    assert!(shoot_lists.iter().all(|u| u.contains("limit=2")));
+    assert_eq!(
+        shoot_lists
+            .iter()
+            .filter(|u| u.contains("continue="))
+            .count(),
+        2
+    );
+    // one list per kind otherwise: 2 seeds and 1 CloudProfile fit one page each
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|(_, u)| u.contains("/seeds?"))
+            .count(),
+        1,
+        "2 seeds in a page of 2: the API server says no more follow: {requests:?}"
+    );
+
+    // -o yaml: the cluster's shoots as read, each decided one with spec.seedName set
+    let out = simulate(args(&proxy.kubeconfig, &["-o", "yaml"])).await;
+    assert!(out.status.success());
+    let docs: Vec<Value> = serde_yaml_ng::Deserializer::from_slice(&out.stdout)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .filter(|v: &Value| !v.is_null())
+        .collect();
+    let pending: Vec<&Value> = docs
+        .iter()
+        .filter(|d| d["metadata"]["name"].as_str().unwrap().starts_with('p'))
+        .collect();
+    assert_eq!(pending.len(), 3, "{docs:#?}");
+    for d in pending {
+        assert_eq!(d["kind"], "Shoot");
+        assert_eq!(d["apiVersion"], "core.gardener.cloud/v1beta1");
+        assert!(d["spec"]["seedName"].is_string(), "{d:#}");
+    }
+
+    // an overlay: s2 tainted (replaces the cluster's s2), and a new shoot
+    let dir = api.state.join("overlay");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut seed2: Value = serde_json::to_value(
+        kube::Api::<gardener_scheduler::api::Seed>::all(client.clone())
+            .get("s2")
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    seed2["apiVersion"] = json!("core.gardener.cloud/v1beta1");
+    seed2["kind"] = json!("Seed");
+    seed2["spec"]["taints"] = json!([{"key": "maintenance"}]);
+    let mut new_shoot = shoot_manifest("wi", "brand-new");
+    new_shoot["metadata"]["creationTimestamp"] = json!("2030-01-01T00:00:00Z");
+    let overlay = dir.join("overlay.yaml");
+    std::fs::write(
+        &overlay,
+        format!(
+            "{}---\n{}",
+            serde_yaml_ng::to_string(&seed2).unwrap(),
+            serde_yaml_ng::to_string(&new_shoot).unwrap()
+        ),
+    )
+    .unwrap();
+    let out = simulate(args(
+        &proxy.kubeconfig,
+        &["-o", "json", "-f", overlay.to_str().unwrap()],
+    ))
+    .await;
+    let got = decisions(&json_out(&out));
+    assert_eq!(
+        got,
+        [
+            ("garden-wi/p1".to_string(), "s1".to_string()),
+            ("garden-wi/p2".to_string(), "s1".to_string()),
+            ("garden-wi/p3".to_string(), "s1".to_string()),
+            ("garden-wi/brand-new".to_string(), "s1".to_string()),
+        ],
+        "the tainted s2 of the overlay replaces the cluster's"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("replaces Seed s2"), "{stderr}");
+
+    // --replay: the bound shoots are decided again too, in creation order
+    let out = simulate(args(&proxy.kubeconfig, &["-o", "json", "--replay"])).await;
+    let got = decisions(&json_out(&out));
+    let shoots: Vec<&str> = got.iter().map(|(s, _)| s.as_str()).collect();
+    assert_eq!(
+        shoots,
+        [
+            "garden-wi/bound-a",
+            "garden-wi/bound-b",
+            "garden-wi/p1",
+            "garden-wi/p2",
+            "garden-wi/p3"
+        ]
+    );
+    let on_s1 = got.iter().filter(|(_, s)| s == "s1").count();
+    assert!(
+        on_s1 == 2 || on_s1 == 3,
+        "replayed, the spread evens the seeds out: {got:?}"
+    );
+
+    // --compare: bin-packing (new) against the default spread (old)
+    let pack = dir.join("pack.yaml");
+    std::fs::write(
+        &pack,
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\nschedulers:\n  shoot:\n    priorities:\n    - name: ResourceFit\n      weight: 1\n      args: {strategy: MostAllocated}\n",
+    )
+    .unwrap();
+    let spread = dir.join("spread.yaml");
+    std::fs::write(
+        &spread,
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n",
+    )
+    .unwrap();
+    let out = simulate(args(
+        &proxy.kubeconfig,
+        &[
+            "-o",
+            "json",
+            "--config",
+            pack.to_str().unwrap(),
+            "--compare",
+            spread.to_str().unwrap(),
+        ],
+    ))
+    .await;
+    let v = json_out(&out);
+    let diffs = v["differences"].as_array().unwrap();
+    assert!(!diffs.is_empty(), "{v:#}");
+    for d in diffs {
+        assert_eq!(d["new"]["seed"], "s1", "bin-packing fills s1: {d:#}");
+        assert_eq!(d["old"]["seed"], "s2", "{d:#}");
+        assert!(
+            d["oldSeedUnderNew"]
+                .as_str()
+                .unwrap()
+                .starts_with("s2: score"),
+            "{d:#}"
+        );
+    }
+    assert_eq!(v["old"]["placed"], 3);
+    assert_eq!(v["new"]["placed"], 3);
+    assert_eq!(v["new"]["shootsPerRegion"]["local-1"], 5);
+    assert_eq!(v["new"]["utilisation"]["max"], 50.0, "5 shoots on s1 of 10");
+
+    // both together: the whole landscape under both configurations
+    let out = simulate(args(
+        &proxy.kubeconfig,
+        &[
+            "--replay",
+            "--config",
+            pack.to_str().unwrap(),
+            "--compare",
+            spread.to_str().unwrap(),
+        ],
+    ))
+    .await;
+    assert!(out.status.success());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("Summary (old):\n  placed 5/5"), "{table}");
+    assert!(table.contains("Summary (new):\n  placed 5/5"), "{table}");
+    assert!(
+        proxy.requests().iter().all(|(m, _)| m == "GET"),
+        "nothing was written"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_errors() {
+    let api = ApiServer::start("whatif-errors");
+    let client = api.client().await;
+    landscape(&client).await;
+
+    // Seeds cannot be done without: the read fails and nothing is printed as a result
+    let no_seeds = RecordingProxy::start(&api, "no-seeds", Some("/seeds")).await;
+    let out = simulate(args(&no_seeds.kubeconfig, &[])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty(), "no partial result");
+    assert!(
+        stderr.contains("listing Seeds: forbidden")
+            && stderr.contains("needs `list` on seeds.core.gardener.cloud"),
+        "{stderr}"
+    );
+
+    // a shoot the API server stores but that does not decode (spec is schemaless in the CRD)
+    let mut broken = shoot_manifest("wi", "broken");
+    broken["spec"]["region"] = json!(5);
+    raw_ns::<gardener_scheduler::api::Shoot>(&client, "garden-wi")
+        .create(
+            &Default::default(),
+            &serde_json::from_value(broken).unwrap(),
+        )
+        .await
+        .unwrap();
+
+    // Projects are optional, as for the scheduler: a warning, and the decision goes on; the
+    // malformed shoot is skipped with a warning naming it and its field, as the scheduler does
+    let no_projects = RecordingProxy::start(&api, "no-projects", Some("/projects")).await;
+    let out = simulate(args(&no_projects.kubeconfig, &[])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: Projects: no permission to list projects.core.gardener.cloud"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: skipped malformed Shoot garden-wi/broken: spec.region"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3/3 pending shoots scheduled"));
+    assert!(
+        !stderr.contains("reading "),
+        "no progress off a terminal: {stderr}"
+    );
+
+    // on a terminal, the read shows its progress per kind on stderr
+    let kubeconfig = api.kubeconfig.display().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new("script")
+            .args(["-qec"])
+            .arg(format!(
+                "{} simulate --kubeconfig {kubeconfig} --chunk-size 2",
+                env!("CARGO_BIN_EXE_gardener-scheduler")
+            ))
+            .arg("/dev/null")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{terminal}");
+    assert!(terminal.contains("reading Shoots: 2..."), "{terminal}");
+    assert!(terminal.contains("read Shoots: 6"), "{terminal}");
+    assert!(terminal.contains("read Seeds: 2"), "{terminal}");
+
+    // nothing listens there
+    let nowhere = api.state.join("kubeconfig-nowhere");
+    std::fs::write(
+        &nowhere,
+        kubeconfig_for(&format!("http://127.0.0.1:{}", free_port())),
+    )
+    .unwrap();
+    let out = simulate(args(&nowhere, &[])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.contains("listing Seeds: the cluster could not be reached"),
+        "{stderr}"
+    );
+
+    // a kubeconfig that is not one: a usage error
+    let bad = api.state.join("kubeconfig-bad");
+    std::fs::write(&bad, "clusters: [").unwrap();
+    let out = simulate(args(&bad, &[])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("kubeconfig-bad"), "{stderr}");
+
+    // an overlay that is not YAML: a usage error naming the file, before the cluster is read
+    let overlay = api.state.join("bad-overlay.yaml");
+    std::fs::write(&overlay, "kind: Seed\n  metadata: [\n").unwrap();
+    let out = simulate(args(&api.kubeconfig, &["-f", overlay.to_str().unwrap()])).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("bad-overlay.yaml"), "{stderr}");
+    assert!(out.stdout.is_empty());
+}
