@@ -41,6 +41,7 @@ fn spawn_bind(
             &client,
             mode,
             &shoot,
+            None,
             "seed-1",
             REQUEST_TIMEOUT,
             &Leadership::always(),
@@ -494,10 +495,22 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
     assert_eq!(shared.queue().failures("garden-a/s1"), 1);
 }
 
+/// A reporter queueing at most `capacity` reports, with its own counters.
+fn test_reporter(client: Client, capacity: usize) -> Reporter {
+    Reporter::new(
+        client,
+        "me".into(),
+        REQUEST_TIMEOUT,
+        capacity,
+        Default::default(),
+        Default::default(),
+    )
+}
+
 #[tokio::test]
 async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     let (client, mut h) = mock_client();
-    let reporter = Reporter::new(client, "me".into(), REQUEST_TIMEOUT);
+    let reporter = test_reporter(client, 10);
     let err = crate::schedule::FitError::NoFit {
         total: 0,
         rejected: vec![],
@@ -512,11 +525,7 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
         }),
         ..Default::default()
     });
-    let task = tokio::spawn({
-        let reporter = reporter.clone();
-        let (shoot, err) = (shoot.clone(), err.clone());
-        async move { reporter.failed(&shoot, &err).await }
-    });
+    reporter.failed(&shoot, &err);
     let first = next_call(&mut h).await;
     assert_eq!(
         first.path,
@@ -531,9 +540,9 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     assert_eq!(legacy.body["action"], "Reconcile");
     let created = legacy.body.clone();
     legacy.respond.send_response(ok(created));
-    task.await.unwrap().unwrap();
+    assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
     // lastOperation already says so: no status write. The repeat bumps the count.
-    let task = tokio::spawn(async move { reporter.failed(&shoot, &err).await });
+    reporter.failed(&shoot, &err);
     let again = next_call(&mut h).await;
     assert_eq!(again.method, "PATCH");
     assert!(
@@ -545,7 +554,7 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     );
     assert_eq!(again.body["count"], 2);
     again.respond.send_response(ok(json!({})));
-    task.await.unwrap().unwrap();
+    assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
     no_more_requests(&mut h).await;
 }
 
