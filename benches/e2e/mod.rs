@@ -30,12 +30,34 @@ pub struct E2eRun {
     pub latencies: Vec<Duration>,
     /// first create sent → last create answered
     pub create_span: Duration,
+    /// requests the scheduler sent through its main client (the one `clientConnection`
+    /// limits for binds: watches, binds, reads), from its `rest_client_requests_total` minus
+    /// the reporter's `gardener_scheduler_event_client_requests_total`, over the whole run
+    pub bind_client_requests: f64,
+    /// requests of the reporter's own client (events, status.lastOperation)
+    pub report_client_requests: f64,
 }
 
 impl E2eRun {
     pub fn per_s(&self) -> f64 {
         self.bound as f64 / self.span.as_secs_f64()
     }
+
+    /// Requests of the main client per bound shoot.
+    pub fn bind_requests_per_shoot(&self) -> f64 {
+        self.bind_client_requests / self.bound.max(1) as f64
+    }
+}
+
+/// Sums the samples of `family` in an OpenMetrics exposition.
+fn sum_family(text: &str, family: &str) -> f64 {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(family)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
 /// Starts an API server with `seeds` × `capacity` seeds and a scheduler with `concurrent_syncs`
@@ -153,6 +175,11 @@ pub fn run(
                 last = last.max(*at);
             }
         }
+        // every bind has been seen; what the scheduler sent to get there, by client
+        let text = scheduler.metrics();
+        let all = sum_family(&text, "rest_client_requests_total");
+        let report_client_requests =
+            sum_family(&text, "gardener_scheduler_event_client_requests_total");
         drop(scheduler);
         drop(api);
         E2eRun {
@@ -163,6 +190,8 @@ pub fn run(
             span: last - start,
             latencies,
             create_span,
+            bind_client_requests: all - report_client_requests,
+            report_client_requests,
         }
     })
 }

@@ -672,7 +672,10 @@ async fn a_conflict_reads_the_shoot_again_and_binds_from_what_the_read_returned(
     assert!(put.path.ends_with("/binding"));
     put.respond.send_response(failure(409, "Conflict"));
     let read = next_call(&mut h).await;
-    assert_eq!((read.method.as_str(), read.path.as_str()), ("GET", SHOOT_PATH));
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
     let mut newer = server_shoot("7", None);
     newer["spec"]["addedMeanwhile"] = json!("by someone else");
     read.respond.send_response(ok(newer.clone()));
