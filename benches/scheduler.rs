@@ -569,7 +569,11 @@ fn memory_section(mode: &Mode, run: &memory::SimulateRun, report: &mut Report) {
         body,
         "Measured with a counting global allocator (`cap`): live bytes after upserting K objects minus before, divided by K. \
          Shoots are generated with the landscape generator (1,000 seeds) and dropped after the upsert: the cache keeps only \
-         the usage index (per shoot: its key, seeds, namespace and demand class; per seed: counts by namespace and class).\n"
+         the usage index (per shoot: its key, seeds, namespace and demand class; per seed: counts by namespace and class). \
+         The scheduler process's cache (`controller::State`) adds its map of known shoots; for a pending shoot it also keeps \
+         the compact form the decision reads and the object as the API server sent it (JSON without managedFields), which the \
+         bind sends back; a bound shoot keeps neither (rows \"scheduler cache\"; generated shoots are smaller than real ones, \
+         whose object as sent is typically a few kB).\n"
     );
     let mut rows = vec![
         ["object", "K", "bytes per object", "total"]
@@ -581,6 +585,25 @@ fn memory_section(mode: &Mode, run: &memory::SimulateRun, report: &mut Report) {
         let b = memory::bytes_per_shoot(allocated, 1_000, k);
         rows.push(vec![
             "cached shoot (usage index)".into(),
+            fmt_count(k as u64),
+            format!("{b:.0}"),
+            fmt_bytes(b * k as f64),
+        ]);
+    }
+    // The scheduler process's cache: bound shoots stay compact; pending ones also keep the object
+    // as sent, to bind from.
+    let k = mode.mem_shoots[0];
+    for (pending, what) in [
+        (false, "scheduler cache, bound shoot (usage index + key)"),
+        (
+            true,
+            "scheduler cache, pending shoot (compact form + object as sent)",
+        ),
+    ] {
+        progress(&format!("memory: {k} {what}"));
+        let b = memory::bytes_per_controller_shoot(allocated, 1_000, k, pending);
+        rows.push(vec![
+            what.into(),
             fmt_count(k as u64),
             format!("{b:.0}"),
             fmt_bytes(b * k as f64),
