@@ -513,12 +513,13 @@ async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
     let (client, h) = mock_client();
     let start = Instant::now();
     let attempts = attempt_times(RETRY, MAX, WINDOW, false);
-    // per shoot: its binds (2 requests each, and the refusal's event), and per decision that
+    // per shoot: its binds (1 request each, from the cached shoot, and the refusal's event), and
+    // per decision that
     // finds the slot taken an event and at most one lastOperation write; such decisions come from
     // its backoff or from a failed bind of another shoot (one per bind at most)
     let binds = SHOOTS * attempts;
     let refusals = SHOOTS * unschedulable_attempts(WINDOW) + binds;
-    let bound = binds * 3 + refusals * 2;
+    let bound = binds * 2 + refusals * 2;
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
     let (shared, workers) = storm_controller(client, "1");
     let server = tokio::spawn(serve(
