@@ -885,6 +885,8 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
             "create-to-bound p99",
             "main client requests per bound shoot",
             "reporter requests per bound shoot",
+            "events dropped",
+            "last bind → events sent",
         ]
         .map(String::from)
         .to_vec(),
@@ -934,6 +936,8 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
             fmt_duration(percentile(&r.latencies, 99.0).unwrap_or_default()),
             format!("{:.2}", r.bind_requests_per_shoot()),
             format!("{:.2}", r.report_client_requests / r.bound.max(1) as f64),
+            fmt_count(r.events_dropped as u64),
+            fmt_duration(r.events_lag),
         ]);
         results.push(r);
     }
@@ -950,7 +954,8 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
          end of the run: its main client (the one whose `clientConnection` limit the binds pass: the watches' lists and watches, \
          binds, reads after a conflict) is `rest_client_requests_total` minus the reporter's \
          `gardener_scheduler_event_client_requests_total`; the reporter (events, `status.lastOperation`) has a client and a \
-         limit of its own.\n",
+         limit of its own. Both are read once the reporter has sent (or dropped, `gardener_scheduler_events_dropped_total`) the \
+         success event of every shoot, at most a minute after the last bind (column \"last bind → events sent\").\n",
         fmt_count(mode.e2e_shoots as u64)
     );
     body.push_str(&report::table(&rows));
