@@ -59,8 +59,10 @@ use crate::schedule::schedule;
 
 /// Limit for one API request made while scheduling (reads, binds, events, status).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long a shutdown waits for in-flight binds, and then for the queued reports.
+/// How long a shutdown waits for in-flight binds and then the queued reports, together.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// The least a shutdown leaves for sending queued reports after slow binds.
+const MIN_REPORT_DRAIN: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
@@ -429,6 +431,7 @@ impl Controller {
         }
 
         info!("shutting down: finishing in-flight binds");
+        let stopping = Instant::now();
         shared.queue.shut_down();
         let drain = futures::future::join_all(workers);
         if tokio::time::timeout(DRAIN_TIMEOUT, drain).await.is_err() {
@@ -442,11 +445,15 @@ impl Controller {
                 "sending the queued events before exiting"
             );
         }
-        let lost = shared.reporter.flush(DRAIN_TIMEOUT).await;
+        // binds and reports share the drain time; the reports get at least a few seconds
+        let left = DRAIN_TIMEOUT
+            .saturating_sub(stopping.elapsed())
+            .max(MIN_REPORT_DRAIN);
+        let lost = shared.reporter.flush(left).await;
         if lost > 0 {
             warn!(
                 reports = lost,
-                "queued events not sent within {DRAIN_TIMEOUT:?}; exiting without them"
+                "queued events not sent within {left:?}; exiting without them"
             );
         }
         let _ = stop_tx.send(true);
