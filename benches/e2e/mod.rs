@@ -30,12 +30,44 @@ pub struct E2eRun {
     pub latencies: Vec<Duration>,
     /// first create sent → last create answered
     pub create_span: Duration,
+    /// requests the scheduler sent through its main client (the one `clientConnection`
+    /// limits for binds: watches, binds, reads), from its `rest_client_requests_total` minus
+    /// the reporter's `gardener_scheduler_event_client_requests_total`, over the whole run
+    pub bind_client_requests: f64,
+    /// requests of the reporter's own client (events, status.lastOperation), once it has sent
+    /// what was queued
+    pub report_client_requests: f64,
+    /// reports the reporter dropped because its queue was full
+    pub events_dropped: f64,
+    /// last bind seen → the reporter's queue sent (each success event sent or dropped)
+    pub events_lag: Duration,
 }
 
 impl E2eRun {
     pub fn per_s(&self) -> f64 {
         self.bound as f64 / self.span.as_secs_f64()
     }
+
+    /// Requests of the main client per bound shoot.
+    pub fn bind_requests_per_shoot(&self) -> f64 {
+        self.bind_client_requests / self.bound.max(1) as f64
+    }
+}
+
+/// Success events expected for `shoots` bound shoots: one each.
+fn latencies_len_hint(shoots: usize) -> f64 {
+    shoots as f64
+}
+
+/// Sums the samples of `family` in an OpenMetrics exposition.
+fn sum_family(text: &str, family: &str) -> f64 {
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(family)
+                .is_some_and(|rest| rest.starts_with('{') || rest.starts_with(' '))
+        })
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
 }
 
 /// Starts an API server with `seeds` × `capacity` seeds and a scheduler with `concurrent_syncs`
@@ -153,6 +185,23 @@ pub fn run(
                 last = last.max(*at);
             }
         }
+        // every bind has been seen; the success events follow off the bind path: wait until each
+        // was sent or dropped (at most a minute), then read what the scheduler sent, by client
+        let all_bound = Instant::now();
+        let text = loop {
+            let text = scheduler.metrics();
+            let sent = sum_family(&text, "gardener_scheduler_event_client_requests_total");
+            let dropped = sum_family(&text, "gardener_scheduler_events_dropped_total");
+            if sent + dropped >= latencies_len_hint(shoots) || all_bound.elapsed() > Duration::from_secs(60) {
+                break text;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let events_lag = all_bound.elapsed();
+        let all = sum_family(&text, "rest_client_requests_total");
+        let report_client_requests =
+            sum_family(&text, "gardener_scheduler_event_client_requests_total");
+        let events_dropped = sum_family(&text, "gardener_scheduler_events_dropped_total");
         drop(scheduler);
         drop(api);
         E2eRun {
@@ -163,6 +212,10 @@ pub fn run(
             span: last - start,
             latencies,
             create_span,
+            bind_client_requests: all - report_client_requests,
+            report_client_requests,
+            events_dropped,
+            events_lag,
         }
     })
 }

@@ -31,6 +31,45 @@ pub fn bytes_per_shoot(allocated: fn() -> usize, seeds: usize, count: usize) -> 
     (after.saturating_sub(before)) as f64 / count as f64
 }
 
+/// Bytes the scheduler process's cache (`controller::State`: the usage index, the shoot map, and
+/// for a pending shoot its compact form and the object as sent, kept to bind from) holds per
+/// shoot after applying `count` generated shoots as the watch delivers them; `pending`: with
+/// `spec.seedName` cleared.
+pub fn bytes_per_controller_shoot(
+    allocated: fn() -> usize,
+    seeds: usize,
+    count: usize,
+    pending: bool,
+) -> f64 {
+    let mut g = Generator::new(GridSpec {
+        seeds,
+        shoots: count,
+        rng_seed: 7,
+    });
+    let shoots: Vec<(gardener_scheduler::api::Shoot, serde_json::Value)> = (0..count)
+        .map(|i| {
+            let (mut shoot, _) = g.existing(i);
+            if pending {
+                shoot.spec.seed_name = None;
+            }
+            let mut raw = serde_json::to_value(&shoot).expect("shoot to JSON");
+            raw["apiVersion"] = "core.gardener.cloud/v1beta1".into();
+            raw["kind"] = "Shoot".into();
+            (shoot, raw)
+        })
+        .collect();
+    let mut state = gardener_scheduler::controller::State::new(vec!["default-scheduler".into()]);
+    let before = allocated();
+    for (shoot, raw) in &shoots {
+        state.apply_raw_shoot(shoot, raw);
+    }
+    let after = allocated();
+    assert_eq!(state.known_shoots(), count);
+    assert_eq!(state.raw_count(), if pending { count } else { 0 });
+    drop(shoots);
+    (after.saturating_sub(before)) as f64 / count as f64
+}
+
 /// Bytes held per cached seed after upserting `count` generated seeds.
 pub fn bytes_per_seed(allocated: fn() -> usize, count: usize) -> f64 {
     let g = Generator::new(GridSpec {

@@ -137,11 +137,17 @@ pub fn raw_shoots(client: &Client, namespace: &str) -> Api<DynamicObject> {
 
 /// Binds `shoot` (as observed, with its resourceVersion) to `seed`. Returns the new
 /// resourceVersion. Nothing is written unless `leadership` still holds at the moment of the
-/// write: the read before a binding can take long enough for the lease to be lost.
+/// write.
+///
+/// In `Binding` mode the binding carries the whole shoot: `raw`, the object as the watch
+/// delivered it at the observed resourceVersion, when the cache has it (one request); otherwise
+/// the shoot is read first (two requests). Either way every field the API server sent goes back
+/// unchanged but `spec.seedName`.
 pub async fn bind(
     client: &Client,
     mode: BindingMode,
     shoot: &Shoot,
+    raw: Option<&str>,
     seed: &str,
     timeout: Duration,
     leadership: &Leadership,
@@ -176,9 +182,20 @@ pub async fn bind(
             .await?
         }
         BindingMode::Binding => {
-            // The binding update carries the whole shoot, as gardener-apiserver expects; the
-            // cache keeps only a compact form, so read the current object first.
-            let mut current = timed(READ, timeout, api.get(name)).await?;
+            // The binding update carries the whole shoot, as gardener-apiserver expects: the
+            // object the watch delivered, else a fresh read.
+            let cached = raw.and_then(|json| match serde_json::from_str::<DynamicObject>(json) {
+                Ok(o) => Some(o),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cached shoot is not a valid object; reading it");
+                    None
+                }
+            });
+            let from_cache = cached.is_some();
+            let mut current = match cached {
+                Some(o) => o,
+                None => timed(READ, timeout, api.get(name)).await?,
+            };
             if let Some(assigned) = current.data["spec"]["seedName"]
                 .as_str()
                 .filter(|s| !s.is_empty())
@@ -212,8 +229,9 @@ pub async fn bind(
             .await
             {
                 Err(BindError::NotFound) => {
-                    // The shoot was just read, so a 404 most likely means the subresource itself
-                    // is missing; tell the two apart by reading again.
+                    // The shoot was deleted, or the subresource itself is missing; tell the two
+                    // apart by reading it.
+                    tracing::debug!(from_cache, "binding answered 404; reading the shoot");
                     return match timed(READ, timeout, api.get(name)).await {
                         Ok(_) => Err(BindError::NoBindingSubresource),
                         Err(e) => Err(e),
@@ -226,16 +244,28 @@ pub async fn bind(
     Ok(written.metadata.resource_version.unwrap_or_default())
 }
 
-/// Reads a shoot again (after a conflict or an unknown outcome). `Ok(None)` when it is gone.
+/// Reads a shoot again (after a conflict or an unknown outcome), typed and as sent (JSON
+/// without managedFields). `Ok(None)` when it is gone.
 pub async fn read_shoot(
     client: &Client,
     namespace: &str,
     name: &str,
     timeout: Duration,
-) -> Result<Option<Shoot>, BindError> {
-    let api: Api<Shoot> = Api::namespaced(client.clone(), namespace);
+) -> Result<Option<(Shoot, serde_json::Value)>, BindError> {
+    let api = raw_shoots(client, namespace);
     match timed(READ, timeout, api.get(name)).await {
-        Ok(s) => Ok(Some(s)),
+        Ok(mut obj) => {
+            obj.metadata.managed_fields = None;
+            let value = serde_json::to_value(&obj).map_err(|e| BindError::Unknown {
+                action: READ.action,
+                message: e.to_string(),
+            })?;
+            let typed = super::watch::decode::<Shoot>(obj).map_err(|e| BindError::Unknown {
+                action: READ.action,
+                message: format!("decoding the shoot: {e}"),
+            })?;
+            Ok(Some((typed, value)))
+        }
         Err(BindError::NotFound) => Ok(None),
         Err(e) => Err(e),
     }

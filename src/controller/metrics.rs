@@ -10,6 +10,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use super::carbon_metrics::CarbonMetrics;
+use super::rest_metrics::RestClientMetrics;
 use super::runtime_metrics::RuntimeMetrics;
 use super::state::State;
 
@@ -52,6 +53,12 @@ pub struct Metrics {
     pub binds_forbidden: Gauge<i64, AtomicI64>,
     pub leader: Gauge<i64, AtomicI64>,
     pub seed_shoots: Family<SeedLabels, Gauge<i64, AtomicI64>>,
+    /// reports (events, `status.lastOperation`) dropped because their queue was full
+    pub events_dropped: Counter,
+    /// reports waiting to be sent
+    pub events_queued: Gauge<i64, AtomicI64>,
+    /// requests of the reporter's own API client, by code and method
+    pub event_client: RestClientMetrics,
     pub carbon: CarbonMetrics,
     /// controller-runtime's and client-go's families, as upstream serves them
     pub runtime: RuntimeMetrics,
@@ -120,6 +127,23 @@ impl Metrics {
             "Shoots counted on each seed, including binds the watch has not shown yet",
             seed_shoots.clone(),
         );
+        let events_dropped = Counter::default();
+        registry.register(
+            "events_dropped",
+            "Reports (events with their status.lastOperation write) dropped because the report queue was full",
+            events_dropped.clone(),
+        );
+        let events_queued = Gauge::<i64, AtomicI64>::default();
+        registry.register(
+            "events_queued",
+            "Reports (events, status.lastOperation writes) waiting to be sent by the reporter's client",
+            events_queued.clone(),
+        );
+        let event_client = RestClientMetrics::register_as(
+            &mut registry,
+            "event_client_requests",
+            "HTTP requests of the client that sends events and status.lastOperation (its own rate limit), by status code, method and host; also counted in rest_client_requests_total",
+        );
         let carbon = CarbonMetrics::register(&mut registry);
         Metrics {
             registry,
@@ -131,6 +155,9 @@ impl Metrics {
             binds_forbidden,
             leader,
             seed_shoots,
+            events_dropped,
+            events_queued,
+            event_client,
             carbon,
             runtime: RuntimeMetrics::new(),
         }
@@ -216,6 +243,8 @@ mod tests {
             "gardener_scheduler_binds_forbidden 0",
             "gardener_scheduler_leader 1",
             "gardener_scheduler_seed_shoots{seed=\"s1\"} 1",
+            "gardener_scheduler_events_dropped_total 0",
+            "gardener_scheduler_events_queued 0",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

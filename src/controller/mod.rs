@@ -60,8 +60,10 @@ use crate::schedule::schedule;
 
 /// Limit for one API request made while scheduling (reads, binds, events, status).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
-/// How long a shutdown waits for in-flight binds.
+/// How long a shutdown waits for in-flight binds and then the queued reports, together.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// The least a shutdown leaves for sending queued reports after slow binds.
+const MIN_REPORT_DRAIN: Duration = Duration::from_secs(5);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ControllerError {
@@ -89,6 +91,16 @@ pub async fn client_from_kubeconfig(
     qps: f32,
     burst: i32,
     requests: &RestClientMetrics,
+) -> Result<Client, ControllerError> {
+    build_client(kubeconfig, qps, burst, &[requests]).await
+}
+
+/// As [`client_from_kubeconfig`], counting every request in each of `counters`.
+async fn build_client(
+    kubeconfig: &str,
+    qps: f32,
+    burst: i32,
+    counters: &[&RestClientMetrics],
 ) -> Result<Client, ControllerError> {
     // The path is logged, never the file's content: it holds credentials.
     if kubeconfig.is_empty() {
@@ -129,13 +141,18 @@ pub async fn client_from_kubeconfig(
         .map_or_else(|| "none".to_string(), |a| a.to_string());
     let builder = kube::client::ClientBuilder::try_from(config)
         .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?;
-    let count = requests.layer(&host);
-    Ok(match ratelimit::TokenBucket::new(qps, burst) {
-        Some(bucket) => builder
-            .with_layer(&count)
+    let bucket = ratelimit::TokenBucket::new(qps, burst);
+    let builder = builder.with_layer(&counters[0].layer(&host));
+    Ok(match (counters.get(1), bucket) {
+        (None, None) => builder.build(),
+        (None, Some(bucket)) => builder
             .with_layer(&ratelimit::RateLimitLayer(bucket))
             .build(),
-        None => builder.with_layer(&count).build(),
+        (Some(also), None) => builder.with_layer(&also.layer(&host)).build(),
+        (Some(also), Some(bucket)) => builder
+            .with_layer(&also.layer(&host))
+            .with_layer(&ratelimit::RateLimitLayer(bucket))
+            .build(),
     })
 }
 
@@ -259,6 +276,17 @@ impl Controller {
         client: Client,
         metrics: Metrics,
     ) -> Result<Controller, ControllerError> {
+        Controller::with_clients(cfg, client.clone(), client, metrics)
+    }
+
+    /// As [`Controller::with_metrics`], sending events and `status.lastOperation` through
+    /// `report_client` (its own rate limit, so reports never take the binds' share).
+    pub fn with_clients(
+        cfg: SchedulerConfiguration,
+        client: Client,
+        report_client: Client,
+        metrics: Metrics,
+    ) -> Result<Controller, ControllerError> {
         let shoot_cfg = &cfg.schedulers.shoot;
         let chain = ProfileChain::from_config(shoot_cfg).map_err(ControllerError::BuildProfile)?;
         let carbon = crate::priorities::CarbonIntensity::configured(shoot_cfg)
@@ -285,8 +313,15 @@ impl Controller {
         let workqueue = metrics.runtime.workqueue.clone();
         let shared = Arc::new(Shared {
             // With upstream's keys alone the success note is upstream's, word for word.
-            reporter: Reporter::new(client.clone(), identity, REQUEST_TIMEOUT)
-                .with_score_notes(shoot_cfg.priorities.is_some() || shoot_cfg.profiles.is_some()),
+            reporter: Reporter::new(
+                report_client,
+                identity,
+                REQUEST_TIMEOUT,
+                report::QUEUE_CAPACITY,
+                metrics.events_dropped.clone(),
+                metrics.events_queued.clone(),
+            )
+            .with_score_notes(shoot_cfg.priorities.is_some() || shoot_cfg.profiles.is_some()),
             client,
             chain,
             name_profiles: shoot_cfg.profiles.is_some(),
@@ -397,10 +432,30 @@ impl Controller {
         }
 
         info!("shutting down: finishing in-flight binds");
+        let stopping = Instant::now();
         shared.queue.shut_down();
         let drain = futures::future::join_all(workers);
         if tokio::time::timeout(DRAIN_TIMEOUT, drain).await.is_err() {
             warn!("in-flight binds did not finish within {DRAIN_TIMEOUT:?}");
+        }
+        // Reports of the binds just finished are queued: send them before the lease goes.
+        let outstanding = shared.reporter.outstanding();
+        if outstanding > 0 {
+            info!(
+                reports = outstanding,
+                "sending the queued events before exiting"
+            );
+        }
+        // binds and reports share the drain time; the reports get at least a few seconds
+        let left = DRAIN_TIMEOUT
+            .saturating_sub(stopping.elapsed())
+            .max(MIN_REPORT_DRAIN);
+        let lost = shared.reporter.flush(left).await;
+        if lost > 0 {
+            warn!(
+                reports = lost,
+                "queued events not sent within {left:?}; exiting without them"
+            );
         }
         let _ = stop_tx.send(true);
         if let Some(t) = elector_task {
@@ -515,11 +570,11 @@ enum Resolved {
 async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-        Ok(Some(current)) => {
+        Ok(Some((current, raw))) => {
             // Bound meanwhile: the watch version wins. Still pending: the bind did not happen.
             let mut st = shared.lock();
             let c = st.forget_assumption(key);
-            let c2 = st.apply_shoot(&current);
+            let c2 = st.apply_raw_shoot(&current, &raw);
             drop(st);
             shared.act(
                 key,
@@ -558,12 +613,13 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
     }
     let start = Instant::now();
     let now = Utc::now();
-    let (shoot, verdict) = {
+    let (shoot, raw, verdict) = {
         let mut st = shared.lock();
         let Some(shoot) = st.pending(key) else {
             shared.queue.forget(key);
             return Attempt::Skipped;
         };
+        let raw = st.pending_raw(key);
         let verdict = match shared.chain.select(now) {
             Selection::Profile { entry, profile } => {
                 shared.note_active_profile(Some(entry));
@@ -580,7 +636,7 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
                 Err((entry, reason, retry_at))
             }
         };
-        (shoot, verdict)
+        (shoot, raw, verdict)
     };
     let (entry, result) = match verdict {
         Ok(decided) => decided,
@@ -605,10 +661,8 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
                 None => shared.queue.forget(key),
             }
             info!(%reason, ?retry_in, "scheduling deferred");
-            if shared.leadership.is_leader()
-                && let Err(e) = shared.reporter.deferred(&shoot, &reason).await
-            {
-                warn!(error = %e, "publishing the deferral event failed");
+            if shared.leadership.is_leader() {
+                shared.reporter.deferred(&shoot, &reason);
             }
             return Attempt::Deferred(retry_in);
         }
@@ -618,7 +672,7 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
         Ok(decision) => {
             let seed = decision.seed.clone();
             let span = info_span!("bind", seed = %seed);
-            bind_decision(shared, key, &shoot, &decision, start)
+            bind_decision(shared, key, &shoot, raw.as_deref(), &decision, start)
                 .instrument(span)
                 .await
         }
@@ -630,10 +684,8 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
             );
             let delay = shared.queue.add_backoff(key);
             info!(reason = %fit, retry_in = ?delay, "shoot does not fit any seed");
-            if shared.leadership.is_leader()
-                && let Err(e) = shared.reporter.failed(&shoot, &fit).await
-            {
-                warn!(error = %e, "reporting the scheduling failure failed");
+            if shared.leadership.is_leader() {
+                shared.reporter.failed(&shoot, &fit);
             }
             Attempt::Unschedulable
         }
@@ -644,6 +696,7 @@ async fn bind_decision(
     shared: &Shared,
     key: &str,
     shoot: &Shoot,
+    raw: Option<&str>,
     decision: &crate::schedule::Decision,
     start: Instant,
 ) -> Attempt {
@@ -658,6 +711,7 @@ async fn bind_decision(
         &shared.client,
         shared.binding_mode,
         shoot,
+        raw,
         seed,
         REQUEST_TIMEOUT,
         &shared.leadership,
@@ -681,13 +735,10 @@ async fn bind_decision(
                 start.elapsed().as_secs_f64(),
             );
             info!(score = %decision.winner().short(), "scheduled");
-            if let Err(e) = shared
+            // queued: the bind does not wait for its event
+            shared
                 .reporter
-                .scheduled(shoot, decision, shared.name_profiles)
-                .await
-            {
-                warn!(error = %e, "publishing the scheduling event failed");
-            }
+                .scheduled(shoot, decision, shared.name_profiles);
             Attempt::Scheduled(seed.clone())
         }
         Err(BindError::Conflict) => {
@@ -748,9 +799,7 @@ async fn bind_decision(
                 warn!(error = %e, ?retry_in, "bind failed");
             }
             // As upstream: a refused bind (anything but 409) is reported like a failed decision.
-            if let Err(report) = shared.reporter.bind_failed(shoot, &e).await {
-                warn!(error = %report, "reporting the failed bind failed");
-            }
+            shared.reporter.bind_failed(shoot, &e);
             Attempt::Error
         }
     }
@@ -774,8 +823,8 @@ fn drop_assumption(shared: &Shared, key: &str) {
 async fn reread(shared: &Shared, key: &str) {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-        Ok(Some(current)) => {
-            let c = shared.lock().apply_shoot(&current);
+        Ok(Some((current, raw))) => {
+            let c = shared.lock().apply_raw_shoot(&current, &raw);
             shared.act(
                 key,
                 Change {
@@ -805,7 +854,17 @@ pub async fn run_with_signals(cfg: SchedulerConfiguration) -> Result<(), Control
         &metrics.runtime.rest_client,
     )
     .await?;
-    let controller = Controller::with_metrics(cfg, client, metrics)?;
+    // Events and status.lastOperation go through a client of their own with the same
+    // `clientConnection` limit (as upstream's event recorder has its own client): reports
+    // never take the binds' share of the limit.
+    let report_client = build_client(
+        &cc.kubeconfig,
+        cc.qps,
+        cc.burst,
+        &[&metrics.runtime.rest_client, &metrics.event_client],
+    )
+    .await?;
+    let controller = Controller::with_clients(cfg, client, report_client, metrics)?;
     controller.run(shutdown_signal()).await
 }
 

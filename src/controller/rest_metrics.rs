@@ -32,12 +32,17 @@ pub struct RestClientMetrics {
 
 impl RestClientMetrics {
     pub(super) fn register(registry: &mut Registry) -> Self {
-        let m = RestClientMetrics::default();
-        registry.register(
+        Self::register_as(
+            registry,
             "rest_client_requests",
             "Number of HTTP requests, partitioned by status code, method, and host",
-            m.requests.clone(),
-        );
+        )
+    }
+
+    /// The same family under another name.
+    pub(super) fn register_as(registry: &mut Registry, name: &str, help: &str) -> Self {
+        let m = RestClientMetrics::default();
+        registry.register(name, help, m.requests.clone());
         m
     }
 

@@ -1,5 +1,6 @@
 //! What the controller knows: the [`Snapshot`] fed by the watches, the pending shoots in compact
-//! form, and the placements it has assumed but the watch has not shown yet.
+//! form (with the object as the API server sent it, to bind from), and the placements it has
+//! assumed but the watch has not shown yet.
 //!
 //! Everything here is synchronous and guarded by one mutex in the controller, so a decision and
 //! its assumption happen atomically: two workers cannot both count on a seed's last free slot.
@@ -60,6 +61,10 @@ pub struct State {
     pub snapshot: Snapshot,
     /// every known shoot; `Some` while it waits for this scheduler
     shoots: HashMap<Arc<str>, Option<Arc<Shoot>>>,
+    /// per pending shoot, the object as the API server sent it (JSON without managedFields), at
+    /// the resourceVersion of its compact form in `shoots`: a bind sends it back whole, so no
+    /// field the scheduler does not know is lost. Dropped once the shoot is bound.
+    raw: HashMap<Arc<str>, Arc<str>>,
     assumed: HashMap<Arc<str>, Assumption>,
     scheduler_names: Vec<String>,
     /// per watched kind, keys seen since the watch (re)started its list
@@ -239,8 +244,19 @@ impl State {
 
     // ---- shoots
 
-    /// Applies a shoot from the watch (or a fresh read).
+    /// Applies a shoot from the watch (or a fresh read) known only in its typed form: a bind of
+    /// it reads the whole object first.
     pub fn apply_shoot(&mut self, shoot: &Shoot) -> Change {
+        self.apply_shoot_with_raw(shoot, None)
+    }
+
+    /// Applies a shoot from the watch (or a fresh read) with the object the API server sent
+    /// (`raw`): while the shoot is pending, its bind is sent from that object.
+    pub fn apply_raw_shoot(&mut self, shoot: &Shoot, raw: &serde_json::Value) -> Change {
+        self.apply_shoot_with_raw(shoot, Some(raw))
+    }
+
+    fn apply_shoot_with_raw(&mut self, shoot: &Shoot, raw: Option<&serde_json::Value>) -> Change {
         let key = object_key(&shoot.metadata);
         self.mark_seen(Kind::Shoot, &key);
         let mut change = Change::default();
@@ -252,8 +268,21 @@ impl State {
             .map(str::to_string)
             .collect();
         let pending = is_pending(shoot, &self.scheduler_names);
+        let key: Arc<str> = key.as_str().into();
+        // Only a pending shoot keeps its whole object; bound shoots stay compact.
+        match raw
+            .filter(|_| pending)
+            .and_then(|v| serde_json::to_string(v).ok())
+        {
+            Some(json) => {
+                self.raw.insert(key.clone(), json.into());
+            }
+            None => {
+                self.raw.remove(&key);
+            }
+        }
 
-        if let Some(a) = self.assumed.get(key.as_str()) {
+        if let Some(a) = self.assumed.get(&key) {
             if pending {
                 // The pre-bind version (or a later one the bind raced with): keep counting the
                 // assumed seed until the bind's outcome is known or the watch shows a seed.
@@ -261,16 +290,16 @@ impl State {
                 placed.spec.seed_name = Some(a.seed.clone());
                 self.snapshot.upsert_shoot(&placed);
                 self.shoots
-                    .insert(key.as_str().into(), Some(Arc::new(compact_shoot(shoot))));
+                    .insert(key, Some(Arc::new(compact_shoot(shoot))));
                 return change;
             }
-            if let Some(a) = self.assumed.remove(key.as_str()) {
+            if let Some(a) = self.assumed.remove(&key) {
                 self.settle(&a.seed);
             }
         }
 
         self.snapshot.upsert_shoot(shoot);
-        let entry = self.shoots.entry(key.as_str().into()).or_insert(None);
+        let entry = self.shoots.entry(key.clone()).or_insert(None);
         if pending {
             let new = compact_shoot(shoot);
             change.enqueue = entry
@@ -291,6 +320,7 @@ impl State {
         let freed = !self.snapshot.usage().seeds_of(key).is_empty();
         self.snapshot.remove_shoot(key);
         self.shoots.remove(key);
+        self.raw.remove(key);
         match self.assumed.remove(key) {
             Some(a) => Change {
                 requeue: self.take_refused(&a.seed, key),
@@ -310,6 +340,17 @@ impl State {
             return None;
         }
         self.shoots.get(key).cloned().flatten()
+    }
+
+    /// The object the API server last sent for a pending shoot (JSON), at the resourceVersion
+    /// of [`State::pending`]'s; `None` when the shoot was only applied in typed form.
+    pub fn pending_raw(&self, key: &str) -> Option<Arc<str>> {
+        self.raw.get(key).cloned()
+    }
+
+    /// Pending shoots whose whole object is kept, for the memory report.
+    pub fn raw_count(&self) -> usize {
+        self.raw.len()
     }
 
     /// Keys of every shoot waiting for this scheduler.

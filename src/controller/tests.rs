@@ -41,6 +41,7 @@ fn spawn_bind(
             &client,
             mode,
             &shoot,
+            None,
             "seed-1",
             REQUEST_TIMEOUT,
             &Leadership::always(),
@@ -494,10 +495,22 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
     assert_eq!(shared.queue().failures("garden-a/s1"), 1);
 }
 
+/// A reporter queueing at most `capacity` reports, with its own counters.
+fn test_reporter(client: Client, capacity: usize) -> Reporter {
+    Reporter::new(
+        client,
+        "me".into(),
+        REQUEST_TIMEOUT,
+        capacity,
+        Default::default(),
+        Default::default(),
+    )
+}
+
 #[tokio::test]
 async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     let (client, mut h) = mock_client();
-    let reporter = Reporter::new(client, "me".into(), REQUEST_TIMEOUT);
+    let reporter = test_reporter(client, 10);
     let err = crate::schedule::FitError::NoFit {
         total: 0,
         rejected: vec![],
@@ -512,11 +525,7 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
         }),
         ..Default::default()
     });
-    let task = tokio::spawn({
-        let reporter = reporter.clone();
-        let (shoot, err) = (shoot.clone(), err.clone());
-        async move { reporter.failed(&shoot, &err).await }
-    });
+    reporter.failed(&shoot, &err);
     let first = next_call(&mut h).await;
     assert_eq!(
         first.path,
@@ -531,9 +540,9 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     assert_eq!(legacy.body["action"], "Reconcile");
     let created = legacy.body.clone();
     legacy.respond.send_response(ok(created));
-    task.await.unwrap().unwrap();
+    assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
     // lastOperation already says so: no status write. The repeat bumps the count.
-    let task = tokio::spawn(async move { reporter.failed(&shoot, &err).await });
+    reporter.failed(&shoot, &err);
     let again = next_call(&mut h).await;
     assert_eq!(again.method, "PATCH");
     assert!(
@@ -545,7 +554,7 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     );
     assert_eq!(again.body["count"], 2);
     again.respond.send_response(ok(json!({})));
-    task.await.unwrap().unwrap();
+    assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
     no_more_requests(&mut h).await;
 }
 
@@ -601,3 +610,141 @@ mod faults;
 mod feeds;
 mod shutdown;
 mod storm;
+
+// ---- binds from the cache, reports off the bind path
+
+/// `server_shoot` at version 5 with fields the scheduler does not model, applied as the watch
+/// delivers it (typed, with the object as sent).
+fn apply_watched_shoot(shared: &Shared) -> Value {
+    let mut raw = server_shoot("5", None);
+    raw["metadata"]["labels"] = json!({"team": "a"});
+    raw["spec"]["futureField"] = json!({"kept": [1, 2, 3]});
+    raw["spec"]["extensions"] = json!([{"type": "shoot-dns-service", "providerConfig": {"x": 1}}]);
+    let typed: Shoot = serde_json::from_value(raw.clone()).unwrap();
+    let change = shared.lock().apply_raw_shoot(&typed, &raw);
+    assert!(change.enqueue);
+    raw
+}
+
+#[tokio::test]
+async fn a_bind_from_the_cache_is_one_request_carrying_every_field_as_sent() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    let raw = apply_watched_shoot(&shared);
+    let attempt = spawn_attempt(&shared);
+    let put = next_call(&mut h).await;
+    assert_eq!(
+        (put.method.as_str(), put.path.as_str()),
+        ("PUT", format!("{SHOOT_PATH}/binding").as_str()),
+        "no read before the binding"
+    );
+    let mut want = raw.clone();
+    want["spec"]["seedName"] = json!("seed-1");
+    assert_eq!(
+        put.body, want,
+        "the object as sent, with spec.seedName and the observed resourceVersion"
+    );
+    put.respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
+    let event = next_call(&mut h).await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    let created = event.body.clone();
+    event.respond.send_response(ok(created));
+    assert_eq!(shared.reporter.flush(REQUEST_TIMEOUT).await, 0);
+    no_more_requests(&mut h).await;
+    // bound: only the compact form stays
+    let bound: Shoot = serde_json::from_value(server_shoot("6", Some("seed-1"))).unwrap();
+    shared
+        .lock()
+        .apply_raw_shoot(&bound, &server_shoot("6", Some("seed-1")));
+    assert!(shared.lock().pending_raw("garden-a/s1").is_none());
+    assert_eq!(shared.lock().raw_count(), 0);
+}
+
+#[tokio::test]
+async fn a_conflict_reads_the_shoot_again_and_binds_from_what_the_read_returned() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    apply_watched_shoot(&shared);
+    let attempt = spawn_attempt(&shared);
+    let put = next_call(&mut h).await;
+    assert!(put.path.ends_with("/binding"));
+    put.respond.send_response(failure(409, "Conflict"));
+    let read = next_call(&mut h).await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    let mut newer = server_shoot("7", None);
+    newer["spec"]["addedMeanwhile"] = json!("by someone else");
+    read.respond.send_response(ok(newer.clone()));
+    assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
+    // decided again: the binding carries the version just read, its new field included
+    let attempt = spawn_attempt(&shared);
+    let put = next_call(&mut h).await;
+    assert!(put.path.ends_with("/binding"), "{}", put.path);
+    assert_eq!(put.body["metadata"]["resourceVersion"], "7");
+    assert_eq!(put.body["spec"]["addedMeanwhile"], "by someone else");
+    put.respond
+        .send_response(ok(server_shoot("8", Some("seed-1"))));
+    assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
+}
+
+#[tokio::test]
+async fn a_bind_never_waits_for_its_event() {
+    let (client, mut h) = mock_client();
+    let shared = controller(client);
+    apply_watched_shoot(&shared);
+    let attempt = spawn_attempt(&shared);
+    let put = next_call(&mut h).await;
+    put.respond
+        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    let event = next_call(&mut h).await;
+    assert!(event.path.contains("/events"));
+    // the event is not answered, yet the attempt is done and the worker free
+    let done = tokio::time::timeout(Duration::from_secs(5), attempt).await;
+    assert_eq!(
+        done.expect("the attempt waited for its event").unwrap(),
+        Attempt::Scheduled("seed-1".into())
+    );
+    assert_eq!(shared.reporter.outstanding(), 1);
+    let created = event.body.clone();
+    event.respond.send_response(ok(created));
+    assert_eq!(shared.reporter.flush(REQUEST_TIMEOUT).await, 0);
+}
+
+#[tokio::test]
+async fn a_full_report_queue_drops_reports_and_counts_them() {
+    let (client, mut h) = mock_client();
+    let m = Metrics::new();
+    let reporter = Reporter::new(
+        client,
+        "me".into(),
+        REQUEST_TIMEOUT,
+        2,
+        m.events_dropped.clone(),
+        m.events_queued.clone(),
+    );
+    let shoot = observed_shoot();
+    // ten reports at once, before the senders ran: two fit the queue
+    for i in 0..10 {
+        reporter.deferred(&shoot, &format!("reason {i}"));
+    }
+    assert_eq!(m.events_dropped.get(), 8);
+    assert_eq!(m.events_queued.get(), 2);
+    assert!(
+        m.encode()
+            .lines()
+            .any(|l| l == "gardener_scheduler_events_dropped_total 8")
+    );
+    for _ in 0..2 {
+        let event = next_call(&mut h).await;
+        assert_eq!(event.method, "POST");
+        let created = event.body.clone();
+        event.respond.send_response(ok(created));
+    }
+    assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
+    assert_eq!(m.events_queued.get(), 0);
+    no_more_requests(&mut h).await;
+}

@@ -60,6 +60,8 @@ impl Backoff for WatchBackoff {
 struct Feed<K> {
     kind: Kind,
     apply: fn(&mut State, &K) -> Change,
+    /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back)
+    apply_raw: Option<fn(&mut State, &K, &serde_json::Value) -> Change>,
     key: fn(&K) -> String,
 }
 
@@ -74,6 +76,11 @@ fn ns_name_of<K: Resource>(o: &K) -> String {
 /// Decodes an untyped object into its typed form, naming the field that did not fit.
 pub fn decode<K: DeserializeOwned>(obj: DynamicObject) -> Result<K, String> {
     let value = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    decode_value(&value)
+}
+
+/// As [`decode`], from the object's JSON.
+pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K, String> {
     serde_path_to_error::deserialize::<_, K>(value).map_err(|e| {
         let path = e.path().to_string();
         format!("{path}: {}", e.into_inner())
@@ -168,10 +175,16 @@ async fn run_feed<K>(
                     }
                     _ => object_key(&obj.metadata),
                 };
-                match decode::<K>(obj) {
-                    Ok(typed) => {
+                let decoded = serde_json::to_value(obj)
+                    .map_err(|e| e.to_string())
+                    .and_then(|value| decode_value::<K>(&value).map(|typed| (typed, value)));
+                match decoded {
+                    Ok((typed, value)) => {
                         let key = (feed.key)(&typed);
-                        let change = (feed.apply)(&mut shared.lock(), &typed);
+                        let change = match feed.apply_raw {
+                            Some(apply_raw) => apply_raw(&mut shared.lock(), &typed, &value),
+                            None => (feed.apply)(&mut shared.lock(), &typed),
+                        };
                         act(&shared, Some(&key), change);
                         if kind == Kind::CarbonConfigMap && !listing {
                             carbon_metrics::refresh(&shared);
@@ -231,6 +244,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<Shoot> {
                 kind: Kind::Shoot,
                 apply: State::apply_shoot,
+                apply_raw: Some(State::apply_raw_shoot),
                 key: ns_name_of,
             },
         )),
@@ -241,6 +255,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<Seed> {
                 kind: Kind::Seed,
                 apply: State::apply_seed,
+                apply_raw: None,
                 key: name_of,
             },
         )),
@@ -251,6 +266,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<CloudProfile> {
                 kind: Kind::CloudProfile,
                 apply: State::apply_cloud_profile,
+                apply_raw: None,
                 key: name_of,
             },
         )),
@@ -261,6 +277,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<NamespacedCloudProfile> {
                 kind: Kind::NamespacedCloudProfile,
                 apply: State::apply_namespaced_cloud_profile,
+                apply_raw: None,
                 key: ns_name_of,
             },
         )),
@@ -271,6 +288,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<Project> {
                 kind: Kind::Project,
                 apply: State::apply_project,
+                apply_raw: None,
                 key: name_of,
             },
         )),
@@ -285,6 +303,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<ConfigMap> {
                 kind: Kind::ConfigMap,
                 apply: State::apply_config_map,
+                apply_raw: None,
                 key: ns_name_of,
             },
         )),
@@ -299,6 +318,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<ConfigMap> {
                 kind: Kind::CarbonConfigMap,
                 apply: State::apply_carbon_config_map,
+                apply_raw: None,
                 key: ns_name_of,
             },
         )));
@@ -319,6 +339,7 @@ pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
         Feed::<Seed> {
             kind: Kind::Seed,
             apply: State::apply_seed,
+            apply_raw: None,
             key: name_of,
         },
     )
@@ -336,6 +357,7 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
         Feed::<Project> {
             kind: Kind::Project,
             apply: State::apply_project,
+            apply_raw: None,
             key: name_of,
         },
     )

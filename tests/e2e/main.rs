@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod binds;
 mod burst;
 mod carbon;
 mod conflict;

@@ -80,11 +80,16 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
     })
     .await;
 
-    // once idle, every count agrees with every other
-    let m = eventually("the queue to be idle", || async {
+    // once idle (the events are sent after the binds, off their path), every count agrees with
+    // every other
+    let host = api_host(&api);
+    let events_sent =
+        format!("rest_client_requests_total{{code=\"201\",host=\"{host}\",method=\"POST\"}}");
+    let m = eventually("the queue to be idle and the events sent", || async {
         let m = scrape(&scheduler);
         (m.get("workqueue_depth{controller=\"shoot\",name=\"shoot\",priority=\"0\"}") == Some(&0.0)
-            && m.get(&format!("controller_runtime_active_workers{CTRL}")) == Some(&0.0))
+            && m.get(&format!("controller_runtime_active_workers{CTRL}")) == Some(&0.0)
+            && m.get(&events_sent).is_some_and(|n| *n >= 50.0))
         .then_some(m)
     })
     .await;
@@ -143,7 +148,6 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
         get(&m, &format!("workqueue_unfinished_work_seconds{QUEUE}")),
         0.0
     );
-    let host = api_host(&api);
     assert_eq!(
         get(
             &m,
@@ -158,6 +162,23 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
             &format!("rest_client_requests_total{{code=\"201\",host=\"{host}\",method=\"POST\"}}")
         ) >= 50.0,
         "at least one event per shoot"
+    );
+    // the events went through the reporter's own client, the binds did not
+    assert!(
+        get(
+            &m,
+            &format!(
+                "gardener_scheduler_event_client_requests_total{{code=\"201\",host=\"{host}\",method=\"POST\"}}"
+            )
+        ) >= 50.0,
+        "the events were sent by the reporter's client"
+    );
+    assert!(
+        !m.keys().any(
+            |k| k.starts_with("gardener_scheduler_event_client_requests_total")
+                && k.contains("method=\"PUT\"")
+        ),
+        "no binding went through the reporter's client"
     );
     assert!(
         !m.keys()

@@ -111,9 +111,12 @@ async fn schedule_queued(
             let (shared, key) = (shared.clone(), key.clone());
             async move { process(&shared, &key).await }
         });
+        let mut done = false;
         loop {
             tokio::select! {
-                r = &mut attempt => { r.unwrap(); break; }
+                r = &mut attempt, if !done => { r.unwrap(); done = true; }
+                // the success event is sent after the attempt, off its path
+                _ = shared.reporter.flush(Duration::from_secs(60)), if done => break,
                 call = next_call(h) => {
                     if let Some(call) = answer_other_kinds_if_feed(call, held) {
                         let name = call.path.strip_prefix(&shoots).map(str::to_string);

@@ -96,3 +96,94 @@ async fn a_graceful_stop_publishes_the_event_of_the_bind_in_flight_before_exitin
         "nothing else was written after the stop"
     );
 }
+
+/// Serves three pending shoots and seed-1; answers binding PUTs at once and hands event POSTs to
+/// the test.
+async fn three_shoots_api_server(
+    mut h: MockHandle,
+    events: mpsc::UnboundedSender<(String, SendResponse<Response<Body>>)>,
+) {
+    let mut watches = Vec::new();
+    let shoot = |name: &str| {
+        let mut s = server_shoot("5", None);
+        s["metadata"]["name"] = json!(name);
+        s["metadata"]["uid"] = json!(format!("u-{name}"));
+        s
+    };
+    while let Some((req, respond)) = h.next_request().await {
+        let path = req.uri().path().to_string();
+        let query = req.uri().query().unwrap_or_default().to_string();
+        let method = req.method().to_string();
+        if query.contains("watch=true") {
+            watches.push(respond);
+            continue;
+        }
+        let body = match (method.as_str(), path.as_str()) {
+            ("GET", "/apis/core.gardener.cloud/v1beta1/shoots") => {
+                list("Shoot", ["a", "b", "c"].map(shoot).to_vec())
+            }
+            ("GET", "/apis/core.gardener.cloud/v1beta1/seeds") => list(
+                "Seed",
+                vec![serde_json::to_value(SeedBuilder::new("seed-1").build()).unwrap()],
+            ),
+            ("GET", "/apis/core.gardener.cloud/v1beta1/cloudprofiles") => {
+                let mut cp = crate::api::CloudProfile::default();
+                cp.metadata.name = Some("aws".into());
+                let mut v = serde_json::to_value(cp).unwrap();
+                v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
+                v["kind"] = json!("CloudProfile");
+                list("CloudProfile", vec![v])
+            }
+            ("GET", _) => list("Object", vec![]),
+            ("PUT", p) if p.ends_with("/binding") => {
+                let name = p.trim_end_matches("/binding").rsplit('/').next().unwrap();
+                let mut bound = shoot(name);
+                bound["spec"]["seedName"] = json!("seed-1");
+                bound["metadata"]["resourceVersion"] = json!("6");
+                bound
+            }
+            _ => {
+                events.send((format!("{method} {path}"), respond)).unwrap();
+                continue;
+            }
+        };
+        respond.send_response(ok(body));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_graceful_stop_sends_every_queued_event_before_exiting() {
+    let (client, h) = mock_client();
+    let mut cfg = load_str("leaderElection: {leaderElect: false}\n").unwrap();
+    for server in [&mut cfg.server.health_probes, &mut cfg.server.metrics] {
+        server.bind_address = "127.0.0.1".into();
+        server.port = 0;
+    }
+    let controller = Controller::new(cfg, client).unwrap();
+    let shared = controller.shared().clone();
+    let (events_tx, mut events) = mpsc::unbounded_channel();
+    tokio::spawn(three_shoots_api_server(h, events_tx));
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let run = tokio::spawn(controller.run(async {
+        let _ = stop_rx.await;
+    }));
+    // all three bound; their events wait for a slow API server
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(events.recv().await.unwrap());
+    }
+    for (e, _) in &held {
+        assert_eq!(e, "POST /apis/events.k8s.io/v1/namespaces/garden-a/events");
+    }
+    assert_eq!(shared.reporter.outstanding(), 3);
+    stop_tx.send(()).unwrap();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(!run.is_finished(), "stopped with events still queued");
+    for (_, respond) in held {
+        respond.send_response(ok(json!({})));
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    run.await.unwrap().unwrap();
+    assert_eq!(shared.reporter.outstanding(), 0, "every event was sent");
+    assert!(events.try_recv().is_err(), "nothing else was written");
+}

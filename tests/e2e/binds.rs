@@ -1,0 +1,61 @@
+//! A bind is sent from the cached shoot: every field the API server holds, known to the
+//! scheduler or not, is still there after the bind, which persists the whole object.
+
+use kube::api::PostParams;
+
+use crate::support::*;
+use gardener_scheduler::api::Shoot;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_the_scheduler_does_not_know_survive_a_bind() {
+    let api = ApiServer::start("unknown-fields");
+    let client = api.client().await;
+    base_landscape(&client, "dev").await;
+    create_seed(&client, "seed-1", 5, &[]).await;
+    let mut manifest = shoot_manifest("dev", "rich");
+    manifest["metadata"]["labels"] = serde_json::json!({"team": "blue"});
+    manifest["metadata"]["annotations"] = serde_json::json!({"example.com/owner": "ops"});
+    manifest["spec"]["futureField"] = serde_json::json!({"nested": {"kept": [1, 2, 3]}});
+    manifest["spec"]["extensions"] =
+        serde_json::json!([{"type": "shoot-dns-service", "providerConfig": {"zones": ["a"]}}]);
+    manifest["spec"]["maintenance"] =
+        serde_json::json!({"timeWindow": {"begin": "220000+0000", "end": "230000+0000"}});
+    let shoots = raw_ns::<Shoot>(&client, "garden-dev");
+    shoots
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(manifest).unwrap(),
+        )
+        .await
+        .unwrap();
+    let before = shoots.get("rich").await.unwrap();
+
+    let mut scheduler = Scheduler::start(&api, "unknown-fields", SchedulerOptions::default());
+    scheduler.wait_ready().await;
+    eventually("the shoot to be bound", || async {
+        seed_of(&get_shoot(&client, "dev", "rich").await).map(str::to_string)
+    })
+    .await;
+    let after = shoots.get("rich").await.unwrap();
+    assert_eq!(after.data["spec"]["seedName"], "seed-1");
+    let mut expected_spec = before.data["spec"].clone();
+    expected_spec["seedName"] = serde_json::json!("seed-1");
+    assert_eq!(
+        after.data["spec"], expected_spec,
+        "the bind changed spec.seedName only"
+    );
+    assert_eq!(after.metadata.labels, before.metadata.labels);
+    assert_eq!(after.metadata.annotations, before.metadata.annotations);
+    // the event went out through the reporter's client
+    eventually("the success event", || async {
+        shoot_events(&client, "dev", "rich")
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
+    })
+    .await;
+    assert!(
+        scheduler.terminate().success(),
+        "SIGTERM ends the process cleanly"
+    );
+}
