@@ -487,8 +487,9 @@ mod tests {
     fn overflow_is_priced_by_the_demand_it_displaces_whether_estimated_or_declared() {
         // Plan: a's 4 shoots take sa's 2 slots and 2 of sc's; b's 3 fill sb. sa: one slot less
         // sends one more a shoot to sc, one more brings one back (30 ms both ways). sb: one slot
-        // less sends a b shoot to sa (40 ms), pushing an a shoot on to sc (30 ms): 70 ms; one
-        // more takes an a shoot from sc (30 ms) to sb (10 ms): 20 ms; priced in between, 45 ms.
+        // less sends a b shoot to sa (10 ms), pushing an a shoot on to sc (30 ms): 40 ms; one
+        // more takes an a shoot from sc (30 ms) to sb (10 ms): 20 ms; priced in between, 30 ms.
+        // So the overflow of a goes to sc (30 ms), not to the nearer sb (10 + 30 ms).
         let cases = [
             (
                 "estimated from the placed shoots' regions",
@@ -508,12 +509,12 @@ mod tests {
                 got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
                 [
                     "0 ms latency, home region: no capacity price",
-                    "55 ms: 10 ms latency + 45 ms capacity price (7 shoots of expected demand from 2 regions over 15 slots)",
+                    "40 ms: 10 ms latency + 30 ms capacity price (7 shoots of expected demand from 2 regions over 15 slots)",
                     "30 ms: 30 ms latency + 0 ms capacity price (7 shoots of expected demand from 2 regions over 15 slots)",
                 ],
                 "{name}"
             );
-            assert_eq!(rounded(&got), vec![100.0, 81.667, 90.0], "{name}");
+            assert_eq!(rounded(&got), vec![100.0, 86.667, 90.0], "{name}");
         }
     }
 
@@ -543,7 +544,7 @@ mod tests {
     #[test]
     fn overflow_leaves_the_near_seed_to_the_region_that_needs_it_where_latency_alone_takes_it() {
         // sa is full; a shoot of region a must go out. By latency alone sb (10 ms) wins, and
-        // region b's next shoots would then overflow 40-100 ms; priced, sc (30 ms) wins.
+        // region b's next shoots would then overflow (10-100 ms); priced, sc (30 ms) wins.
         let snap = landscape(&[("a", "sa"), ("a", "sa")]);
         let args = serde_json::json!({"matrix": matrix(), "demand": {"a": 4, "b": 3}, "plannedUtilisation": 7.0 / 15.0});
         let cases = [
