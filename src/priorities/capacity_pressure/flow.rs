@@ -63,6 +63,8 @@ impl Graph {
 }
 
 /// Minimises total cost with every unit of demand either on a seed within capacity or unserved.
+// Region and seed indices address several parallel tables at once; index loops read clearest.
+#[allow(clippy::needless_range_loop)]
 pub fn solve(p: &Problem) -> Solution {
     let (nr, ns) = (p.demand.len(), p.capacity.len());
     let (source, sink) = (0, nr + ns + 1);
