@@ -71,7 +71,7 @@ impl Mode {
         let quality = QualitySpec {
             shoots: if quick { 200 } else { 1000 },
             projects: if quick { 30 } else { 120 },
-            load: 0.87,
+            load: profiles::QUALITY_LOAD,
             zipf: 1.0,
             home_share: 0.8,
             rng_seed: 2026,
@@ -709,6 +709,181 @@ fn memory_section(
     report.push("Cache memory", body);
 }
 
+/// Zipf exponent of the second quality landscape: the same seeds, steeper demand, so that the
+/// busiest regions overflow much further.
+const SKEWED_ZIPF: f64 = 1.6;
+/// Quality targets of the capacity-aware profile: gap to the optimum's mean latency on the
+/// first and on the second landscape.
+const CAPACITY_TARGETS: (f64, f64) = (10.0, 15.0);
+const CAPACITY_AWARE: &str = "Scored, capacity-aware";
+const CAPACITY_AWARE_SPREAD: &str = "Scored, capacity-aware + spreading";
+const CAPACITY_AWARE_DEFAULT: &str = "Scored, capacity-aware, plannedUtilisation not declared";
+
+/// Every profile of the quality section, in row order.
+fn quality_profiles(latency: &LatencyArgs) -> Vec<(&'static str, BuiltProfile)> {
+    vec![
+        ("SameRegion", profiles::upstream("SameRegion")),
+        (
+            "MinimalDistance (Levenshtein fallback)",
+            profiles::upstream("MinimalDistance"),
+        ),
+        ("RegionPrefix", profiles::upstream("RegionPrefix")),
+        (
+            "Scored, weighted profile",
+            profiles::weighted("quality-weighted", "Scored", latency),
+        ),
+        (
+            CAPACITY_AWARE,
+            profiles::scored(
+                "quality-capacity",
+                "Scored",
+                &profiles::capacity_aware(),
+                latency,
+            ),
+        ),
+        (
+            CAPACITY_AWARE_SPREAD,
+            profiles::scored(
+                "quality-capacity-spread",
+                "Scored",
+                &profiles::capacity_aware_spread(),
+                latency,
+            ),
+        ),
+        (
+            CAPACITY_AWARE_DEFAULT,
+            profiles::scored(
+                "quality-capacity-default",
+                "Scored",
+                &profiles::capacity_aware_default(),
+                latency,
+            ),
+        ),
+    ]
+}
+
+/// One landscape through every profile (each with a fresh profile, so no plan carries over)
+/// and the optimum, with the time the optimum took.
+fn quality_runs(
+    land: &quality::QualityLandscape,
+    latency: &LatencyArgs,
+    tag: &str,
+) -> (
+    Vec<(&'static str, BuiltProfile)>,
+    Vec<Outcome>,
+    Outcome,
+    Duration,
+) {
+    let strategies = quality_profiles(latency);
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    for (label, built) in &strategies {
+        progress(&format!("quality{tag}: {label}"));
+        outcomes.push(quality::run(land, label, built, now()));
+    }
+    progress(&format!("quality{tag}: optimum"));
+    let start = Instant::now();
+    let opt = quality::optimum(land);
+    (strategies, outcomes, opt, start.elapsed())
+}
+
+fn gap(o: &Outcome, opt: &Outcome) -> f64 {
+    100.0 * (o.mean_latency() - opt.mean_latency()) / opt.mean_latency()
+}
+
+fn quality_table(
+    land: &quality::QualityLandscape,
+    strategies: &[(&'static str, BuiltProfile)],
+    outcomes: &[Outcome],
+    opt: &Outcome,
+) -> String {
+    let mut rows = vec![
+        [
+            "strategy",
+            "profile",
+            "unschedulable",
+            "out of region",
+            "mean latency",
+            "p95 latency",
+            "utilisation max / min",
+            "max/min",
+            "utilisation stddev",
+            "needless co-location",
+            "gap to optimum (mean)",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for o in outcomes.iter().chain(std::iter::once(opt)) {
+        let (max, min) = o.util_max_min();
+        rows.push(vec![
+            o.label.clone(),
+            o.profile.clone(),
+            fmt_count(o.unschedulable as u64),
+            fmt_count(o.out_of_region(land) as u64),
+            format!("{:.1} ms", o.mean_latency()),
+            format!("{:.1} ms", o.p95_latency()),
+            format!("{:.2} / {:.2}", max, min),
+            if min > 0.0 {
+                format!("{:.2}", max / min)
+            } else {
+                "∞".into()
+            },
+            format!("{:.3}", o.util_stddev()),
+            match o.needless_colocation {
+                Some((flagged, multi)) => format!(
+                    "{flagged}/{multi} projects ({:.0} %)",
+                    100.0 * flagged as f64 / multi.max(1) as f64
+                ),
+                None => "—".into(),
+            },
+            match (o.label == opt.label, o.unschedulable) {
+                (true, _) => "—".into(),
+                (false, 0) => format!("{:+.1} %", gap(o, opt)),
+                (false, _) => format!("{:+.1} % (†)", gap(o, opt)),
+            },
+        ]);
+    }
+    for (label, priority) in [
+        ("Scored, weighted profile", "LatencyDistance"),
+        (CAPACITY_AWARE, "CapacityPressure"),
+        (CAPACITY_AWARE_SPREAD, "CapacityPressure"),
+        (CAPACITY_AWARE_DEFAULT, "CapacityPressure"),
+    ] {
+        let Some((_, built)) = strategies.iter().find(|(l, _)| *l == label) else {
+            continue;
+        };
+        if built.has(priority) {
+            continue;
+        }
+        let why = match built.rejected.iter().find(|(n, _)| n == priority) {
+            Some((_, e)) => {
+                format!("{priority} is registered but rejected the bench's arguments ({e})")
+            }
+            None => format!("{priority} is not registered in this build"),
+        };
+        let mut row = vec![format!("{label} (needs {priority})"), "—".into()];
+        row.push(format!("not measured: {why}"));
+        row.extend(std::iter::repeat_n("—".to_string(), 8));
+        rows.push(row);
+    }
+    report::table(&rows)
+}
+
+/// How the capacity-aware profile did against its target, computed from the outcomes.
+fn capacity_verdict(outcomes: &[Outcome], opt: &Outcome, target: f64) -> String {
+    let Some(o) = outcomes.iter().find(|o| o.label == CAPACITY_AWARE) else {
+        return "the capacity-aware profile did not run".into();
+    };
+    let g = gap(o, opt);
+    let met = g <= target && o.unschedulable == 0;
+    format!(
+        "{CAPACITY_AWARE}: {:+.1} % with {} unschedulable, target within {target:.0} % with 0 unschedulable: **{}**",
+        g,
+        o.unschedulable,
+        if met { "met" } else { "not met" }
+    )
+}
+
 fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<String> {
     let land = quality::landscape(mode.quality);
     let aws: Vec<&str> = geo::LOCATIONS.iter().map(|l| l.aws).collect();
@@ -716,25 +891,7 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
         matrix: geo::latency_matrix(&aws),
         max_latency_ms: 300,
     };
-    let weighted = profiles::weighted("quality-weighted", "Scored", &latency);
-    let strategies = [
-        ("SameRegion", profiles::upstream("SameRegion")),
-        (
-            "MinimalDistance (Levenshtein fallback)",
-            profiles::upstream("MinimalDistance"),
-        ),
-        ("RegionPrefix", profiles::upstream("RegionPrefix")),
-        ("Scored, weighted profile", weighted),
-    ];
-    let mut outcomes: Vec<Outcome> = Vec::new();
-    for (label, built) in &strategies {
-        progress(&format!("quality: {label}"));
-        outcomes.push(quality::run(&land, label, built, now()));
-    }
-    progress("quality: optimum");
-    let start = Instant::now();
-    let opt = quality::optimum(&land);
-    let opt_time = start.elapsed();
+    let (strategies, outcomes, opt, opt_time) = quality_runs(&land, &latency, "");
 
     let spec = land.spec;
     let capacity: u32 = land.seeds.iter().map(|s| s.capacity).sum();
@@ -764,80 +921,18 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
         capacity,
         fmt_duration(opt_time)
     );
-    let mut rows = vec![
-        [
-            "strategy",
-            "profile",
-            "unschedulable",
-            "out of region",
-            "mean latency",
-            "p95 latency",
-            "utilisation max / min",
-            "max/min",
-            "utilisation stddev",
-            "needless co-location",
-            "gap to optimum (mean)",
-        ]
-        .map(String::from)
-        .to_vec(),
-    ];
-    let opt_mean = opt.mean_latency();
-    for o in outcomes.iter().chain(std::iter::once(&opt)) {
-        let (max, min) = o.util_max_min();
-        rows.push(vec![
-            o.label.clone(),
-            o.profile.clone(),
-            fmt_count(o.unschedulable as u64),
-            fmt_count(o.out_of_region(&land) as u64),
-            format!("{:.1} ms", o.mean_latency()),
-            format!("{:.1} ms", o.p95_latency()),
-            format!("{:.2} / {:.2}", max, min),
-            if min > 0.0 {
-                format!("{:.2}", max / min)
-            } else {
-                "∞".into()
-            },
-            format!("{:.3}", o.util_stddev()),
-            match o.needless_colocation {
-                Some((flagged, multi)) => format!(
-                    "{flagged}/{multi} projects ({:.0} %)",
-                    100.0 * flagged as f64 / multi.max(1) as f64
-                ),
-                None => "—".into(),
-            },
-            match (o.label == opt.label, o.unschedulable) {
-                (true, _) => "—".into(),
-                (false, 0) => format!("{:+.1} %", 100.0 * (o.mean_latency() - opt_mean) / opt_mean),
-                (false, _) => format!(
-                    "{:+.1} % (†)",
-                    100.0 * (o.mean_latency() - opt_mean) / opt_mean
-                ),
-            },
-        ]);
-    }
-    let scored = &strategies[3].1;
-    if !scored.has("LatencyDistance") {
-        let why = match scored.rejected.iter().find(|(n, _)| n == "LatencyDistance") {
-            Some((_, e)) => {
-                format!("LatencyDistance is registered but rejected the bench's arguments ({e})")
-            }
-            None => "LatencyDistance is not registered in this build".into(),
-        };
-        rows.push(vec![
-            "Scored + LatencyDistance".into(),
-            "—".into(),
-            format!("not measured: {why}"),
-            "—".into(),
-            "—".into(),
-            "—".into(),
-            "—".into(),
-            "—".into(),
-            "—".into(),
-            "—".into(),
-            "—".into(),
-        ]);
-    }
-    body.push_str(&report::table(&rows));
+    let _ = writeln!(
+        body,
+        "The capacity-aware profiles use `CapacityPressure` (same latency matrix and `maxLatencyMs` as the weighted profile's \
+         `LatencyDistance`). Demand shares per region are estimated from the shoots already placed (no forecast declared); \
+         the expected volume is declared as `plannedUtilisation: {}`, the share of capacity this landscape is planned to fill \
+         (its load). \"{CAPACITY_AWARE}\" adds only the weighted profile's `ShootCount` tie-breaker; \"{CAPACITY_AWARE_SPREAD}\" is the \
+         weighted profile with `LatencyDistance` replaced by `CapacityPressure`, i.e. with its project spreading; \
+         \"{CAPACITY_AWARE_DEFAULT}\" is the first with the default `plannedUtilisation: 1` (plan for full seeds), to show what \
+         a wrong volume costs.\n",
+        profiles::QUALITY_LOAD
+    );
+    body.push_str(&quality_table(&land, &strategies, &outcomes, &opt));
     let _ = writeln!(
         body,
         "\nLatencies are shoot region → seed region by the model, averaged over placed shoots only. (†) The strategy left shoots \
@@ -848,8 +943,48 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
     );
     let _ = writeln!(
         body,
+        "Target: {}.\n",
+        capacity_verdict(&outcomes, &opt, CAPACITY_TARGETS.0)
+    );
+    let _ = writeln!(
+        body,
         "![mean latency vs utilisation spread per strategy](performance-quality.svg)\n"
     );
+
+    // The same seeds and stream generator with a steeper demand skew.
+    let skewed = quality::landscape(QualitySpec {
+        zipf: SKEWED_ZIPF,
+        ..mode.quality
+    });
+    let (strategies2, outcomes2, opt2, opt_time2) = quality_runs(&skewed, &latency, " (skewed)");
+    let weights2 = landscape::zipf_weights(geo::LOCATIONS.len(), SKEWED_ZIPF);
+    let top3: f64 = weights2.iter().take(3).sum::<f64>() / weights2.iter().sum::<f64>();
+    let top3_slots: u32 = skewed
+        .seeds
+        .iter()
+        .filter(|s| geo::LOCATIONS[..3].iter().any(|l| l.aws == s.region))
+        .map(|s| s.capacity)
+        .sum();
+    let _ = writeln!(
+        body,
+        "### Second landscape: steeper demand skew\n\n\
+         The same seeds, capacities, projects and stream length, with regional demand Zipf exponent {SKEWED_ZIPF} instead of {}: \
+         the three busiest regions ask for {:.0} % of the shoots while their seeds hold {:.0} % of the slots, so their overflow \
+         competes for the seeds of the next regions. Optimum solved in {}.\n",
+        spec.zipf,
+        100.0 * top3,
+        100.0 * top3_slots as f64 / capacity as f64,
+        fmt_duration(opt_time2)
+    );
+    body.push_str(&quality_table(&skewed, &strategies2, &outcomes2, &opt2));
+    let _ = writeln!(
+        body,
+        "\nTarget: {}.\n",
+        capacity_verdict(&outcomes2, &opt2, CAPACITY_TARGETS.1)
+    );
+
+    body.push_str(&capacity_recompute_cost(mode));
+
     let mut regions = vec![
         [
             "region",
@@ -858,6 +993,7 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
             "lon",
             "GCP / Azure in the same metro (grid only)",
             "demand share",
+            "demand share (skewed)",
             "seeds",
             "slots",
         ]
@@ -866,7 +1002,8 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
     ];
     let weights = landscape::zipf_weights(geo::LOCATIONS.len(), spec.zipf);
     let total_w: f64 = weights.iter().sum();
-    for (l, w) in geo::LOCATIONS.iter().zip(&weights) {
+    let total_w2: f64 = weights2.iter().sum();
+    for ((l, w), w2) in geo::LOCATIONS.iter().zip(&weights).zip(&weights2) {
         let here: Vec<_> = land.seeds.iter().filter(|s| s.region == l.aws).collect();
         regions.push(vec![
             format!("`{}`", l.aws),
@@ -875,6 +1012,7 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
             format!("{:.2}", l.lon),
             format!("{} / {}", l.gcp.unwrap_or("—"), l.azure.unwrap_or("—")),
             format!("{:.1} %", 100.0 * w / total_w),
+            format!("{:.1} %", 100.0 * w2 / total_w2),
             here.len().to_string(),
             here.iter().map(|s| s.capacity).sum::<u32>().to_string(),
         ]);
@@ -915,6 +1053,60 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
     let path = target.join("performance-quality.svg");
     std::fs::write(&path, svg).expect("write chart");
     Some(path.display().to_string())
+}
+
+/// What re-solving the `CapacityPressure` plan costs at 1,000 seeds: a decision with a fresh
+/// profile (no plan yet: it solves) against the next decision on the same snapshot (plan
+/// reused). Demand comes from shoots already placed over the 27 regions.
+fn capacity_recompute_cost(mode: &Mode) -> String {
+    let seeds = if mode.quick { 200 } else { 1_000 };
+    let placed = seeds * 20;
+    let rounds = if mode.quick { 3 } else { 7 };
+    let aws: Vec<&str> = geo::LOCATIONS.iter().map(|l| l.aws).collect();
+    let latency = LatencyArgs {
+        matrix: geo::latency_matrix(&aws),
+        max_latency_ms: 300,
+    };
+    let (snap, pending) = quality::pressure_landscape(seeds, placed, 2026);
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    for k in 0..rounds {
+        progress(&format!(
+            "quality: CapacityPressure plan at {seeds} seeds, round {k}"
+        ));
+        let built = profiles::scored(
+            "pressure",
+            "Scored",
+            &[&profiles::CAPACITY_PRESSURE],
+            &latency,
+        );
+        if !built.has("CapacityPressure") {
+            return "CapacityPressure is not available in this build: recomputation cost not measured.\n\n".into();
+        }
+        let shoot = &pending[k % pending.len()];
+        let t = thread_cpu();
+        black_box(schedule(shoot, &snap, &built.profile, now())).ok();
+        cold.push(thread_cpu() - t);
+        let t = thread_cpu();
+        black_box(schedule(shoot, &snap, &built.profile, now())).ok();
+        warm.push(thread_cpu() - t);
+    }
+    let med = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let (c, w) = (med(&mut cold), med(&mut warm));
+    format!(
+        "### Cost of re-planning\n\n\
+         `CapacityPressure` solves its plan only when the seeds, their capacities or the demand shares change \
+         (by more than `replanThreshold`, default 2 % of demand moving between regions); a decision otherwise reads cached prices. \
+         Measured at {seeds} seeds in the 27 regions with {} placed shoots as the demand estimate (thread CPU time, median of {rounds}): \
+         a decision that solves the plan took {}, the next decision on the same snapshot {}, so one re-plan costs about {}.\n\n",
+        fmt_count(placed as u64),
+        fmt_duration(c),
+        fmt_duration(w),
+        fmt_duration(c.saturating_sub(w)),
+    )
 }
 
 /// Seeds and in-flight create requests of the end-to-end section.

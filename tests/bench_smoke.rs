@@ -349,6 +349,23 @@ fn strategies_respect_capacity_and_no_strategy_beats_the_optimum_when_all_are_pl
             &profiles::weighted("w", "Scored", &latency_args()),
             now(),
         ),
+        quality::run(
+            &land,
+            "Scored, capacity-aware",
+            &profiles::scored("c", "Scored", &profiles::capacity_aware(), &latency_args()),
+            now(),
+        ),
+        quality::run(
+            &land,
+            "Scored, capacity-aware + spreading",
+            &profiles::scored(
+                "cs",
+                "Scored",
+                &profiles::capacity_aware_spread(),
+                &latency_args(),
+            ),
+            now(),
+        ),
     ];
     for r in &runs {
         assert_eq!(

@@ -66,6 +66,56 @@ pub const WEIGHTED: &[Wanted] = &[
     },
 ];
 
+/// The load of the placement-quality landscapes: what the capacity-aware profiles declare as
+/// `plannedUtilisation`, the share of capacity an operator plans to fill.
+pub const QUALITY_LOAD: f64 = 0.87;
+
+/// `CapacityPressure` with the weighted profile's latency arguments, in place of
+/// `LatencyDistance`, and the planned utilisation declared.
+pub const CAPACITY_PRESSURE: Wanted = Wanted {
+    name: "CapacityPressure",
+    weight: 10.0,
+    args: |l| {
+        Some(json!({
+            "matrix": l.matrix,
+            "maxLatencyMs": l.max_latency_ms,
+            "fallbackFactor": 10,
+            "plannedUtilisation": QUALITY_LOAD,
+        }))
+    },
+};
+
+/// `CapacityPressure` as above without `plannedUtilisation` (default 1: plan for full seeds).
+pub const CAPACITY_PRESSURE_DEFAULT: Wanted = Wanted {
+    name: "CapacityPressure",
+    weight: 10.0,
+    args: |l| {
+        Some(json!({ "matrix": l.matrix, "maxLatencyMs": l.max_latency_ms, "fallbackFactor": 10 }))
+    },
+};
+
+/// Latency priced with capacity and the weighted profile's tie-breaker, no spreading.
+pub fn capacity_aware() -> Vec<&'static Wanted> {
+    std::iter::once(&CAPACITY_PRESSURE)
+        .chain(WEIGHTED.iter().filter(|w| w.name == "ShootCount"))
+        .collect()
+}
+
+/// [`capacity_aware`] with `CapacityPressure`'s default `plannedUtilisation`.
+pub fn capacity_aware_default() -> Vec<&'static Wanted> {
+    std::iter::once(&CAPACITY_PRESSURE_DEFAULT)
+        .chain(WEIGHTED.iter().filter(|w| w.name == "ShootCount"))
+        .collect()
+}
+
+/// The weighted profile with `LatencyDistance` replaced by `CapacityPressure`: the same
+/// spreading (`ProjectAntiAffinity`, `ResourceFit`), to show what spreading costs.
+pub fn capacity_aware_spread() -> Vec<&'static Wanted> {
+    std::iter::once(&CAPACITY_PRESSURE)
+        .chain(WEIGHTED.iter().filter(|w| w.name != "LatencyDistance"))
+        .collect()
+}
+
 /// A compiled profile and how it came about.
 pub struct BuiltProfile {
     pub profile: Profile,
@@ -140,10 +190,20 @@ pub fn upstream(strategy: &str) -> BuiltProfile {
 
 /// The weighted profile over `strategy`, with whatever of [`WEIGHTED`] this build supports.
 pub fn weighted(name: &str, strategy: &str, latency: &LatencyArgs) -> BuiltProfile {
+    scored(
+        name,
+        strategy,
+        &WEIGHTED.iter().collect::<Vec<_>>(),
+        latency,
+    )
+}
+
+/// A profile over `strategy` with whatever of `list` this build supports.
+pub fn scored(name: &str, strategy: &str, list: &[&Wanted], latency: &LatencyArgs) -> BuiltProfile {
     let registered = priorities::names();
     let mut not_registered = Vec::new();
     let mut wanted: Vec<(String, f64, Option<Value>)> = Vec::new();
-    for w in WEIGHTED {
+    for w in list {
         if registered.contains(&w.name) {
             wanted.push((w.name.to_string(), w.weight, (w.args)(latency)));
         } else {

@@ -327,3 +327,45 @@ pub fn optimum(land: &QualityLandscape) -> Outcome {
         needless_colocation: None,
     }
 }
+
+/// A landscape at scale for timing `CapacityPressure`'s plan: `seeds` seeds over the 27 regions
+/// (more in busier regions), `placed` shoots already on them with Zipf regional demand, and a
+/// few pending shoots to decide.
+pub fn pressure_landscape(seeds: usize, placed: usize, rng_seed: u64) -> (Snapshot, Vec<Shoot>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(rng_seed);
+    let demand = zipf_weights(LOCATIONS.len(), 1.0);
+    let per_region = apportion(seeds, &demand);
+    let capacity = (placed as f64 / 0.8 / seeds as f64).ceil() as u32;
+    let mut snap = Snapshot::new();
+    snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+    let mut names = Vec::with_capacity(seeds);
+    for (l, n) in LOCATIONS.iter().zip(per_region) {
+        for k in 0..n {
+            let name = format!("aws-{}-{k}", l.aws);
+            snap.upsert_seed(
+                &SeedBuilder::new(&name)
+                    .region(l.aws)
+                    .allocatable("shoots", &capacity.to_string())
+                    .build(),
+            );
+            names.push(name);
+        }
+    }
+    for i in 0..placed {
+        let r = pick_weighted(&mut rng, &demand);
+        let mut shoot = ShootBuilder::new("garden-p", &format!("p{i}"))
+            .region(LOCATIONS[r].aws)
+            .build();
+        shoot.spec.seed_name = Some(names[i % names.len()].clone());
+        snap.upsert_shoot(&shoot);
+    }
+    let pending = (0..16)
+        .map(|i| {
+            let r = pick_weighted(&mut rng, &demand);
+            ShootBuilder::new("garden-p", &format!("new{i}"))
+                .region(LOCATIONS[r].aws)
+                .build()
+        })
+        .collect();
+    (snap, pending)
+}

@@ -4,6 +4,7 @@
 //! [`Priority::normalize`] maps raw values onto 0..=100, and the profile multiplies by the
 //! configured weight. Adding a priority = one file + one line in [`REGISTRY`].
 
+mod capacity_pressure;
 mod carbon_intensity;
 mod detail;
 mod latency_distance;
@@ -11,6 +12,7 @@ mod project_anti_affinity;
 mod resource_fit;
 mod shoot_count;
 
+pub use capacity_pressure::CapacityPressure;
 pub use carbon_intensity::CarbonIntensity;
 pub use detail::Detail;
 pub use latency_distance::LatencyDistance;
@@ -53,6 +55,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("ProjectAntiAffinity", project_anti_affinity::build),
     ("ResourceFit", resource_fit::build),
     (carbon_intensity::NAME, carbon_intensity::build),
+    (capacity_pressure::NAME, capacity_pressure::build),
 ];
 
 pub fn names() -> Vec<&'static str> {

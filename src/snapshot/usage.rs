@@ -45,6 +45,8 @@ struct Entry {
     seeds: Box<[Box<str>]>,
     namespace: Box<str>,
     class: u32,
+    /// `spec.region` of the shoot: where its demand comes from, whatever seed serves it
+    region: Box<str>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -58,6 +60,9 @@ pub struct Usage {
     /// namespace -> seed -> shoots: a project's spread is read from its own (small) map, so
     /// the cost does not grow with the number of other projects' shoots on a seed
     namespaces: HashMap<Box<str>, HashMap<Box<str>, u32>>,
+    /// shoot region -> placed shoots from it, counted once per shoot: the demand estimate of
+    /// `CapacityPressure`, read without visiting shoots
+    regions: HashMap<Box<str>, u64>,
 }
 
 impl Usage {
@@ -87,7 +92,9 @@ impl Usage {
                 .unwrap_or_default()
                 .into(),
             class,
+            region: shoot.spec.region.as_deref().unwrap_or_default().into(),
         };
+        *self.regions.entry(entry.region.clone()).or_default() += 1;
         for seed in entry.seeds.iter() {
             let u = self.seeds.entry(seed.clone()).or_default();
             u.shoots += 1;
@@ -110,6 +117,12 @@ impl Usage {
         let Some(entry) = self.shoots.remove(key) else {
             return;
         };
+        if let Some(n) = self.regions.get_mut(&entry.region) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.regions.remove(&entry.region);
+            }
+        }
         for seed in entry.seeds.iter() {
             let Some(u) = self.seeds.get_mut(seed) else {
                 continue;
@@ -157,6 +170,11 @@ impl Usage {
     /// Number of shoots with at least one seed.
     pub fn placed_shoots(&self) -> usize {
         self.shoots.len()
+    }
+
+    /// Placed shoots per shoot region (`spec.region`), each shoot counted once.
+    pub fn shoots_by_region(&self) -> &HashMap<Box<str>, u64> {
+        &self.regions
     }
 
     /// The seeds a shoot currently occupies in the index (by `namespace/name`).
@@ -236,6 +254,43 @@ mod tests {
         u.remove("garden-a/b");
         assert_eq!(counts(&u), [(Some("production".into()), 1)]);
         assert_eq!(u.classes().len(), 2, "classes are interned once");
+    }
+
+    #[test]
+    fn placed_shoots_are_counted_once_per_shoot_region_and_leave_when_removed() {
+        let mut u = Usage::default();
+        let shoot = |name: &str, region: &str| {
+            ShootBuilder::new("garden-a", name)
+                .region(region)
+                .seed("s-1")
+                .status_seed("s-2")
+                .build()
+        };
+        u.upsert(&shoot("a", "eu-west-1"));
+        u.upsert(&shoot("b", "eu-west-1"));
+        u.upsert(&shoot("c", "us-east-1"));
+        u.upsert(
+            &ShootBuilder::new("garden-a", "pending")
+                .region("us-east-1")
+                .build(),
+        );
+        let by_region = |u: &Usage| {
+            let mut v: Vec<(String, u64)> = u
+                .shoots_by_region()
+                .iter()
+                .map(|(r, n)| (r.to_string(), *n))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            by_region(&u),
+            [("eu-west-1".into(), 2), ("us-east-1".into(), 1)],
+            "a migrating shoot is one unit of demand; a pending one none"
+        );
+        u.upsert(&shoot("b", "us-east-1"));
+        u.remove("garden-a/a");
+        assert_eq!(by_region(&u), [("us-east-1".into(), 2)]);
     }
 
     #[test]

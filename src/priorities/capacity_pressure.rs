@@ -1,0 +1,666 @@
+//! `CapacityPressure`: latency plus the price of the capacity a placement uses up, so that a
+//! shoot overflowing its region goes where it displaces the least expected demand instead of
+//! taking the nearest free seed that the next region's shoots will need.
+//!
+//! Expected demand per region (the placed shoots' regions, or a declared forecast) is assigned
+//! to the seeds' `allocatable.shoots` as a min-cost flow (see [`flow`]); the price of a seed is
+//! what one slot less would cost that plan. The plan is solved when the seeds, their capacities
+//! or the demand shares change, never per decision: a decision reads the cached prices.
+
+mod flow;
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde::Deserialize;
+
+use crate::config::FieldError;
+use crate::context::ShootContext;
+use crate::snapshot::estimate::{LatencySources, ShootLatencies, round_ms};
+use crate::snapshot::{SeedInfo, Snapshot};
+use crate::strategies::levenshtein::region_distance;
+
+use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args, sources_from_args};
+
+/// The config name.
+pub const NAME: &str = "CapacityPressure";
+
+/// Scores `latency + price` on LatencyDistance's absolute scale: 0 ms scores 100,
+/// `maxLatencyMs` or more scores 0.
+pub struct CapacityPressure {
+    sources: LatencySources,
+    max_latency_ms: f64,
+    fallback_factor: f64,
+    /// Declared demand weights per region; `None` = the placed shoots' regions.
+    forecast: Option<BTreeMap<String, f64>>,
+    planned_utilisation: f64,
+    replan_threshold: f64,
+    /// Plans by latency context (provider, CloudProfile), reused while they are current.
+    plans: Mutex<HashMap<(String, String), Arc<Plan>>>,
+    /// Plans solved so far, to show that decisions reuse them.
+    solves: AtomicU64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+struct Args {
+    matrix: Option<serde_json::Value>,
+    matrix_file: Option<String>,
+    use_region_config_maps: bool,
+    max_latency_ms: f64,
+    fallback_factor: f64,
+    /// `{region: weight}`, checked entry by entry.
+    demand: Option<serde_json::Value>,
+    planned_utilisation: f64,
+    replan_threshold: f64,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Self {
+            matrix: None,
+            matrix_file: None,
+            use_region_config_maps: true,
+            max_latency_ms: 300.0,
+            fallback_factor: 10.0,
+            demand: None,
+            planned_utilisation: 1.0,
+            replan_threshold: 0.02,
+        }
+    }
+}
+
+pub(super) fn build(
+    args: &serde_json::Value,
+    path: &str,
+) -> Result<Box<dyn Priority>, Vec<FieldError>> {
+    Ok(Box::new(CapacityPressure::from_args(args, path)?))
+}
+
+impl CapacityPressure {
+    /// Builds from `args` found at `path`; errors name the field.
+    pub fn from_args(args: &serde_json::Value, path: &str) -> Result<Self, Vec<FieldError>> {
+        let a: Args = parse_args(args, path)?;
+        let mut errors = Vec::new();
+        let mut check = |ok: bool, field: &str, what: &str, got: f64| {
+            if !ok {
+                errors.push(FieldError::new(
+                    format!("{path}.{field}"),
+                    format!("must be {what}, got {got}"),
+                ));
+            }
+        };
+        check(
+            a.max_latency_ms.is_finite() && a.max_latency_ms > 0.0,
+            "maxLatencyMs",
+            "a positive number",
+            a.max_latency_ms,
+        );
+        check(
+            a.fallback_factor.is_finite() && a.fallback_factor >= 0.0,
+            "fallbackFactor",
+            "a non-negative number",
+            a.fallback_factor,
+        );
+        check(
+            a.planned_utilisation.is_finite()
+                && a.planned_utilisation > 0.0
+                && a.planned_utilisation <= 10.0,
+            "plannedUtilisation",
+            "a number above 0 and at most 10",
+            a.planned_utilisation,
+        );
+        check(
+            (0.0..=1.0).contains(&a.replan_threshold),
+            "replanThreshold",
+            "a number from 0 to 1",
+            a.replan_threshold,
+        );
+        let forecast = a
+            .demand
+            .as_ref()
+            .map(|d| parse_demand(d, &format!("{path}.demand"), &mut errors));
+        let sources = sources_from_args(
+            a.matrix.as_ref(),
+            a.matrix_file.as_deref(),
+            a.use_region_config_maps,
+            path,
+            &mut errors,
+        );
+        if !errors.is_empty() {
+            return Err(errors);
+        }
+        Ok(CapacityPressure {
+            sources,
+            max_latency_ms: a.max_latency_ms,
+            fallback_factor: a.fallback_factor,
+            forecast,
+            planned_utilisation: a.planned_utilisation,
+            replan_threshold: a.replan_threshold,
+            plans: Mutex::default(),
+            solves: AtomicU64::new(0),
+        })
+    }
+}
+
+fn parse_demand(
+    value: &serde_json::Value,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    let Some(map) = value.as_object() else {
+        errors.push(FieldError::new(
+            path,
+            "must be a mapping of region to expected demand (a weight)",
+        ));
+        return out;
+    };
+    for (region, w) in map {
+        if region.is_empty() {
+            errors.push(FieldError::new(path, "region names must not be empty"));
+            continue;
+        }
+        match w.as_f64() {
+            Some(v) if v.is_finite() && v >= 0.0 => {
+                out.insert(region.clone(), v);
+            }
+            _ => errors.push(FieldError::new(
+                format!("{path}.{region}"),
+                format!("must be a non-negative number, got {w}"),
+            )),
+        }
+    }
+    if errors.is_empty() && out.values().sum::<f64>() <= 0.0 {
+        errors.push(FieldError::new(
+            path,
+            "must give at least one region a positive demand",
+        ));
+    }
+    out
+}
+
+/// A solved plan and what it was solved for.
+struct Plan {
+    seeds: u64,
+    shares: BTreeMap<String, f64>,
+    /// seed -> price of one slot in ms
+    prices: HashMap<Arc<str>, f64>,
+    /// `N shoots of expected demand over M slots`, for explanations
+    summary: Arc<str>,
+}
+
+impl CapacityPressure {
+    /// How many plans this priority has solved since it was built.
+    pub fn plans_solved(&self) -> u64 {
+        self.solves.load(Ordering::Relaxed)
+    }
+
+    /// Demand shares per region, sorted by region; empty when nothing is known yet.
+    fn shares(&self, snap: &Snapshot) -> BTreeMap<String, f64> {
+        let weights: BTreeMap<String, f64> = match &self.forecast {
+            Some(f) => f.clone(),
+            None => snap
+                .usage()
+                .shoots_by_region()
+                .iter()
+                .filter(|(r, _)| !r.is_empty())
+                .map(|(r, n)| (r.to_string(), *n as f64))
+                .collect(),
+        };
+        let total: f64 = weights.values().sum();
+        if total <= 0.0 {
+            return BTreeMap::new();
+        }
+        weights
+            .into_iter()
+            .filter(|(_, w)| *w > 0.0)
+            .map(|(r, w)| (r, w / total))
+            .collect()
+    }
+
+    fn latency_ms(&self, rows: &ShootLatencies, seed: &SeedInfo, region: &str) -> f64 {
+        rows.to(seed)
+            .ms()
+            .unwrap_or_else(|| region_distance(&seed.region, region) as f64 * self.fallback_factor)
+    }
+
+    /// The current plan for this latency context, solving it if the seeds or the demand shares
+    /// moved since the last one.
+    fn plan(&self, cx: &ShootContext, snap: &Snapshot) -> Option<Arc<Plan>> {
+        let shares = self.shares(snap);
+        if shares.is_empty() {
+            return None;
+        }
+        let mut h = DefaultHasher::new();
+        for s in snap.seeds() {
+            (&*s.name, &s.region, &s.provider, s.allocatable_shoots()).hash(&mut h);
+        }
+        let seeds = h.finish();
+        let key = (
+            cx.provider.clone(),
+            cx.cloud_profile.region_config_name.clone(),
+        );
+        let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(p) = plans.get(&key)
+            && p.seeds == seeds
+            && total_variation(&p.shares, &shares) <= self.replan_threshold
+        {
+            return Some(Arc::clone(p));
+        }
+        let plan = Arc::new(self.solve(&key, seeds, shares, snap));
+        plans.insert(key, Arc::clone(&plan));
+        Some(plan)
+    }
+
+    fn solve(
+        &self,
+        (provider, cloud_profile): &(String, String),
+        seeds_hash: u64,
+        shares: BTreeMap<String, f64>,
+        snap: &Snapshot,
+    ) -> Plan {
+        let seeds: Vec<&SeedInfo> = snap.seeds().collect();
+        let finite: u64 = seeds.iter().filter_map(|s| s.allocatable_shoots()).sum();
+        let volume = (self.planned_utilisation * finite as f64).round() as u64;
+        let demand: Vec<u64> = shares
+            .values()
+            .map(|s| (s * volume as f64).round() as u64)
+            .collect();
+        let total: u64 = demand.iter().sum();
+        // Seeds of one provider and region are interchangeable in the plan (every latency source
+        // sees only the provider and region), so they are solved as one pool with their summed
+        // capacity: the problem is regions × pools, not regions × seeds, and a pool's price is
+        // the price of each of its slots.
+        let mut pools: BTreeMap<(&str, &str), (usize, u64, Vec<usize>)> = BTreeMap::new();
+        for (i, s) in seeds.iter().enumerate() {
+            let pool = pools
+                .entry((s.provider.as_str(), s.region.as_str()))
+                .or_insert((i, 0, Vec::new()));
+            pool.1 = pool
+                .1
+                .saturating_add(s.allocatable_shoots().unwrap_or(total));
+            pool.2.push(i);
+        }
+        let pools: Vec<(usize, u64, Vec<usize>)> = pools.into_values().collect();
+        let cost: Vec<Vec<i64>> = shares
+            .keys()
+            .map(|region| {
+                let rows = self
+                    .sources
+                    .for_shoot(region, provider, cloud_profile, snap);
+                pools
+                    .iter()
+                    .map(|(first, _, _)| {
+                        (self.latency_ms(&rows, seeds[*first], region) * 1000.0).round() as i64
+                    })
+                    .collect()
+            })
+            .collect();
+        let problem = flow::Problem {
+            demand,
+            capacity: pools.iter().map(|(_, cap, _)| *cap).collect(),
+            cost,
+            unserved: (self.max_latency_ms * 1000.0).round() as i64,
+        };
+        let solution = flow::solve(&problem);
+        self.solves.fetch_add(1, Ordering::Relaxed);
+        let by_index = &seeds;
+        // A full seed's shadow prices range from what one slot more saves to what one slot
+        // less costs; the ends make a region whose own demand fills the seed indifferent
+        // between staying and leaving, the middle does not.
+        let mid: Vec<i64> = solution
+            .price
+            .iter()
+            .zip(&solution.gain)
+            .map(|(less, more)| (less + more) / 2)
+            .collect();
+        let prices: HashMap<Arc<str>, f64> = pools
+            .iter()
+            .zip(&mid)
+            .flat_map(|((_, _, members), price)| {
+                members
+                    .iter()
+                    .map(move |i| (Arc::clone(&by_index[*i].name), *price as f64 / 1000.0))
+            })
+            .collect();
+        let unserved: u64 = solution.unserved.iter().sum();
+        tracing::debug!(
+            regions = shares.len(),
+            seeds = seeds.len(),
+            pools = pools.len(),
+            demand = total,
+            slots = finite,
+            unserved,
+            priced = prices.values().filter(|p| **p > 0.0).count(),
+            "CapacityPressure plan solved"
+        );
+        Plan {
+            seeds: seeds_hash,
+            summary: format!(
+                "{total} shoots of expected demand from {} regions over {finite} slots",
+                shares.len()
+            )
+            .into(),
+            shares,
+            prices,
+        }
+    }
+}
+
+/// Half the L1 distance: the share of demand that moved between regions.
+fn total_variation(a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>) -> f64 {
+    let only_a: f64 = a
+        .iter()
+        .map(|(r, x)| (x - b.get(r).copied().unwrap_or(0.0)).abs())
+        .sum();
+    let only_b: f64 = b
+        .iter()
+        .filter(|(r, _)| !a.contains_key(*r))
+        .map(|(_, y)| y.abs())
+        .sum();
+    (only_a + only_b) / 2.0
+}
+
+impl Priority for CapacityPressure {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
+        let plan = self.plan(cx, snap);
+        let rows = self.sources.for_shoot(
+            &cx.region,
+            &cx.provider,
+            &cx.cloud_profile.region_config_name,
+            snap,
+        );
+        seeds
+            .iter()
+            .map(|s| {
+                let latency = self.latency_ms(&rows, s, &cx.region);
+                // Home capacity is the shoot's own: with latencies that obey the triangle
+                // inequality, giving a home slot to another region's overflow and sending this
+                // shoot away never costs less, so only capacity elsewhere is priced.
+                let home = s.region == cx.region && s.provider == cx.provider;
+                let price = plan
+                    .as_ref()
+                    .filter(|_| !home)
+                    .and_then(|p| p.prices.get(&s.name).copied())
+                    .unwrap_or(0.0);
+                let summary = plan.as_ref().map(|p| Arc::clone(&p.summary));
+                RawScore {
+                    value: latency + price,
+                    detail: Detail::lazy(move |f| match &summary {
+                        Some(_) if home => write!(
+                            f,
+                            "{} ms latency, home region: no capacity price",
+                            round_ms(latency)
+                        ),
+                        Some(summary) => write!(
+                            f,
+                            "{} ms: {} ms latency + {} ms capacity price ({summary})",
+                            round_ms(latency + price),
+                            round_ms(latency),
+                            round_ms(price)
+                        ),
+                        None => write!(
+                            f,
+                            "{} ms latency, no capacity price (no demand known yet)",
+                            round_ms(latency)
+                        ),
+                    }),
+                }
+            })
+            .collect()
+    }
+
+    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
+        raw.iter()
+            .map(|r| {
+                MAX_SCORE * (1.0 - r.value.clamp(0.0, self.max_latency_ms) / self.max_latency_ms)
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::load_str;
+    use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+    use crate::priorities::testing::{evaluate, rounded};
+    use crate::profile::Profile;
+    use crate::schedule::schedule;
+
+    /// Regions a and b are 10 ms apart, c is 30 ms from a and 100 ms from b; b's home seed is
+    /// exactly as big as b's demand, a's is too small, c's is big and wanted by nobody.
+    fn matrix() -> serde_json::Value {
+        serde_json::json!({"a": {"b": 10, "c": 30}, "b": {"c": 100}})
+    }
+
+    fn landscape(placed: &[(&str, &str)]) -> Snapshot {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        for (name, region, cap) in [("sa", "a", "2"), ("sb", "b", "3"), ("sc", "c", "10")] {
+            snap.upsert_seed(
+                &SeedBuilder::new(name)
+                    .region(region)
+                    .allocatable("shoots", cap)
+                    .build(),
+            );
+        }
+        for (i, (region, seed)) in placed.iter().enumerate() {
+            snap.upsert_shoot(
+                &ShootBuilder::new("garden-x", &format!("p{i}"))
+                    .region(region)
+                    .seed(seed)
+                    .build(),
+            );
+        }
+        snap
+    }
+
+    fn priority(args: serde_json::Value) -> Box<dyn Priority> {
+        build(&args, "p.args").unwrap_or_else(|e| panic!("{e:?}"))
+    }
+
+    fn shoot(region: &str) -> crate::api::Shoot {
+        ShootBuilder::new("garden-a", "new").region(region).build()
+    }
+
+    /// Four shoots of region a and three of region b expected over 15 slots.
+    const A4_B3: &[(&str, &str)] = &[
+        ("a", "sa"),
+        ("a", "sa"),
+        ("a", "sc"),
+        ("a", "sc"),
+        ("b", "sb"),
+        ("b", "sb"),
+        ("b", "sb"),
+    ];
+
+    #[test]
+    fn overflow_is_priced_by_the_demand_it_displaces_whether_estimated_or_declared() {
+        // Plan: a's 4 shoots take sa's 2 slots and 2 of sc's; b's 3 fill sb. sa: one slot less
+        // sends one more a shoot to sc, one more brings one back (30 ms both ways). sb: one slot
+        // less sends a b shoot to sa (10 ms), pushing an a shoot on to sc (30 ms): 40 ms; one
+        // more takes an a shoot from sc (30 ms) to sb (10 ms): 20 ms; priced in between, 30 ms.
+        // So the overflow of a goes to sc (30 ms), not to the nearer sb (10 + 30 ms).
+        let cases = [
+            (
+                "estimated from the placed shoots' regions",
+                serde_json::json!({"matrix": matrix(), "plannedUtilisation": 7.0 / 15.0}),
+                A4_B3,
+            ),
+            (
+                "declared as a forecast",
+                serde_json::json!({"matrix": matrix(), "demand": {"a": 4, "b": 3}, "plannedUtilisation": 7.0 / 15.0}),
+                &[][..],
+            ),
+        ];
+        for (name, args, placed) in cases {
+            let p = priority(args);
+            let got = evaluate(&*p, &shoot("a"), &landscape(placed));
+            assert_eq!(
+                got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
+                [
+                    "0 ms latency, home region: no capacity price",
+                    "40 ms: 10 ms latency + 30 ms capacity price (7 shoots of expected demand from 2 regions over 15 slots)",
+                    "30 ms: 30 ms latency + 0 ms capacity price (7 shoots of expected demand from 2 regions over 15 slots)",
+                ],
+                "{name}"
+            );
+            assert_eq!(rounded(&got), vec![100.0, 86.667, 90.0], "{name}");
+        }
+    }
+
+    #[test]
+    fn a_shoot_whose_home_region_has_room_stays_home_even_when_its_seed_is_in_demand() {
+        // Planned for a full landscape, region b overflows and sb is the most valuable slot of
+        // the plan; b's own shoot still scores it best.
+        let p = priority(serde_json::json!({"matrix": matrix()}));
+        let got = evaluate(&*p, &shoot("b"), &landscape(A4_B3));
+        assert_eq!(got[1].1, "0 ms latency, home region: no capacity price");
+        assert_eq!(got[1].0, 100.0);
+        assert!(got[0].0 < 80.0 && got[2].0 < 80.0, "{got:?}");
+        // A shoot of region a sees sb's price.
+        let got = evaluate(&*p, &shoot("a"), &landscape(A4_B3));
+        assert!(got[1].1.contains("ms capacity price"), "{}", got[1].1);
+        assert!(got[1].0 < got[0].0, "{got:?}");
+    }
+
+    fn profile(priority: &str, args: serde_json::Value) -> Profile {
+        let yaml = format!(
+            "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    priorities:\n    - name: {priority}\n      args: {args}\n"
+        );
+        let cfg = load_str(&yaml).unwrap();
+        Profile::from_config("p", &cfg.schedulers.shoot).unwrap()
+    }
+
+    #[test]
+    fn overflow_leaves_the_near_seed_to_the_region_that_needs_it_where_latency_alone_takes_it() {
+        // sa is full; a shoot of region a must go out. By latency alone sb (10 ms) wins, and
+        // region b's next shoots would then overflow (10-100 ms); priced, sc (30 ms) wins.
+        let snap = landscape(&[("a", "sa"), ("a", "sa")]);
+        let args = serde_json::json!({"matrix": matrix(), "demand": {"a": 4, "b": 3}, "plannedUtilisation": 7.0 / 15.0});
+        let cases = [
+            (
+                "LatencyDistance",
+                serde_json::json!({"matrix": matrix()}),
+                "sb",
+            ),
+            ("CapacityPressure", args, "sc"),
+        ];
+        for (name, args, want) in cases {
+            let d = schedule(&shoot("a"), &snap, &profile(name, args), chrono::Utc::now())
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(d.seed, want, "{name}");
+        }
+    }
+
+    #[test]
+    fn with_no_demand_known_yet_only_latency_counts() {
+        let p = priority(serde_json::json!({"matrix": matrix()}));
+        let got = evaluate(&*p, &shoot("a"), &landscape(&[]));
+        assert_eq!(
+            got[1].1,
+            "10 ms latency, no capacity price (no demand known yet)"
+        );
+        assert_eq!(rounded(&got), vec![100.0, 96.667, 90.0]);
+    }
+
+    #[test]
+    fn the_plan_is_solved_once_and_reused_until_the_seeds_or_the_demand_shares_change() {
+        let p = CapacityPressure::from_args(&serde_json::json!({"matrix": matrix()}), "p").unwrap();
+        let mut snap = landscape(A4_B3);
+        let run = |snap: &Snapshot| evaluate(&p, &shoot("a"), snap);
+        run(&snap);
+        run(&snap);
+        assert_eq!(p.plans_solved(), 1, "same snapshot: prices reused");
+        let mut ready = SeedBuilder::new("sb")
+            .region("b")
+            .allocatable("shoots", "3")
+            .build();
+        ready.metadata.labels = Some([("x".to_string(), "y".to_string())].into());
+        snap.upsert_seed(&ready);
+        run(&snap);
+        assert_eq!(p.plans_solved(), 1, "a seed change that keeps capacity");
+        snap.upsert_seed(
+            &SeedBuilder::new("sb")
+                .region("b")
+                .allocatable("shoots", "5")
+                .build(),
+        );
+        run(&snap);
+        assert_eq!(p.plans_solved(), 2, "a capacity change re-plans");
+        for i in 0..20 {
+            snap.upsert_shoot(
+                &ShootBuilder::new("garden-x", &format!("more{i}"))
+                    .region("b")
+                    .seed("sc")
+                    .build(),
+            );
+        }
+        run(&snap);
+        assert_eq!(p.plans_solved(), 3, "demand moved from a to b");
+    }
+
+    fn errors(args: serde_json::Value) -> Vec<String> {
+        match build(&args, "p.args") {
+            Ok(_) => Vec::new(),
+            Err(e) => e.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn bad_args_are_reported_with_their_field_paths() {
+        let cases: &[(&str, serde_json::Value, &[&str])] = &[
+            (
+                "scalars out of range",
+                serde_json::json!({"maxLatencyMs": 0, "fallbackFactor": -1, "plannedUtilisation": 0, "replanThreshold": 2}),
+                &[
+                    "p.args.maxLatencyMs: must be a positive number, got 0",
+                    "p.args.fallbackFactor: must be a non-negative number, got -1",
+                    "p.args.plannedUtilisation: must be a number above 0 and at most 10, got 0",
+                    "p.args.replanThreshold: must be a number from 0 to 1, got 2",
+                ],
+            ),
+            (
+                "a negative and a non-numeric forecast entry",
+                serde_json::json!({"demand": {"eu-west-1": -1, "us-east-1": "many", "ap-south-1": 3}}),
+                &[
+                    "p.args.demand.eu-west-1: must be a non-negative number, got -1",
+                    "p.args.demand.us-east-1: must be a non-negative number, got \"many\"",
+                ],
+            ),
+            (
+                "a forecast without any demand",
+                serde_json::json!({"demand": {"eu-west-1": 0}}),
+                &["p.args.demand: must give at least one region a positive demand"],
+            ),
+            (
+                "a forecast that is not a mapping",
+                serde_json::json!({"demand": [1, 2]}),
+                &["p.args.demand: must be a mapping of region to expected demand (a weight)"],
+            ),
+            (
+                "a bad latency matrix entry",
+                serde_json::json!({"matrix": {"a": {"b": -5}}}),
+                &["p.args.matrix.a.b: latency must be a non-negative number, got -5"],
+            ),
+            ("defaults", serde_json::Value::Null, &[]),
+        ];
+        for (name, args, want) in cases {
+            assert_eq!(errors(args.clone()), *want, "{name}");
+        }
+        let got = errors(serde_json::json!({"forecast": {}}));
+        assert!(
+            got[0].starts_with("p.args.forecast: unknown field"),
+            "{got:?}"
+        );
+    }
+}
