@@ -25,11 +25,7 @@ impl SetStep for DefaultDomain {
         let Some(domain) = cx.domain.as_deref() else {
             return Ok(vec![None; seeds.len()]);
         };
-        let under_default = seeds
-            .iter()
-            .flat_map(|s| s.default_domains.iter())
-            .any(|d| domain.ends_with(&format!(".{d}")));
-        if !under_default {
+        if !under_default(domain, seeds) {
             return Ok(vec![None; seeds.len()]);
         }
         Ok(seeds
@@ -45,6 +41,28 @@ impl SetStep for DefaultDomain {
             })
             .collect())
     }
+
+    /// A part holding a seed with a default above the domain decides as the whole set does; a
+    /// part without one keeps its seeds only if the rest of the set has none either.
+    fn narrow_part(
+        &self,
+        cx: &ShootContext,
+        seeds: &[&SeedInfo],
+        snap: &Snapshot,
+    ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
+        match cx.domain.as_deref() {
+            Some(domain) if !under_default(domain, seeds) => Ok(None),
+            _ => self.narrow(cx, seeds, snap).map(Some),
+        }
+    }
+}
+
+/// Does the domain lie under a default domain of one of these seeds?
+fn under_default(domain: &str, seeds: &[&SeedInfo]) -> bool {
+    seeds
+        .iter()
+        .flat_map(|s| s.default_domains.iter())
+        .any(|d| domain.ends_with(&format!(".{d}")))
 }
 
 #[cfg(test)]

@@ -62,6 +62,17 @@ pub trait SetStep: Send + Sync {
         seeds: &[&SeedInfo],
         snap: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError>;
+
+    /// The same verdicts for a part of the remaining set, when they do not depend on the seeds
+    /// outside that part; `None` when they might (the decision then runs the full pipeline).
+    fn narrow_part(
+        &self,
+        _cx: &ShootContext,
+        _seeds: &[&SeedInfo],
+        _snap: &Snapshot,
+    ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
+        Ok(None)
+    }
 }
 
 pub enum Stage {
