@@ -142,11 +142,19 @@ impl fmt::Display for FitError {
 
 /// Stable 64-bit hash of the shoot's identity with a seed name, for tie breaks.
 pub fn tie_hash(shoot_key: &str, seed: &str) -> u64 {
-    let mut buf = Vec::with_capacity(shoot_key.len() + seed.len() + 1);
-    buf.extend_from_slice(shoot_key.as_bytes());
-    buf.push(0);
-    buf.extend_from_slice(seed.as_bytes());
-    xxhash_rust::xxh3::xxh3_64(&buf)
+    let n = shoot_key.len() + seed.len() + 1;
+    let mut stack = [0u8; 256];
+    let mut heap = Vec::new();
+    let buf = if n <= stack.len() {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, 0);
+        &mut heap[..]
+    };
+    buf[..shoot_key.len()].copy_from_slice(shoot_key.as_bytes());
+    buf[shoot_key.len()] = 0;
+    buf[shoot_key.len() + 1..].copy_from_slice(seed.as_bytes());
+    xxhash_rust::xxh3::xxh3_64(buf)
 }
 
 /// Picks a seed for `shoot`: filter (stages in order), score (weighted priorities), pick the

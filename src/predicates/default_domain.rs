@@ -31,10 +31,12 @@ impl SetStep for DefaultDomain {
         Ok(seeds
             .iter()
             .map(|s| {
-                let owns = s
-                    .default_domains
-                    .iter()
-                    .any(|d| domain == format!("{}.{}.{}", cx.name, cx.project, d));
+                // domain == "<shoot>.<project>.<default>", compared without building it
+                let owns = s.default_domains.iter().any(|d| {
+                    below(domain, d)
+                        .and_then(|rest| below(rest, &cx.project))
+                        .is_some_and(|rest| rest == cx.name)
+                });
                 (!owns).then(|| Reason::DefaultDomain {
                     domain: domain.to_string(),
                 })
@@ -62,7 +64,12 @@ fn under_default(domain: &str, seeds: &[&SeedInfo]) -> bool {
     seeds
         .iter()
         .flat_map(|s| s.default_domains.iter())
-        .any(|d| domain.ends_with(&format!(".{d}")))
+        .any(|d| below(domain, d).is_some())
+}
+
+/// `a.b` below `b` is `Some("a")`: what precedes `.suffix` at the end of `name`.
+fn below<'a>(name: &'a str, suffix: &str) -> Option<&'a str> {
+    name.strip_suffix(suffix)?.strip_suffix('.')
 }
 
 #[cfg(test)]

@@ -103,12 +103,15 @@ pub fn selector_matches(sel: Option<&Selector>, labels: &BTreeMap<String, String
     sel.is_none_or(|s| s.matches(labels))
 }
 
+/// The seeds of one provider type in one region, by name.
+pub type SeedGroup = BTreeMap<Arc<str>, Arc<SeedInfo>>;
+
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
-    seeds: BTreeMap<String, SeedInfo>,
-    /// provider type -> region -> names of the seeds there: the candidates of the region
+    seeds: BTreeMap<String, Arc<SeedInfo>>,
+    /// provider type -> region -> the seeds there by name: the candidates of the region
     /// strategies, kept in step with `seeds`.
-    seed_groups: BTreeMap<String, BTreeMap<String, BTreeSet<Arc<str>>>>,
+    seed_groups: BTreeMap<String, BTreeMap<String, SeedGroup>>,
     cloud_profiles: BTreeMap<String, CloudProfile>,
     namespaced_cloud_profiles: BTreeMap<(String, String), NamespacedCloudProfile>,
     /// namespace -> project name
@@ -132,14 +135,14 @@ impl Snapshot {
     // ---- seeds
 
     pub fn upsert_seed(&mut self, seed: &Seed) {
-        let info = SeedInfo::from_seed(seed);
+        let info = Arc::new(SeedInfo::from_seed(seed));
         self.ungroup(&info.name);
         self.seed_groups
             .entry(info.provider.clone())
             .or_default()
             .entry(info.region.clone())
             .or_default()
-            .insert(Arc::clone(&info.name));
+            .insert(Arc::clone(&info.name), Arc::clone(&info));
         self.seeds.insert(info.name.to_string(), info);
     }
 
@@ -176,12 +179,11 @@ impl Snapshot {
             .get(provider)
             .and_then(|regions| regions.get(region))
             .into_iter()
-            .flatten()
-            .filter_map(|name| self.seeds.get(&**name))
+            .flat_map(|seeds| seeds.values().map(|s| &**s))
     }
 
     /// Every (provider type, region) that has seeds, with the names of its seeds.
-    pub fn seed_groups(&self) -> impl Iterator<Item = (&str, &str, &BTreeSet<Arc<str>>)> {
+    pub fn seed_groups(&self) -> impl Iterator<Item = (&str, &str, &SeedGroup)> {
         self.seed_groups.iter().flat_map(|(provider, regions)| {
             regions
                 .iter()
@@ -190,7 +192,7 @@ impl Snapshot {
     }
 
     /// The regions with seeds of one provider type, with the names of their seeds.
-    pub fn regions_of(&self, provider: &str) -> impl Iterator<Item = (&str, &BTreeSet<Arc<str>>)> {
+    pub fn regions_of(&self, provider: &str) -> impl Iterator<Item = (&str, &SeedGroup)> {
         self.seed_groups
             .get(provider)
             .into_iter()
@@ -200,11 +202,11 @@ impl Snapshot {
 
     /// All seeds, ordered by name.
     pub fn seeds(&self) -> impl ExactSizeIterator<Item = &SeedInfo> {
-        self.seeds.values()
+        self.seeds.values().map(|s| &**s)
     }
 
     pub fn seed(&self, name: &str) -> Option<&SeedInfo> {
-        self.seeds.get(name)
+        self.seeds.get(name).map(|s| &**s)
     }
 
     // ---- shoots (usage only)

@@ -1,11 +1,8 @@
-use std::collections::BTreeSet;
-use std::sync::Arc;
-
 use crate::context::ShootContext;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
 use crate::schedule::FitError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
 use super::keep_minimal;
 use super::levenshtein::region_distance;
@@ -20,7 +17,7 @@ const MAX_NAME_DISTANCE: i64 = 1000;
 pub struct MinimalDistance;
 
 /// A group of seeds (one provider type, one region) with its distance.
-pub(super) type Keyed<'a> = (i64, &'a BTreeSet<Arc<str>>);
+pub(super) type Keyed<'a> = (i64, &'a SeedGroup);
 
 /// The seed groups this strategy can keep, by distance: first those listed in the region
 /// ConfigMap row of the shoot's region (it decides whenever one of them is left), then all

@@ -17,7 +17,7 @@ use crate::context::ShootContext;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
 use crate::schedule::FitError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
 /// Applies the testing rule, then the configured strategy.
 pub struct RegionStrategy {
@@ -76,7 +76,7 @@ impl RegionStrategy {
     pub fn candidates<'a>(&self, cx: &ShootContext, snap: &'a Snapshot) -> Candidates<'a> {
         if cx.testing {
             let names = snap.regions_of(&cx.provider).map(|(_, names)| names);
-            return Candidates::Tiers(vec![named(snap, names)]);
+            return Candidates::Tiers(vec![named(names)]);
         }
         match self.strategy {
             Strategy::Scored => Candidates::All,
@@ -87,13 +87,13 @@ impl RegionStrategy {
                 let groups = snap
                     .regions_of(&cx.provider)
                     .map(|(region, names)| (region_prefix::key(region, cx), names));
-                Candidates::Tiers(tiers(snap, groups))
+                Candidates::Tiers(tiers(groups))
             }
             Strategy::MinimalDistance => match minimal_distance::tiers(cx, snap) {
                 Some(groups) => Candidates::Tiers(
                     groups
                         .into_iter()
-                        .flat_map(|list| tiers(snap, list.into_iter()))
+                        .flat_map(|list| tiers(list.into_iter()))
                         .collect(),
                 ),
                 None => Candidates::Unknown,
@@ -103,27 +103,21 @@ impl RegionStrategy {
 }
 
 /// The seeds of some groups, in name order.
-fn named<'a, 'n>(
-    snap: &'a Snapshot,
-    groups: impl Iterator<Item = &'n std::collections::BTreeSet<std::sync::Arc<str>>>,
-) -> Vec<&'a SeedInfo> {
-    let mut names: Vec<&std::sync::Arc<str>> = groups.flatten().collect();
-    names.sort_unstable();
-    names.into_iter().filter_map(|n| snap.seed(n)).collect()
+fn named<'a>(groups: impl Iterator<Item = &'a SeedGroup>) -> Vec<&'a SeedInfo> {
+    let mut seeds: Vec<&SeedInfo> = groups.flat_map(|g| g.values().map(|s| &**s)).collect();
+    seeds.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    seeds
 }
 
 /// Groups with their keys -> tiers of seeds, lowest key first, groups of one key together.
-fn tiers<'a, 'n, K: Ord>(
-    snap: &'a Snapshot,
-    groups: impl Iterator<Item = (K, &'n std::collections::BTreeSet<std::sync::Arc<str>>)>,
-) -> Vec<Vec<&'a SeedInfo>> {
+fn tiers<'a, K: Ord>(groups: impl Iterator<Item = (K, &'a SeedGroup)>) -> Vec<Vec<&'a SeedInfo>> {
     let mut by_key: std::collections::BTreeMap<K, Vec<_>> = std::collections::BTreeMap::new();
-    for (key, names) in groups {
-        by_key.entry(key).or_default().push(names);
+    for (key, group) in groups {
+        by_key.entry(key).or_default().push(group);
     }
     by_key
         .into_values()
-        .map(|groups| named(snap, groups.into_iter()))
+        .map(|groups| named(groups.into_iter()))
         .collect()
 }
 
