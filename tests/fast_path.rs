@@ -81,6 +81,12 @@ fn seed_obj(i: usize, b: u64) -> Seed {
     if pick(b, 35, 20) == 0 {
         s = s.deleting();
     }
+    match pick(b, 40, 5) {
+        0 => s = s.shoot_defaults(Some("100.96.0.0/11"), Some("100.64.0.0/13")),
+        1 => s = s.shoot_defaults(Some("240.1.0.0/16"), None),
+        2 => s = s.shoot_defaults(None, Some("fd8f:6d53:b97a:1::/112")),
+        _ => {}
+    }
     s.build()
 }
 
@@ -122,8 +128,11 @@ fn shoot_obj(namespace: &str, name: &str, b: u64) -> Shoot {
     if pick(b, 23, 8) == 0 {
         s = s.seed_selector("env", "dev");
     }
-    if pick(b, 26, 4) == 0 {
-        s = s.nodes("10.250.0.0/16");
+    match pick(b, 26, 6) {
+        0 => s = s.nodes("10.250.0.0/16"),
+        1 => s = s.ip_families(&["IPv6"]).nodes("2001:db8::/64"),
+        2 => s = s.ip_families(&["IPv4", "IPv6"]).pods("100.96.0.0/11"),
+        _ => {}
     }
     s.build()
 }

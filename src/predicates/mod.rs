@@ -29,7 +29,7 @@ pub use default_domain::DefaultDomain;
 pub use emergency_stop::EmergencyStop;
 pub use high_availability_zones::HighAvailabilityZones;
 pub use max_latency::MaxLatency;
-pub use networks::Networks;
+pub use networks::{Networks, reserved};
 pub use provider::Provider;
 pub use residency::Residency;
 pub use seed_capacity::SeedCapacity;
