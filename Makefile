@@ -58,7 +58,7 @@ dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds w
 bench: ## Benchmarks and placement quality; report in target/bench-report.md (BENCH_QUICK=1: small run in seconds).
 	$(CARGO) bench --locked --bench scheduler
 
-bench-instructions: ## Instructions per decision under callgrind, independent of machine load (needs valgrind; SEEDS, SHOOTS, DECISIONS).
+bench-instructions: ## Instructions per decision under callgrind, independent of machine load (needs valgrind; SEEDS, SHOOTS, DECISIONS; BENCH_PATH=reference counts schedule()).
 	hack/bench-instructions.sh
 
 lint: ## Check formatting (cargo fmt) and lints (cargo clippy, warnings are errors).

@@ -5,14 +5,16 @@
 //! `BENCH_DECISIONS` decisions (default 200) inside [`decide_all`]; `hack/bench-instructions.sh`
 //! runs it under `valgrind --tool=callgrind --toggle-collect=*decide_all*`, so only the decisions
 //! are counted, not building the landscape. `BENCH_PROFILE=upstream` uses the upstream-equivalent
-//! profile instead of the weighted one.
+//! profile instead of the weighted one. `BENCH_PATH=reference` counts the reference pipeline
+//! (`schedule()`: every stage over every seed, rejections listed) instead of the production
+//! `decide()`.
 
 use std::hint::black_box;
 
 use chrono::{DateTime, Utc};
 use gardener_scheduler::api::Shoot;
 use gardener_scheduler::profile::Profile;
-use gardener_scheduler::schedule::schedule;
+use gardener_scheduler::schedule::{Decision, FitError, decide, schedule};
 use gardener_scheduler::snapshot::Snapshot;
 
 #[allow(dead_code)]
@@ -21,12 +23,20 @@ mod support;
 use support::landscape::{self, Generator, GridSpec};
 use support::profiles::{self, LatencyArgs};
 
+type Decide = fn(&Shoot, &Snapshot, &Profile, DateTime<Utc>) -> Result<Decision, FitError>;
+
 /// The counted part: `n` decisions, each result dropped.
 #[inline(never)]
-fn decide_all(snap: &Snapshot, pending: &[Shoot], profile: &Profile, n: usize) -> usize {
+fn decide_all(
+    snap: &Snapshot,
+    pending: &[Shoot],
+    profile: &Profile,
+    n: usize,
+    decide: Decide,
+) -> usize {
     let now: DateTime<Utc> = "2026-12-01T00:00:00Z".parse().expect("timestamp");
     (0..n)
-        .filter(|k| black_box(schedule(&pending[k % pending.len()], snap, profile, now)).is_ok())
+        .filter(|k| black_box(decide(&pending[k % pending.len()], snap, profile, now)).is_ok())
         .count()
 }
 
@@ -63,6 +73,10 @@ fn main() {
         },
         5_000,
     );
-    let placed = decide_all(&grid.snapshot, &grid.pending, &profile.profile, n);
+    let path: Decide = match std::env::var("BENCH_PATH").as_deref() {
+        Ok("reference") => schedule,
+        _ => decide,
+    };
+    let placed = decide_all(&grid.snapshot, &grid.pending, &profile.profile, n, path);
     println!("seeds={seeds} shoots={shoots} decisions={n} placed={placed}");
 }

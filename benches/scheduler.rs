@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use cap::Cap;
 use chrono::{DateTime, Utc};
 use gardener_scheduler::api::Shoot;
-use gardener_scheduler::schedule::{Decision, FitError, schedule};
+use gardener_scheduler::schedule::{Decision, FitError, decide};
 
 mod e2e;
 mod support;
@@ -256,7 +256,7 @@ fn grid_cell(
     let now = now();
     let (snap, pending) = (&grid.snapshot, &grid.pending);
 
-    let ours = |s: &Shoot| schedule(s, snap, &weighted.profile, now);
+    let ours = |s: &Shoot| decide(s, snap, &weighted.profile, now);
     let n = decisions_for(
         mode.target,
         mode.min_decisions,
@@ -268,7 +268,7 @@ fn grid_cell(
     let samples = timed(pending, n, ours);
     let placed = samples.seeds.iter().filter(|c| c.is_some()).count();
 
-    let up = |s: &Shoot| schedule(s, snap, &upstream.profile, now);
+    let up = |s: &Shoot| decide(s, snap, &upstream.profile, now);
     let n_up = decisions_for(
         mode.target_upstream,
         mode.min_decisions,
@@ -450,7 +450,7 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
     let _ = writeln!(
         body,
         "The baseline recomputes seed usage from the whole shoot list for every decision, as upstream Gardener does, \
-         then runs the same `schedule()` with the same profile on it. Each shoot is rebuilt from a compact entry \
+         then runs the same `decide()` with the same profile on it. Each shoot is rebuilt from a compact entry \
          (name, namespace, seed, purpose, HA type) and counted into a fresh usage index; upstream deep-copies full \
          Shoot objects (metadata, spec and status) from its informer cache instead, which allocates far more per shoot, so this \
          baseline most likely understates upstream's cost. Both run in this process on the same landscape and the same pending \
@@ -901,7 +901,7 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
         "One provider (aws), the 27 regions below, {} seeds with `allocatable.shoots` capacities totalling {} slots, \
          and a stream of {} shoots (load {:.0} %) from {} projects. Regional demand is Zipf (exponent {}) over the regions in the \
          order listed; each project has a home region (drawn from the same demand) that receives {:.0} % of its shoots. \
-         The stream is shuffled and placed one shoot at a time by the production `schedule()`, each placement visible to \
+         The stream is shuffled and placed one shoot at a time by the production `decide()`, each placement visible to \
          the next (no region ConfigMap, so MinimalDistance falls back to region-name distance). Everything is seeded.\n",
         land.seeds.len(),
         capacity,

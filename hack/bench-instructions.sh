@@ -2,12 +2,13 @@
 # Instructions per decision, counted by callgrind: a measure that does not move with the load
 # of the machine. Prints a markdown table; needs valgrind (Debian package `valgrind`).
 #
-#   hack/bench-instructions.sh                  # seeds {100,1000} x shoots {1000,100000}
+#   hack/bench-instructions.sh                  # seeds {100,1000,10000} x shoots {1000,100000}
 #   SEEDS="1000" SHOOTS="1000 1000000" DECISIONS=100 hack/bench-instructions.sh
+#   BENCH_PATH=reference hack/bench-instructions.sh   # the reference pipeline, schedule()
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SEEDS=${SEEDS:-"100 1000"}
+SEEDS=${SEEDS:-"100 1000 10000"}
 SHOOTS=${SHOOTS:-"1000 100000"}
 DECISIONS=${DECISIONS:-200}
 
@@ -43,4 +44,5 @@ for seeds in $SEEDS; do
   done
 done
 echo
-echo "($DECISIONS decisions per cell, landscapes as in \`make bench\`; callgrind counts only the decisions, not building the landscape.)"
+path=decide; [ "${BENCH_PATH:-}" = reference ] && path=schedule
+echo "($DECISIONS decisions per cell through \`$path()\`, landscapes as in \`make bench\`; callgrind counts only the decisions, not building the landscape.)"

@@ -18,6 +18,7 @@ use crate::priorities::Detail;
 use crate::profile::Profile;
 use crate::reason::{Reason, summarize};
 use crate::snapshot::{SeedInfo, Snapshot};
+use crate::strategies::{Candidates, RegionStrategy};
 
 /// One priority's contribution to a seed's total.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -141,11 +142,19 @@ impl fmt::Display for FitError {
 
 /// Stable 64-bit hash of the shoot's identity with a seed name, for tie breaks.
 pub fn tie_hash(shoot_key: &str, seed: &str) -> u64 {
-    let mut buf = Vec::with_capacity(shoot_key.len() + seed.len() + 1);
-    buf.extend_from_slice(shoot_key.as_bytes());
-    buf.push(0);
-    buf.extend_from_slice(seed.as_bytes());
-    xxhash_rust::xxh3::xxh3_64(&buf)
+    let n = shoot_key.len() + seed.len() + 1;
+    let mut stack = [0u8; 256];
+    let mut heap = Vec::new();
+    let buf = if n <= stack.len() {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, 0);
+        &mut heap[..]
+    };
+    buf[..shoot_key.len()].copy_from_slice(shoot_key.as_bytes());
+    buf[shoot_key.len()] = 0;
+    buf[shoot_key.len() + 1..].copy_from_slice(seed.as_bytes());
+    xxhash_rust::xxh3::xxh3_64(buf)
 }
 
 /// Picks a seed for `shoot`: filter (stages in order), score (weighted priorities), pick the
@@ -204,7 +213,119 @@ pub fn schedule(
         }
     }
     let rejected = by_name(rejected);
+    let ranking = rank(&cx, &remaining, snap, profile);
+    Ok(Decision {
+        seed: ranking[0].seed.to_string(),
+        profile: profile.name.clone(),
+        ranking,
+        rejected,
+    })
+}
 
+/// The production decision: the same seed, ranking and scores as [`schedule`], or on failure
+/// exactly its error, but without evaluating seeds the region strategy cannot keep and without
+/// building the rejections of a successful decision (`rejected` is left empty; [`schedule`]
+/// lists them, for explanations).
+///
+/// The profile's strategy names its candidates from the snapshot's provider/region index
+/// ([`RegionStrategy::candidates`]); only those go through the other stages, tier by tier
+/// until one has seeds left. A failed decision, or one whose set steps would need seeds
+/// outside the tier, is decided again by [`schedule`], which reports every seed under the
+/// first stage that rejects it.
+pub fn decide(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+) -> Result<Decision, FitError> {
+    let cx = ShootContext::new(shoot, snap, now)?;
+    let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
+    // The region strategy is the last stage; its candidates replace it.
+    let before = match profile.stages.split_last() {
+        Some((Stage::Narrow(step), before)) if step.name() == profile.strategy.as_str() => before,
+        _ => return reference(shoot, snap, profile, now),
+    };
+    let kept = match RegionStrategy::new(profile.strategy).candidates(&cx, snap) {
+        Candidates::All => survivors(&cx, snap.seeds().collect(), before, snap, true)?,
+        Candidates::Tiers(tiers) => {
+            let mut kept = Some(Vec::new());
+            for tier in tiers {
+                kept = survivors(&cx, tier, before, snap, false)?;
+                if kept.as_ref().is_none_or(|k| !k.is_empty()) {
+                    break;
+                }
+            }
+            kept
+        }
+        Candidates::Unknown => None,
+    };
+    match kept {
+        Some(kept) if !kept.is_empty() => {
+            let ranking = rank(&cx, &kept, snap, profile);
+            Ok(Decision {
+                seed: ranking[0].seed.to_string(),
+                profile: profile.name.clone(),
+                ranking,
+                rejected: Vec::new(),
+            })
+        }
+        _ => reference(shoot, snap, profile, now),
+    }
+}
+
+/// [`schedule`] for what the fast path cannot decide alone; a success keeps the shape of the
+/// fast path's (no rejections).
+fn reference(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+) -> Result<Decision, FitError> {
+    schedule(shoot, snap, profile, now).map(|mut d| {
+        d.rejected.clear();
+        d
+    })
+}
+
+/// The seeds that pass `stages`, in order. `whole` says `seeds` is every seed; otherwise a set
+/// step that needs the others makes this `None`.
+fn survivors<'a>(
+    cx: &ShootContext,
+    mut seeds: Vec<&'a SeedInfo>,
+    stages: &[Stage],
+    snap: &Snapshot,
+    whole: bool,
+) -> Result<Option<Vec<&'a SeedInfo>>, FitError> {
+    for stage in stages {
+        if seeds.is_empty() {
+            break;
+        }
+        match stage {
+            Stage::Filter(p) => seeds.retain(|s| p.filter(cx, s, snap).is_ok()),
+            Stage::Narrow(step) => {
+                let verdicts = if whole {
+                    step.narrow(cx, &seeds, snap)?
+                } else {
+                    match step.narrow_part(cx, &seeds, snap)? {
+                        Some(v) => v,
+                        None => return Ok(None),
+                    }
+                };
+                let mut verdicts = verdicts.into_iter();
+                seeds.retain(|_| verdicts.next().flatten().is_none());
+            }
+        }
+    }
+    Ok(Some(seeds))
+}
+
+/// Scores the seeds that passed every stage and orders them best first.
+fn rank(
+    cx: &ShootContext,
+    remaining: &[&SeedInfo],
+    snap: &Snapshot,
+    profile: &Profile,
+) -> Vec<SeedScore> {
     let mut ranking: Vec<SeedScore> = remaining
         .iter()
         .map(|s| SeedScore {
@@ -215,7 +336,7 @@ pub fn schedule(
         })
         .collect();
     for wp in &profile.priorities {
-        let raw = wp.priority.raw(&cx, &remaining, snap);
+        let raw = wp.priority.raw(cx, remaining, snap);
         let normalized = wp.priority.normalize(&raw);
         for ((entry, raw), score) in ranking.iter_mut().zip(raw).zip(normalized) {
             let score = if score.is_finite() {
@@ -236,12 +357,7 @@ pub fn schedule(
         }
     }
     ranking.sort_by(|a, b| b.total.cmp(&a.total).then(a.tie_break.cmp(&b.tie_break)));
-    Ok(Decision {
-        seed: ranking[0].seed.to_string(),
-        profile: profile.name.clone(),
-        ranking,
-        rejected,
-    })
+    ranking
 }
 
 #[cfg(test)]

@@ -11,7 +11,7 @@ use gardener_scheduler::api::{
     ControlPlane, FailureTolerance, HighAvailability, ObjectMeta, Shoot, ShootSpec,
 };
 use gardener_scheduler::profile::Profile;
-use gardener_scheduler::schedule::{Decision, FitError, schedule};
+use gardener_scheduler::schedule::{self, Decision, FitError};
 use gardener_scheduler::snapshot::{Snapshot, Usage};
 
 /// One existing shoot, as little as the recount needs.
@@ -87,7 +87,7 @@ pub fn decide(
     now: DateTime<Utc>,
 ) -> Result<Decision, FitError> {
     let indexed = snap.replace_usage(recount(placed, seed_names));
-    let result = schedule(shoot, snap, profile, now);
+    let result = schedule::decide(shoot, snap, profile, now);
     drop(snap.replace_usage(indexed));
     result
 }

@@ -1,11 +1,11 @@
 //! Placement quality: a stream of shoots with skewed regional demand onto seeds of limited
-//! capacity, placed by each strategy through the production `schedule()`, compared with the
+//! capacity, placed by each strategy through the production `decide()`, compared with the
 //! offline optimum for mean latency.
 
 use chrono::{DateTime, Utc};
 use gardener_scheduler::api::{ObjectMeta, Project, ProjectSpec, Shoot};
 use gardener_scheduler::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
-use gardener_scheduler::schedule::schedule;
+use gardener_scheduler::schedule::decide;
 use gardener_scheduler::snapshot::Snapshot;
 use pathfinding::kuhn_munkres::kuhn_munkres;
 use pathfinding::matrix::Matrix;
@@ -210,7 +210,7 @@ fn to_shoot(q: &QShoot) -> Shoot {
         .build()
 }
 
-/// Places the stream one shoot at a time with `schedule()`, each placement visible to the next.
+/// Places the stream one shoot at a time with `decide()`, each placement visible to the next.
 pub fn run(
     land: &QualityLandscape,
     label: &str,
@@ -227,7 +227,7 @@ pub fn run(
     let mut unschedulable = 0;
     for q in &land.shoots {
         let shoot = to_shoot(q);
-        match schedule(&shoot, &snap, &built.profile, now) {
+        match decide(&shoot, &snap, &built.profile, now) {
             Ok(d) => {
                 let idx = land
                     .seeds

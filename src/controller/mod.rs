@@ -1,5 +1,5 @@
 //! The scheduler process: watches feed the cache, workers take shoots from the queue, decide with
-//! [`crate::schedule::schedule`], bind, and report.
+//! [`crate::schedule::decide`], bind, and report.
 //!
 //! ```text
 //! watch.rs ─► state.rs (Snapshot + assumptions) ─► queue.rs ─► worker: decide+assume ─► bind.rs ─► report.rs
@@ -56,7 +56,7 @@ pub use watch::decode;
 use crate::api::Shoot;
 use crate::chain::{ProfileChain, Selection};
 use crate::config::{BindingMode, ConfigError, SchedulerConfiguration};
-use crate::schedule::schedule;
+use crate::schedule::decide;
 
 /// Limit for one API request made while scheduling (reads, binds, events, status).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -623,7 +623,7 @@ pub async fn process(shared: &Shared, key: &str) -> Attempt {
         let verdict = match shared.chain.select(now) {
             Selection::Profile { entry, profile } => {
                 shared.note_active_profile(Some(entry));
-                let result = schedule(&shoot, &st.snapshot, profile, now);
+                let result = decide(&shoot, &st.snapshot, profile, now);
                 match &result {
                     Ok(d) => st.assume(&shoot, &d.seed),
                     Err(fit) => st.note_refused(key, fit),

@@ -25,26 +25,51 @@ impl SetStep for DefaultDomain {
         let Some(domain) = cx.domain.as_deref() else {
             return Ok(vec![None; seeds.len()]);
         };
-        let under_default = seeds
-            .iter()
-            .flat_map(|s| s.default_domains.iter())
-            .any(|d| domain.ends_with(&format!(".{d}")));
-        if !under_default {
+        if !under_default(domain, seeds) {
             return Ok(vec![None; seeds.len()]);
         }
         Ok(seeds
             .iter()
             .map(|s| {
-                let owns = s
-                    .default_domains
-                    .iter()
-                    .any(|d| domain == format!("{}.{}.{}", cx.name, cx.project, d));
+                // domain == "<shoot>.<project>.<default>", compared without building it
+                let owns = s.default_domains.iter().any(|d| {
+                    below(domain, d)
+                        .and_then(|rest| below(rest, &cx.project))
+                        .is_some_and(|rest| rest == cx.name)
+                });
                 (!owns).then(|| Reason::DefaultDomain {
                     domain: domain.to_string(),
                 })
             })
             .collect())
     }
+
+    /// A part holding a seed with a default above the domain decides as the whole set does; a
+    /// part without one keeps its seeds only if the rest of the set has none either.
+    fn narrow_part(
+        &self,
+        cx: &ShootContext,
+        seeds: &[&SeedInfo],
+        snap: &Snapshot,
+    ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
+        match cx.domain.as_deref() {
+            Some(domain) if !under_default(domain, seeds) => Ok(None),
+            _ => self.narrow(cx, seeds, snap).map(Some),
+        }
+    }
+}
+
+/// Does the domain lie under a default domain of one of these seeds?
+fn under_default(domain: &str, seeds: &[&SeedInfo]) -> bool {
+    seeds
+        .iter()
+        .flat_map(|s| s.default_domains.iter())
+        .any(|d| below(domain, d).is_some())
+}
+
+/// `a.b` below `b` is `Some("a")`: what precedes `.suffix` at the end of `name`.
+fn below<'a>(name: &'a str, suffix: &str) -> Option<&'a str> {
+    name.strip_suffix(suffix)?.strip_suffix('.')
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub use default_domain::DefaultDomain;
 pub use emergency_stop::EmergencyStop;
 pub use high_availability_zones::HighAvailabilityZones;
 pub use max_latency::MaxLatency;
-pub use networks::Networks;
+pub use networks::{Networks, reserved};
 pub use provider::Provider;
 pub use residency::Residency;
 pub use seed_capacity::SeedCapacity;
@@ -62,6 +62,17 @@ pub trait SetStep: Send + Sync {
         seeds: &[&SeedInfo],
         snap: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError>;
+
+    /// The same verdicts for a part of the remaining set, when they do not depend on the seeds
+    /// outside that part; `None` when they might (the decision then runs the full pipeline).
+    fn narrow_part(
+        &self,
+        _cx: &ShootContext,
+        _seeds: &[&SeedInfo],
+        _snap: &Snapshot,
+    ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
+        Ok(None)
+    }
 }
 
 pub enum Stage {

@@ -36,6 +36,11 @@ fn overlaps(a: &IpNet, b: &IpNet) -> bool {
     }
 }
 
+/// Does the CIDR reach into a range Gardener reserves?
+pub fn reserved(net: &IpNet) -> bool {
+    RESERVED.iter().any(|r| overlaps(r, net))
+}
+
 /// The problem of a shoot network (`what`, CIDR) that reaches into a reserved range.
 fn reserved_overlap((what, net): (&str, IpNet)) -> Option<String> {
     RESERVED
@@ -106,7 +111,12 @@ impl Predicate for Networks {
             .flatten()
             .map(|d| ("services (seed default)", d));
         let defaults = default_pods.into_iter().chain(default_services);
-        problems.extend(defaults.clone().filter_map(reserved_overlap));
+        // Which defaults reach into a reserved range is known per seed: only those are named.
+        if (default_pods.is_some() && seed.nets.default_pods_reserved)
+            || (default_services.is_some() && seed.nets.default_services_reserved)
+        {
+            problems.extend(defaults.clone().filter_map(reserved_overlap));
+        }
         let shoot_nets = own.chain(defaults);
         let seed_nets = [
             ("nodes", seed.nets.nodes),
@@ -165,6 +175,29 @@ mod tests {
     #[test]
     fn networks_table() {
         let cases = [
+            (
+                "a seed default in a reserved range rejects a shoot that would take it",
+                ShootBuilder::new("garden-a", "s").nodes("10.250.0.0/16"),
+                SeedBuilder::new("s1").shoot_defaults(Some("240.1.0.0/16"), None),
+                false,
+            ),
+            (
+                "a seed default in a reserved range does not matter to a shoot with its own",
+                ShootBuilder::new("garden-a", "s")
+                    .nodes("10.250.0.0/16")
+                    .pods("100.96.0.0/11"),
+                SeedBuilder::new("s1").shoot_defaults(Some("240.1.0.0/16"), None),
+                true,
+            ),
+            (
+                "an IPv6 services default in the reserved range rejects an IPv6 shoot",
+                ShootBuilder::new("garden-a", "s")
+                    .ip_families(&["IPv6"])
+                    .nodes("2001:db8:1:5::/64")
+                    .pods("2001:db8:3::/48"),
+                SeedBuilder::new("s1").shoot_defaults(None, Some("fd8f:6d53:b97a:1::/112")),
+                false,
+            ),
             (
                 "ipv4 overlap with the seed is allowed",
                 ShootBuilder::new("garden-a", "s").nodes("10.250.0.0/16"),

@@ -21,19 +21,36 @@ impl SetStep for ZonePreference {
         seeds: &[&SeedInfo],
         _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        let applies =
-            !cx.zone_ha && cx.control_plane_zones.is_empty() && !cx.worker_zones.is_empty();
-        let preferred = |s: &SeedInfo| {
-            s.zone_mode != ZoneMode::Prefer || s.zones.iter().any(|z| cx.worker_zones.contains(z))
-        };
-        if !applies || !seeds.iter().any(|s| preferred(s)) {
+        if !applies(cx) || !seeds.iter().any(|s| preferred(cx, s)) {
             return Ok(vec![None; seeds.len()]);
         }
         Ok(seeds
             .iter()
-            .map(|s| (!preferred(s)).then_some(Reason::ZoneNotPreferred))
+            .map(|s| (!preferred(cx, s)).then_some(Reason::ZoneNotPreferred))
             .collect())
     }
+
+    /// A part holding a preferred seed decides as the whole set does; a part without one keeps
+    /// its seeds only if the rest of the set has none either.
+    fn narrow_part(
+        &self,
+        cx: &ShootContext,
+        seeds: &[&SeedInfo],
+        snap: &Snapshot,
+    ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
+        if !applies(cx) || seeds.iter().any(|s| preferred(cx, s)) {
+            return self.narrow(cx, seeds, snap).map(Some);
+        }
+        Ok(None)
+    }
+}
+
+fn applies(cx: &ShootContext) -> bool {
+    !cx.zone_ha && cx.control_plane_zones.is_empty() && !cx.worker_zones.is_empty()
+}
+
+fn preferred(cx: &ShootContext, s: &SeedInfo) -> bool {
+    s.zone_mode != ZoneMode::Prefer || s.zones.iter().any(|z| cx.worker_zones.contains(z))
 }
 
 #[cfg(test)]

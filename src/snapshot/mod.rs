@@ -13,6 +13,7 @@ mod seed;
 mod usage;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use kube::core::{Selector, SelectorExt};
@@ -102,9 +103,15 @@ pub fn selector_matches(sel: Option<&Selector>, labels: &BTreeMap<String, String
     sel.is_none_or(|s| s.matches(labels))
 }
 
+/// The seeds of one provider type in one region, by name.
+pub type SeedGroup = BTreeMap<Arc<str>, Arc<SeedInfo>>;
+
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
-    seeds: BTreeMap<String, SeedInfo>,
+    seeds: BTreeMap<String, Arc<SeedInfo>>,
+    /// provider type -> region -> the seeds there by name: the candidates of the region
+    /// strategies, kept in step with `seeds`.
+    seed_groups: BTreeMap<String, BTreeMap<String, SeedGroup>>,
     cloud_profiles: BTreeMap<String, CloudProfile>,
     namespaced_cloud_profiles: BTreeMap<(String, String), NamespacedCloudProfile>,
     /// namespace -> project name
@@ -128,21 +135,78 @@ impl Snapshot {
     // ---- seeds
 
     pub fn upsert_seed(&mut self, seed: &Seed) {
-        let info = SeedInfo::from_seed(seed);
+        let info = Arc::new(SeedInfo::from_seed(seed));
+        self.ungroup(&info.name);
+        self.seed_groups
+            .entry(info.provider.clone())
+            .or_default()
+            .entry(info.region.clone())
+            .or_default()
+            .insert(Arc::clone(&info.name), Arc::clone(&info));
         self.seeds.insert(info.name.to_string(), info);
     }
 
     pub fn remove_seed(&mut self, name: &str) {
+        self.ungroup(name);
         self.seeds.remove(name);
+    }
+
+    /// Drops a seed from the provider/region index, before it changes or goes.
+    fn ungroup(&mut self, name: &str) {
+        let Some(old) = self.seeds.get(name) else {
+            return;
+        };
+        if let Some(regions) = self.seed_groups.get_mut(&old.provider) {
+            if let Some(names) = regions.get_mut(&old.region) {
+                names.remove(name);
+                if names.is_empty() {
+                    regions.remove(&old.region);
+                }
+            }
+            if regions.is_empty() {
+                self.seed_groups.remove(&old.provider);
+            }
+        }
+    }
+
+    /// The seeds of one provider type in one region, ordered by name.
+    pub fn seeds_in<'a>(
+        &'a self,
+        provider: &str,
+        region: &str,
+    ) -> impl Iterator<Item = &'a SeedInfo> + 'a {
+        self.seed_groups
+            .get(provider)
+            .and_then(|regions| regions.get(region))
+            .into_iter()
+            .flat_map(|seeds| seeds.values().map(|s| &**s))
+    }
+
+    /// Every (provider type, region) that has seeds, with the names of its seeds.
+    pub fn seed_groups(&self) -> impl Iterator<Item = (&str, &str, &SeedGroup)> {
+        self.seed_groups.iter().flat_map(|(provider, regions)| {
+            regions
+                .iter()
+                .map(move |(region, names)| (provider.as_str(), region.as_str(), names))
+        })
+    }
+
+    /// The regions with seeds of one provider type, with the names of their seeds.
+    pub fn regions_of(&self, provider: &str) -> impl Iterator<Item = (&str, &SeedGroup)> {
+        self.seed_groups
+            .get(provider)
+            .into_iter()
+            .flatten()
+            .map(|(region, names)| (region.as_str(), names))
     }
 
     /// All seeds, ordered by name.
     pub fn seeds(&self) -> impl ExactSizeIterator<Item = &SeedInfo> {
-        self.seeds.values()
+        self.seeds.values().map(|s| &**s)
     }
 
     pub fn seed(&self, name: &str) -> Option<&SeedInfo> {
-        self.seeds.get(name)
+        self.seeds.get(name).map(|s| &**s)
     }
 
     // ---- shoots (usage only)

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use ipnet::IpNet;
 
 use crate::api::{ANNOTATION_EMERGENCY_STOP, Seed};
+use crate::predicates::reserved;
 use crate::quantity;
 use crate::reason::Reason;
 
@@ -26,6 +27,10 @@ pub struct SeedNets {
     pub services: Option<IpNet>,
     pub default_pods: Option<IpNet>,
     pub default_services: Option<IpNet>,
+    /// Whether a default reaches into a range Gardener reserves, worked out once per seed
+    /// change rather than once per decision.
+    pub default_pods_reserved: bool,
+    pub default_services_reserved: bool,
 }
 
 /// Everything a decision needs to know about one seed.
@@ -82,12 +87,17 @@ impl SeedInfo {
         };
         let n = &seed.spec.networks;
         let defaults = n.shoot_defaults.clone().unwrap_or_default();
+        let default_pods = parse_net("spec.networks.shootDefaults.pods", &defaults.pods);
+        let default_services =
+            parse_net("spec.networks.shootDefaults.services", &defaults.services);
         let nets = SeedNets {
             nodes: parse_net("spec.networks.nodes", &n.nodes),
             pods: parse_net("spec.networks.pods", &n.pods),
             services: parse_net("spec.networks.services", &n.services),
-            default_pods: parse_net("spec.networks.shootDefaults.pods", &defaults.pods),
-            default_services: parse_net("spec.networks.shootDefaults.services", &defaults.services),
+            default_pods,
+            default_services,
+            default_pods_reserved: default_pods.as_ref().is_some_and(reserved),
+            default_services_reserved: default_services.as_ref().is_some_and(reserved),
         };
 
         let mut allocatable = BTreeMap::new();

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
 use crate::schedule::FitError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
 use super::keep_minimal;
 use super::levenshtein::region_distance;
@@ -15,6 +15,45 @@ const MAX_NAME_DISTANCE: i64 = 1000;
 /// the shoot's region or lists no remaining seed's region within 2^31 - 1, fall back to the
 /// region-name distance (+2 for another provider).
 pub struct MinimalDistance;
+
+/// A group of seeds (one provider type, one region) with its distance.
+pub(super) type Keyed<'a> = (i64, &'a SeedGroup);
+
+/// The seed groups this strategy can keep, by distance: first those listed in the region
+/// ConfigMap row of the shoot's region (it decides whenever one of them is left), then all
+/// groups by region-name distance up to the largest distance upstream accepts. `None` when the
+/// row does not parse: that error is the full pipeline's to report.
+pub(super) fn tiers<'a>(cx: &ShootContext, snap: &'a Snapshot) -> Option<Vec<Vec<Keyed<'a>>>> {
+    let mut lists = Vec::with_capacity(2);
+    if let Some(rc) = snap.region_config_for(&cx.cloud_profile.region_config_name)
+        && let Some(row) = rc.distances_from(&cx.region)
+    {
+        let row = row.ok()?;
+        lists.push(
+            snap.seed_groups()
+                .filter_map(|(_, region, names)| {
+                    row.get(region)
+                        .copied()
+                        .filter(|d| *d <= i64::from(i32::MAX))
+                        .map(|d| (d, names))
+                })
+                .collect(),
+        );
+    }
+    lists.push(
+        snap.seed_groups()
+            .map(|(provider, region, names)| (name_distance(cx, provider, region), names))
+            .filter(|(d, _)| *d <= MAX_NAME_DISTANCE)
+            .collect(),
+    );
+    Some(lists)
+}
+
+/// Region-name distance, +2 for a seed of another provider type.
+fn name_distance(cx: &ShootContext, provider: &str, region: &str) -> i64 {
+    let d = region_distance(region, &cx.region);
+    if provider != cx.provider { d + 2 } else { d }
+}
 
 impl SetStep for MinimalDistance {
     fn name(&self) -> &'static str {
@@ -63,10 +102,7 @@ impl SetStep for MinimalDistance {
         }
         let distances: Vec<i64> = seeds
             .iter()
-            .map(|s| {
-                let d = region_distance(&s.region, &cx.region);
-                if s.provider != cx.provider { d + 2 } else { d }
-            })
+            .map(|s| name_distance(cx, &s.provider, &s.region))
             .collect();
         // Upstream starts this minimum at 1000: a seed farther away is never a candidate.
         if distances.iter().all(|d| *d > MAX_NAME_DISTANCE) {

@@ -17,7 +17,7 @@ use crate::context::ShootContext;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
 use crate::schedule::FitError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
 /// Applies the testing rule, then the configured strategy.
 pub struct RegionStrategy {
@@ -54,6 +54,71 @@ impl SetStep for RegionStrategy {
             Strategy::Scored => Ok(vec![None; seeds.len()]),
         }
     }
+}
+
+/// Where the seeds a strategy can keep are, so that a decision evaluates the predicates only
+/// on those (see [`crate::schedule::decide`]).
+pub enum Candidates<'a> {
+    /// The strategy keeps every remaining seed (`Scored`).
+    All,
+    /// Tiers in order of preference, each in name order: the strategy keeps the seeds of the
+    /// first tier that has any seed left after the other stages, and never keeps a seed that is
+    /// in no tier. When no tier has one left, only the full pipeline can say what happens.
+    Tiers(Vec<Vec<&'a SeedInfo>>),
+    /// The choice needs the whole set (a region ConfigMap row that does not parse).
+    Unknown,
+}
+
+impl RegionStrategy {
+    /// The candidates of this strategy for one shoot, from the snapshot's provider/region
+    /// index: for `SameRegion` one group of seeds, for the distance strategies the groups in
+    /// order of distance.
+    pub fn candidates<'a>(&self, cx: &ShootContext, snap: &'a Snapshot) -> Candidates<'a> {
+        if cx.testing {
+            let names = snap.regions_of(&cx.provider).map(|(_, names)| names);
+            return Candidates::Tiers(vec![named(names)]);
+        }
+        match self.strategy {
+            Strategy::Scored => Candidates::All,
+            Strategy::SameRegion => {
+                Candidates::Tiers(vec![snap.seeds_in(&cx.provider, &cx.region).collect()])
+            }
+            Strategy::RegionPrefix => {
+                let groups = snap
+                    .regions_of(&cx.provider)
+                    .map(|(region, names)| (region_prefix::key(region, cx), names));
+                Candidates::Tiers(tiers(groups))
+            }
+            Strategy::MinimalDistance => match minimal_distance::tiers(cx, snap) {
+                Some(groups) => Candidates::Tiers(
+                    groups
+                        .into_iter()
+                        .flat_map(|list| tiers(list.into_iter()))
+                        .collect(),
+                ),
+                None => Candidates::Unknown,
+            },
+        }
+    }
+}
+
+/// The seeds of some groups, in name order.
+fn named<'a>(groups: impl Iterator<Item = &'a SeedGroup>) -> Vec<&'a SeedInfo> {
+    let mut seeds: Vec<&SeedInfo> = groups.flat_map(|g| g.values().map(|s| &**s)).collect();
+    seeds.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    seeds
+}
+
+/// Groups with their keys -> tiers of seeds, lowest key first, groups of one key together.
+fn tiers<'a, K: Ord>(groups: impl Iterator<Item = (K, &'a SeedGroup)>) -> Vec<Vec<&'a SeedInfo>> {
+    let mut by_key: std::collections::BTreeMap<K, Vec<_>> = std::collections::BTreeMap::new();
+    for (key, group) in groups {
+        by_key.entry(key).or_default().push(group);
+    }
+    by_key
+        .into_values()
+        .map(|groups| named(groups.into_iter()))
+        .collect()
 }
 
 /// Keeps the seeds whose key is minimal; the others get `reject(their key, the minimum)`.

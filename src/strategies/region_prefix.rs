@@ -14,6 +14,12 @@ fn common_prefix(a: &str, b: &str) -> usize {
     a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
+/// The key of a seed region of the shoot's provider: the negated common prefix length, so
+/// that the smallest key is the longest prefix.
+pub(super) fn key(region: &str, cx: &ShootContext) -> i64 {
+    -(common_prefix(region, &cx.region) as i64)
+}
+
 impl SetStep for RegionPrefix {
     fn name(&self) -> &'static str {
         "RegionPrefix"
@@ -28,9 +34,7 @@ impl SetStep for RegionPrefix {
         // Keys are negated prefix lengths so that the minimum is the longest prefix.
         let keys: Vec<Option<i64>> = seeds
             .iter()
-            .map(|s| {
-                (s.provider == cx.provider).then(|| -(common_prefix(&s.region, &cx.region) as i64))
-            })
+            .map(|s| (s.provider == cx.provider).then(|| key(&s.region, cx)))
             .collect();
         Ok(keep_minimal(&keys, |k, min| match k {
             None => Reason::OtherProvider,

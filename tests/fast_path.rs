@@ -1,0 +1,288 @@
+//! The production decision (`decide`: candidates from the snapshot's provider/region index,
+//! no rejections on success) against the reference pipeline (`schedule`: every stage over
+//! every seed) on generated landscapes, shoots and profiles: every predicate, every strategy,
+//! the opt-in filters, region ConfigMaps (one of them malformed) and failures. Both must return
+//! the same seed, the same ranking with the same scores and details, and the same error.
+//! 512 cases in CI; `PROPTEST_CASES=N` raises the budget.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use gardener_scheduler::api::{ConfigMap, ObjectMeta, Seed, Shoot};
+use gardener_scheduler::config::load_str;
+use gardener_scheduler::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+use gardener_scheduler::profile::Profile;
+use gardener_scheduler::schedule::{decide, schedule};
+use gardener_scheduler::snapshot::Snapshot;
+use proptest::prelude::*;
+
+const PROVIDERS: [&str; 3] = ["aws", "gcp", "azure"];
+const REGIONS: [&str; 7] = [
+    "eu-west-1",
+    "eu-central-1",
+    "eu-north-1",
+    "us-east-1",
+    "ap-south-1",
+    "europe-west1",
+    "lab-1",
+];
+const STRATEGIES: [&str; 4] = ["SameRegion", "MinimalDistance", "RegionPrefix", "Scored"];
+const DEFAULT_DOMAIN: &str = "dom.example.com";
+
+/// `n` bits of `b` from bit `at`, as a number below `m`.
+fn pick(b: u64, at: u32, m: u64) -> usize {
+    ((b >> at) % m) as usize
+}
+
+fn seed_obj(i: usize, b: u64) -> Seed {
+    let zones = ["a", "b", "c"];
+    let mut s = SeedBuilder::new(&format!("seed-{i:02}"))
+        .provider(PROVIDERS[pick(b, 0, 3)])
+        .region(REGIONS[pick(b, 2, 7)])
+        .zones(&zones[..1 + pick(b, 9, 3)]);
+    match pick(b, 5, 4) {
+        0 => {}
+        n => s = s.allocatable("shoots", &(n - 1).to_string()),
+    }
+    match pick(b, 7, 4) {
+        2 => s = s.taint("seed.gardener.cloud/protected", None),
+        3 => s = s.taint("x", None),
+        _ => {}
+    }
+    match pick(b, 11, 4) {
+        2 => s = s.zone_mode("Prefer"),
+        3 => s = s.zone_mode("Enforce"),
+        _ => {}
+    }
+    if pick(b, 13, 10) == 0 {
+        s = s.condition("GardenletReady", "False");
+    }
+    if pick(b, 17, 12) == 0 {
+        s = s.visible(false);
+    }
+    if pick(b, 21, 3) == 0 {
+        s = s.access_restriction("eu-access-only");
+    }
+    if pick(b, 23, 4) == 0 {
+        s = s.default_domain(DEFAULT_DOMAIN);
+    }
+    if pick(b, 26, 3) == 0 {
+        s = s.label("env", "dev");
+    }
+    if pick(b, 28, 15) == 0 {
+        s = s.annotation(
+            "shoot.gardener.cloud/emergency-stop-reconciliations",
+            "true",
+        );
+    }
+    if pick(b, 32, 4) == 0 {
+        s = s.networks("10.250.0.0/16", "100.96.0.0/11", "100.64.0.0/13");
+    }
+    if pick(b, 35, 20) == 0 {
+        s = s.deleting();
+    }
+    match pick(b, 40, 5) {
+        0 => s = s.shoot_defaults(Some("100.96.0.0/11"), Some("100.64.0.0/13")),
+        1 => s = s.shoot_defaults(Some("240.1.0.0/16"), None),
+        2 => s = s.shoot_defaults(None, Some("fd8f:6d53:b97a:1::/112")),
+        _ => {}
+    }
+    s.build()
+}
+
+fn shoot_obj(namespace: &str, name: &str, b: u64) -> Shoot {
+    let provider = PROVIDERS[pick(b, 0, 3)];
+    let mut s = ShootBuilder::new(namespace, name)
+        .provider(provider)
+        .region(REGIONS[pick(b, 2, 7)])
+        .cloud_profile(provider);
+    if pick(b, 5, 7) == 0 {
+        s = s.purpose("testing");
+    }
+    if pick(b, 8, 3) == 0 {
+        s = s.toleration("seed.gardener.cloud/protected", None);
+    }
+    if pick(b, 10, 4) == 0 {
+        s = s.toleration("x", None);
+    }
+    if pick(b, 12, 5) == 0 {
+        s = s.failure_tolerance("zone");
+    }
+    if pick(b, 14, 6) == 0 {
+        s = s.control_plane_zones(&["a"]);
+    }
+    match pick(b, 16, 3) {
+        1 => s = s.worker_zones(&["a"]),
+        2 => s = s.worker_zones(&["c", "d"]),
+        _ => {}
+    }
+    if pick(b, 18, 4) == 0 {
+        s = s.access_restriction("eu-access-only");
+    }
+    match pick(b, 20, 6) {
+        0 => s = s.domain(&format!("{name}.p.{DEFAULT_DOMAIN}")),
+        1 => s = s.domain(&format!("other.{DEFAULT_DOMAIN}")),
+        2 => s = s.domain("x.unrelated.org"),
+        _ => {}
+    }
+    if pick(b, 23, 8) == 0 {
+        s = s.seed_selector("env", "dev");
+    }
+    match pick(b, 26, 6) {
+        0 => s = s.nodes("10.250.0.0/16"),
+        1 => s = s.ip_families(&["IPv6"]).nodes("2001:db8::/64"),
+        2 => s = s.ip_families(&["IPv4", "IPv6"]).pods("100.96.0.0/11"),
+        _ => {}
+    }
+    s.build()
+}
+
+fn profile(b: u64) -> Profile {
+    let mut text = format!(
+        "schedulers:\n  shoot:\n    candidateDeterminationStrategy: {}\n",
+        STRATEGIES[pick(b, 0, 4)]
+    );
+    if pick(b, 2, 2) == 1 {
+        text.push_str(
+            "    priorities:
+    - name: LatencyDistance
+      weight: 10
+      args: {maxLatencyMs: 300, fallbackFactor: 10}
+    - name: ProjectAntiAffinity
+      weight: 1
+      args: {topology: seed}
+    - name: ResourceFit
+      weight: 1
+      args:
+        strategy: LeastAllocated
+        controlPlaneRequests:
+        - {purpose: production, requests: {cpu: \"4\", memory: 16Gi}}
+        - {requests: {cpu: \"2\", memory: 8Gi}}
+    - name: ShootCount
+      weight: 0.1
+      args: {relativeToCapacity: true}
+",
+        );
+    }
+    let mut filters = Vec::new();
+    if pick(b, 3, 2) == 1 {
+        filters.push("    - name: MaxLatency\n      args: {maxLatencyMs: 30}\n");
+    }
+    if pick(b, 4, 2) == 1 {
+        filters.push("    - name: Residency\n      args: {groups: [{name: eu}]}\n");
+    }
+    if !filters.is_empty() {
+        text.push_str("    filters:\n");
+        text.extend(filters);
+    }
+    let cfg = load_str(&text).unwrap();
+    Profile::from_config("default", &cfg.schedulers.shoot).unwrap()
+}
+
+/// A region ConfigMap for the aws and gcp CloudProfiles: none, valid rows, or one row that
+/// does not parse.
+fn region_config(b: u64) -> Option<ConfigMap> {
+    let mut data = BTreeMap::from([
+        (
+            "eu-north-1".to_string(),
+            "eu-west-1: 10\neu-central-1: 20\nus-east-1: 90\n".to_string(),
+        ),
+        (
+            "eu-west-1".to_string(),
+            "eu-central-1: 5\nlab-1: -3\n".to_string(),
+        ),
+        (
+            "us-east-1".to_string(),
+            "ap-south-1: 4294967296\n".to_string(),
+        ),
+    ]);
+    match pick(b, 5, 3) {
+        0 => return None,
+        1 => {}
+        _ => {
+            data.insert("eu-central-1".into(), "eu-west-1: [not a distance".into());
+        }
+    }
+    Some(ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("regions".into()),
+            namespace: Some("garden".into()),
+            labels: Some(BTreeMap::from([(
+                "scheduling.gardener.cloud/purpose".to_string(),
+                "region-config".to_string(),
+            )])),
+            annotations: Some(BTreeMap::from([(
+                "scheduling.gardener.cloud/cloudprofiles".to_string(),
+                "aws,gcp".to_string(),
+            )])),
+            ..Default::default()
+        },
+        data: Some(data),
+        ..Default::default()
+    })
+}
+
+fn now() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339("2026-12-01T00:00:00Z")
+        .unwrap()
+        .to_utc()
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(512)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, .. ProptestConfig::default() })]
+
+    #[test]
+    fn the_fast_decision_equals_the_reference_pipeline(
+        seeds in prop::collection::vec(any::<u64>(), 1..16),
+        placed in prop::collection::vec((0usize..16, any::<u64>(), any::<bool>()), 0..30),
+        pending in prop::collection::vec(any::<u64>(), 1..6),
+        config in any::<u64>(),
+    ) {
+        let profile = profile(config);
+        let mut snap = Snapshot::new();
+        for p in PROVIDERS {
+            snap.upsert_cloud_profile(
+                &CloudProfileBuilder::new(p).provider_types(&["aws", "gcp", "azure"]).build(),
+            );
+        }
+        if let Some(cm) = region_config(config) {
+            snap.upsert_config_map(&cm);
+        }
+        for (i, b) in seeds.iter().enumerate() {
+            snap.upsert_seed(&seed_obj(i, *b));
+        }
+        for (i, (on, b, other_project)) in placed.iter().enumerate() {
+            let namespace = if *other_project { "garden-q" } else { "garden-p" };
+            let shoot = shoot_obj(namespace, &format!("placed-{i}"), *b);
+            let mut shoot = shoot;
+            shoot.spec.seed_name = Some(format!("seed-{:02}", on % seeds.len()));
+            snap.upsert_shoot(&shoot);
+        }
+        for (i, b) in pending.iter().enumerate() {
+            let shoot = shoot_obj("garden-p", &format!("web{i}"), *b);
+            let fast = decide(&shoot, &snap, &profile, now());
+            let reference = schedule(&shoot, &snap, &profile, now());
+            match (fast, reference) {
+                (Ok(fast), Ok(reference)) => {
+                    prop_assert_eq!(&fast.seed, &reference.seed);
+                    prop_assert_eq!(&fast.profile, &reference.profile);
+                    // Debug text compares every field exactly, a NaN raw value included.
+                    prop_assert_eq!(format!("{:?}", fast.ranking), format!("{:?}", reference.ranking));
+                    prop_assert!(fast.rejected.is_empty(), "the fast path builds no rejections");
+                }
+                (Err(fast), Err(reference)) => {
+                    prop_assert_eq!(fast.to_string(), reference.to_string());
+                    prop_assert_eq!(fast, reference);
+                }
+                (fast, reference) => prop_assert!(false, "fast {fast:?}\nreference {reference:?}"),
+            }
+        }
+    }
+}
