@@ -1085,10 +1085,10 @@ fn capacity_recompute_cost(mode: &Mode) -> String {
         }
         let shoot = &pending[k % pending.len()];
         let t = thread_cpu();
-        black_box(schedule(shoot, &snap, &built.profile, now())).ok();
+        black_box(decide(shoot, &snap, &built.profile, now())).ok();
         cold.push(thread_cpu() - t);
         let t = thread_cpu();
-        black_box(schedule(shoot, &snap, &built.profile, now())).ok();
+        black_box(decide(shoot, &snap, &built.profile, now())).ok();
         warm.push(thread_cpu() - t);
     }
     let med = |v: &mut Vec<Duration>| {
