@@ -663,6 +663,26 @@ fn each_real_file_is_read_once() {
 }
 
 #[test]
+fn the_manifest_files_together_are_capped_not_only_each_one() {
+    // Five files of 60 MiB each, every one under the 64 MiB cap of a single file, hold more
+    // than the 256 MiB accepted in total: the fifth is refused before it is parsed.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("total-cap");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let blank = vec![b'\n'; 60 * 1024 * 1024];
+    for i in 1..=5 {
+        std::fs::write(dir.join(format!("part-{i}.yaml")), &blank).unwrap();
+    }
+    let (code, _out, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&dir));
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("part-5.yaml") && err.contains("accepted in total"),
+        "{err}"
+    );
+}
+
+#[test]
 fn deep_nesting_fails_before_parsing_with_its_line() {
     let f = write_tmp(
         "deep.yaml",
