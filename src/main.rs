@@ -340,46 +340,45 @@ fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Ex
     }
 }
 
-fn simulate_cmd(args: SimulateArgs) -> ExitCode {
-    let cfg = match load_config(args.config.as_ref(), args.strict) {
-        Ok(loaded) => {
-            print_warnings(&loaded.warnings);
-            loaded.config
-        }
-        Err(code) => return code,
-    };
+/// Loads a configuration for an offline command (warnings on stderr) and builds its profile
+/// chain. `what` prefixes errors when more than one configuration is loaded (`--compare FILE`).
+fn load_offline(
+    path: Option<&PathBuf>,
+    strict: bool,
+    what: &str,
+) -> Result<(SchedulerConfiguration, ProfileChain), ExitCode> {
+    let loaded = load_config(path, strict)?;
+    print_warnings(&loaded.warnings);
     // The configuration was validated on load, which includes building the chain.
-    let chain = match ProfileChain::from_config(&cfg.schedulers.shoot) {
-        Ok(c) => c,
+    match ProfileChain::from_config(&loaded.config.schedulers.shoot) {
+        Ok(chain) => Ok((loaded.config, chain)),
         Err(errors) => {
-            eprintln!("error: invalid config:");
+            eprintln!("error: {what}invalid config:");
             for e in errors {
                 eprintln!("  {e}");
             }
-            return ExitCode::from(EXIT_BAD_INPUT);
+            Err(ExitCode::from(EXIT_BAD_INPUT))
         }
+    }
+}
+
+fn simulate_cmd(args: SimulateArgs) -> ExitCode {
+    let (cfg, chain) = match load_offline(args.config.as_ref(), args.strict, "") {
+        Ok(loaded) => loaded,
+        Err(code) => return code,
     };
     if args.compare.is_some() && matches!(args.output, Output::Yaml) {
         eprintln!("error: --compare: -o yaml is not available; use -o table or -o json");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let old = match &args.compare {
-        Some(path) => match load_config(Some(path), args.strict) {
-            Ok(loaded) => {
-                print_warnings(&loaded.warnings);
-                match ProfileChain::from_config(&loaded.config.schedulers.shoot) {
-                    Ok(chain) => Some((loaded.config, chain)),
-                    Err(errors) => {
-                        eprintln!("error: --compare {}: invalid config:", path.display());
-                        for e in errors {
-                            eprintln!("  {e}");
-                        }
-                        return ExitCode::from(EXIT_BAD_INPUT);
-                    }
-                }
+        Some(path) => {
+            let what = format!("--compare {}: ", path.display());
+            match load_offline(Some(path), args.strict, &what) {
+                Ok(loaded) => Some(loaded),
+                Err(code) => return code,
             }
-            Err(code) => return code,
-        },
+        }
         None => None,
     };
     let mut landscape = match load_landscape(&args, &cfg, old.as_ref().map(|(c, _)| c)) {
@@ -537,22 +536,9 @@ fn plan_cmd(cmd: PlanCommand) -> ExitCode {
     let common = match &cmd {
         PlanCommand::Drain { common, .. } | PlanCommand::Rebalance { common, .. } => common,
     };
-    let cfg = match load_config(common.config.as_ref(), common.strict) {
-        Ok(loaded) => {
-            print_warnings(&loaded.warnings);
-            loaded.config
-        }
+    let (cfg, chain) = match load_offline(common.config.as_ref(), common.strict, "") {
+        Ok(loaded) => loaded,
         Err(code) => return code,
-    };
-    let chain = match ProfileChain::from_config(&cfg.schedulers.shoot) {
-        Ok(c) => c,
-        Err(errors) => {
-            eprintln!("error: invalid config:");
-            for e in errors {
-                eprintln!("  {e}");
-            }
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
     };
     // The documents carry the maintenance windows and make the binding documents.
     let landscape = match Landscape::load_with_documents(&common.files) {
