@@ -23,7 +23,7 @@ use crate::snapshot::estimate::{LatencySources, ShootLatencies, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 use crate::strategies::levenshtein::region_distance;
 
-use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args, sources_from_args};
+use super::{Detail, Priority, RawScore, parse_args, sources_from_args};
 
 /// The config name.
 pub const NAME: &str = "CapacityPressure";
@@ -419,11 +419,7 @@ impl Priority for CapacityPressure {
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        raw.iter()
-            .map(|r| {
-                MAX_SCORE * (1.0 - r.value.clamp(0.0, self.max_latency_ms) / self.max_latency_ms)
-            })
-            .collect()
+        super::latency_distance::normalize_ms(raw, self.max_latency_ms)
     }
 }
 

@@ -297,12 +297,15 @@ impl Priority for LatencyDistance {
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        raw.iter()
-            .map(|r| {
-                MAX_SCORE * (1.0 - r.value.clamp(0.0, self.max_latency_ms) / self.max_latency_ms)
-            })
-            .collect()
+        normalize_ms(raw, self.max_latency_ms)
     }
+}
+
+/// Milliseconds onto 0..=100: 0 ms scores 100, `max_ms` and more score 0, linear in between.
+pub(super) fn normalize_ms(raw: &[RawScore], max_ms: f64) -> Vec<f64> {
+    raw.iter()
+        .map(|r| MAX_SCORE * (1.0 - r.value.clamp(0.0, max_ms) / max_ms))
+        .collect()
 }
 
 #[cfg(test)]
