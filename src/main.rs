@@ -492,6 +492,16 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         let comparison = simulate::compare(&landscape, &old_side, &new_side, now);
         return write_stdout(|mut out| match args.output {
             Output::Json => simulate::write_compare_json(&mut out, &comparison),
+            Output::Html => out.write_all(
+                plan::html::render_comparison(
+                    &comparison,
+                    &old_profile.name,
+                    &profile.name,
+                    now,
+                    args.replay,
+                )
+                .as_bytes(),
+            ),
             _ => simulate::write_compare_table(&mut out, &comparison),
         });
     }
@@ -534,7 +544,7 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Output::Html => {
             // The report shows every seed's utilisation after all decisions: it needs them all.
             let sim = simulate::simulate(&landscape, profile, names, &regions, now);
-            let text = plan::html::render_simulation(&landscape, &sim, profile, now);
+            let text = plan::html::render_simulation(&landscape, &sim, profile, now, args.replay);
             out.write_all(text.as_bytes())
         }
     })
