@@ -401,6 +401,9 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
+    // The HTML report of a replay shows each seed's load as bound before the replay.
+    let before_replay = (args.replay && matches!(args.output, Output::Html))
+        .then(|| simulate::snapshot_of(&landscape));
     if args.replay {
         let mut names = cfg.schedulers.shoot.scheduler_names.clone();
         if let Some((old_cfg, _)) = &old {
@@ -544,7 +547,13 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Output::Html => {
             // The report shows every seed's utilisation after all decisions: it needs them all.
             let sim = simulate::simulate(&landscape, profile, names, &regions, now);
-            let text = plan::html::render_simulation(&landscape, &sim, profile, now, args.replay);
+            let text = plan::html::render_simulation(
+                &landscape,
+                &sim,
+                profile,
+                now,
+                before_replay.as_ref(),
+            );
             out.write_all(text.as_bytes())
         }
     })

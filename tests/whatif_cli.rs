@@ -323,6 +323,14 @@ fn replay_html_shows_the_landscape_after_replay() {
     let (code, html, err) = simulate(&[&args[..], &["-o", "html"]].concat());
     assert_eq!(code, 0, "{err}");
     assert!(html.contains("<h1>Landscape after replay</h1>"), "{html}");
+    // "before" is the landscape as bound, not the emptied one the replay decides on
+    let bound_before: usize = html
+        .split("<td class=\"num\">")
+        .skip(1)
+        .filter_map(|cell| cell.split_once(" → <b>"))
+        .filter_map(|(before, _)| before.parse::<usize>().ok())
+        .sum();
+    assert!(bound_before > 0, "{html}");
     let decisions = v["decisions"].as_array().unwrap();
     assert!(html.contains(&format!(
         "<div class=\"n\">{}</div><div class=\"l\">shoots replayed</div>",

@@ -352,15 +352,22 @@ pub fn render_simulation(
     sim: &crate::simulate::Simulation,
     profile: &crate::profile::Profile,
     now: chrono::DateTime<chrono::Utc>,
-    replay: bool,
+    replayed_from: Option<&crate::snapshot::Snapshot>,
 ) -> String {
     use crate::schedule::FitError;
-    let before = crate::simulate::snapshot_of(landscape);
-    let loads = super::seed_loads(&before, &sim.snapshot, &Default::default());
+    let replay = replayed_from.is_some();
+    // Replay: "before" is the landscape as it was bound, before its shoots were made pending.
+    let own;
+    let before = match replayed_from {
+        Some(s) => s,
+        None => {
+            own = crate::simulate::snapshot_of(landscape);
+            &own
+        }
+    };
+    let loads = super::seed_loads(before, &sim.snapshot, &Default::default());
     let placed = sim.outcomes.iter().filter(|o| o.result.is_ok()).count();
     let mut h = String::new();
-    // Replay: every shoot was made pending again, so "before" has only the shoots the
-    // configuration does not schedule, and "after" is the replayed landscape.
     let (title, decided, decided_label) = if replay {
         (
             "Landscape after replay",
