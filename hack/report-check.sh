@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Renders the example landscape's HTML reports (`plan drain … -o html`, `simulate -o html`, with
-# `--compare` and with `--replay`) in
-# headless Chromium and fails unless each screenshot is a non-empty PNG, the rendered DOM has the
-# report's sections, and the browser logged no console errors. Chromium is required: a missing or
+# `--compare` and with `--replay`) in headless Chromium and fails unless each screenshot is a
+# non-empty PNG, the rendered DOM has the report's sections, and the browser logged no console
+# errors. Chromium is required: a missing or
 # failing browser fails the check, it never skips.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
