@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Renders the example landscape's HTML reports (`plan drain … -o html` and `simulate -o html`) in
-# headless Chromium and fails unless each screenshot is a non-empty PNG, the rendered DOM has the
-# report's sections, and the browser logged no console errors. Chromium is required: a missing or
+# Renders the example landscape's HTML reports (`plan drain … -o html`, `simulate -o html`, with
+# `--compare` and with `--replay`) in headless Chromium and fails unless each screenshot is a
+# non-empty PNG, the rendered DOM has the report's sections, and the browser logged no console
+# errors. Chromium is required: a missing or
 # failing browser fails the check, it never skips.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -28,6 +29,10 @@ now=2026-12-01T12:00:00Z
 "$bin" plan drain aws-eu1 aws-jp1 az-weu1 -f example/landscape/ --now "$now" \
   --max-concurrent 1 --horizon 24h -o html >"$out/plan.html"
 "$bin" simulate -f example/landscape/ --now "$now" -o html >"$out/simulate.html"
+"$bin" simulate -f example/landscape/ --now "$now" -o html \
+  --config example/20-componentconfig-weighted.yaml \
+  --compare example/20-componentconfig-gardener-scheduler.yaml >"$out/compare.html"
+"$bin" simulate -f example/landscape/ --now "$now" -o html --replay >"$out/replay.html"
 
 profile="$(mktemp -d)"
 trap 'rm -rf "$profile"' EXIT
@@ -79,3 +84,6 @@ check() {
 check plan "<h1>Drain plan for" "<h2>Seeds</h2>" "<h2>Moves" "<h2>Cannot move" "<details>" "<svg"
 check simulate "<h1>Simulated placement" "<h2>Seeds</h2>" "<h2>Placements" "<h2>Unschedulable" \
   "<details>" "<svg"
+check compare "<h1>Configuration comparison" "<h2>Summary per configuration</h2>" \
+  "<h3>Shoots per region</h3>" "<h2>Placed differently" "<details>"
+check replay "<h1>Landscape after replay" "<h2>Seeds</h2>" "<h2>Placements" "<svg"

@@ -74,12 +74,13 @@ struct PlanArgs {
     /// SchedulerConfiguration file (defaults apply without one).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Treat keys the configuration does not know as errors instead of warnings.
+    /// Treat keys the configuration does not know as errors instead of warnings, and fail (exit
+    /// status 2) when any object of the landscape is skipped as malformed, unsupported or
+    /// repeated, instead of planning without it.
     #[arg(long)]
     strict: bool,
-    /// Manifest files or directories (multi-document YAML).
-    #[arg(short = 'f', long = "filename", value_name = "PATH", required = true)]
-    files: Vec<PathBuf>,
+    #[command(flatten)]
+    source: SourceArgs,
     /// Plan from this instant (RFC 3339) instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     now: Option<DateTime<Utc>>,
@@ -130,16 +131,9 @@ struct RunArgs {
     strict: bool,
 }
 
+/// Where a command reads its landscape: manifest files, or the cluster with files laid over it.
 #[derive(Args)]
-struct SimulateArgs {
-    /// SchedulerConfiguration file (defaults apply without one).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// Treat keys the configuration does not know as errors instead of warnings, and fail (exit
-    /// status 2) when any manifest object is skipped as malformed, unsupported or repeated,
-    /// instead of scheduling the rest.
-    #[arg(long)]
-    strict: bool,
+struct SourceArgs {
     /// Manifest files or directories (multi-document YAML). With --live, they are laid over the
     /// cluster's objects: same kind, namespace and name replaces, anything else is added.
     #[arg(
@@ -160,6 +154,20 @@ struct SimulateArgs {
     #[arg(long, value_name = "N", default_value_t = simulate::PAGE_SIZE,
           value_parser = clap::value_parser!(u32).range(1..))]
     chunk_size: u32,
+}
+
+#[derive(Args)]
+struct SimulateArgs {
+    /// SchedulerConfiguration file (defaults apply without one).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Treat keys the configuration does not know as errors instead of warnings, and fail (exit
+    /// status 2) when any manifest object is skipped as malformed, unsupported or repeated,
+    /// instead of scheduling the rest.
+    #[arg(long)]
+    strict: bool,
+    #[command(flatten)]
+    source: SourceArgs,
     /// Decide with --config (new) and with this configuration (old) over the same landscape;
     /// print the shoots placed differently, then a summary of each configuration.
     #[arg(long, value_name = "OLD_CONFIG", conflicts_with_all = ["explain", "timeline"])]
@@ -381,10 +389,21 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         }
         None => None,
     };
-    let mut landscape = match load_landscape(&args, &cfg, old.as_ref().map(|(c, _)| c)) {
+    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
+    let documents = matches!(args.output, Output::Yaml);
+    let mut landscape = match load_landscape(
+        &args.source,
+        &cfg,
+        old.as_ref().map(|(c, _)| c),
+        documents,
+        "simulated",
+    ) {
         Ok(l) => l,
         Err(code) => return code,
     };
+    // The HTML report of a replay shows each seed's load as bound before the replay.
+    let before_replay = (args.replay && matches!(args.output, Output::Html))
+        .then(|| simulate::snapshot_of(&landscape));
     if args.replay {
         let mut names = cfg.schedulers.shoot.scheduler_names.clone();
         if let Some((old_cfg, _)) = &old {
@@ -393,16 +412,8 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         let n = simulate::make_pending(&mut landscape, &names);
         eprintln!("replay: {n} bound shoot(s) made pending again");
     }
-    let level = if args.strict { "error" } else { "warning" };
-    for s in &landscape.skipped {
-        eprintln!("{level}: skipped {s}");
-    }
-    if args.strict && !landscape.skipped.is_empty() {
-        eprintln!(
-            "error: --strict: {} object(s) of the manifests were skipped",
-            landscape.skipped.len()
-        );
-        return ExitCode::from(EXIT_BAD_INPUT);
+    if let Err(code) = report_skipped(&landscape, args.strict) {
+        return code;
     }
     if let Some((from, to)) = args.timeline {
         return write_stdout(|out| {
@@ -484,6 +495,16 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         let comparison = simulate::compare(&landscape, &old_side, &new_side, now);
         return write_stdout(|mut out| match args.output {
             Output::Json => simulate::write_compare_json(&mut out, &comparison),
+            Output::Html => out.write_all(
+                plan::html::render_comparison(
+                    &comparison,
+                    &old_profile.name,
+                    &profile.name,
+                    now,
+                    args.replay,
+                )
+                .as_bytes(),
+            ),
             _ => simulate::write_compare_table(&mut out, &comparison),
         });
     }
@@ -526,7 +547,13 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Output::Html => {
             // The report shows every seed's utilisation after all decisions: it needs them all.
             let sim = simulate::simulate(&landscape, profile, names, &regions, now);
-            let text = plan::html::render_simulation(&landscape, &sim, profile, now);
+            let text = plan::html::render_simulation(
+                &landscape,
+                &sim,
+                profile,
+                now,
+                before_replay.as_ref(),
+            );
             out.write_all(text.as_bytes())
         }
     })
@@ -541,13 +568,13 @@ fn plan_cmd(cmd: PlanCommand) -> ExitCode {
         Err(code) => return code,
     };
     // The documents carry the maintenance windows and make the binding documents.
-    let landscape = match Landscape::load_with_documents(&common.files) {
+    let landscape = match load_landscape(&common.source, &cfg, None, true, "planned") {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
+        Err(code) => return code,
     };
+    if let Err(code) = report_skipped(&landscape, common.strict) {
+        return code;
+    }
     let now = common.now.unwrap_or_else(Utc::now);
     let profile = match chain.select(now) {
         Selection::Profile { profile, .. } => profile,
@@ -596,15 +623,36 @@ fn plan_cmd(cmd: PlanCommand) -> ExitCode {
     write_stdout(|out| out.write_all(text.as_bytes()))
 }
 
+/// Names every object the load skipped on stderr: warnings, or with `--strict` errors and exit
+/// status 2 (nothing is decided on a landscape missing objects).
+fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), ExitCode> {
+    let level = if strict { "error" } else { "warning" };
+    for s in &landscape.skipped {
+        eprintln!("{level}: skipped {s}");
+    }
+    if strict && !landscape.skipped.is_empty() {
+        eprintln!(
+            "error: --strict: {} object(s) of the manifests were skipped",
+            landscape.skipped.len()
+        );
+        return Err(ExitCode::from(EXIT_BAD_INPUT));
+    }
+    Ok(())
+}
+
 /// The landscape to decide on: the manifest files, or the cluster's objects with the files laid
 /// over them.
+///
+/// `documents` keeps every shoot's document (for `-o yaml`, and for plans: the maintenance
+/// windows and the binding documents); `what` names what a failed read leaves undone.
 fn load_landscape(
-    args: &SimulateArgs,
+    args: &SourceArgs,
     cfg: &SchedulerConfiguration,
     old: Option<&SchedulerConfiguration>,
+    documents: bool,
+    what: &str,
 ) -> Result<Landscape, ExitCode> {
-    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
-    let yaml = matches!(args.output, Output::Yaml);
+    let yaml = documents;
     let load = if yaml {
         Landscape::load_with_documents
     } else {
@@ -660,9 +708,7 @@ fn load_landscape(
             .await
             .map_err(|e| {
                 eprintln!("error: {e}");
-                eprintln!(
-                    "error: the landscape could not be read completely; nothing was simulated"
-                );
+                eprintln!("error: the landscape could not be read completely; nothing was {what}");
                 ExitCode::FAILURE
             })
     })?;

@@ -336,6 +336,29 @@ fn drain_on_the_example_landscape_lists_moves_and_figures() {
     );
 }
 
+/// The landscape source: files or a cluster, one of them required; a kubeconfig that cannot be
+/// read and a bad page size are usage errors naming them, before anything is read.
+#[test]
+fn landscape_source_usage_errors_exit_2() {
+    let (code, out, err) = run(bin().args(["plan", "drain", "a"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains("--filename"), "{err}");
+
+    let missing = tmp("no-kubeconfig-here", "");
+    std::fs::remove_file(&missing).unwrap();
+    let (code, out, err) = run(bin()
+        .args(["plan", "rebalance", "--max-moves", "1", "--kubeconfig"])
+        .arg(&missing));
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "no plan: {out}");
+    assert!(err.contains("no-kubeconfig-here"), "{err}");
+
+    let (code, _, err) = run(bin().args(["plan", "drain", "a", "--live", "--chunk-size", "0"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--chunk-size"), "{err}");
+}
+
 #[test]
 fn unknown_seed_is_a_usage_error_naming_it() {
     let (code, out, err) =

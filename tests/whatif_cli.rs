@@ -254,3 +254,96 @@ fn usage_errors_exit_2() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--chunk-size"), "{err}");
 }
+
+/// `-o html` of `--compare`: one row per shoot the JSON comparison lists, each with its
+/// old -> new seeds and an expandable explanation, and both summaries.
+#[test]
+fn compare_html_shows_every_difference_with_its_explanation_and_both_summaries() {
+    let base = [
+        "-f",
+        "example/landscape",
+        "--config",
+        WEIGHTED,
+        "--compare",
+        DEFAULT,
+    ];
+    let v = json(&[&base[..], &["-o", "json"]].concat());
+    let (code, html, err) = simulate(&[&base[..], &["-o", "html"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains("<h1>Configuration comparison: old → new</h1>"));
+    let diffs = v["differences"].as_array().unwrap();
+    assert!(!diffs.is_empty());
+    let at = html.find("<h2>Placed differently (").unwrap();
+    let section = &html[at..html.find("<h2>Summary per configuration</h2>").unwrap()];
+    assert!(section.starts_with(&format!("<h2>Placed differently ({})</h2>", diffs.len())));
+    assert_eq!(
+        section.matches("<tr><td class=\"seed\">").count(),
+        diffs.len()
+    );
+    for d in diffs {
+        let shoot = d["shoot"].as_str().unwrap();
+        let row_at = section
+            .find(&format!("<tr><td class=\"seed\">{shoot}</td>"))
+            .unwrap_or_else(|| panic!("{shoot} has a row"));
+        let row = &section[row_at..];
+        let row = &row[..row.find("</tr>").unwrap()];
+        if let Some(new) = d["new"]["seed"].as_str() {
+            assert!(row.contains(&format!("<b>{new}</b>")), "{row}");
+            assert!(
+                row.contains(
+                    "<details><summary>explanation: every seed under the new configuration"
+                ),
+                "{row}"
+            );
+        }
+        match d["old"]["seed"].as_str() {
+            Some(old) => assert!(
+                row.contains(&format!("{old} <span class=\"arrow\">")),
+                "{row}"
+            ),
+            None => assert!(row.contains("unschedulable"), "{row}"),
+        }
+    }
+    for side in ["old", "new"] {
+        let s = &v[side];
+        assert!(
+            html.contains(&format!("{} / {}", s["placed"], s["decided"])),
+            "{side} summary: {s}"
+        );
+    }
+    assert!(html.contains("<h3>Shoots per region</h3>"));
+}
+
+/// `--replay -o html`: the replayed landscape, every replayed shoot's placement.
+#[test]
+fn replay_html_shows_the_landscape_after_replay() {
+    let args = ["-f", "example/landscape", "--config", DEFAULT, "--replay"];
+    let v = json(&[&args[..], &["-o", "json"]].concat());
+    let (code, html, err) = simulate(&[&args[..], &["-o", "html"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(html.contains("<h1>Landscape after replay</h1>"), "{html}");
+    // "before" is the landscape as bound, not the emptied one the replay decides on
+    let bound_before: usize = html
+        .split("<td class=\"num\">")
+        .skip(1)
+        .filter_map(|cell| cell.split_once(" → <b>"))
+        .filter_map(|(before, _)| before.parse::<usize>().ok())
+        .sum();
+    assert!(bound_before > 0, "{html}");
+    let decisions = v["decisions"].as_array().unwrap();
+    assert!(html.contains(&format!(
+        "<div class=\"n\">{}</div><div class=\"l\">shoots replayed</div>",
+        decisions.len()
+    )));
+    for d in decisions.iter().filter(|d| d["seed"].is_string()) {
+        assert!(
+            html.contains(&format!(
+                "<tr><td class=\"seed\">{}</td><td class=\"seed\">{}</td>",
+                d["shoot"].as_str().unwrap(),
+                d["seed"].as_str().unwrap()
+            )),
+            "{d}"
+        );
+    }
+}

@@ -30,7 +30,7 @@ pub use windows::{Timing, WindowError};
 /// Input errors: the plan is not computed at all, never computed in part.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("seed {name:?}: no Seed with that name in the manifests (known: {known})")]
+    #[error("seed {name:?}: no Seed with that name in the landscape (known: {known})")]
     UnknownSeed { name: String, known: String },
     #[error("no seed to drain: name at least one")]
     NoSeeds,
@@ -216,7 +216,7 @@ pub(crate) fn destination_blocker(cx: &Context, to: &str) -> Option<String> {
             "seed {to} has no spec.backup: a migration destination needs one"
         )),
         Some(_) => None,
-        None => Some(format!("seed {to} is not in the manifests")),
+        None => Some(format!("seed {to} is not in the landscape")),
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Difference {
     pub new: Option<Placement>,
     /// Where the old configuration's seed stood under the new one (scored lower, or rejected).
     pub old_seed_under_new: Option<String>,
+    /// The new decision with every seed (the `simulate --explain` view), for the HTML report.
+    #[serde(skip)]
+    pub explanation: Option<String>,
 }
 
 /// Latency of the placements made, from `LatencyDistance`'s estimate.
@@ -141,7 +144,7 @@ fn run(
     side: &Side,
     now: DateTime<Utc>,
     old: Option<&HashMap<String, Placement>>,
-    standings: &mut HashMap<String, String>,
+    standings: &mut HashMap<String, (Option<String>, String)>,
 ) -> Run {
     let mut sim = Simulator::new(
         landscape,
@@ -170,12 +173,13 @@ fn run(
             }
             Err(_) => unschedulable += 1,
         }
-        if let Some(old_seed) = old
+        if let Some(q) = old
             .and_then(|m| m.get(&o.shoot))
             .filter(|q| q.seed != p.seed)
-            .and_then(|q| q.seed.as_deref())
         {
-            standings.insert(o.shoot.clone(), standing(&o.result, old_seed));
+            let standing = q.seed.as_deref().map(|seed| standing(&o.result, seed));
+            let explanation = super::render_explain(&o.shoot, &o.result);
+            standings.insert(o.shoot.clone(), (standing, explanation));
         }
         order.push(o.shoot.clone());
         placements.insert(o.shoot, p);
@@ -277,11 +281,13 @@ pub fn compare(landscape: &Landscape, old: &Side, new: &Side, now: DateTime<Utc>
         if o.is_some_and(|o| o.seed == n.seed) {
             continue;
         }
+        let standing = standings.remove(shoot);
         differences.push(Difference {
             shoot: shoot.clone(),
             old: o.cloned(),
             new: Some(n.clone()),
-            old_seed_under_new: standings.remove(shoot),
+            old_seed_under_new: standing.as_ref().and_then(|(s, _)| s.clone()),
+            explanation: standing.map(|(_, e)| e),
         });
     }
     for shoot in &old_run.order {
@@ -291,6 +297,7 @@ pub fn compare(landscape: &Landscape, old: &Side, new: &Side, now: DateTime<Utc>
                 old: Some(old_run.placements[shoot].clone()),
                 new: None,
                 old_seed_under_new: None,
+                explanation: None,
             });
         }
     }

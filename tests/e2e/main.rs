@@ -11,6 +11,7 @@ mod carbon;
 mod conflict;
 mod leader;
 mod metrics;
+mod plan;
 mod profiles;
 mod refusals;
 mod restart;

@@ -15,8 +15,8 @@ use crate::support::*;
 
 /// A plain-HTTP proxy in front of the API server that records every request (method, path
 /// and query) and answers 403 to requests whose path contains `forbid`.
-struct RecordingProxy {
-    kubeconfig: PathBuf,
+pub(crate) struct RecordingProxy {
+    pub(crate) kubeconfig: PathBuf,
     requests: Arc<Mutex<Vec<(String, String)>>>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -29,7 +29,11 @@ struct Forward {
 }
 
 impl RecordingProxy {
-    async fn start(api: &ApiServer, name: &str, forbid: Option<&'static str>) -> RecordingProxy {
+    pub(crate) async fn start(
+        api: &ApiServer,
+        name: &str,
+        forbid: Option<&'static str>,
+    ) -> RecordingProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let forward = Forward {
@@ -55,7 +59,7 @@ impl RecordingProxy {
         }
     }
 
-    fn requests(&self) -> Vec<(String, String)> {
+    pub(crate) fn requests(&self) -> Vec<(String, String)> {
         self.requests.lock().unwrap().clone()
     }
 }
@@ -66,7 +70,7 @@ impl Drop for RecordingProxy {
     }
 }
 
-fn kubeconfig_for(server: &str) -> String {
+pub(crate) fn kubeconfig_for(server: &str) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"{server}\"}}\nusers:\n- name: u\n  user: {{token: e2e-any-token}}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n"
     )
