@@ -3,14 +3,14 @@
 //! seed, a forbidden list and an unreachable cluster.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use gardener_scheduler::api::Seed;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
 use crate::support::*;
-use crate::whatif::{RecordingProxy, kubeconfig_for};
+use crate::whatif::{RecordingProxy, json_out, kubeconfig_for, run_cli};
 
 /// Runs `plan` off the async runtime's threads.
 async fn plan(kubeconfig: &Path, rest: &[&str]) -> Output {
@@ -22,30 +22,7 @@ async fn plan(kubeconfig: &Path, rest: &[&str]) -> Output {
         "--now".into(),
         "2026-01-01T00:00:00Z".into(),
     ]);
-    tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
-            .args(&args)
-            .env_remove("KUBECONFIG")
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
-}
-
-fn json_out(out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "plan failed ({}):\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not JSON ({e}):\n{}",
-            String::from_utf8_lossy(&out.stdout)
-        )
-    })
+    run_cli(args).await
 }
 
 /// (shoot, from, to) of every move.

@@ -125,11 +125,10 @@ async fn handle(State(fw): State<Forward>, req: Request) -> Response {
     }
 }
 
-/// Runs `simulate` off the async runtime's threads.
-async fn simulate(args: Vec<String>) -> Output {
+/// Runs the binary with `args` off the async runtime's threads.
+pub(crate) async fn run_cli(args: Vec<String>) -> Output {
     tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
-            .arg("simulate")
             .args(&args)
             .env_remove("KUBECONFIG")
             .output()
@@ -137,6 +136,12 @@ async fn simulate(args: Vec<String>) -> Output {
     })
     .await
     .unwrap()
+}
+
+/// Runs `simulate` off the async runtime's threads.
+async fn simulate(mut args: Vec<String>) -> Output {
+    args.insert(0, "simulate".into());
+    run_cli(args).await
 }
 
 fn args(kubeconfig: &Path, rest: &[&str]) -> Vec<String> {
@@ -150,10 +155,11 @@ fn args(kubeconfig: &Path, rest: &[&str]) -> Vec<String> {
     v
 }
 
-fn json_out(out: &Output) -> Value {
+/// The JSON a successful run printed.
+pub(crate) fn json_out(out: &Output) -> Value {
     assert!(
         out.status.success(),
-        "simulate failed ({}):\n{}",
+        "the command failed ({}):\n{}",
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
