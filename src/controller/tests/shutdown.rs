@@ -56,15 +56,21 @@ async fn api_server(
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_graceful_stop_publishes_the_event_of_the_bind_in_flight_before_exiting() {
+/// A controller without leader election, its servers on free loopback ports, and the handle of
+/// its mock API server.
+fn local_controller() -> (Controller, MockHandle) {
     let (client, h) = mock_client();
     let mut cfg = load_str("leaderElection: {leaderElect: false}\n").unwrap();
     for server in [&mut cfg.server.health_probes, &mut cfg.server.metrics] {
         server.bind_address = "127.0.0.1".into();
         server.port = 0;
     }
-    let controller = Controller::new(cfg, client).unwrap();
+    (Controller::new(cfg, client).unwrap(), h)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_graceful_stop_publishes_the_event_of_the_bind_in_flight_before_exiting() {
+    let (controller, h) = local_controller();
     let (writes_tx, mut writes) = mpsc::unbounded_channel();
     tokio::spawn(api_server(h, writes_tx));
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -153,13 +159,7 @@ async fn three_shoots_api_server(
 
 #[tokio::test(start_paused = true)]
 async fn a_graceful_stop_sends_every_queued_event_before_exiting() {
-    let (client, h) = mock_client();
-    let mut cfg = load_str("leaderElection: {leaderElect: false}\n").unwrap();
-    for server in [&mut cfg.server.health_probes, &mut cfg.server.metrics] {
-        server.bind_address = "127.0.0.1".into();
-        server.port = 0;
-    }
-    let controller = Controller::new(cfg, client).unwrap();
+    let (controller, h) = local_controller();
     let shared = controller.shared().clone();
     let (events_tx, mut events) = mpsc::unbounded_channel();
     tokio::spawn(three_shoots_api_server(h, events_tx));
