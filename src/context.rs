@@ -8,7 +8,7 @@ use ipnet::IpNet;
 use kube::core::Selector;
 
 use crate::api::{Shoot, object_key};
-use crate::schedule::FitError;
+use crate::outcome::FitError;
 use crate::snapshot::{CloudProfileInfo, Snapshot, compile_selector};
 
 /// The shoot's CIDRs, from `spec.networking` and `status.networking`, kept apart because

@@ -9,9 +9,11 @@ use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use gardener_scheduler::chain::{ProfileChain, Selection, TimelineStep};
+use gardener_scheduler::compile::{self, Compiled};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
 use gardener_scheduler::controller;
 use gardener_scheduler::plan;
+use gardener_scheduler::plugin::ClusterData;
 use gardener_scheduler::regions::Regions;
 use gardener_scheduler::simulate::{self, Landscape};
 
@@ -225,13 +227,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<config::Loaded, ExitCode> {
+fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
     let unknown = if strict {
         config::UnknownKeys::Reject
     } else {
         config::UnknownKeys::Warn
     };
-    config::load_with(path.map(PathBuf::as_path), unknown).map_err(|e| {
+    compile::load_with(path.map(PathBuf::as_path), unknown).map_err(|e| {
         eprintln!("error: {e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
@@ -263,31 +265,29 @@ fn debugging_notes(cfg: &SchedulerConfiguration) -> Vec<&'static str> {
 }
 
 fn run_cmd(args: RunArgs) -> ExitCode {
-    let config::Loaded {
-        config: mut cfg,
-        warnings,
-    } = match load_config(args.config.as_ref(), args.strict) {
+    let mut compiled = match load_config(args.config.as_ref(), args.strict) {
         Ok(c) => c,
         Err(code) => return code,
     };
     if let Some(k) = &args.kubeconfig {
-        cfg.client_connection.kubeconfig = k.display().to_string();
+        compiled.config.client_connection.kubeconfig = k.display().to_string();
     }
+    let (cfg, warnings) = (&compiled.config, &compiled.warnings);
     if args.validate_only {
-        print_warnings(&warnings);
-        for note in debugging_notes(&cfg) {
+        print_warnings(warnings);
+        for note in debugging_notes(cfg) {
             eprintln!("note: {note}");
         }
         return write_stdout(|out| {
-            let text = serde_yaml_ng::to_string(&cfg).map_err(std::io::Error::other)?;
+            let text = serde_yaml_ng::to_string(cfg).map_err(std::io::Error::other)?;
             out.write_all(text.as_bytes())
         });
     }
-    init_logging(&cfg);
-    for w in &warnings {
+    init_logging(cfg);
+    for w in warnings {
         tracing::warn!(field = %w.path, "{}", w.message);
     }
-    for note in debugging_notes(&cfg) {
+    for note in debugging_notes(cfg) {
         tracing::warn!("{note}");
     }
     let runtime = match tokio::runtime::Runtime::new() {
@@ -297,7 +297,7 @@ fn run_cmd(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(controller::run_with_signals(cfg)) {
+    match runtime.block_on(controller::run_with_signals(compiled)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "gardener-scheduler failed");
@@ -348,30 +348,17 @@ fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Ex
     }
 }
 
-/// Loads a configuration for an offline command (warnings on stderr) and builds its profile
-/// chain. `what` prefixes errors when more than one configuration is loaded (`--compare FILE`).
-fn load_offline(
-    path: Option<&PathBuf>,
-    strict: bool,
-    what: &str,
-) -> Result<(SchedulerConfiguration, ProfileChain), ExitCode> {
-    let loaded = load_config(path, strict)?;
-    print_warnings(&loaded.warnings);
-    // The configuration was validated on load, which includes building the chain.
-    match ProfileChain::from_config(&loaded.config.schedulers.shoot) {
-        Ok(chain) => Ok((loaded.config, chain)),
-        Err(errors) => {
-            eprintln!("error: {what}invalid config:");
-            for e in errors {
-                eprintln!("  {e}");
-            }
-            Err(ExitCode::from(EXIT_BAD_INPUT))
-        }
-    }
+/// Loads and compiles a configuration for an offline command (warnings on stderr).
+fn load_offline(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
+    let compiled = load_config(path, strict)?;
+    print_warnings(&compiled.warnings);
+    Ok(compiled)
 }
 
 fn simulate_cmd(args: SimulateArgs) -> ExitCode {
-    let (cfg, chain) = match load_offline(args.config.as_ref(), args.strict, "") {
+    let Compiled {
+        config: cfg, chain, ..
+    } = match load_offline(args.config.as_ref(), args.strict) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
@@ -380,24 +367,17 @@ fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let old = match &args.compare {
-        Some(path) => {
-            let what = format!("--compare {}: ", path.display());
-            match load_offline(Some(path), args.strict, &what) {
-                Ok(loaded) => Some(loaded),
-                Err(code) => return code,
-            }
-        }
+        Some(path) => match load_offline(Some(path), args.strict) {
+            Ok(loaded) => Some((loaded.config, loaded.chain)),
+            Err(code) => return code,
+        },
         None => None,
     };
     // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
     let documents = matches!(args.output, Output::Yaml);
-    let mut landscape = match load_landscape(
-        &args.source,
-        &cfg,
-        old.as_ref().map(|(c, _)| c),
-        documents,
-        "simulated",
-    ) {
+    let mut chains = vec![&*chain];
+    chains.extend(old.as_ref().map(|(_, c)| &**c));
+    let mut landscape = match load_landscape(&args.source, &cfg, &chains, documents, "simulated") {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -563,12 +543,14 @@ fn plan_cmd(cmd: PlanCommand) -> ExitCode {
     let common = match &cmd {
         PlanCommand::Drain { common, .. } | PlanCommand::Rebalance { common, .. } => common,
     };
-    let (cfg, chain) = match load_offline(common.config.as_ref(), common.strict, "") {
+    let Compiled {
+        config: cfg, chain, ..
+    } = match load_offline(common.config.as_ref(), common.strict) {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
     // The documents carry the maintenance windows and make the binding documents.
-    let landscape = match load_landscape(&common.source, &cfg, None, true, "planned") {
+    let landscape = match load_landscape(&common.source, &cfg, &[&chain], true, "planned") {
         Ok(l) => l,
         Err(code) => return code,
     };
@@ -648,7 +630,7 @@ fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), ExitCode> {
 fn load_landscape(
     args: &SourceArgs,
     cfg: &SchedulerConfiguration,
-    old: Option<&SchedulerConfiguration>,
+    chains: &[&ProfileChain],
     documents: bool,
     what: &str,
 ) -> Result<Landscape, ExitCode> {
@@ -673,13 +655,8 @@ fn load_landscape(
         .as_ref()
         .map(|k| k.display().to_string())
         .unwrap_or_else(|| cfg.client_connection.kubeconfig.clone());
-    let uses_carbon = |c: &SchedulerConfiguration| {
-        gardener_scheduler::priorities::CarbonIntensity::configured(&c.schedulers.shoot)
-            .ok()
-            .flatten()
-            .is_some()
-    };
-    let carbon = uses_carbon(cfg) || old.is_some_and(uses_carbon);
+    // What the profiles of every configuration in play declare they read.
+    let data: Vec<ClusterData> = chains.iter().flat_map(|c| c.cluster_data()).collect();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -704,7 +681,7 @@ fn load_landscape(
             ExitCode::from(EXIT_BAD_INPUT)
         })?;
         let mut progress = progress_printer();
-        simulate::read_live(&client, args.chunk_size, carbon, yaml, &mut progress)
+        simulate::read_live(&client, args.chunk_size, &data, yaml, &mut progress)
             .await
             .map_err(|e| {
                 eprintln!("error: {e}");

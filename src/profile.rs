@@ -1,7 +1,9 @@
 //! A scheduling profile: the filter pipeline with its region strategy, and the weighted
 //! priorities, compiled once from the configuration.
 
-use crate::config::{FieldError, FilterConfig, PriorityConfig, ShootScheduler, Strategy};
+use crate::config::{FilterConfig, PriorityConfig, ShootScheduler, Strategy};
+use crate::field_error::FieldError;
+use crate::plugin::ClusterData;
 use crate::predicates::{Stage, build_filters, pipeline};
 use crate::priorities::{self, Priority};
 use crate::strategies::RegionStrategy;
@@ -92,6 +94,20 @@ impl Profile {
         } else {
             Err(errors)
         }
+    }
+
+    /// The cluster data the profile's filters and priorities declare they read, in pipeline
+    /// order.
+    pub fn cluster_data(&self) -> Vec<ClusterData> {
+        let filters = self.stages.iter().flat_map(|s| match s {
+            Stage::Filter(p) => p.cluster_data(),
+            Stage::Narrow(_) => Vec::new(),
+        });
+        let priorities = self
+            .priorities
+            .iter()
+            .flat_map(|w| w.priority.cluster_data());
+        filters.chain(priorities).collect()
     }
 
     /// Upstream behaviour: `SameRegion` and `ShootCount` with weight 1.

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use gardener_scheduler::config::load_str;
+use gardener_scheduler::compile::load_str;
 use serde_json::Value;
 
 fn read(path: &str) -> String {
@@ -81,7 +81,9 @@ fn leaf_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
 
 #[test]
 fn every_configuration_key_is_in_the_reference() {
-    let cfg = load_str(EVERY_KEY).expect("the example sets valid values");
+    let cfg = load_str(EVERY_KEY)
+        .expect("the example sets valid values")
+        .config;
     let mut paths = BTreeSet::new();
     leaf_paths(&serde_json::to_value(&cfg).unwrap(), "", &mut paths);
     assert!(paths.contains("schedulers.shoot.profiles[i].schedule.activePeriod.timezone"));

@@ -8,8 +8,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
 
-use super::points::Coverage;
-use super::{Forecast, Forecasts, format_age};
+use crate::forecast::{Coverage, Forecast, Forecasts, format_age};
 use crate::snapshot::{CarbonSource, CarbonSources, SeedInfo, Snapshot};
 
 /// Score of a seed whose location has no usable data: neither rewarded nor punished.

@@ -1,8 +1,7 @@
 use std::net::IpAddr;
 
-use super::load::FieldError;
 use super::types::*;
-use crate::chain::ProfileChain;
+use crate::field_error::FieldError;
 
 /// Feature gate names upstream's scheduler knows. It registers none of Gardener's gates
 /// (`features.GetFeatures()` without names, upstream `pkg/scheduler/features`), so only the two
@@ -186,8 +185,5 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         &shoot.regions,
         "schedulers.shoot.regions",
     ));
-    if let Err(mut problems) = ProfileChain::from_config(shoot) {
-        e.append(&mut problems);
-    }
     e
 }

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// Every access restriction the shoot requests must be offered by the seed, as upstream's
 /// `AccessRestrictionsAreSupported` decides, including its shortcut: a shoot listing more

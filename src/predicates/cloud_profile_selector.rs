@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// The CloudProfile's `spec.seedSelector` label selector (none matches every seed).
 pub struct CloudProfileSelector;

@@ -1,9 +1,9 @@
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::SetStep;
+use super::framework::SetStep;
 
 /// A shoot whose `spec.dns.domain` lies under a default domain D of one of the seeds left at
 /// this stage must go to a seed whose default D makes the domain exactly

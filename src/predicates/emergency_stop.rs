@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// Seeds annotated `shoot.gardener.cloud/emergency-stop-reconciliations: "true"` take no shoots.
 pub struct EmergencyStop;

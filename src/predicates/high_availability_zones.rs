@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// A control plane with failure tolerance `zone` spreads over 3 zones, so the seed needs 3.
 pub struct HighAvailabilityZones;

@@ -4,14 +4,15 @@
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
-use crate::priorities::{parse_args, sources_from_args};
+use crate::field_error::FieldError;
+use crate::plugin::parse_args;
+use crate::priorities::sources_from_args;
 use crate::reason::Reason;
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 pub const NAME: &str = "MaxLatency";
 

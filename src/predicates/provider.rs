@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// With P = the CloudProfile's `seedSelector.providerTypes`: if P is empty the seed's provider
 /// type must equal the shoot's; otherwise P must contain `*` or the seed's type.

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// A seed publishing `status.allocatable.shoots` takes a shoot only while usage is below it
 /// (rounded up to a whole number, as upstream reads it).

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// The shoot's `spec.seedSelector` label selector. Its `providerTypes` is ignored, as upstream.
 pub struct ShootSelector;

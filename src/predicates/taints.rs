@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// Every seed taint must be tolerated, as upstream's `TaintsAreTolerated` decides: the shoot's
 /// tolerations form a key -> value map (no value counts as the empty value; of two tolerations

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// Seeds that are deleting, invisible, never reconciled, not ready or malformed take no shoots.
 pub struct Usable;

@@ -1,9 +1,9 @@
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
 
-use super::SetStep;
+use super::framework::SetStep;
 
 /// Among the remaining seeds, prefer those that do not prefer other zones: seeds in mode
 /// `Prefer` stay only if they share a zone with the workers. When the preference would leave

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 /// Explicit control plane zones must all exist on the seed; otherwise a seed in zone selection
 /// mode `Enforce` must share a zone with the workers (when they name any). Skipped for zone-HA

@@ -8,14 +8,15 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
+use crate::region_distance::region_distance;
 use crate::snapshot::estimate::{LatencySources, round_ms};
 use crate::snapshot::latency::{LatencyTable, MAX_COMPLETED_REGIONS};
 use crate::snapshot::{SeedInfo, Snapshot};
-use crate::strategies::levenshtein::region_distance;
 
-use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
+use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
+use crate::plugin::parse_args;
 
 /// Matrix files larger than this are refused rather than read into memory.
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -600,7 +601,7 @@ schedulers:
         matrix:
           eu-west-1: {us-east-1: -5, westEurope: 7}
 "#;
-        let err = crate::config::load_str(yaml).unwrap_err().to_string();
+        let err = crate::compile::load_str(yaml).unwrap_err().to_string();
         assert!(
             err.contains("schedulers.shoot.priorities[1].args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5"),
             "{err}"

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::{Detail, Priority, RawScore, lower_is_better, parse_args};
+use super::framework::{Detail, Priority, RawScore, lower_is_better};
+use crate::plugin::parse_args;
 
 /// Where shoots of one project should not pile up.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]

@@ -8,11 +8,12 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
 
-use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
+use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
+use crate::plugin::parse_args;
 
 pub const SHOOTS: &str = "shoots";
 

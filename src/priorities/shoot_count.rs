@@ -1,10 +1,11 @@
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::{Detail, Priority, RawScore, lower_is_better, parse_args};
+use super::framework::{Detail, Priority, RawScore, lower_is_better};
+use crate::plugin::parse_args;
 
 /// Fewer shoots scores higher: upstream's "seed with the least shoots". With
 /// `relativeToCapacity: true` the raw value is usage / `status.allocatable.shoots` instead.

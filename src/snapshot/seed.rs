@@ -6,7 +6,7 @@ use std::sync::Arc;
 use ipnet::IpNet;
 
 use crate::api::{ANNOTATION_EMERGENCY_STOP, Seed};
-use crate::predicates::reserved;
+use crate::cidr::reserved;
 use crate::quantity;
 use crate::reason::Reason;
 
