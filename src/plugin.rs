@@ -3,15 +3,15 @@
 //!
 //! As kube-scheduler's `validation_pluginargs.go`: a plugin's `args` are one typed struct,
 //! parsed by [`parse_args`] (unknown keys are errors with their path), and the checks on its
-//! values use [`unsupported_value`] and [`positive_number`], so that the same mistake reads the
-//! same wherever it is made.
-
-use std::fmt::Display;
+//! values use the shared messages of [`crate::field_error`] ([`unsupported_value`],
+//! [`positive_number`], [`GREATER_THAN_ZERO`]), so that the same mistake reads the same wherever
+//! it is made.
 
 use serde::de::DeserializeOwned;
 
 use crate::carbon::CarbonSettings;
 use crate::field_error::FieldError;
+pub use crate::field_error::{GREATER_THAN_ZERO, positive_number, unsupported_value};
 
 /// Parses a plugin's `args` (absent = defaults), rejecting unknown keys with their path.
 pub fn parse_args<T: DeserializeOwned + Default>(
@@ -30,36 +30,6 @@ pub fn parse_args<T: DeserializeOwned + Default>(
         };
         vec![FieldError::new(p, e.into_inner().to_string())]
     })
-}
-
-/// `unsupported value "x": supported values: "A", "B"`, as upstream's validation writes it.
-pub fn unsupported_value<S: AsRef<str>>(
-    path: impl Into<String>,
-    value: &str,
-    supported: impl IntoIterator<Item = S>,
-) -> FieldError {
-    let supported: Vec<String> = supported
-        .into_iter()
-        .map(|s| format!("{:?}", s.as_ref()))
-        .collect();
-    FieldError::new(
-        path,
-        format!(
-            "unsupported value {value:?}: supported values: {}",
-            supported.join(", ")
-        ),
-    )
-}
-
-/// `must be a positive number, got 0` unless `value` is finite and above zero.
-pub fn positive_number(path: impl Into<String>, value: f64) -> Option<FieldError> {
-    (!(value.is_finite() && value > 0.0))
-        .then(|| FieldError::new(path, format!("must be a positive number, got {value}")))
-}
-
-/// `must be a positive number, got …` for a value shown as written (an integer, a duration).
-pub fn not_positive(path: impl Into<String>, shown: impl Display) -> FieldError {
-    FieldError::new(path, format!("must be a positive number, got {shown}"))
 }
 
 /// Cluster data beyond shoots, seeds, projects, cloud profiles and region ConfigMaps that a

@@ -4,6 +4,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::Predicate;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "AccessRestrictions";
+
 /// Every access restriction the shoot requests must be offered by the seed, as upstream's
 /// `AccessRestrictionsAreSupported` decides, including its shortcut: a shoot listing more
 /// restrictions than the seed (repeats counted) is not supported.
@@ -11,7 +14,7 @@ pub struct AccessRestrictions;
 
 impl Predicate for AccessRestrictions {
     fn name(&self) -> &'static str {
-        "AccessRestrictions"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

@@ -5,6 +5,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::SetStep;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "DefaultDomain";
+
 /// A shoot whose `spec.dns.domain` lies under a default domain D of one of the seeds left at
 /// this stage must go to a seed whose default D makes the domain exactly
 /// `<shoot>.<project>.<D>`. A domain under no remaining seed's default passes every remaining
@@ -13,7 +16,7 @@ pub struct DefaultDomain;
 
 impl SetStep for DefaultDomain {
     fn name(&self) -> &'static str {
-        "DefaultDomain"
+        NAME
     }
 
     fn narrow(

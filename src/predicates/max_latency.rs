@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::plugin::parse_args;
+use crate::plugin::{parse_args, positive_number};
 use crate::priorities::sources_from_args;
 use crate::reason::Reason;
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
@@ -54,10 +54,7 @@ pub(super) fn build(
     let max_ms = match a.max_latency_ms {
         Some(ms) if ms.is_finite() && ms > 0.0 => ms,
         Some(ms) => {
-            errors.push(FieldError::new(
-                format!("{path}.maxLatencyMs"),
-                format!("must be a positive number, got {ms}"),
-            ));
+            errors.extend(positive_number(format!("{path}.maxLatencyMs"), ms));
             0.0
         }
         None => {

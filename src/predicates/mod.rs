@@ -89,24 +89,46 @@ pub fn build_filters(
     }
 }
 
-/// The filtering stages in upstream order, then the opt-in filters, ending with the region
-/// strategy.
+/// Makes a built-in filter's stage.
+type StageBuilder = fn() -> Stage;
+
+/// The filters every profile runs, by name, in upstream order.
+pub const BUILT_IN: &[(&str, StageBuilder)] = &[
+    (usable::NAME, || Stage::Filter(Box::new(Usable))),
+    (cloud_profile_selector::NAME, || {
+        Stage::Filter(Box::new(CloudProfileSelector))
+    }),
+    (shoot_selector::NAME, || {
+        Stage::Filter(Box::new(ShootSelector))
+    }),
+    (provider::NAME, || Stage::Filter(Box::new(Provider))),
+    (high_availability_zones::NAME, || {
+        Stage::Filter(Box::new(HighAvailabilityZones))
+    }),
+    (zones::NAME, || Stage::Filter(Box::new(Zones))),
+    (zone_preference::NAME, || {
+        Stage::Narrow(Box::new(ZonePreference))
+    }),
+    (access_restrictions::NAME, || {
+        Stage::Filter(Box::new(AccessRestrictions))
+    }),
+    (default_domain::NAME, || {
+        Stage::Narrow(Box::new(DefaultDomain))
+    }),
+    (emergency_stop::NAME, || {
+        Stage::Filter(Box::new(EmergencyStop))
+    }),
+    (networks::NAME, || Stage::Filter(Box::new(Networks))),
+    (taints::NAME, || Stage::Filter(Box::new(Taints))),
+    (seed_capacity::NAME, || {
+        Stage::Filter(Box::new(SeedCapacity))
+    }),
+];
+
+/// The built-in filtering stages in upstream order, then the opt-in filters, ending with the
+/// region strategy.
 pub fn pipeline(opt_in: Vec<Box<dyn Predicate>>, region_step: Box<dyn SetStep>) -> Vec<Stage> {
-    let mut stages = vec![
-        Stage::Filter(Box::new(Usable)),
-        Stage::Filter(Box::new(CloudProfileSelector)),
-        Stage::Filter(Box::new(ShootSelector)),
-        Stage::Filter(Box::new(Provider)),
-        Stage::Filter(Box::new(HighAvailabilityZones)),
-        Stage::Filter(Box::new(Zones)),
-        Stage::Narrow(Box::new(ZonePreference)),
-        Stage::Filter(Box::new(AccessRestrictions)),
-        Stage::Narrow(Box::new(DefaultDomain)),
-        Stage::Filter(Box::new(EmergencyStop)),
-        Stage::Filter(Box::new(Networks)),
-        Stage::Filter(Box::new(Taints)),
-        Stage::Filter(Box::new(SeedCapacity)),
-    ];
+    let mut stages: Vec<Stage> = BUILT_IN.iter().map(|(_, stage)| stage()).collect();
     stages.extend(opt_in.into_iter().map(Stage::Filter));
     stages.push(Stage::Narrow(region_step));
     stages

@@ -7,6 +7,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::Predicate;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "Networks";
+
 /// The problem of a shoot network (`what`, CIDR) that reaches into a reserved range.
 fn reserved_overlap((what, net): (&str, IpNet)) -> Option<String> {
     RESERVED
@@ -24,7 +27,7 @@ pub struct Networks;
 
 impl Predicate for Networks {
     fn name(&self) -> &'static str {
-        "Networks"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

@@ -4,13 +4,16 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::Predicate;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "Provider";
+
 /// With P = the CloudProfile's `seedSelector.providerTypes`: if P is empty the seed's provider
 /// type must equal the shoot's; otherwise P must contain `*` or the seed's type.
 pub struct Provider;
 
 impl Predicate for Provider {
     fn name(&self) -> &'static str {
-        "Provider"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

@@ -4,6 +4,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::Predicate;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "Taints";
+
 /// Every seed taint must be tolerated, as upstream's `TaintsAreTolerated` decides: the shoot's
 /// tolerations form a key -> value map (no value counts as the empty value; of two tolerations
 /// with the same key the later one wins); a taint needs its key in the map and, when the taint
@@ -12,7 +15,7 @@ pub struct Taints;
 
 impl Predicate for Taints {
     fn name(&self) -> &'static str {
-        "Taints"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

@@ -5,6 +5,9 @@ use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
 
 use super::framework::SetStep;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ZonePreference";
+
 /// Among the remaining seeds, prefer those that do not prefer other zones: seeds in mode
 /// `Prefer` stay only if they share a zone with the workers. When the preference would leave
 /// nothing, every remaining seed stays (it is a preference, not a requirement).
@@ -12,7 +15,7 @@ pub struct ZonePreference;
 
 impl SetStep for ZonePreference {
     fn name(&self) -> &'static str {
-        "ZonePreference"
+        NAME
     }
 
     fn narrow(

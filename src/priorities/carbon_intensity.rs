@@ -11,7 +11,7 @@ use crate::field_error::FieldError;
 use crate::snapshot::{MAX_REMOVED_RETENTION, SeedInfo, Snapshot};
 
 use super::framework::{Priority, RawScore};
-use crate::plugin::{ClusterData, parse_args};
+use crate::plugin::{ClusterData, GREATER_THAN_ZERO, parse_args};
 
 /// The config name.
 pub const NAME: &str = "CarbonIntensity";
@@ -122,7 +122,7 @@ impl CarbonIntensity {
         let delta = |d: Duration| TimeDelta::from_std(d).unwrap_or(TimeDelta::MAX);
         if let Some(h) = a.horizon.map(delta) {
             if h <= TimeDelta::zero() {
-                err("horizon", "must be greater than zero".into());
+                err("horizon", GREATER_THAN_ZERO.into());
             } else if h > MAX_HORIZON {
                 err(
                     "horizon",
@@ -133,7 +133,7 @@ impl CarbonIntensity {
         }
         if let Some(m) = a.max_staleness.map(delta) {
             if m <= TimeDelta::zero() {
-                err("maxStaleness", "must be greater than zero".into());
+                err("maxStaleness", GREATER_THAN_ZERO.into());
             }
             s.max_staleness = Some(m);
         }

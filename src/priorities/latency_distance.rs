@@ -16,7 +16,10 @@ use crate::snapshot::latency::{LatencyTable, MAX_COMPLETED_REGIONS};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
-use crate::plugin::parse_args;
+use crate::plugin::{parse_args, positive_number};
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "LatencyDistance";
 
 /// Matrix files larger than this are refused rather than read into memory.
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
@@ -64,12 +67,10 @@ pub(super) fn build(
 ) -> Result<Box<dyn Priority>, Vec<FieldError>> {
     let a: Args = parse_args(args, path)?;
     let mut errors = Vec::new();
-    if !(a.max_latency_ms.is_finite() && a.max_latency_ms > 0.0) {
-        errors.push(FieldError::new(
-            format!("{path}.maxLatencyMs"),
-            format!("must be a positive number, got {}", a.max_latency_ms),
-        ));
-    }
+    errors.extend(positive_number(
+        format!("{path}.maxLatencyMs"),
+        a.max_latency_ms,
+    ));
     if !(a.fallback_factor.is_finite() && a.fallback_factor >= 0.0) {
         errors.push(FieldError::new(
             format!("{path}.fallbackFactor"),
@@ -253,7 +254,7 @@ impl LatencyDistance {
 
 impl Priority for LatencyDistance {
     fn name(&self) -> &'static str {
-        "LatencyDistance"
+        NAME
     }
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {

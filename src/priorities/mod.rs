@@ -33,10 +33,10 @@ type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Priority>, Vec<Fie
 
 /// Every priority by its config name.
 pub const REGISTRY: &[(&str, Builder)] = &[
-    ("ShootCount", shoot_count::build),
-    ("LatencyDistance", latency_distance::build),
-    ("ProjectAntiAffinity", project_anti_affinity::build),
-    ("ResourceFit", resource_fit::build),
+    (shoot_count::NAME, shoot_count::build),
+    (latency_distance::NAME, latency_distance::build),
+    (project_anti_affinity::NAME, project_anti_affinity::build),
+    (resource_fit::NAME, resource_fit::build),
     (carbon_intensity::NAME, carbon_intensity::build),
     (capacity_pressure::NAME, capacity_pressure::build),
 ];

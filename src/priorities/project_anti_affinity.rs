@@ -13,6 +13,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 use super::framework::{Detail, Priority, RawScore, lower_is_better};
 use crate::plugin::parse_args;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ProjectAntiAffinity";
+
 /// Where shoots of one project should not pile up.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
@@ -53,7 +56,7 @@ impl ProjectAntiAffinity {
 
 impl Priority for ProjectAntiAffinity {
     fn name(&self) -> &'static str {
-        "ProjectAntiAffinity"
+        NAME
     }
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {

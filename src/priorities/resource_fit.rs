@@ -13,7 +13,10 @@ use crate::field_error::FieldError;
 use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
 
 use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
-use crate::plugin::parse_args;
+use crate::plugin::{parse_args, positive_number, unsupported_value};
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ResourceFit";
 
 pub const SHOOTS: &str = "shoots";
 
@@ -156,17 +159,7 @@ fn from_args(args: &serde_json::Value, path: &str) -> Result<ResourceFit, Vec<Fi
             if let Some(v) = value
                 && !allowed.contains(&v.as_str())
             {
-                errors.push(FieldError::new(
-                    format!("{at}.{field}"),
-                    format!(
-                        "unsupported value {v:?}: supported values: {}",
-                        allowed
-                            .iter()
-                            .map(|a| format!("{a:?}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
+                errors.push(unsupported_value(format!("{at}.{field}"), v, allowed));
             }
         }
         let mut requests = BTreeMap::new();
@@ -212,12 +205,7 @@ fn from_args(args: &serde_json::Value, path: &str) -> Result<ResourceFit, Vec<Fi
         Some(list) => {
             for (i, r) in list.iter().enumerate() {
                 let at = format!("{path}.resources[{i}]");
-                if !(r.weight.is_finite() && r.weight > 0.0) {
-                    errors.push(FieldError::new(
-                        format!("{at}.weight"),
-                        format!("must be a positive number, got {}", r.weight),
-                    ));
-                }
+                errors.extend(positive_number(format!("{at}.weight"), r.weight));
                 if list[..i].iter().any(|q| q.name == r.name) {
                     errors.push(FieldError::new(
                         format!("{at}.name"),
@@ -309,7 +297,7 @@ fn amount(v: f64) -> String {
 
 impl Priority for ResourceFit {
     fn name(&self) -> &'static str {
-        "ResourceFit"
+        NAME
     }
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {

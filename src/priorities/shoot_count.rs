@@ -7,6 +7,9 @@ use crate::snapshot::{SeedInfo, Snapshot};
 use super::framework::{Detail, Priority, RawScore, lower_is_better};
 use crate::plugin::parse_args;
 
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ShootCount";
+
 /// Fewer shoots scores higher: upstream's "seed with the least shoots". With
 /// `relativeToCapacity: true` the raw value is usage / `status.allocatable.shoots` instead.
 pub struct ShootCount {
@@ -39,7 +42,7 @@ impl ShootCount {
 
 impl Priority for ShootCount {
     fn name(&self) -> &'static str {
-        "ShootCount"
+        NAME
     }
 
     fn raw(&self, _: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
