@@ -6,9 +6,13 @@
 //! Everything here is pure: `now` is always passed in.
 
 mod assess;
+mod report;
+mod settings;
 
 pub use crate::forecast::*;
-pub use assess::{
-    Assessment, Basis, CarbonReport, CarbonSettings, DataStatus, LocationReport, Neutral, Origin,
-    Scale, SeedReport, SourceProblem, StatusChange, StatusChanges,
+pub use assess::{Assessment, Basis, Neutral, Origin};
+pub use report::{
+    CarbonReport, DataStatus, LocationReport, SeedReport, SourceProblem, StatusChange,
+    StatusChanges,
 };
+pub use settings::{CarbonSettings, Scale};
