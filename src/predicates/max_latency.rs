@@ -6,8 +6,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::plugin::{parse_args, positive_number};
-use crate::priorities::sources_from_args;
+use crate::plugin::{parse_args, positive_number, sources_from_args};
 use crate::reason::Reason;
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};

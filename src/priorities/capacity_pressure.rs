@@ -24,8 +24,7 @@ use crate::snapshot::estimate::{LatencySources, ShootLatencies, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Detail, Priority, RawScore};
-use super::latency_distance::sources_from_args;
-use crate::plugin::parse_args;
+use crate::plugin::{parse_args, sources_from_args};
 
 /// The config name.
 pub const NAME: &str = "CapacityPressure";

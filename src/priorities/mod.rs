@@ -17,7 +17,6 @@ pub use capacity_pressure::CapacityPressure;
 pub use carbon_intensity::CarbonIntensity;
 pub use detail::Detail;
 pub use latency_distance::LatencyDistance;
-pub(crate) use latency_distance::sources_from_args;
 pub use project_anti_affinity::{ProjectAntiAffinity, Topology};
 pub use resource_fit::{FitStrategy, RequestRule, ResourceFit};
 pub use shoot_count::ShootCount;

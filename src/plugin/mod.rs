@@ -9,6 +9,10 @@
 
 use serde::de::DeserializeOwned;
 
+mod latency_sources;
+
+pub use latency_sources::sources_from_args;
+
 use crate::carbon::CarbonSettings;
 use crate::field_error::FieldError;
 pub use crate::field_error::{GREATER_THAN_ZERO, positive_number, unsupported_value};
