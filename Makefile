@@ -61,9 +61,10 @@ bench: ## Benchmarks and placement quality; report in target/bench-report.md (BE
 bench-instructions: ## Instructions per decision under callgrind, independent of machine load (needs valgrind; SEEDS, SHOOTS, DECISIONS; BENCH_PATH=reference counts schedule()).
 	hack/bench-instructions.sh
 
-lint: ## Check formatting (cargo fmt) and lints (cargo clippy, warnings are errors).
+lint: ## Check formatting (cargo fmt), lints (cargo clippy, warnings are errors) and that modules import one way (no cycles).
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
+	$(CARGO) test --locked --test module_graph
 
 lint-chart: ## helm lint + helm template the chart with default, all-options and production values.
 	bin="$$(hack/tools.sh)"; \

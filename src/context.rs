@@ -8,7 +8,8 @@ use ipnet::IpNet;
 use kube::core::Selector;
 
 use crate::api::{Shoot, object_key};
-use crate::schedule::FitError;
+use crate::field_error::unsupported;
+use crate::outcome::FitError;
 use crate::snapshot::{CloudProfileInfo, Snapshot, compile_selector};
 
 /// The shoot's CIDRs, from `spec.networking` and `status.networking`, kept apart because
@@ -50,14 +51,6 @@ const PURPOSES: &[&str] = &[
 ];
 /// `spec.controlPlane.highAvailability.failureTolerance.type` values Gardener accepts.
 const FAILURE_TOLERANCE_TYPES: &[&str] = &["node", "zone"];
-
-fn quoted(values: &[&str]) -> String {
-    values
-        .iter()
-        .map(|v| format!("{v:?}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 pub struct ShootContext<'a> {
     pub shoot: &'a Shoot,
@@ -111,23 +104,14 @@ impl<'a> ShootContext<'a> {
         if let Some(p) = spec.purpose.as_deref().filter(|p| !p.is_empty())
             && !PURPOSES.contains(&p)
         {
-            return Err(invalid(
-                "spec.purpose",
-                format!(
-                    "unsupported value {p:?}: supported values: {}",
-                    quoted(PURPOSES)
-                ),
-            ));
+            return Err(invalid("spec.purpose", unsupported(p, PURPOSES)));
         }
         if let Some(t) = shoot.failure_tolerance_type()
             && !FAILURE_TOLERANCE_TYPES.contains(&t)
         {
             return Err(invalid(
                 "spec.controlPlane.highAvailability.failureTolerance.type",
-                format!(
-                    "unsupported value {t:?}: supported values: {}",
-                    quoted(FAILURE_TOLERANCE_TYPES)
-                ),
+                unsupported(t, FAILURE_TOLERANCE_TYPES),
             ));
         }
         let cloud_profile = snap
@@ -226,7 +210,7 @@ fn parse_nets(shoot: &Shoot, workerless: bool) -> Result<ShootNets, (String, Str
             other => {
                 return Err((
                     format!("spec.networking.ipFamilies[{i}]"),
-                    format!("unsupported value {other:?}: supported values: \"IPv4\", \"IPv6\""),
+                    unsupported(other, ["IPv4", "IPv6"]),
                 ));
             }
         }

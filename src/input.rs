@@ -48,6 +48,8 @@ fn file_type_name(meta: &std::fs::Metadata) -> Option<&'static str> {
 
 /// Reads at most `limit` bytes of a regular file; more is an error, whatever size is reported.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    #[cfg(test)]
+    reads::note(path);
     // Checked before opening: opening a FIFO for reading blocks until a writer appears.
     if let Some(kind) = file_type_name(&std::fs::metadata(path)?) {
         return Err(ReadError::NotRegular(kind));
@@ -133,6 +135,27 @@ pub fn check_nesting(text: &str) -> Result<(), TooDeep> {
         prev_indicator = prev_blank || matches!(b, b'[' | b'{' | b',');
     }
     Ok(())
+}
+
+/// How often each file was read, for tests that prove a file is read once.
+#[cfg(test)]
+pub(crate) mod reads {
+    use std::collections::BTreeMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    static READS: Mutex<BTreeMap<PathBuf, usize>> = Mutex::new(BTreeMap::new());
+
+    pub(super) fn note(path: &Path) {
+        let mut reads = READS.lock().unwrap_or_else(|e| e.into_inner());
+        *reads.entry(path.to_path_buf()).or_default() += 1;
+    }
+
+    /// Reads of `path` through [`super::read_bytes`] so far.
+    pub fn count(path: &Path) -> usize {
+        let reads = READS.lock().unwrap_or_else(|e| e.into_inner());
+        reads.get(path).copied().unwrap_or(0)
+    }
 }
 
 #[cfg(test)]

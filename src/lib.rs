@@ -16,10 +16,14 @@
 pub mod api;
 /// Leaf helper: a leading UTF-8 byte order mark in user files.
 pub mod bom;
-/// Carbon-intensity forecasts: parsing, staleness, expected intensity per location.
+/// Carbon-aware placement: what a seed's forecast means for a shoot, and the carbon report.
 pub mod carbon;
 /// The profile chain: time-windowed profiles and freezes; the first active entry applies.
 pub mod chain;
+/// Leaf helper: CIDR overlap and the ranges Gardener reserves.
+pub mod cidr;
+/// The configuration compiled once: validated and turned into the profile chain in one pass.
+pub mod compile;
 /// The `SchedulerConfiguration` file: upstream keys and defaults plus our extensions.
 pub mod config;
 /// Per-shoot state computed once per decision (parsed selectors, CIDRs, zones, project).
@@ -28,15 +32,23 @@ pub mod context;
 pub mod controller;
 /// CustomResourceDefinitions for development clusters without gardener-apiserver.
 pub mod crds;
+/// Leaf vocabulary: one problem with one field, named by its path.
+pub mod field_error;
 /// Builders for tests and benchmarks.
 #[doc(hidden)]
 pub mod fixtures;
+/// Carbon-intensity forecasts: parsing, staleness, expected intensity per location (a leaf).
+pub mod forecast;
 /// Leaf helper: durations in Go's syntax (`1h30m`, `300ms`), as upstream's files write them.
 pub mod go_duration;
 /// Reading input files: regular files only, bounded size, nesting checked before parsing.
 pub mod input;
+/// Leaf vocabulary: a seed's rejection and a shoot's fit error.
+pub mod outcome;
 /// Drain and rebalance plans: where shoots should move, and when.
 pub mod plan;
+/// Leaf vocabulary of plugins: typed arguments, shared checks, declared cluster data.
+pub mod plugin;
 /// Filters: one predicate per file, in upstream order.
 pub mod predicates;
 /// Scores: one priority per file, raw value -> 0..=100 -> × weight.
@@ -47,6 +59,8 @@ pub mod profile;
 pub mod quantity;
 /// Why seeds were rejected, aggregated into one actionable line.
 pub mod reason;
+/// Leaf helper: the distance between two region names when no catalogue entry knows them.
+pub mod region_distance;
 /// The region catalogue: where each provider's regions are and under which jurisdiction.
 pub mod regions;
 /// The pure decision and its outcome types.

@@ -1,7 +1,9 @@
 //! A scheduling profile: the filter pipeline with its region strategy, and the weighted
 //! priorities, compiled once from the configuration.
 
-use crate::config::{FieldError, FilterConfig, PriorityConfig, ShootScheduler, Strategy};
+use crate::config::{FilterConfig, PriorityConfig, ShootScheduler, Strategy};
+use crate::field_error::{FieldError, positive_number, unsupported_value};
+use crate::plugin::ClusterData;
 use crate::predicates::{Stage, build_filters, pipeline};
 use crate::priorities::{self, Priority};
 use crate::strategies::RegionStrategy;
@@ -45,12 +47,10 @@ impl Profile {
         let strategy = match crate::config::parse_strategy(strategy) {
             Some(s) => s,
             None => {
-                errors.push(FieldError::new(
+                errors.push(unsupported_value(
                     format!("{path}.candidateDeterminationStrategy"),
-                    format!(
-                        "unsupported value {strategy:?}: supported values: {}",
-                        Strategy::ALL.map(|s| format!("{s:?}")).join(", ")
-                    ),
+                    strategy,
+                    Strategy::ALL,
                 ));
                 Strategy::default()
             }
@@ -58,12 +58,7 @@ impl Profile {
         let mut prios = Vec::new();
         for (i, p) in configs.iter().enumerate() {
             let path = format!("{path}.priorities[{i}]");
-            if !(p.weight.is_finite() && p.weight > 0.0) {
-                errors.push(FieldError::new(
-                    format!("{path}.weight"),
-                    format!("must be a positive number, got {}", p.weight),
-                ));
-            }
+            errors.extend(positive_number(format!("{path}.weight"), p.weight));
             if configs[..i].iter().any(|q| q.name == p.name) {
                 errors.push(FieldError::new(
                     format!("{path}.name"),
@@ -92,6 +87,20 @@ impl Profile {
         } else {
             Err(errors)
         }
+    }
+
+    /// The cluster data the profile's filters and priorities declare they read, in pipeline
+    /// order.
+    pub fn cluster_data(&self) -> Vec<ClusterData> {
+        let filters = self.stages.iter().flat_map(|s| match s {
+            Stage::Filter(p) => p.cluster_data(),
+            Stage::Narrow(_) => Vec::new(),
+        });
+        let priorities = self
+            .priorities
+            .iter()
+            .flat_map(|w| w.priority.cluster_data());
+        filters.chain(priorities).collect()
     }
 
     /// Upstream behaviour: `SameRegion` and `ShootCount` with weight 1.

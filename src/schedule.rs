@@ -3,7 +3,6 @@
 //! No I/O, no clock (the caller passes `now`), no globals. Production, `simulate` and the tests
 //! all call [`schedule`].
 
-use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -13,10 +12,11 @@ use tracing::debug_span;
 
 use crate::api::Shoot;
 use crate::context::ShootContext;
+pub use crate::outcome::{FitError, Rejection};
 use crate::predicates::Stage;
 use crate::priorities::Detail;
 use crate::profile::Profile;
-use crate::reason::{Reason, summarize};
+use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 use crate::strategies::{Candidates, RegionStrategy};
 
@@ -56,15 +56,6 @@ impl SeedScore {
     }
 }
 
-/// A seed rejected by a stage.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Rejection {
-    pub seed: Arc<str>,
-    pub stage: &'static str,
-    #[serde(flatten)]
-    pub reason: Reason,
-}
-
 /// A successful decision: the chosen seed, every feasible seed best first, and the rejections.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Decision {
@@ -77,66 +68,6 @@ pub struct Decision {
 impl Decision {
     pub fn winner(&self) -> &SeedScore {
         &self.ranking[0]
-    }
-}
-
-/// The shoot cannot be placed now. An expected outcome, not an error of the scheduler.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
-pub enum FitError {
-    /// Every seed was rejected by some stage.
-    NoFit {
-        total: usize,
-        rejected: Vec<Rejection>,
-    },
-    /// The shoot itself is malformed or references something missing.
-    InvalidShoot { field: String, message: String },
-    /// The region ConfigMap row for the shoot's region cannot be parsed.
-    InvalidRegionConfig {
-        config_map: String,
-        region: String,
-        message: String,
-    },
-}
-
-impl FitError {
-    /// Hints on what to change, deduplicated, most common first.
-    pub fn hints(&self) -> Vec<String> {
-        let FitError::NoFit { rejected, .. } = self else {
-            return Vec::new();
-        };
-        let mut hints: Vec<(String, usize)> = Vec::new();
-        for r in rejected {
-            if let Some(h) = r.reason.hint() {
-                match hints.iter_mut().find(|(x, _)| *x == h) {
-                    Some((_, n)) => *n += 1,
-                    None => hints.push((h, 1)),
-                }
-            }
-        }
-        hints.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        hints.into_iter().map(|(h, _)| h).take(3).collect()
-    }
-}
-
-impl fmt::Display for FitError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FitError::NoFit { total, rejected } => {
-                f.write_str(&summarize(*total, rejected.iter().map(|r| &r.reason)))
-            }
-            FitError::InvalidShoot { field, message } => {
-                write!(f, "invalid shoot: {field}: {message}")
-            }
-            FitError::InvalidRegionConfig {
-                config_map,
-                region,
-                message,
-            } => write!(
-                f,
-                "region ConfigMap {config_map}: data[{region}]: {message}"
-            ),
-        }
     }
 }
 
@@ -363,7 +294,7 @@ fn rank(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_str;
+    use crate::compile::load_str;
     use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 
     fn snapshot(seeds: &[SeedBuilder], placed: &[(&str, usize)]) -> Snapshot {
@@ -389,7 +320,7 @@ mod tests {
             "schedulers:\n  shoot:\n    candidateDeterminationStrategy: {strategy}\n"
         ))
         .unwrap();
-        Profile::from_config("default", &cfg.schedulers.shoot).unwrap()
+        Profile::from_config("default", &cfg.config.schedulers.shoot).unwrap()
     }
 
     #[test]

@@ -251,13 +251,13 @@ fn a_malformed_points_file_fails_config_loading_naming_the_path() {
 #[test]
 fn the_example_forecast_covers_every_seed_of_the_example_landscape() {
     use gardener_scheduler::carbon::DataStatus;
-    use gardener_scheduler::priorities::CarbonIntensity;
     use gardener_scheduler::simulate::{Landscape, snapshot_of};
 
     let text = std::fs::read_to_string(root().join(CONFIG)).unwrap();
-    let cfg = gardener_scheduler::config::load_str(&text).unwrap();
-    let settings = CarbonIntensity::configured(&cfg.schedulers.shoot)
-        .unwrap()
+    let cfg = gardener_scheduler::compile::load_str(&text).unwrap();
+    let settings = cfg
+        .chain
+        .carbon_settings()
         .expect("the example config uses CarbonIntensity");
     let landscape = Landscape::load(&[root().join("example/landscape")]).unwrap();
     let now = chrono::DateTime::parse_from_rfc3339(NOW).unwrap().to_utc();
@@ -311,7 +311,7 @@ fn the_documented_configurations_load() {
         "the args example and the eco-mode-off recipe"
     );
     for b in blocks {
-        gardener_scheduler::config::load_str(b).unwrap_or_else(|e| panic!("{e}\n{b}"));
+        gardener_scheduler::compile::load_str(b).unwrap_or_else(|e| panic!("{e}\n{b}"));
     }
 }
 

@@ -1,11 +1,13 @@
 //! docs/usage/configuration.md is the operator's reference: it must name every key the binary
-//! accepts, every registered priority, and its environment examples must do what it says.
+//! accepts, every registered priority and opt-in filter, and its environment examples must do
+//! what it says. docs/concepts/scheduler.md must describe every built-in filter and every region
+//! strategy, so that a plugin registered without its documentation fails here.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use gardener_scheduler::config::load_str;
+use gardener_scheduler::compile::load_str;
 use serde_json::Value;
 
 fn read(path: &str) -> String {
@@ -81,7 +83,9 @@ fn leaf_paths(v: &Value, prefix: &str, out: &mut BTreeSet<String>) {
 
 #[test]
 fn every_configuration_key_is_in_the_reference() {
-    let cfg = load_str(EVERY_KEY).expect("the example sets valid values");
+    let cfg = load_str(EVERY_KEY)
+        .expect("the example sets valid values")
+        .config;
     let mut paths = BTreeSet::new();
     leaf_paths(&serde_json::to_value(&cfg).unwrap(), "", &mut paths);
     assert!(paths.contains("schedulers.shoot.profiles[i].schedule.activePeriod.timezone"));
@@ -146,6 +150,42 @@ fn every_opt_in_filter_is_listed_with_its_concept_section() {
         assert!(
             concept.lines().any(|l| l.trim() == format!("### {name}")),
             "docs/concepts/scheduler.md has no section ### {name}"
+        );
+    }
+}
+
+#[test]
+fn every_built_in_filter_is_a_row_of_the_filtering_table() {
+    let concept = read("docs/concepts/scheduler.md");
+    let section = concept
+        .split("\n## Filtering\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/concepts/scheduler.md has a section ## Filtering");
+    for (name, _) in gardener_scheduler::predicates::BUILT_IN {
+        assert!(
+            section.lines().any(
+                |l| l.starts_with("| ") && l.contains(&format!(" | `{name}` ("))
+                    || l.contains(&format!(" | `{name}` |"))
+            ),
+            "docs/concepts/scheduler.md ## Filtering has no row for the filter {name}"
+        );
+    }
+}
+
+#[test]
+fn every_region_strategy_is_described() {
+    let concept = read("docs/concepts/scheduler.md");
+    let section = concept
+        .split("\n## Region strategies\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("docs/concepts/scheduler.md has a section ## Region strategies");
+    for strategy in gardener_scheduler::config::Strategy::ALL {
+        let name = strategy;
+        assert!(
+            section.contains(&format!("- **`{name}`**")),
+            "docs/concepts/scheduler.md ## Region strategies does not describe {name}"
         );
     }
 }

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use gardener_scheduler::config::load_str;
+use gardener_scheduler::compile::load_str;
 use gardener_scheduler::simulate::Landscape;
 use gardener_scheduler::snapshot::RegionConfig;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use gardener_scheduler::api::{ConfigMap, ObjectMeta, Seed, Shoot};
-use gardener_scheduler::config::load_str;
+use gardener_scheduler::compile::load_str;
 use gardener_scheduler::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use gardener_scheduler::profile::Profile;
 use gardener_scheduler::schedule::{decide, schedule};
@@ -176,7 +176,7 @@ fn profile(b: u64) -> Profile {
         text.extend(filters);
     }
     let cfg = load_str(&text).unwrap();
-    Profile::from_config("default", &cfg.schedulers.shoot).unwrap()
+    Profile::from_config("default", &cfg.config.schedulers.shoot).unwrap()
 }
 
 /// A region ConfigMap for the aws and gcp CloudProfiles: none, valid rows, or one row that

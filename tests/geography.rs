@@ -5,7 +5,7 @@
 
 use chrono::Utc;
 use gardener_scheduler::api::{ANNOTATION_RESIDENCY, Project, ProjectSpec};
-use gardener_scheduler::config::load_str;
+use gardener_scheduler::compile::load_str;
 use gardener_scheduler::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use gardener_scheduler::profile::Profile;
 use gardener_scheduler::regions::Regions;
@@ -21,7 +21,7 @@ schedulers:
 ";
 
 fn profile(yaml: &str) -> (Profile, Regions) {
-    let cfg = load_str(yaml).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = load_str(yaml).unwrap_or_else(|e| panic!("{e}")).config;
     let shoot = &cfg.schedulers.shoot;
     (
         Profile::from_config("test", shoot).unwrap_or_else(|e| panic!("{e:?}")),

@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, Utc};
 use gardener_scheduler::chain::{ProfileChain, Selection, parse_cron};
-use gardener_scheduler::config::load_str;
+use gardener_scheduler::compile::load_str;
 use gardener_scheduler::context::ShootContext;
 use gardener_scheduler::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use gardener_scheduler::predicates::Stage;
@@ -186,7 +186,7 @@ proptest! {
         shuffle in any::<u64>(),
     ) {
         let cfg = load_str(&format!("schedulers:\n  shoot:\n    candidateDeterminationStrategy: {}\n", STRATEGIES[strategy])).unwrap();
-        let profile = Profile::from_config("default", &cfg.schedulers.shoot).unwrap();
+        let profile = Profile::from_config("default", &cfg.config.schedulers.shoot).unwrap();
         let seed_objs: Vec<_> = seeds.iter().enumerate().map(|(i, s)| seed_obj(i, s)).collect();
         let placed_objs: Vec<_> = placed.iter().enumerate().filter(|(_, s)| s.placed_on.is_some()).map(|(i, s)| shoot_obj(&format!("placed-{i}"), s)).collect();
         let snap = build_snapshot(&seed_objs, &placed_objs);
@@ -373,7 +373,7 @@ proptest! {
         offset_min in 0i64..2 * 365 * 24 * 60,
     ) {
         let cfg = load_str(&yaml).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
-        let chain = ProfileChain::from_config(&cfg.schedulers.shoot).unwrap();
+        let chain = ProfileChain::from_config(&cfg.config.schedulers.shoot).unwrap();
         let t = now() - chrono::TimeDelta::days(365) + chrono::TimeDelta::minutes(offset_min)
             + chrono::TimeDelta::seconds(offset_min % 61);
         let here = active_id(&chain, t);
@@ -421,11 +421,11 @@ proptest! {
         );
         match load_str(&yaml) {
             Ok(cfg) => {
-                prop_assert!((1..=1000).contains(&cfg.schedulers.shoot.concurrent_syncs));
-                prop_assert!(!cfg.schedulers.shoot.retry_sync_period.is_zero());
-                prop_assert!(cfg.schedulers.shoot.backoff.initial <= cfg.schedulers.shoot.backoff.max);
-                prop_assert!(cfg.client_connection.qps.is_finite() && cfg.client_connection.qps >= 0.0);
-                prop_assert!(ProfileChain::from_config(&cfg.schedulers.shoot).is_ok());
+                prop_assert!((1..=1000).contains(&cfg.config.schedulers.shoot.concurrent_syncs));
+                prop_assert!(!cfg.config.schedulers.shoot.retry_sync_period.is_zero());
+                prop_assert!(cfg.config.schedulers.shoot.backoff.initial <= cfg.config.schedulers.shoot.backoff.max);
+                prop_assert!(cfg.config.client_connection.qps.is_finite() && cfg.config.client_connection.qps >= 0.0);
+                prop_assert!(ProfileChain::from_config(&cfg.config.schedulers.shoot).is_ok());
             }
             Err(e) => {
                 let text = e.to_string();

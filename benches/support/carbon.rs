@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
-use gardener_scheduler::config;
 use gardener_scheduler::profile::Profile;
 use gardener_scheduler::simulate::{self, Landscape};
 use serde_json::{Value, json};
@@ -123,7 +122,9 @@ fn raw_of(d: &gardener_scheduler::schedule::Decision, name: &str) -> Option<f64>
 /// Places the pending shoots of the example landscape with one weight.
 pub fn run(inputs: &CarbonInputs, weight: u32) -> CarbonRow {
     let text = config_text(inputs, weight);
-    let cfg = config::load_str(&text).unwrap_or_else(|e| panic!("weight {weight}: {e}"));
+    let cfg = gardener_scheduler::compile::load_str(&text)
+        .unwrap_or_else(|e| panic!("weight {weight}: {e}"))
+        .config;
     let profile = Profile::from_config(&format!("carbon-{weight}"), &cfg.schedulers.shoot)
         .unwrap_or_else(|e| panic!("weight {weight}: {e:?}"));
     let sim = simulate::simulate(
@@ -171,7 +172,9 @@ pub fn run(inputs: &CarbonInputs, weight: u32) -> CarbonRow {
 /// every placed shoot is decided again, pinned to its seed via the ranking of a carbon profile.
 fn intensity_of_seeds(inputs: &CarbonInputs, sim: &simulate::Simulation) -> Vec<f64> {
     let text = config_text(inputs, 1);
-    let cfg = config::load_str(&text).expect("carbon config");
+    let cfg = gardener_scheduler::compile::load_str(&text)
+        .expect("carbon config")
+        .config;
     let profile =
         Profile::from_config("carbon-probe", &cfg.schedulers.shoot).expect("carbon profile");
     let initial = simulate::snapshot_of(&inputs.landscape);

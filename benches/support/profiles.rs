@@ -167,10 +167,12 @@ fn config_text(strategy: &str, priorities: &[(String, f64, Option<Value>)]) -> S
 }
 
 fn compile(name: &str, text: &str) -> Result<Profile, Vec<config::FieldError>> {
-    let cfg = config::load_str(text).map_err(|e| match e {
-        config::ConfigError::Invalid(errors) => errors,
-        other => vec![config::FieldError::new("<config>", other.to_string())],
-    })?;
+    let cfg = gardener_scheduler::compile::load_str(text)
+        .map_err(|e| match e {
+            config::ConfigError::Invalid(errors) => errors,
+            other => vec![config::FieldError::new("<config>", other.to_string())],
+        })?
+        .config;
     Profile::from_config(name, &cfg.schedulers.shoot)
 }
 

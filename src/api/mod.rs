@@ -26,7 +26,7 @@ pub use seed::{
 pub use shoot::{
     AccessRestriction, ControlPlane, FailureTolerance, HighAvailability, LastOperation, Shoot,
     ShootDns, ShootNetworking, ShootProvider, ShootSpec, ShootStatus, StatusNetworking, Toleration,
-    Worker,
+    Worker, is_pending,
 };
 
 /// API group and version of every Gardener type here.

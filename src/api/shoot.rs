@@ -202,6 +202,15 @@ pub struct LastOperation {
     pub last_update_time: Option<Time>,
 }
 
+/// Is this shoot waiting for this scheduler? Unassigned, ours, not deleting, not self-hosted.
+/// The controller's queue and `simulate` both ask it.
+pub fn is_pending(shoot: &Shoot, scheduler_names: &[String]) -> bool {
+    shoot.spec.seed_name.as_deref().is_none_or(str::is_empty)
+        && scheduler_names.iter().any(|n| n == shoot.scheduler_name())
+        && shoot.metadata.deletion_timestamp.is_none()
+        && !shoot.is_self_hosted()
+}
+
 impl Shoot {
     /// The scheduler this shoot asks for (`default-scheduler` when unset).
     pub fn scheduler_name(&self) -> &str {

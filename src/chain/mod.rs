@@ -8,7 +8,10 @@ use chrono::{DateTime, Utc};
 
 pub use window::{Window, parse_cron};
 
-use crate::config::{FieldError, ProfileConfig, ShootScheduler};
+use crate::carbon::CarbonSettings;
+use crate::config::{ProfileConfig, ShootScheduler};
+use crate::field_error::FieldError;
+use crate::plugin::ClusterData;
 use crate::profile::Profile;
 
 pub enum EntryKind {
@@ -191,6 +194,30 @@ impl ProfileChain {
         } else {
             Err(errors)
         }
+    }
+
+    /// The cluster data the chain's profiles declare they read, each once, in chain order: the
+    /// controller watches it and `simulate --live` lists it.
+    pub fn cluster_data(&self) -> Vec<ClusterData> {
+        let mut data: Vec<ClusterData> = Vec::new();
+        for e in &self.entries {
+            if let EntryKind::Profile(p) = &e.kind {
+                for d in p.cluster_data() {
+                    if !data.contains(&d) {
+                        data.push(d);
+                    }
+                }
+            }
+        }
+        data
+    }
+
+    /// The settings of the first profile that reads carbon-intensity ConfigMaps, if any: the
+    /// carbon metrics report with them.
+    pub fn carbon_settings(&self) -> Option<CarbonSettings> {
+        self.cluster_data()
+            .into_iter()
+            .find_map(ClusterData::into_carbon_settings)
     }
 
     /// The first active entry at `t`.

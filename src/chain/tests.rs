@@ -1,7 +1,7 @@
 use chrono::{DateTime, Utc};
 
 use super::*;
-use crate::config::load_str;
+use crate::compile::load_str;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
@@ -11,7 +11,8 @@ fn chain(profiles_yaml: &str) -> ProfileChain {
     let cfg = load_str(&format!(
         "schedulers:\n  shoot:\n    profiles:\n{profiles_yaml}"
     ))
-    .unwrap();
+    .unwrap()
+    .config;
     ProfileChain::from_config(&cfg.schedulers.shoot).unwrap()
 }
 
@@ -226,7 +227,7 @@ fn no_active_entry_defers_until_the_next_window_opens() {
 
 #[test]
 fn absent_profiles_key_keeps_existing_configs_working() {
-    let cfg = load_str("").unwrap();
+    let cfg = load_str("").unwrap().config;
     let c = ProfileChain::from_config(&cfg.schedulers.shoot).unwrap();
     assert!(matches!(
         c.select(t("2026-12-01T00:00:00Z")),

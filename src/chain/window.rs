@@ -8,7 +8,8 @@ use chrono_tz::Tz;
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 
-use crate::config::{FieldError, ScheduleConfig};
+use crate::config::ScheduleConfig;
+use crate::field_error::FieldError;
 
 /// A cron-started period: each fire opens a window of `duration` (or until the next fire).
 #[derive(Clone, Debug)]

@@ -1,4 +1,3 @@
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use config::{Config, Environment};
@@ -8,6 +7,7 @@ use super::defaults::set_defaults;
 use super::types::SchedulerConfiguration;
 use super::validate::validate;
 use crate::bom::strip_bom;
+use crate::field_error::FieldError;
 
 const DEFAULTS: &str = include_str!("../../config/defaults.yaml");
 /// Config files larger than this are refused.
@@ -16,28 +16,6 @@ pub const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 pub const ENV_PREFIX: &str = "GARDENER_SCHEDULER";
 /// The name errors use for text given without a file (tests, `load_str`).
 const NO_FILE: &str = "<config>";
-
-/// One problem with one field.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FieldError {
-    pub path: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-}
-
-impl fmt::Display for FieldError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -70,27 +48,25 @@ pub enum UnknownKeys {
     Reject,
 }
 
-/// A loaded, defaulted and validated configuration, with what was ignored on the way.
+/// A read and defaulted configuration, with what was ignored on the way and the problems
+/// validation found. Not yet usable: [`crate::compile`] adds the problems of its profiles and
+/// refuses the configuration when there are any, all reported together.
 #[derive(Clone, Debug)]
-pub struct Loaded {
+pub struct Draft {
     pub config: SchedulerConfiguration,
     /// One entry per ignored key, with its field path (empty under [`UnknownKeys::Reject`]).
     pub warnings: Vec<FieldError>,
+    /// Unknown keys under [`UnknownKeys::Reject`], then every semantic problem, in field order.
+    pub problems: Vec<FieldError>,
 }
 
 /// The message of an ignored key, as a warning or, under `--strict`, as an error.
 pub const UNKNOWN_KEY: &str = "unknown field, ignored (an error with --strict)";
 
-/// Loads defaults, then `path` (if any), then the environment; validates everything. Keys the
-/// configuration does not know are logged as warnings.
-pub fn load(path: Option<&Path>) -> Result<SchedulerConfiguration, ConfigError> {
-    let loaded = load_with(path, UnknownKeys::Warn)?;
-    log_warnings(&loaded.warnings);
-    Ok(loaded.config)
-}
-
-/// [`load`] with a choice of how unknown keys are treated; warnings are returned, not logged.
-pub fn load_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Loaded, ConfigError> {
+/// Reads defaults, then `path` (if any), then the environment; validates every section.
+/// Warnings are returned, not logged. A file that cannot be read or parsed is an error; the
+/// problems of a parsed configuration are in [`Draft::problems`].
+pub fn read_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Draft, ConfigError> {
     let file = match path {
         Some(p) => Some((read_config_file(p)?, p.display().to_string())),
         None => None,
@@ -133,30 +109,16 @@ fn read_config_file(path: &Path) -> Result<String, ConfigError> {
     Ok(text)
 }
 
-/// Loads defaults and the given YAML text, without the environment (tests, `simulate`).
-/// Unknown keys are logged as warnings.
-pub fn load_str(yaml: &str) -> Result<SchedulerConfiguration, ConfigError> {
-    let loaded = load_str_with(yaml, UnknownKeys::Warn)?;
-    log_warnings(&loaded.warnings);
-    Ok(loaded.config)
-}
-
-/// [`load_str`] with a choice of how unknown keys are treated; warnings are returned.
-pub fn load_str_with(yaml: &str, unknown: UnknownKeys) -> Result<Loaded, ConfigError> {
+/// [`read_with`] for the given YAML text, without the environment (tests, `simulate`).
+pub fn read_str_with(yaml: &str, unknown: UnknownKeys) -> Result<Draft, ConfigError> {
     build(Some((yaml, NO_FILE)), None, unknown)
-}
-
-fn log_warnings(warnings: &[FieldError]) {
-    for w in warnings {
-        tracing::warn!(field = %w.path, "{}", w.message);
-    }
 }
 
 fn build(
     file: Option<(&str, &str)>,
     env: Option<Value>,
     unknown: UnknownKeys,
-) -> Result<Loaded, ConfigError> {
+) -> Result<Draft, ConfigError> {
     let mut merged = yaml_to_json(DEFAULTS, "config/defaults.yaml")
         .expect("the embedded defaults are valid YAML");
     if let Some((text, name)) = file {
@@ -207,14 +169,11 @@ fn build(
         }
     };
     problems.extend(validate(&cfg));
-    if problems.is_empty() {
-        Ok(Loaded {
-            config: cfg,
-            warnings,
-        })
-    } else {
-        Err(ConfigError::Invalid(problems))
-    }
+    Ok(Draft {
+        config: cfg,
+        warnings,
+        problems,
+    })
 }
 
 /// `schedulers.shoot.priorities[0].wieght`, as the other field paths are written.

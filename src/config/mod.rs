@@ -7,19 +7,17 @@
 //! `clientConnection.kubeconfig`). As upstream, zero and empty values then take their defaults
 //! field by field ([`set_defaults`]), and keys the configuration does not know are ignored with
 //! a warning each (errors under [`UnknownKeys::Reject`], the `--strict` flag). Every section is
-//! then checked and every problem reported with its field path; the result is frozen and shared
-//! behind an `Arc`.
+//! then checked and every problem reported with its field path. [`crate::compile`] turns the
+//! result into the profile chain in the same pass; this module knows nothing of profiles.
 
 mod defaults;
 mod load;
 mod types;
 mod validate;
 
+pub use crate::field_error::FieldError;
 pub use defaults::set_defaults;
-pub use load::{
-    ConfigError, FieldError, Loaded, UNKNOWN_KEY, UnknownKeys, load, load_str, load_str_with,
-    load_with,
-};
+pub use load::{ConfigError, Draft, UNKNOWN_KEY, UnknownKeys, read_str_with, read_with};
 pub use types::*;
 pub use validate::KNOWN_FEATURE_GATES;
 

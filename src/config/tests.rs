@@ -2,6 +2,14 @@ use std::time::Duration;
 
 use super::*;
 
+/// The configuration as loaded and compiled (its profile chain built: problems of the profiles
+/// are configuration errors as well).
+fn load_str(yaml: &str) -> Result<SchedulerConfiguration, ConfigError> {
+    crate::compile::load_str(yaml).map(|c| c.config)
+}
+
+use crate::compile::load_str_with;
+
 fn errors(yaml: &str) -> Vec<FieldError> {
     match load_str(yaml) {
         Err(ConfigError::Invalid(e)) => e,

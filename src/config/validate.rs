@@ -1,8 +1,7 @@
 use std::net::IpAddr;
 
-use super::load::FieldError;
 use super::types::*;
-use crate::chain::ProfileChain;
+use crate::field_error::{FieldError, GREATER_THAN_ZERO, unsupported};
 
 /// Feature gate names upstream's scheduler knows. It registers none of Gardener's gates
 /// (`features.GetFeatures()` without names, upstream `pkg/scheduler/features`), so only the two
@@ -15,22 +14,10 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     let mut err = |path: &str, msg: String| e.push(FieldError::new(path, msg));
 
     if cfg.api_version != API_VERSION {
-        err(
-            "apiVersion",
-            format!(
-                "unsupported value {:?}: supported values: {API_VERSION:?}",
-                cfg.api_version
-            ),
-        );
+        err("apiVersion", unsupported(&cfg.api_version, [API_VERSION]));
     }
     if cfg.kind != KIND {
-        err(
-            "kind",
-            format!(
-                "unsupported value {:?}: supported values: {KIND:?}",
-                cfg.kind
-            ),
-        );
+        err("kind", unsupported(&cfg.kind, [KIND]));
     }
     let cc = &cfg.client_connection;
     if !(cc.qps.is_finite() && cc.qps >= 0.0) {
@@ -54,7 +41,7 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
             ("leaderElection.retryPeriod", le.retry_period),
         ] {
             if d.is_zero() {
-                err(field, "must be greater than zero".into());
+                err(field, GREATER_THAN_ZERO.into());
             }
         }
         if le.lease_duration <= le.renew_deadline {
@@ -78,10 +65,7 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         if le.resource_lock != "leases" {
             err(
                 "leaderElection.resourceLock",
-                format!(
-                    "unsupported value {:?}: supported values: \"leases\"",
-                    le.resource_lock
-                ),
+                unsupported(&le.resource_lock, ["leases"]),
             );
         }
         if le.resource_name.is_empty() {
@@ -148,10 +132,7 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         );
     }
     if shoot.retry_sync_period.is_zero() {
-        err(
-            "schedulers.shoot.retrySyncPeriod",
-            "must be greater than zero".into(),
-        );
+        err("schedulers.shoot.retrySyncPeriod", GREATER_THAN_ZERO.into());
     }
     if shoot.scheduler_names.is_empty() {
         err(
@@ -168,10 +149,7 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         }
     }
     if shoot.backoff.initial.is_zero() {
-        err(
-            "schedulers.shoot.backoff.initial",
-            "must be greater than zero".into(),
-        );
+        err("schedulers.shoot.backoff.initial", GREATER_THAN_ZERO.into());
     }
     if shoot.backoff.max < shoot.backoff.initial {
         err(
@@ -186,8 +164,5 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         &shoot.regions,
         "schedulers.shoot.regions",
     ));
-    if let Err(mut problems) = ProfileChain::from_config(shoot) {
-        e.append(&mut problems);
-    }
     e
 }

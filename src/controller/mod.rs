@@ -55,6 +55,7 @@ pub use watch::decode;
 
 use crate::api::Shoot;
 use crate::chain::{ProfileChain, Selection};
+use crate::compile::Compiled;
 use crate::config::{BindingMode, ConfigError, SchedulerConfiguration};
 use crate::schedule::decide;
 
@@ -159,7 +160,7 @@ async fn build_client(
 /// State shared by the watches, workers and HTTP handlers.
 pub struct Shared {
     client: Client,
-    chain: ProfileChain,
+    chain: Arc<ProfileChain>,
     /// `profiles` is configured: success events name the entry that placed the shoot
     name_profiles: bool,
     /// the chain entry seen by the last decision, to log when it changes
@@ -265,32 +266,35 @@ pub struct Controller {
 }
 
 impl Controller {
-    pub fn new(cfg: SchedulerConfiguration, client: Client) -> Result<Controller, ControllerError> {
-        Controller::with_metrics(cfg, client, Metrics::new())
+    /// A scheduler for a compiled configuration ([`crate::compile`]).
+    pub fn new(compiled: Compiled, client: Client) -> Result<Controller, ControllerError> {
+        Controller::with_metrics(compiled, client, Metrics::new())
     }
 
     /// As [`Controller::new`], reporting to `metrics` (whose REST client counter the client's
     /// requests may already feed).
     pub fn with_metrics(
-        cfg: SchedulerConfiguration,
+        compiled: Compiled,
         client: Client,
         metrics: Metrics,
     ) -> Result<Controller, ControllerError> {
-        Controller::with_clients(cfg, client.clone(), client, metrics)
+        Controller::with_clients(compiled, client.clone(), client, metrics)
     }
 
     /// As [`Controller::with_metrics`], sending events and `status.lastOperation` through
     /// `report_client` (its own rate limit, so reports never take the binds' share).
     pub fn with_clients(
-        cfg: SchedulerConfiguration,
+        compiled: Compiled,
         client: Client,
         report_client: Client,
         metrics: Metrics,
     ) -> Result<Controller, ControllerError> {
+        let Compiled {
+            config: cfg, chain, ..
+        } = compiled;
         let shoot_cfg = &cfg.schedulers.shoot;
-        let chain = ProfileChain::from_config(shoot_cfg).map_err(ControllerError::BuildProfile)?;
-        let carbon = crate::priorities::CarbonIntensity::configured(shoot_cfg)
-            .map_err(ControllerError::BuildProfile)?;
+        // What the profiles declare they read decides what is watched besides the fixed kinds.
+        let carbon = chain.carbon_settings();
         let identity = default_identity();
         let (elector, leadership) = if cfg.leader_election.leader_elect {
             let (e, l) = Elector::new(client.clone(), &cfg.leader_election, identity.clone());
@@ -843,9 +847,9 @@ async fn reread(shared: &Shared, key: &str) {
     }
 }
 
-/// Loads the configuration and runs the scheduler until SIGTERM or SIGINT.
-pub async fn run_with_signals(cfg: SchedulerConfiguration) -> Result<(), ControllerError> {
-    let cc = &cfg.client_connection;
+/// Runs the scheduler for a compiled configuration until SIGTERM or SIGINT.
+pub async fn run_with_signals(compiled: Compiled) -> Result<(), ControllerError> {
+    let cc = &compiled.config.client_connection;
     let metrics = Metrics::new();
     let client = client_from_kubeconfig(
         &cc.kubeconfig,
@@ -864,7 +868,7 @@ pub async fn run_with_signals(cfg: SchedulerConfiguration) -> Result<(), Control
         &[&metrics.runtime.rest_client, &metrics.event_client],
     )
     .await?;
-    let controller = Controller::with_clients(cfg, client, report_client, metrics)?;
+    let controller = Controller::with_clients(compiled, client, report_client, metrics)?;
     controller.run(shutdown_signal()).await
 }
 

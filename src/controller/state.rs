@@ -12,13 +12,13 @@ use std::time::Duration;
 use chrono::{DateTime, Utc};
 use tokio::time::Instant;
 
+use crate::api::is_pending;
 use crate::api::residency_opt_out;
 use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, ObjectMeta, Project, Seed, Shoot, object_key,
 };
 use crate::reason::Reason;
 use crate::schedule::FitError;
-use crate::simulate::is_pending;
 use crate::snapshot::Snapshot;
 
 /// How long a successful bind may stay unconfirmed by the watch before it stops counting.

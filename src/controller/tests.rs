@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use tower_test::mock::{self, Handle, SendResponse};
 
 use super::*;
-use crate::config::load_str;
+use crate::compile::load_str;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
 
 type MockHandle = Handle<Request<Body>, Response<Body>>;

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use chrono::SecondsFormat;
 
-use super::output::title;
+use super::output::{fmt_num, title};
 use super::{Blocked, Plan, SeedLoad, Timing};
 
 /// Escapes text for HTML element content and attribute values.
@@ -139,15 +139,6 @@ fn cards(h: &mut String, plan: &Plan) {
         ));
     }
     card_row(h, &cards);
-}
-
-/// Whole numbers without decimals, others with two.
-pub fn fmt_num(v: f64) -> String {
-    if v.fract() == 0.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// Two bars: before (grey) and after (blue), scaled to the capacity or to `scale`.

@@ -80,8 +80,8 @@ pub fn render_table(plan: &Plan) -> String {
         out.push_str(&format!(
             "{}: {} -> {} {}\n",
             f.name,
-            super::html::fmt_num(f.before),
-            super::html::fmt_num(f.after),
+            fmt_num(f.before),
+            fmt_num(f.after),
             f.unit
         ));
     }
@@ -148,4 +148,13 @@ pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
         out.push_str(&serde_yaml_ng::to_string(&*doc).expect("YAML of parsed YAML"));
     }
     out
+}
+
+/// Whole numbers without decimals, others with two.
+pub fn fmt_num(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
 }

@@ -2,7 +2,10 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "AccessRestrictions";
 
 /// Every access restriction the shoot requests must be offered by the seed, as upstream's
 /// `AccessRestrictionsAreSupported` decides, including its shortcut: a shoot listing more
@@ -11,7 +14,7 @@ pub struct AccessRestrictions;
 
 impl Predicate for AccessRestrictions {
     fn name(&self) -> &'static str {
-        "AccessRestrictions"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

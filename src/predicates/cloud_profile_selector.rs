@@ -2,14 +2,17 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "CloudProfileSelector";
 
 /// The CloudProfile's `spec.seedSelector` label selector (none matches every seed).
 pub struct CloudProfileSelector;
 
 impl Predicate for CloudProfileSelector {
     fn name(&self) -> &'static str {
-        "CloudProfileSelector"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

@@ -1,9 +1,12 @@
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::SetStep;
+use super::framework::SetStep;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "DefaultDomain";
 
 /// A shoot whose `spec.dns.domain` lies under a default domain D of one of the seeds left at
 /// this stage must go to a seed whose default D makes the domain exactly
@@ -13,7 +16,7 @@ pub struct DefaultDomain;
 
 impl SetStep for DefaultDomain {
     fn name(&self) -> &'static str {
-        "DefaultDomain"
+        NAME
     }
 
     fn narrow(

@@ -2,14 +2,17 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "EmergencyStop";
 
 /// Seeds annotated `shoot.gardener.cloud/emergency-stop-reconciliations: "true"` take no shoots.
 pub struct EmergencyStop;
 
 impl Predicate for EmergencyStop {
     fn name(&self) -> &'static str {
-        "EmergencyStop"
+        NAME
     }
 
     fn filter(&self, _: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

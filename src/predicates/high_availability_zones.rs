@@ -2,14 +2,17 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "HighAvailabilityZones";
 
 /// A control plane with failure tolerance `zone` spreads over 3 zones, so the seed needs 3.
 pub struct HighAvailabilityZones;
 
 impl Predicate for HighAvailabilityZones {
     fn name(&self) -> &'static str {
-        "HighAvailabilityZones"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

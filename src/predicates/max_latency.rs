@@ -4,14 +4,14 @@
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
-use crate::priorities::{parse_args, sources_from_args};
+use crate::field_error::FieldError;
+use crate::plugin::{parse_args, positive_number, sources_from_args};
 use crate::reason::Reason;
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 pub const NAME: &str = "MaxLatency";
 
@@ -53,10 +53,7 @@ pub(super) fn build(
     let max_ms = match a.max_latency_ms {
         Some(ms) if ms.is_finite() && ms > 0.0 => ms,
         Some(ms) => {
-            errors.push(FieldError::new(
-                format!("{path}.maxLatencyMs"),
-                format!("must be a positive number, got {ms}"),
-            ));
+            errors.extend(positive_number(format!("{path}.maxLatencyMs"), ms));
             0.0
         }
         None => {

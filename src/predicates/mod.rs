@@ -11,6 +11,7 @@ mod access_restrictions;
 mod cloud_profile_selector;
 mod default_domain;
 mod emergency_stop;
+pub mod framework;
 mod high_availability_zones;
 mod max_latency;
 mod networks;
@@ -29,7 +30,7 @@ pub use default_domain::DefaultDomain;
 pub use emergency_stop::EmergencyStop;
 pub use high_availability_zones::HighAvailabilityZones;
 pub use max_latency::MaxLatency;
-pub use networks::{Networks, reserved};
+pub use networks::Networks;
 pub use provider::Provider;
 pub use residency::Residency;
 pub use seed_capacity::SeedCapacity;
@@ -39,55 +40,11 @@ pub use usable::Usable;
 pub use zone_preference::ZonePreference;
 pub use zones::Zones;
 
-use crate::config::{FieldError, FilterConfig};
-use crate::context::ShootContext;
-use crate::reason::Reason;
-use crate::schedule::FitError;
-use crate::snapshot::{SeedInfo, Snapshot};
+pub use framework::{Predicate, SetStep, Stage};
 
-/// A per-seed filter.
-pub trait Predicate: Send + Sync {
-    /// The stage name shown in explanations.
-    fn name(&self) -> &'static str;
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason>;
-}
-
-/// A step over the whole remaining set: returns, per seed (same order), why it is dropped.
-/// An `Err` fails the shoot as a whole (e.g. a malformed region ConfigMap).
-pub trait SetStep: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn narrow(
-        &self,
-        cx: &ShootContext,
-        seeds: &[&SeedInfo],
-        snap: &Snapshot,
-    ) -> Result<Vec<Option<Reason>>, FitError>;
-
-    /// The same verdicts for a part of the remaining set, when they do not depend on the seeds
-    /// outside that part; `None` when they might (the decision then runs the full pipeline).
-    fn narrow_part(
-        &self,
-        _cx: &ShootContext,
-        _seeds: &[&SeedInfo],
-        _snap: &Snapshot,
-    ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
-        Ok(None)
-    }
-}
-
-pub enum Stage {
-    Filter(Box<dyn Predicate>),
-    Narrow(Box<dyn SetStep>),
-}
-
-impl Stage {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Stage::Filter(p) => p.name(),
-            Stage::Narrow(s) => s.name(),
-        }
-    }
-}
+use crate::config::FilterConfig;
+use crate::field_error::FieldError;
+use crate::plugin::unsupported_value;
 
 type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Predicate>, Vec<FieldError>>;
 
@@ -113,17 +70,10 @@ pub fn build_filters(
             ));
         }
         let Some((_, builder)) = OPT_IN.iter().find(|(n, _)| *n == f.name) else {
-            errors.push(FieldError::new(
+            errors.push(unsupported_value(
                 format!("{at}.name"),
-                format!(
-                    "unsupported value {:?}: supported values: {}",
-                    f.name,
-                    OPT_IN
-                        .iter()
-                        .map(|(n, _)| format!("{n:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                &f.name,
+                OPT_IN.iter().map(|(n, _)| *n),
             ));
             continue;
         };
@@ -139,24 +89,46 @@ pub fn build_filters(
     }
 }
 
-/// The filtering stages in upstream order, then the opt-in filters, ending with the region
-/// strategy.
+/// Makes a built-in filter's stage.
+type StageBuilder = fn() -> Stage;
+
+/// The filters every profile runs, by name, in upstream order.
+pub const BUILT_IN: &[(&str, StageBuilder)] = &[
+    (usable::NAME, || Stage::Filter(Box::new(Usable))),
+    (cloud_profile_selector::NAME, || {
+        Stage::Filter(Box::new(CloudProfileSelector))
+    }),
+    (shoot_selector::NAME, || {
+        Stage::Filter(Box::new(ShootSelector))
+    }),
+    (provider::NAME, || Stage::Filter(Box::new(Provider))),
+    (high_availability_zones::NAME, || {
+        Stage::Filter(Box::new(HighAvailabilityZones))
+    }),
+    (zones::NAME, || Stage::Filter(Box::new(Zones))),
+    (zone_preference::NAME, || {
+        Stage::Narrow(Box::new(ZonePreference))
+    }),
+    (access_restrictions::NAME, || {
+        Stage::Filter(Box::new(AccessRestrictions))
+    }),
+    (default_domain::NAME, || {
+        Stage::Narrow(Box::new(DefaultDomain))
+    }),
+    (emergency_stop::NAME, || {
+        Stage::Filter(Box::new(EmergencyStop))
+    }),
+    (networks::NAME, || Stage::Filter(Box::new(Networks))),
+    (taints::NAME, || Stage::Filter(Box::new(Taints))),
+    (seed_capacity::NAME, || {
+        Stage::Filter(Box::new(SeedCapacity))
+    }),
+];
+
+/// The built-in filtering stages in upstream order, then the opt-in filters, ending with the
+/// region strategy.
 pub fn pipeline(opt_in: Vec<Box<dyn Predicate>>, region_step: Box<dyn SetStep>) -> Vec<Stage> {
-    let mut stages = vec![
-        Stage::Filter(Box::new(Usable)),
-        Stage::Filter(Box::new(CloudProfileSelector)),
-        Stage::Filter(Box::new(ShootSelector)),
-        Stage::Filter(Box::new(Provider)),
-        Stage::Filter(Box::new(HighAvailabilityZones)),
-        Stage::Filter(Box::new(Zones)),
-        Stage::Narrow(Box::new(ZonePreference)),
-        Stage::Filter(Box::new(AccessRestrictions)),
-        Stage::Narrow(Box::new(DefaultDomain)),
-        Stage::Filter(Box::new(EmergencyStop)),
-        Stage::Filter(Box::new(Networks)),
-        Stage::Filter(Box::new(Taints)),
-        Stage::Filter(Box::new(SeedCapacity)),
-    ];
+    let mut stages: Vec<Stage> = BUILT_IN.iter().map(|(_, stage)| stage()).collect();
     stages.extend(opt_in.into_iter().map(Stage::Filter));
     stages.push(Stage::Narrow(region_step));
     stages

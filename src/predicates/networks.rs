@@ -1,45 +1,14 @@
-use std::sync::LazyLock;
-
 use ipnet::IpNet;
 
+use crate::cidr::{RESERVED, overlaps};
 use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
-/// Ranges Gardener reserves for its own use; no shoot network may reach into them.
-static RESERVED: LazyLock<Vec<IpNet>> = LazyLock::new(|| {
-    [
-        "240.0.0.0/8",
-        "241.0.0.0/8",
-        "242.0.0.0/8",
-        "243.0.0.0/8",
-        "244.0.0.0/8",
-        "fd8f:6d53:b97a:1::/96",
-    ]
-    .iter()
-    .map(|s| s.parse().expect("static CIDR"))
-    .collect()
-});
-
-/// Two CIDRs share an address: their ranges intersect (never across IP families).
-fn overlaps(a: &IpNet, b: &IpNet) -> bool {
-    match (a, b) {
-        (IpNet::V4(a), IpNet::V4(b)) => {
-            a.network() <= b.broadcast() && b.network() <= a.broadcast()
-        }
-        (IpNet::V6(a), IpNet::V6(b)) => {
-            a.network() <= b.broadcast() && b.network() <= a.broadcast()
-        }
-        _ => false,
-    }
-}
-
-/// Does the CIDR reach into a range Gardener reserves?
-pub fn reserved(net: &IpNet) -> bool {
-    RESERVED.iter().any(|r| overlaps(r, net))
-}
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "Networks";
 
 /// The problem of a shoot network (`what`, CIDR) that reaches into a reserved range.
 fn reserved_overlap((what, net): (&str, IpNet)) -> Option<String> {
@@ -58,7 +27,7 @@ pub struct Networks;
 
 impl Predicate for Networks {
     fn name(&self) -> &'static str {
-        "Networks"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

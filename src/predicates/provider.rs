@@ -2,7 +2,10 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "Provider";
 
 /// With P = the CloudProfile's `seedSelector.providerTypes`: if P is empty the seed's provider
 /// type must equal the shoot's; otherwise P must contain `*` or the seed's type.
@@ -10,7 +13,7 @@ pub struct Provider;
 
 impl Predicate for Provider {
     fn name(&self) -> &'static str {
-        "Provider"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

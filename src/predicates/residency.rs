@@ -6,13 +6,13 @@
 use serde::Deserialize;
 
 use crate::api::residency_opt_out;
-use crate::config::FieldError;
 use crate::context::ShootContext;
-use crate::priorities::parse_args;
+use crate::field_error::FieldError;
+use crate::plugin::parse_args;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
 
 pub const NAME: &str = "Residency";
 

@@ -2,7 +2,10 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "SeedCapacity";
 
 /// A seed publishing `status.allocatable.shoots` takes a shoot only while usage is below it
 /// (rounded up to a whole number, as upstream reads it).
@@ -10,7 +13,7 @@ pub struct SeedCapacity;
 
 impl Predicate for SeedCapacity {
     fn name(&self) -> &'static str {
-        "SeedCapacity"
+        NAME
     }
 
     fn filter(&self, _: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason> {

@@ -2,14 +2,17 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ShootSelector";
 
 /// The shoot's `spec.seedSelector` label selector. Its `providerTypes` is ignored, as upstream.
 pub struct ShootSelector;
 
 impl Predicate for ShootSelector {
     fn name(&self) -> &'static str {
-        "ShootSelector"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

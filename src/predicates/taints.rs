@@ -2,7 +2,10 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "Taints";
 
 /// Every seed taint must be tolerated, as upstream's `TaintsAreTolerated` decides: the shoot's
 /// tolerations form a key -> value map (no value counts as the empty value; of two tolerations
@@ -12,7 +15,7 @@ pub struct Taints;
 
 impl Predicate for Taints {
     fn name(&self) -> &'static str {
-        "Taints"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

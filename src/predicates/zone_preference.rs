@@ -1,9 +1,12 @@
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
 
-use super::SetStep;
+use super::framework::SetStep;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ZonePreference";
 
 /// Among the remaining seeds, prefer those that do not prefer other zones: seeds in mode
 /// `Prefer` stay only if they share a zone with the workers. When the preference would leave
@@ -12,7 +15,7 @@ pub struct ZonePreference;
 
 impl SetStep for ZonePreference {
     fn name(&self) -> &'static str {
-        "ZonePreference"
+        NAME
     }
 
     fn narrow(

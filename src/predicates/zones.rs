@@ -2,7 +2,10 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
 
-use super::Predicate;
+use super::framework::Predicate;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "Zones";
 
 /// Explicit control plane zones must all exist on the seed; otherwise a seed in zone selection
 /// mode `Enforce` must share a zone with the workers (when they name any). Skipped for zone-HA
@@ -11,7 +14,7 @@ pub struct Zones;
 
 impl Predicate for Zones {
     fn name(&self) -> &'static str {
-        "Zones"
+        NAME
     }
 
     fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {

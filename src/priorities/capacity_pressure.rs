@@ -17,13 +17,14 @@ use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
+use crate::region_distance::region_distance;
 use crate::snapshot::estimate::{LatencySources, ShootLatencies, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
-use crate::strategies::levenshtein::region_distance;
 
-use super::{Detail, Priority, RawScore, parse_args, sources_from_args};
+use super::framework::{Detail, Priority, RawScore};
+use crate::plugin::{parse_args, sources_from_args};
 
 /// The config name.
 pub const NAME: &str = "CapacityPressure";
@@ -426,7 +427,7 @@ impl Priority for CapacityPressure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::load_str;
+    use crate::compile::load_str;
     use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
     use crate::priorities::testing::{evaluate, rounded};
     use crate::profile::Profile;
@@ -534,7 +535,7 @@ mod tests {
             "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    priorities:\n    - name: {priority}\n      args: {args}\n"
         );
         let cfg = load_str(&yaml).unwrap();
-        Profile::from_config("p", &cfg.schedulers.shoot).unwrap()
+        Profile::from_config("p", &cfg.config.schedulers.shoot).unwrap()
     }
 
     #[test]

@@ -6,11 +6,12 @@ use chrono::TimeDelta;
 use serde::Deserialize;
 
 use crate::carbon::{CarbonSettings, Scale, read_points_file};
-use crate::config::{FieldError, ShootScheduler};
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::snapshot::{MAX_REMOVED_RETENTION, SeedInfo, Snapshot};
 
-use super::{Priority, RawScore, parse_args};
+use super::framework::{Priority, RawScore};
+use crate::plugin::{ClusterData, GREATER_THAN_ZERO, parse_args};
 
 /// The config name.
 pub const NAME: &str = "CarbonIntensity";
@@ -121,7 +122,7 @@ impl CarbonIntensity {
         let delta = |d: Duration| TimeDelta::from_std(d).unwrap_or(TimeDelta::MAX);
         if let Some(h) = a.horizon.map(delta) {
             if h <= TimeDelta::zero() {
-                err("horizon", "must be greater than zero".into());
+                err("horizon", GREATER_THAN_ZERO.into());
             } else if h > MAX_HORIZON {
                 err(
                     "horizon",
@@ -132,7 +133,7 @@ impl CarbonIntensity {
         }
         if let Some(m) = a.max_staleness.map(delta) {
             if m <= TimeDelta::zero() {
-                err("maxStaleness", "must be greater than zero".into());
+                err("maxStaleness", GREATER_THAN_ZERO.into());
             }
             s.max_staleness = Some(m);
         }
@@ -187,25 +188,6 @@ impl CarbonIntensity {
     pub fn settings(&self) -> &CarbonSettings {
         &self.settings
     }
-
-    /// The settings of the first `CarbonIntensity` in the configuration (plain priorities, else
-    /// the profile entries in chain order), for metrics: see [`CarbonSettings::report`].
-    /// `Ok(None)` when no profile uses the priority.
-    pub fn configured(cfg: &ShootScheduler) -> Result<Option<CarbonSettings>, Vec<FieldError>> {
-        let mut lists = vec![("schedulers.shoot".to_string(), cfg.priorities_or_default())];
-        for (i, e) in cfg.profiles.iter().flatten().enumerate() {
-            if let Some(p) = e.profile.as_ref().and_then(|p| p.priorities.clone()) {
-                lists.push((format!("schedulers.shoot.profiles[{i}].profile"), p));
-            }
-        }
-        for (base, list) in lists {
-            if let Some((j, p)) = list.iter().enumerate().find(|(_, p)| p.name == NAME) {
-                let path = format!("{base}.priorities[{j}].args");
-                return CarbonIntensity::from_args(&p.args, &path).map(|c| Some(c.settings));
-            }
-        }
-        Ok(None)
-    }
 }
 
 impl Priority for CarbonIntensity {
@@ -240,6 +222,11 @@ impl Priority for CarbonIntensity {
         raw.iter()
             .map(|r| self.settings.scale.score(r.value))
             .collect()
+    }
+
+    /// The labelled carbon-intensity ConfigMaps, read with this priority's settings.
+    fn cluster_data(&self) -> Vec<ClusterData> {
+        vec![ClusterData::CarbonConfigMaps(self.settings.clone())]
     }
 }
 

@@ -7,6 +7,7 @@
 mod capacity_pressure;
 mod carbon_intensity;
 mod detail;
+pub mod framework;
 mod latency_distance;
 mod project_anti_affinity;
 mod resource_fit;
@@ -16,44 +17,25 @@ pub use capacity_pressure::CapacityPressure;
 pub use carbon_intensity::CarbonIntensity;
 pub use detail::Detail;
 pub use latency_distance::LatencyDistance;
-pub(crate) use latency_distance::sources_from_args;
 pub use project_anti_affinity::{ProjectAntiAffinity, Topology};
 pub use resource_fit::{FitStrategy, RequestRule, ResourceFit};
 pub use shoot_count::ShootCount;
 
-use serde::de::DeserializeOwned;
+pub use framework::{MAX_SCORE, Priority, RawScore, lower_is_better};
 
-use crate::config::{FieldError, PriorityConfig};
-use crate::context::ShootContext;
-use crate::snapshot::{SeedInfo, Snapshot};
-
-/// The best normalised score.
-pub const MAX_SCORE: f64 = 100.0;
-
-/// A raw value and what it means, for explanations (`12 shoots`, `38 ms (measured)`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RawScore {
-    pub value: f64,
-    pub detail: Detail,
-}
-
-pub trait Priority: Send + Sync {
-    fn name(&self) -> &'static str;
-    /// Raw values for all candidate seeds, in order. Set-level so that per-shoot work (a latency
-    /// row, project counts per region) is done once per decision.
-    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore>;
-    /// Maps raw values onto 0..=MAX_SCORE, higher is better.
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64>;
-}
+use crate::config::PriorityConfig;
+use crate::field_error::FieldError;
+pub use crate::plugin::parse_args;
+use crate::plugin::unsupported_value;
 
 type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Priority>, Vec<FieldError>>;
 
 /// Every priority by its config name.
 pub const REGISTRY: &[(&str, Builder)] = &[
-    ("ShootCount", shoot_count::build),
-    ("LatencyDistance", latency_distance::build),
-    ("ProjectAntiAffinity", project_anti_affinity::build),
-    ("ResourceFit", resource_fit::build),
+    (shoot_count::NAME, shoot_count::build),
+    (latency_distance::NAME, latency_distance::build),
+    (project_anti_affinity::NAME, project_anti_affinity::build),
+    (resource_fit::NAME, resource_fit::build),
     (carbon_intensity::NAME, carbon_intensity::build),
     (capacity_pressure::NAME, capacity_pressure::build),
 ];
@@ -65,57 +47,13 @@ pub fn names() -> Vec<&'static str> {
 /// Builds a configured priority; errors carry field paths under `path`.
 pub fn build(cfg: &PriorityConfig, path: &str) -> Result<Box<dyn Priority>, Vec<FieldError>> {
     let Some((_, builder)) = REGISTRY.iter().find(|(n, _)| *n == cfg.name) else {
-        return Err(vec![FieldError::new(
+        return Err(vec![unsupported_value(
             format!("{path}.name"),
-            format!(
-                "unsupported value {:?}: supported values: {}",
-                cfg.name,
-                names()
-                    .iter()
-                    .map(|n| format!("{n:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
+            &cfg.name,
+            names(),
         )]);
     };
     builder(&cfg.args, &format!("{path}.args"))
-}
-
-/// Parses a priority's `args` (absent = defaults), rejecting unknown keys with their path.
-pub fn parse_args<T: DeserializeOwned + Default>(
-    args: &serde_json::Value,
-    path: &str,
-) -> Result<T, Vec<FieldError>> {
-    if args.is_null() {
-        return Ok(T::default());
-    }
-    serde_path_to_error::deserialize(args.clone()).map_err(|e| {
-        let inner = e.path().to_string();
-        let p = if inner == "." {
-            path.to_string()
-        } else {
-            format!("{path}.{inner}")
-        };
-        vec![FieldError::new(p, e.into_inner().to_string())]
-    })
-}
-
-/// Linear map where the smallest raw value scores 100 and the largest 0; all equal -> 100.
-pub fn lower_is_better(raw: &[RawScore]) -> Vec<f64> {
-    let (min, max) = raw
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
-            (lo.min(r.value), hi.max(r.value))
-        });
-    raw.iter()
-        .map(|r| {
-            if max > min {
-                MAX_SCORE * (max - r.value) / (max - min)
-            } else {
-                MAX_SCORE
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

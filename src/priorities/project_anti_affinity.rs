@@ -6,11 +6,15 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::{Detail, Priority, RawScore, lower_is_better, parse_args};
+use super::framework::{Detail, Priority, RawScore, lower_is_better};
+use crate::plugin::parse_args;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ProjectAntiAffinity";
 
 /// Where shoots of one project should not pile up.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -52,7 +56,7 @@ impl ProjectAntiAffinity {
 
 impl Priority for ProjectAntiAffinity {
     fn name(&self) -> &'static str {
-        "ProjectAntiAffinity"
+        NAME
     }
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {

@@ -8,11 +8,16 @@ use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
 
-use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
+mod args;
+
+use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ResourceFit";
 
 pub const SHOOTS: &str = "shoots";
 
@@ -101,153 +106,11 @@ impl Part {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-struct Args {
-    strategy: FitStrategy,
-    resources: Option<Vec<ResourceArg>>,
-    control_plane_requests: Vec<RuleArg>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ResourceArg {
-    name: String,
-    #[serde(default = "one")]
-    weight: f64,
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct RuleArg {
-    purpose: Option<String>,
-    failure_tolerance: Option<String>,
-    /// Quantities (`"2"`, `500m`, `8Gi`), checked one by one below.
-    #[serde(default)]
-    requests: BTreeMap<String, serde_json::Value>,
-}
-
 pub(super) fn build(
     args: &serde_json::Value,
     path: &str,
 ) -> Result<Box<dyn Priority>, Vec<FieldError>> {
-    Ok(Box::new(from_args(args, path)?))
-}
-
-fn from_args(args: &serde_json::Value, path: &str) -> Result<ResourceFit, Vec<FieldError>> {
-    let a: Args = parse_args(args, path)?;
-    let mut errors = Vec::new();
-    let mut rules = Vec::with_capacity(a.control_plane_requests.len());
-    for (i, r) in a.control_plane_requests.iter().enumerate() {
-        let at = format!("{path}.controlPlaneRequests[{i}]");
-        for (field, value, allowed) in [
-            ("purpose", &r.purpose, &PURPOSES[..]),
-            (
-                "failureTolerance",
-                &r.failure_tolerance,
-                &FAILURE_TOLERANCES[..],
-            ),
-        ] {
-            if let Some(v) = value
-                && !allowed.contains(&v.as_str())
-            {
-                errors.push(FieldError::new(
-                    format!("{at}.{field}"),
-                    format!(
-                        "unsupported value {v:?}: supported values: {}",
-                        allowed
-                            .iter()
-                            .map(|a| format!("{a:?}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-            }
-        }
-        let mut requests = BTreeMap::new();
-        for (resource, q) in &r.requests {
-            let at = format!("{at}.requests.{resource}");
-            if resource == SHOOTS {
-                errors.push(FieldError::new(
-                    at,
-                    "a shoot always demands exactly one shoot slot; remove this entry",
-                ));
-                continue;
-            }
-            let parsed = match q {
-                serde_json::Value::String(s) => crate::quantity::parse(s),
-                serde_json::Value::Number(n) => {
-                    n.as_f64().ok_or_else(|| format!("{n} is not a quantity"))
-                }
-                other => Err(format!("{other} is not a quantity")),
-            };
-            match parsed {
-                Ok(v) if v.is_finite() && v >= 0.0 => {
-                    requests.insert(resource.clone(), v);
-                }
-                Ok(v) => errors.push(FieldError::new(
-                    at,
-                    format!("must not be negative, got {v}"),
-                )),
-                Err(e) => errors.push(FieldError::new(at, e)),
-            }
-        }
-        rules.push(RequestRule {
-            purpose: r.purpose.clone(),
-            failure_tolerance: r.failure_tolerance.clone(),
-            requests,
-        });
-    }
-    let priced: Vec<&String> = a
-        .control_plane_requests
-        .iter()
-        .flat_map(|r| r.requests.keys())
-        .collect();
-    let resources: Vec<(String, f64)> = match &a.resources {
-        Some(list) => {
-            for (i, r) in list.iter().enumerate() {
-                let at = format!("{path}.resources[{i}]");
-                if !(r.weight.is_finite() && r.weight > 0.0) {
-                    errors.push(FieldError::new(
-                        format!("{at}.weight"),
-                        format!("must be a positive number, got {}", r.weight),
-                    ));
-                }
-                if list[..i].iter().any(|q| q.name == r.name) {
-                    errors.push(FieldError::new(
-                        format!("{at}.name"),
-                        format!("duplicate resource {:?}", r.name),
-                    ));
-                } else if r.name != SHOOTS && !priced.contains(&&r.name) {
-                    errors.push(FieldError::new(
-                        format!("{at}.name"),
-                        format!(
-                            "no shoot demands {:?}: add it to the requests of controlPlaneRequests",
-                            r.name
-                        ),
-                    ));
-                }
-            }
-            list.iter().map(|r| (r.name.clone(), r.weight)).collect()
-        }
-        None => {
-            let mut names: Vec<String> = vec![SHOOTS.to_string()];
-            for n in priced {
-                if !names.contains(n) {
-                    names.push(n.clone());
-                }
-            }
-            names.into_iter().map(|n| (n, 1.0)).collect()
-        }
-    };
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    Ok(ResourceFit::new(a.strategy, resources, rules))
+    Ok(Box::new(args::from_args(args, path)?))
 }
 
 impl ResourceFit {
@@ -308,7 +171,7 @@ fn amount(v: f64) -> String {
 
 impl Priority for ResourceFit {
     fn name(&self) -> &'static str {
-        "ResourceFit"
+        NAME
     }
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
@@ -461,7 +324,7 @@ mod tests {
     }
 
     fn fit(args: serde_json::Value) -> ResourceFit {
-        from_args(&args, "p").unwrap_or_else(|e| panic!("{e:?}"))
+        super::args::from_args(&args, "p").unwrap_or_else(|e| panic!("{e:?}"))
     }
 
     const CPU_RULES: &str = r#"[

@@ -1,10 +1,14 @@
 use serde::Deserialize;
 
-use crate::config::FieldError;
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::{Detail, Priority, RawScore, lower_is_better, parse_args};
+use super::framework::{Detail, Priority, RawScore, lower_is_better};
+use crate::plugin::parse_args;
+
+/// The name in the configuration, in explanations and in events.
+pub const NAME: &str = "ShootCount";
 
 /// Fewer shoots scores higher: upstream's "seed with the least shoots". With
 /// `relativeToCapacity: true` the raw value is usage / `status.allocatable.shoots` instead.
@@ -38,7 +42,7 @@ impl ShootCount {
 
 impl Priority for ShootCount {
     fn name(&self) -> &'static str {
-        "ShootCount"
+        NAME
     }
 
     fn raw(&self, _: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {

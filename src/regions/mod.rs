@@ -13,7 +13,7 @@ use std::sync::{Arc, LazyLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::FieldError;
+use crate::field_error::FieldError;
 
 /// The catalogue text, one list of regions per Gardener provider type.
 const CATALOGUE: &str = include_str!("catalogue.yaml");

@@ -18,6 +18,7 @@ use crate::api::{
     PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
 };
 use crate::controller::decode;
+use crate::plugin::ClusterData;
 use crate::snapshot::GARDEN_NAMESPACE;
 
 /// Objects per list page unless asked otherwise (`simulate --chunk-size`).
@@ -67,13 +68,13 @@ pub struct LiveLandscape {
     pub warnings: Vec<String>,
 }
 
-/// Reads every kind the scheduler watches, `page_size` objects per request; carbon-intensity ConfigMaps only when `carbon`
-/// (a profile uses `CarbonIntensity`), as the scheduler does. `keep_documents`: keep each
-/// Shoot's object as read, for `-o yaml`.
+/// Reads every kind the scheduler watches, `page_size` objects per request, plus the cluster
+/// data the profiles declare in `data` (carbon-intensity ConfigMaps when a profile reads them),
+/// as the scheduler does. `keep_documents`: keep each Shoot's object as read, for `-o yaml`.
 pub async fn read_live(
     client: &Client,
     page_size: u32,
-    carbon: bool,
+    data: &[ClusterData],
     keep_documents: bool,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<LiveLandscape, LiveError> {
@@ -156,6 +157,9 @@ pub async fn read_live(
         )
         .await?;
     l.config_maps = region_configs.into_iter().map(|(o, _)| o).collect();
+    let carbon = data
+        .iter()
+        .any(|d| matches!(d, ClusterData::CarbonConfigMaps(_)));
     if carbon {
         let carbon_maps = read
             .list::<ConfigMap>(

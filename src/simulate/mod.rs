@@ -18,7 +18,7 @@ pub use live::{LiveError, LiveLandscape, PAGE_SIZE, Progress, read_live};
 pub use manifests::{Landscape, Location, ManifestError, Skipped};
 pub use output::{render_explain, write_json, write_table, write_yaml};
 
-use crate::api::Shoot;
+pub use crate::api::is_pending;
 use crate::profile::Profile;
 use crate::regions::Regions;
 use crate::schedule::{Decision, FitError, schedule};
@@ -38,14 +38,6 @@ pub struct Outcome {
 pub struct Simulation {
     pub outcomes: Vec<Outcome>,
     pub snapshot: Snapshot,
-}
-
-/// Is this shoot waiting for this scheduler? Unassigned, ours, not deleting, not self-hosted.
-pub fn is_pending(shoot: &Shoot, scheduler_names: &[String]) -> bool {
-    shoot.spec.seed_name.as_deref().is_none_or(str::is_empty)
-        && scheduler_names.iter().any(|n| n == shoot.scheduler_name())
-        && shoot.metadata.deletion_timestamp.is_none()
-        && !shoot.is_self_hosted()
 }
 
 /// `--replay`: every shoot this scheduler would schedule (ours, not deleting, not self-hosted)

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::api::{ConfigMap, LABEL_SCHEDULING_PURPOSE, PURPOSE_CARBON_INTENSITY};
-use crate::carbon::ExporterData;
+use crate::forecast::ExporterData;
 
 /// Removed ConfigMaps are forgotten after this long, whatever grace a priority configures
 /// (the priority's `removalGracePeriod` may not exceed it).

@@ -23,6 +23,7 @@ pub use region_config::{RegionConfig, parse_region_distances};
 pub use seed::{SeedInfo, SeedNets, ZoneMode};
 pub use usage::{DemandClass, SeedUsage, Usage};
 
+use crate::field_error::unsupported;
 use crate::regions::Regions;
 
 use crate::api::{
@@ -87,7 +88,8 @@ pub fn compile_selector(ls: &LabelSelector) -> Result<Selector, String> {
             "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
             other => {
                 return Err(format!(
-                    "matchExpressions[{i}].operator: unsupported value {other:?}: supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\""
+                    "matchExpressions[{i}].operator: {}",
+                    unsupported(other, ["In", "NotIn", "Exists", "DoesNotExist"])
                 ));
             }
         }
@@ -331,9 +333,7 @@ impl Snapshot {
             }
             other => Err((
                 format!("{field}.kind"),
-                format!(
-                    "unsupported value {other:?}: supported values: \"CloudProfile\", \"NamespacedCloudProfile\""
-                ),
+                unsupported(other, ["CloudProfile", "NamespacedCloudProfile"]),
             )),
         }
     }

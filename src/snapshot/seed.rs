@@ -6,7 +6,8 @@ use std::sync::Arc;
 use ipnet::IpNet;
 
 use crate::api::{ANNOTATION_EMERGENCY_STOP, Seed};
-use crate::predicates::reserved;
+use crate::cidr::reserved;
+use crate::field_error::unsupported;
 use crate::quantity;
 use crate::reason::Reason;
 
@@ -143,9 +144,7 @@ impl SeedInfo {
             Some(other) => {
                 problems.push((
                     "spec.settings.zoneSelection.mode".into(),
-                    format!(
-                        "unsupported value {other:?}: supported values: \"Prefer\", \"Enforce\""
-                    ),
+                    unsupported(other, ["Prefer", "Enforce"]),
                 ));
                 ZoneMode::Unset
             }

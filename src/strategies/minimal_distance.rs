@@ -1,11 +1,11 @@
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
-use super::keep_minimal;
-use super::levenshtein::region_distance;
+use super::framework::keep_minimal;
+use crate::region_distance::region_distance;
 
 /// The largest region-name distance upstream accepts: its search for the minimum starts there.
 const MAX_NAME_DISTANCE: i64 = 1000;

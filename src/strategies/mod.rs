@@ -3,7 +3,7 @@
 //! `purpose: testing` shoots only need a seed of their own provider, whatever the strategy.
 //! Otherwise the configured `candidateDeterminationStrategy` applies.
 
-pub mod levenshtein;
+pub mod framework;
 mod minimal_distance;
 mod region_prefix;
 mod same_region;
@@ -14,9 +14,9 @@ pub use same_region::SameRegion;
 
 use crate::config::Strategy;
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
 /// Applies the testing rule, then the configured strategy.
@@ -118,22 +118,6 @@ fn tiers<'a, K: Ord>(groups: impl Iterator<Item = (K, &'a SeedGroup)>) -> Vec<Ve
     by_key
         .into_values()
         .map(|groups| named(groups.into_iter()))
-        .collect()
-}
-
-/// Keeps the seeds whose key is minimal; the others get `reject(their key, the minimum)`.
-pub(crate) fn keep_minimal<K: Ord + Copy>(
-    keys: &[Option<K>],
-    mut reject: impl FnMut(Option<K>, K) -> Reason,
-) -> Vec<Option<Reason>> {
-    let Some(min) = keys.iter().flatten().min().copied() else {
-        return keys.iter().map(|_| None).collect();
-    };
-    keys.iter()
-        .map(|k| match k {
-            Some(k) if *k == min => None,
-            other => Some(reject(*other, min)),
-        })
         .collect()
 }
 

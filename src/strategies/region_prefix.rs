@@ -1,10 +1,10 @@
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::keep_minimal;
+use super::framework::keep_minimal;
 
 /// Same provider, and among those the seeds whose region shares the longest common prefix with
 /// the shoot's region (`eu-north-1` -> `eu-central-1` before `us-east-1`).

@@ -1,7 +1,7 @@
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
-use crate::schedule::FitError;
 use crate::snapshot::{SeedInfo, Snapshot};
 
 /// Upstream's default: the seed has the shoot's provider type and region.

@@ -52,8 +52,8 @@ async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
     );
 }
 
-fn config(mode: &str) -> gardener_scheduler::config::SchedulerConfiguration {
-    gardener_scheduler::config::load_str(&format!(
+fn config(mode: &str) -> gardener_scheduler::compile::Compiled {
+    gardener_scheduler::compile::load_str(&format!(
         "leaderElection: {{leaderElect: false}}\nschedulers: {{shoot: {{bindingMode: {mode}}}}}\n"
     ))
     .unwrap()

@@ -1,6 +1,11 @@
+use std::collections::BTreeMap;
+
 use super::*;
 use crate::carbon::parse_points;
+use crate::carbon::settings::*;
+use crate::carbon::{DataStatus, StatusChanges};
 use crate::fixtures::{CarbonConfigMapBuilder, SeedBuilder};
+use crate::snapshot::Snapshot;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()

@@ -60,12 +60,13 @@ async fn api_server(
 /// its mock API server.
 fn local_controller() -> (Controller, MockHandle) {
     let (client, h) = mock_client();
-    let mut cfg = load_str("leaderElection: {leaderElect: false}\n").unwrap();
+    let mut compiled = load_str("leaderElection: {leaderElect: false}\n").unwrap();
+    let cfg = &mut compiled.config;
     for server in [&mut cfg.server.health_probes, &mut cfg.server.metrics] {
         server.bind_address = "127.0.0.1".into();
         server.port = 0;
     }
-    (Controller::new(cfg, client).unwrap(), h)
+    (Controller::new(compiled, client).unwrap(), h)
 }
 
 #[tokio::test(start_paused = true)]

@@ -3,7 +3,8 @@ use serde_json::json;
 
 use super::*;
 use crate::chain::{ProfileChain, Selection};
-use crate::config::{PriorityConfig, load_str};
+use crate::compile::load_str;
+use crate::config::PriorityConfig;
 use crate::fixtures::{CarbonConfigMapBuilder, CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use crate::profile::Profile;
 use crate::schedule::{Decision, schedule};
@@ -216,9 +217,7 @@ schedulers:
 "#,
     )
     .unwrap();
-    let s = CarbonIntensity::configured(&cfg.schedulers.shoot)
-        .unwrap()
-        .unwrap();
+    let s = cfg.chain.carbon_settings().unwrap();
     assert_eq!(
         s.static_table,
         BTreeMap::from([("DE".into(), 350.0), ("eu-west-1".into(), 290.0)])
@@ -247,7 +246,7 @@ schedulers:
 }
 
 #[test]
-fn configured_finds_the_priority_in_profile_entries() {
+fn the_chain_declares_the_carbon_config_maps_of_a_profile_entry() {
     let cfg = load_str(
         r#"
 schedulers:
@@ -261,15 +260,15 @@ schedulers:
 "#,
     )
     .unwrap();
-    let s = CarbonIntensity::configured(&cfg.schedulers.shoot)
-        .unwrap()
-        .unwrap();
+    let s = cfg.chain.carbon_settings().unwrap();
     assert_eq!(s.horizon, TimeDelta::hours(6));
-    let plain = load_str("").unwrap();
     assert_eq!(
-        CarbonIntensity::configured(&plain.schedulers.shoot),
-        Ok(None)
+        cfg.chain.cluster_data(),
+        vec![crate::plugin::ClusterData::CarbonConfigMaps(s)]
     );
+    let plain = load_str("").unwrap();
+    assert_eq!(plain.chain.carbon_settings(), None);
+    assert!(plain.chain.cluster_data().is_empty());
 }
 
 // ---- decisions
@@ -468,7 +467,7 @@ schedulers:
 "#,
     )
     .unwrap();
-    let chain = ProfileChain::from_config(&cfg.schedulers.shoot).unwrap();
+    let chain = ProfileChain::from_config(&cfg.config.schedulers.shoot).unwrap();
     let snap = snapshot(&[]);
     let pick = |now: &str| match chain.select(t(now)) {
         Selection::Profile { entry, profile } => (entry.to_string(), profile),

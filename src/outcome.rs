@@ -1,0 +1,80 @@
+//! Leaf vocabulary: the outcomes a stage produces. A seed is rejected with a [`Rejection`]; a
+//! shoot that fits nowhere, or cannot be read, is a [`FitError`], an expected outcome rather
+//! than an error of the scheduler. The context, the predicates, the strategies and the decision
+//! all produce them, so they live below all of them (as kube-scheduler's framework `Status`).
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::reason::{Reason, summarize};
+
+/// A seed rejected by a stage.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rejection {
+    pub seed: Arc<str>,
+    pub stage: &'static str,
+    #[serde(flatten)]
+    pub reason: Reason,
+}
+
+/// The shoot cannot be placed now. An expected outcome, not an error of the scheduler.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum FitError {
+    /// Every seed was rejected by some stage.
+    NoFit {
+        total: usize,
+        rejected: Vec<Rejection>,
+    },
+    /// The shoot itself is malformed or references something missing.
+    InvalidShoot { field: String, message: String },
+    /// The region ConfigMap row for the shoot's region cannot be parsed.
+    InvalidRegionConfig {
+        config_map: String,
+        region: String,
+        message: String,
+    },
+}
+
+impl FitError {
+    /// Hints on what to change, deduplicated, most common first.
+    pub fn hints(&self) -> Vec<String> {
+        let FitError::NoFit { rejected, .. } = self else {
+            return Vec::new();
+        };
+        let mut hints: Vec<(String, usize)> = Vec::new();
+        for r in rejected {
+            if let Some(h) = r.reason.hint() {
+                match hints.iter_mut().find(|(x, _)| *x == h) {
+                    Some((_, n)) => *n += 1,
+                    None => hints.push((h, 1)),
+                }
+            }
+        }
+        hints.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        hints.into_iter().map(|(h, _)| h).take(3).collect()
+    }
+}
+
+impl fmt::Display for FitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FitError::NoFit { total, rejected } => {
+                f.write_str(&summarize(*total, rejected.iter().map(|r| &r.reason)))
+            }
+            FitError::InvalidShoot { field, message } => {
+                write!(f, "invalid shoot: {field}: {message}")
+            }
+            FitError::InvalidRegionConfig {
+                config_map,
+                region,
+                message,
+            } => write!(
+                f,
+                "region ConfigMap {config_map}: data[{region}]: {message}"
+            ),
+        }
+    }
+}

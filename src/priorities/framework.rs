@@ -1,0 +1,49 @@
+//! What every priority is, and nothing about which priorities exist (the registry is `mod.rs`):
+//! the [`Priority`] trait, its [`RawScore`] and the shared normalisation. Plugin files import this
+//! module, never the registry, so the folder has no cycle.
+
+pub use super::detail::Detail;
+use crate::context::ShootContext;
+use crate::plugin::ClusterData;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+/// The best normalised score.
+pub const MAX_SCORE: f64 = 100.0;
+
+/// A raw value and what it means, for explanations (`12 shoots`, `38 ms (measured)`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawScore {
+    pub value: f64,
+    pub detail: Detail,
+}
+
+pub trait Priority: Send + Sync {
+    fn name(&self) -> &'static str;
+    /// Raw values for all candidate seeds, in order. Set-level so that per-shoot work (a latency
+    /// row, project counts per region) is done once per decision.
+    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore>;
+    /// Maps raw values onto 0..=MAX_SCORE, higher is better.
+    fn normalize(&self, raw: &[RawScore]) -> Vec<f64>;
+    /// Cluster data this priority reads beyond what every decision reads.
+    fn cluster_data(&self) -> Vec<ClusterData> {
+        Vec::new()
+    }
+}
+
+/// Linear map where the smallest raw value scores 100 and the largest 0; all equal -> 100.
+pub fn lower_is_better(raw: &[RawScore]) -> Vec<f64> {
+    let (min, max) = raw
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
+            (lo.min(r.value), hi.max(r.value))
+        });
+    raw.iter()
+        .map(|r| {
+            if max > min {
+                MAX_SCORE * (max - r.value) / (max - min)
+            } else {
+                MAX_SCORE
+            }
+        })
+        .collect()
+}
