@@ -108,6 +108,13 @@ pub fn capacity_aware_default() -> Vec<&'static Wanted> {
         .collect()
 }
 
+/// [`capacity_aware_spread`] with `CapacityPressure`'s default arguments.
+pub fn capacity_aware_default_spread() -> Vec<&'static Wanted> {
+    std::iter::once(&CAPACITY_PRESSURE_DEFAULT)
+        .chain(WEIGHTED.iter().filter(|w| w.name != "LatencyDistance"))
+        .collect()
+}
+
 /// The weighted profile with `LatencyDistance` replaced by `CapacityPressure`: the same
 /// spreading (`ProjectAntiAffinity`, `ResourceFit`), to show what spreading costs.
 pub fn capacity_aware_spread() -> Vec<&'static Wanted> {

@@ -659,6 +659,27 @@ mod tests {
     }
 
     #[test]
+    fn what_every_candidate_displaces_is_not_charged() {
+        // Region d has no seed. With far more demand than slots, every plan fills every seed,
+        // so each slot d's shoot could take displaces someone (sa and sb 230 ms, sc 213.8 ms):
+        // only the excess over the cheapest candidate's price tells the candidates apart, and
+        // charged in full it would push every score towards 0, where other priorities decide.
+        let m = serde_json::json!({"a": {"b": 10, "c": 30, "d": 20}, "b": {"c": 100, "d": 20}, "c": {"d": 50}});
+        let p = priority(serde_json::json!({"matrix": m, "demand": {"a": 10, "b": 10, "c": 10}, "plannedUtilisation": 3}));
+        let got = evaluate(&*p, &shoot("d"), &landscape(&[]));
+        let summary = "45 more shoots expected from 3 regions over 15 free slots";
+        assert_eq!(
+            got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
+            [
+                format!("36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"),
+                format!("36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"),
+                format!("50 ms: 50 ms latency + 0 ms capacity price (213.8 ms, less the 213.8 ms every candidate displaces; {summary})"),
+            ]
+        );
+        assert_eq!(rounded(&got), vec![87.917, 87.917, 83.333]);
+    }
+
+    #[test]
     fn with_no_demand_known_yet_only_latency_counts() {
         let p = priority(serde_json::json!({"matrix": matrix()}));
         let got = evaluate(&*p, &shoot("a"), &landscape(&[]));
