@@ -1193,10 +1193,13 @@ fn robustness(mode: &Mode, latency: &LatencyArgs) -> String {
         let opt = quality::optimum(&land);
         row.push(format!("{:.1} ms", opt.mean_latency()));
         let mut weighted_gap = f64::INFINITY;
-        for (label, built) in quality_profiles(latency)
-            .into_iter()
-            .filter(|(l, _)| labels.contains(l))
-        {
+        let mut built_profiles = quality_profiles(latency);
+        for label in labels {
+            let Some(at) = built_profiles.iter().position(|(l, _)| *l == label) else {
+                row.push("—".into());
+                continue;
+            };
+            let (_, built) = built_profiles.swap_remove(at);
             progress(&format!("quality{tag}: {label}"));
             let o = quality::run(&land, label, &built, now());
             let g = gap(&o, &opt);
