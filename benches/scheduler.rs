@@ -1221,7 +1221,7 @@ fn robustness(mode: &Mode, latency: &LatencyArgs) -> String {
     let mut out = String::from(
         "### Other landscapes\n\n\
          The same generator with other demand skews, RNG seeds (other seed capacities, project homes and stream order) \
-         and loads; every profile exactly as in the tables above. Gap of the mean latency to each landscape's offline optimum:\n\n"
+         and loads; every profile exactly as in the tables above. Gap of the mean latency to each landscape's offline optimum:\n\n",
     );
     out.push_str(&report::table(&rows));
     for ((label, (w, placed)), worse) in CAPACITY_TARGETED.iter().zip(worst).zip(weighted_worse) {

@@ -85,7 +85,7 @@ pub const CAPACITY_PRESSURE: Wanted = Wanted {
     },
 };
 
-/// `CapacityPressure` as above without `plannedUtilisation` (default 1: plan for full seeds).
+/// `CapacityPressure` as above without `plannedUtilisation` (default 1: demand may fill every slot).
 pub const CAPACITY_PRESSURE_DEFAULT: Wanted = Wanted {
     name: "CapacityPressure",
     weight: 10.0,

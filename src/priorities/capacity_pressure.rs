@@ -284,7 +284,8 @@ impl CapacityPressure {
             .iter()
             .filter_map(|s| Some(usage.shoots_on(&s.name).min(s.allocatable_shoots()?)))
             .sum();
-        let volume = ((self.planned_utilisation * finite as f64).round() as u64).saturating_sub(held);
+        let volume =
+            ((self.planned_utilisation * finite as f64).round() as u64).saturating_sub(held);
         let total: u64 = shares
             .values()
             .map(|s| (s * volume as f64).round() as u64)
@@ -431,10 +432,7 @@ impl Priority for CapacityPressure {
             .collect();
         // The shoot takes a slot wherever it goes: what the cheapest candidate displaces is
         // displaced whatever the choice, so only the excess over it is charged.
-        let base = priced
-            .iter()
-            .map(|(_, p)| *p)
-            .fold(f64::INFINITY, f64::min);
+        let base = priced.iter().map(|(_, p)| *p).fold(f64::INFINITY, f64::min);
         let base = if base.is_finite() { base } else { 0.0 };
         seeds
             .iter()
@@ -665,15 +663,23 @@ mod tests {
         // only the excess over the cheapest candidate's price tells the candidates apart, and
         // charged in full it would push every score towards 0, where other priorities decide.
         let m = serde_json::json!({"a": {"b": 10, "c": 30, "d": 20}, "b": {"c": 100, "d": 20}, "c": {"d": 50}});
-        let p = priority(serde_json::json!({"matrix": m, "demand": {"a": 10, "b": 10, "c": 10}, "plannedUtilisation": 3}));
+        let p = priority(
+            serde_json::json!({"matrix": m, "demand": {"a": 10, "b": 10, "c": 10}, "plannedUtilisation": 3}),
+        );
         let got = evaluate(&*p, &shoot("d"), &landscape(&[]));
         let summary = "45 more shoots expected from 3 regions over 15 free slots";
         assert_eq!(
             got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
             [
-                format!("36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"),
-                format!("36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"),
-                format!("50 ms: 50 ms latency + 0 ms capacity price (213.8 ms, less the 213.8 ms every candidate displaces; {summary})"),
+                format!(
+                    "36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"
+                ),
+                format!(
+                    "36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"
+                ),
+                format!(
+                    "50 ms: 50 ms latency + 0 ms capacity price (213.8 ms, less the 213.8 ms every candidate displaces; {summary})"
+                ),
             ]
         );
         assert_eq!(rounded(&got), vec![87.917, 87.917, 83.333]);
