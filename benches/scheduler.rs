@@ -715,9 +715,15 @@ const SKEWED_ZIPF: f64 = 1.6;
 /// Quality targets of the capacity-aware profile: gap to the optimum's mean latency on the
 /// first and on the second landscape.
 const CAPACITY_TARGETS: (f64, f64) = (10.0, 15.0);
+/// `CapacityPressure`'s default `replanThreshold`, as the prose states it.
+const CAPACITY_REPLAN_THRESHOLD: f64 = 0.02;
 const CAPACITY_AWARE: &str = "Scored, capacity-aware";
 const CAPACITY_AWARE_SPREAD: &str = "Scored, capacity-aware + spreading";
 const CAPACITY_AWARE_DEFAULT: &str = "Scored, capacity-aware, plannedUtilisation not declared";
+const CAPACITY_AWARE_DEFAULT_SPREAD: &str =
+    "Scored, capacity-aware, plannedUtilisation not declared + spreading";
+/// The capacity-aware profiles held to [`CAPACITY_TARGETS`], each on both landscapes.
+const CAPACITY_TARGETED: [&str; 2] = [CAPACITY_AWARE_DEFAULT, CAPACITY_AWARE];
 
 /// Every profile of the quality section, in row order.
 fn quality_profiles(latency: &LatencyArgs) -> Vec<(&'static str, BuiltProfile)> {
@@ -756,6 +762,15 @@ fn quality_profiles(latency: &LatencyArgs) -> Vec<(&'static str, BuiltProfile)> 
                 "quality-capacity-default",
                 "Scored",
                 &profiles::capacity_aware_default(),
+                latency,
+            ),
+        ),
+        (
+            CAPACITY_AWARE_DEFAULT_SPREAD,
+            profiles::scored(
+                "quality-capacity-default-spread",
+                "Scored",
+                &profiles::capacity_aware_default_spread(),
                 latency,
             ),
         ),
@@ -848,6 +863,7 @@ fn quality_table(
         (CAPACITY_AWARE, "CapacityPressure"),
         (CAPACITY_AWARE_SPREAD, "CapacityPressure"),
         (CAPACITY_AWARE_DEFAULT, "CapacityPressure"),
+        (CAPACITY_AWARE_DEFAULT_SPREAD, "CapacityPressure"),
     ] {
         let Some((_, built)) = strategies.iter().find(|(l, _)| *l == label) else {
             continue;
@@ -869,19 +885,54 @@ fn quality_table(
     report::table(&rows)
 }
 
-/// How the capacity-aware profile did against its target, computed from the outcomes.
+/// How the capacity-aware profiles did against their target, computed from the outcomes.
 fn capacity_verdict(outcomes: &[Outcome], opt: &Outcome, target: f64) -> String {
-    let Some(o) = outcomes.iter().find(|o| o.label == CAPACITY_AWARE) else {
-        return "the capacity-aware profile did not run".into();
+    CAPACITY_TARGETED
+        .iter()
+        .map(|label| {
+            let Some(o) = outcomes.iter().find(|o| o.label == *label) else {
+                return format!("{label}: did not run");
+            };
+            let g = gap(o, opt);
+            let met = g <= target && o.unschedulable == 0;
+            format!(
+                "{label}: {:+.1} % with {} unschedulable, target within {target:.0} % with 0 unschedulable: **{}**",
+                g,
+                o.unschedulable,
+                if met { "met" } else { "not met" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// What spreading costs the capacity-aware profiles, read from the outcomes: mean latency
+/// against needless co-location, with and without `ProjectAntiAffinity` and `ResourceFit`.
+fn spreading_trade_off(outcomes: &[Outcome], opt: &Outcome) -> String {
+    let find = |label: &str| outcomes.iter().find(|o| o.label == label);
+    let describe = |o: &Outcome| {
+        let (flagged, multi) = o.needless_colocation.unwrap_or((0, 0));
+        format!(
+            "{:+.1} % and {:.0} % of projects needlessly co-located",
+            gap(o, opt),
+            100.0 * flagged as f64 / multi.max(1) as f64
+        )
     };
-    let g = gap(o, opt);
-    let met = g <= target && o.unschedulable == 0;
-    format!(
-        "{CAPACITY_AWARE}: {:+.1} % with {} unschedulable, target within {target:.0} % with 0 unschedulable: **{}**",
-        g,
-        o.unschedulable,
-        if met { "met" } else { "not met" }
-    )
+    [
+        (CAPACITY_AWARE_DEFAULT, CAPACITY_AWARE_DEFAULT_SPREAD),
+        (CAPACITY_AWARE, CAPACITY_AWARE_SPREAD),
+    ]
+    .iter()
+    .filter_map(|(plain, spread)| {
+        let (p, s) = (find(plain)?, find(spread)?);
+        Some(format!(
+            "\"{plain}\" {}, with spreading {}",
+            describe(p),
+            describe(s)
+        ))
+    })
+    .collect::<Vec<_>>()
+    .join("; ")
 }
 
 fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<String> {
@@ -921,15 +972,34 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
         capacity,
         fmt_duration(opt_time)
     );
+    let mut body = if mode.sections.len() < 5 {
+        format!(
+            "This section can be regenerated on its own: `BENCH_SECTIONS={} cargo bench --locked --bench scheduler`; \
+             this copy is from such a run at commit `{}` ({} mode; load average at the end {}, which moves only the timings: \
+             placements are seeded and deterministic). The other sections are from the run named at the top.\n\n{body}",
+            mode.sections.join(","),
+            command_output("git", &["rev-parse", "--short", "HEAD"]),
+            if mode.quick { "quick" } else { "full" },
+            loadavg()
+        )
+    } else {
+        body
+    };
     let _ = writeln!(
         body,
-        "The capacity-aware profiles use `CapacityPressure` (same latency matrix and `maxLatencyMs` as the weighted profile's \
-         `LatencyDistance`). Demand shares per region are estimated from the shoots already placed (no forecast declared); \
-         the expected volume is declared as `plannedUtilisation: {}`, the share of capacity this landscape is planned to fill \
-         (its load). \"{CAPACITY_AWARE}\" adds only the weighted profile's `ShootCount` tie-breaker; \"{CAPACITY_AWARE_SPREAD}\" is the \
-         weighted profile with `LatencyDistance` replaced by `CapacityPressure`, i.e. with its project spreading; \
-         \"{CAPACITY_AWARE_DEFAULT}\" is the first with the default `plannedUtilisation: 1` (plan for full seeds), to show what \
-         a wrong volume costs.\n",
+        "The capacity-aware profiles use `CapacityPressure` with the weighted profile's latency matrix and `maxLatencyMs`. \
+         It plans the demand still to come (up to `plannedUtilisation` × the slots, less the shoots placed, split by region \
+         like the shoots placed so far) onto the free slots as a min-cost flow, re-planned after every {:.0} % of the slots \
+         placed or a {:.0} % shift of the regional shares; how much of that demand arrives is unknown, so a seed's price is \
+         the mean, over the plans for 1/8, 2/8, …, 8/8 of it, of what one slot less would cost the plan. A decision reads the \
+         prices: home seeds carry none, and of the others only the excess over the cheapest candidate's price is charged \
+         (the shoot takes a slot wherever it goes). \"{CAPACITY_AWARE_DEFAULT}\" uses the default arguments \
+         (`plannedUtilisation: 1`: demand may fill every slot); \"{CAPACITY_AWARE}\" declares `plannedUtilisation: {}`, this \
+         landscape's load. Both add only the weighted profile's `ShootCount` tie-breaker; the \"+ spreading\" rows are the \
+         weighted profile with `LatencyDistance` replaced by the respective `CapacityPressure`, i.e. with its \
+         project spreading (`ProjectAntiAffinity`, `ResourceFit: LeastAllocated`).\n",
+        100.0 * CAPACITY_REPLAN_THRESHOLD,
+        100.0 * CAPACITY_REPLAN_THRESHOLD,
         profiles::QUALITY_LOAD
     );
     body.push_str(&quality_table(&land, &strategies, &outcomes, &opt));
@@ -945,6 +1015,12 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
         body,
         "Target: {}.\n",
         capacity_verdict(&outcomes, &opt, CAPACITY_TARGETS.0)
+    );
+    let _ = writeln!(
+        body,
+        "Spreading against latency: {}. Spreading a project's shoots over seeds sends some of them past the nearest \
+         seed with room, which is what a latency target forbids; choose the weights by which matters more.\n",
+        spreading_trade_off(&outcomes, &opt)
     );
     let _ = writeln!(
         body,
@@ -982,7 +1058,13 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
         "\nTarget: {}.\n",
         capacity_verdict(&outcomes2, &opt2, CAPACITY_TARGETS.1)
     );
+    let _ = writeln!(
+        body,
+        "Spreading against latency: {}.\n",
+        spreading_trade_off(&outcomes2, &opt2)
+    );
 
+    body.push_str(&robustness(mode, &latency));
     body.push_str(&capacity_recompute_cost(mode));
 
     let mut regions = vec![
@@ -1055,6 +1137,109 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
     Some(path.display().to_string())
 }
 
+/// Landscapes beyond the two tables, so that the capacity-aware profiles are not judged on the
+/// landscapes they were developed on: (Zipf exponent, RNG seed, load). A flatter and an
+/// intermediate skew; the two skews of the tables with other RNG seeds (other seed capacities,
+/// project homes and stream order); and lower and higher loads than the 87 % the profile with a
+/// declared `plannedUtilisation` assumes.
+const ROBUSTNESS: &[(f64, u64, f64)] = &[
+    (0.6, 2026, 0.87),
+    (1.3, 2026, 0.87),
+    (1.0, 7, 0.87),
+    (1.6, 7, 0.87),
+    (1.0, 99, 0.87),
+    (1.6, 99, 0.87),
+    (1.0, 2026, 0.7),
+    (1.6, 2026, 0.7),
+    (1.0, 2026, 0.95),
+    (1.6, 2026, 0.95),
+];
+
+/// The gap to the optimum of the latency-weighted and the capacity-aware profiles on each
+/// [`ROBUSTNESS`] landscape.
+fn robustness(mode: &Mode, latency: &LatencyArgs) -> String {
+    let labels = [
+        "Scored, weighted profile",
+        CAPACITY_AWARE_DEFAULT,
+        CAPACITY_AWARE_DEFAULT_SPREAD,
+        CAPACITY_AWARE,
+        CAPACITY_AWARE_SPREAD,
+    ];
+    let mut header = vec![
+        "Zipf exponent".to_string(),
+        "RNG seed".into(),
+        "load".into(),
+        "offline optimum".into(),
+    ];
+    header.extend(labels.iter().map(|l| l.to_string()));
+    let mut rows = vec![header];
+    // Per targeted profile: worst gap, and whether every shoot was placed everywhere.
+    let mut worst: Vec<(f64, bool)> = vec![(f64::NEG_INFINITY, true); CAPACITY_TARGETED.len()];
+    let mut weighted_worse = vec![0usize; CAPACITY_TARGETED.len()];
+    for &(zipf, rng_seed, load) in ROBUSTNESS {
+        let land = quality::landscape(QualitySpec {
+            zipf,
+            rng_seed,
+            load,
+            ..mode.quality
+        });
+        let tag = format!(" (Zipf {zipf}, seed {rng_seed}, load {load})");
+        let mut row = vec![
+            zipf.to_string(),
+            rng_seed.to_string(),
+            format!("{:.0} %", 100.0 * load),
+        ];
+        progress(&format!("quality{tag}: optimum"));
+        let opt = quality::optimum(&land);
+        row.push(format!("{:.1} ms", opt.mean_latency()));
+        let mut weighted_gap = f64::INFINITY;
+        let mut built_profiles = quality_profiles(latency);
+        for label in labels {
+            let Some(at) = built_profiles.iter().position(|(l, _)| *l == label) else {
+                row.push("—".into());
+                continue;
+            };
+            let (_, built) = built_profiles.swap_remove(at);
+            progress(&format!("quality{tag}: {label}"));
+            let o = quality::run(&land, label, &built, now());
+            let g = gap(&o, &opt);
+            if label == labels[0] {
+                weighted_gap = g;
+            }
+            if let Some(i) = CAPACITY_TARGETED.iter().position(|t| *t == label) {
+                worst[i].0 = worst[i].0.max(g);
+                worst[i].1 &= o.unschedulable == 0;
+                weighted_worse[i] += usize::from(g > weighted_gap);
+            }
+            row.push(match o.unschedulable {
+                0 => format!("{g:+.1} %"),
+                n => format!("{g:+.1} % ({n} unschedulable)"),
+            });
+        }
+        rows.push(row);
+    }
+    let mut out = String::from(
+        "### Other landscapes\n\n\
+         The same generator with other demand skews, RNG seeds (other seed capacities, project homes and stream order) \
+         and loads; every profile exactly as in the tables above. Gap of the mean latency to each landscape's offline optimum:\n\n",
+    );
+    out.push_str(&report::table(&rows));
+    for ((label, (w, placed)), worse) in CAPACITY_TARGETED.iter().zip(worst).zip(weighted_worse) {
+        let _ = writeln!(
+            out,
+            "\n{label}: at most {w:+.1} % over these {} landscapes, {}; worse than the latency-weighted profile on {worse} of them.",
+            ROBUSTNESS.len(),
+            if placed {
+                "every shoot placed"
+            } else {
+                "with unschedulable shoots"
+            }
+        );
+    }
+    out.push('\n');
+    out
+}
+
 /// What re-solving the `CapacityPressure` plan costs at 1,000 seeds: a decision with a fresh
 /// profile (no plan yet: it solves) against the next decision on the same snapshot (plan
 /// reused). Demand comes from shoots already placed over the 27 regions.
@@ -1098,8 +1283,9 @@ fn capacity_recompute_cost(mode: &Mode) -> String {
     let (c, w) = (med(&mut cold), med(&mut warm));
     format!(
         "### Cost of re-planning\n\n\
-         `CapacityPressure` solves its plan only when the seeds, their capacities or the demand shares change \
-         (by more than `replanThreshold`, default 2 % of demand moving between regions); a decision otherwise reads cached prices. \
+         `CapacityPressure` solves its plans only when the seeds or their capacities change, or when more than `replanThreshold` \
+         (default 2 %) of the demand has moved between regions or of the slots has been taken or freed since the last solve; \
+         a decision otherwise reads cached prices. A solve is eight min-cost flows (one per share of the expected volume). \
          Measured at {seeds} seeds in the 27 regions with {} placed shoots as the demand estimate (thread CPU time, median of {rounds}): \
          a decision that solves the plan took {}, the next decision on the same snapshot {}, so one re-plan costs about {}.\n\n",
         fmt_count(placed as u64),

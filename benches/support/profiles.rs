@@ -85,7 +85,7 @@ pub const CAPACITY_PRESSURE: Wanted = Wanted {
     },
 };
 
-/// `CapacityPressure` as above without `plannedUtilisation` (default 1: plan for full seeds).
+/// `CapacityPressure` as above without `plannedUtilisation` (default 1: demand may fill every slot).
 pub const CAPACITY_PRESSURE_DEFAULT: Wanted = Wanted {
     name: "CapacityPressure",
     weight: 10.0,
@@ -105,6 +105,13 @@ pub fn capacity_aware() -> Vec<&'static Wanted> {
 pub fn capacity_aware_default() -> Vec<&'static Wanted> {
     std::iter::once(&CAPACITY_PRESSURE_DEFAULT)
         .chain(WEIGHTED.iter().filter(|w| w.name == "ShootCount"))
+        .collect()
+}
+
+/// [`capacity_aware_spread`] with `CapacityPressure`'s default arguments.
+pub fn capacity_aware_default_spread() -> Vec<&'static Wanted> {
+    std::iter::once(&CAPACITY_PRESSURE_DEFAULT)
+        .chain(WEIGHTED.iter().filter(|w| w.name != "LatencyDistance"))
         .collect()
 }
 

@@ -2,10 +2,12 @@
 //! shoot overflowing its region goes where it displaces the least expected demand instead of
 //! taking the nearest free seed that the next region's shoots will need.
 //!
-//! Expected demand per region (the placed shoots' regions, or a declared forecast) is assigned
-//! to the seeds' `allocatable.shoots` as a min-cost flow (see [`flow`]); the price of a seed is
-//! what one slot less would cost that plan. The plan is solved when the seeds, their capacities
-//! or the demand shares change, never per decision: a decision reads the cached prices.
+//! The demand still to come (up to `plannedUtilisation` of the slots, less the shoots placed),
+//! split by region like the placed shoots or a declared forecast, is assigned to the seeds' free
+//! slots as a min-cost flow (see [`flow`]). How much of it comes is unknown, so plans are solved
+//! for evenly spaced shares of it, and a seed's price is the mean over them of what one slot less
+//! would cost the plan. Plans are solved when the seeds, the demand shares or the number of
+//! placed shoots move, never per decision: a decision reads the cached prices.
 
 mod flow;
 
@@ -28,6 +30,9 @@ use crate::plugin::{parse_args, sources_from_args};
 
 /// The config name.
 pub const NAME: &str = "CapacityPressure";
+
+/// Plans per solve, for the volumes 1/8, 2/8, …, 8/8 of the expected volume.
+const VOLUME_SCENARIOS: u64 = 8;
 
 /// Scores `latency + price` on LatencyDistance's absolute scale: 0 ms scores 100,
 /// `maxLatencyMs` or more scores 0.
@@ -188,9 +193,13 @@ fn parse_demand(
 struct Plan {
     seeds: u64,
     shares: BTreeMap<String, f64>,
+    /// Placed shoots and finite slots when it was solved: the plan is for the demand still to
+    /// come, so it goes stale as shoots are placed or deleted.
+    placed: usize,
+    slots: u64,
     /// seed -> price of one slot in ms
     prices: HashMap<Arc<str>, f64>,
-    /// `N shoots of expected demand over M slots`, for explanations
+    /// `N more shoots expected from R regions over M free slots`, for explanations
     summary: Arc<str>,
 }
 
@@ -246,13 +255,15 @@ impl CapacityPressure {
             cx.cloud_profile.region_config_name.clone(),
         );
         let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        let placed = snap.usage().placed_shoots();
         if let Some(p) = plans.get(&key)
             && p.seeds == seeds
             && total_variation(&p.shares, &shares) <= self.replan_threshold
+            && placed.abs_diff(p.placed) as f64 <= self.replan_threshold * p.slots as f64
         {
             return Some(Arc::clone(p));
         }
-        let plan = Arc::new(self.solve(&key, seeds, shares, snap));
+        let plan = Arc::new(self.solve(&key, seeds, shares, placed, snap));
         plans.insert(key, Arc::clone(&plan));
         Some(plan)
     }
@@ -262,16 +273,24 @@ impl CapacityPressure {
         (provider, cloud_profile): &(String, String),
         seeds_hash: u64,
         shares: BTreeMap<String, f64>,
+        placed: usize,
         snap: &Snapshot,
     ) -> Plan {
+        let usage = snap.usage();
         let seeds: Vec<&SeedInfo> = snap.seeds().collect();
         let finite: u64 = seeds.iter().filter_map(|s| s.allocatable_shoots()).sum();
-        let volume = (self.planned_utilisation * finite as f64).round() as u64;
-        let demand: Vec<u64> = shares
+        // The plan is for the shoots still to come on the slots still free: placed shoots are
+        // sunk, and a slot's price is what taking it now costs the demand expected after.
+        let held: u64 = seeds
+            .iter()
+            .filter_map(|s| Some(usage.shoots_on(&s.name).min(s.allocatable_shoots()?)))
+            .sum();
+        let volume =
+            ((self.planned_utilisation * finite as f64).round() as u64).saturating_sub(held);
+        let total: u64 = shares
             .values()
             .map(|s| (s * volume as f64).round() as u64)
-            .collect();
-        let total: u64 = demand.iter().sum();
+            .sum();
         // Seeds of one provider and region are interchangeable in the plan (every latency source
         // sees only the provider and region), so they are solved as one pool with their summed
         // capacity: the problem is regions × pools, not regions × seeds, and a pool's price is
@@ -281,9 +300,10 @@ impl CapacityPressure {
             let pool = pools
                 .entry((s.provider.as_str(), s.region.as_str()))
                 .or_insert((i, 0, Vec::new()));
-            pool.1 = pool
-                .1
-                .saturating_add(s.allocatable_shoots().unwrap_or(total));
+            let free = s
+                .allocatable_shoots()
+                .map_or(total, |a| a.saturating_sub(usage.shoots_on(&s.name)));
+            pool.1 = pool.1.saturating_add(free);
             pool.2.push(i);
         }
         let pools: Vec<(usize, u64, Vec<usize>)> = pools.into_values().collect();
@@ -301,40 +321,55 @@ impl CapacityPressure {
                     .collect()
             })
             .collect();
-        let problem = flow::Problem {
-            demand,
-            capacity: pools.iter().map(|(_, cap, _)| *cap).collect(),
-            cost,
-            unserved: (self.max_latency_ms * 1000.0).round() as i64,
-        };
-        let solution = flow::solve(&problem);
+        let capacity: Vec<u64> = pools.iter().map(|(_, cap, _)| *cap).collect();
+        // How much of the volume arrives is unknown: each fill up to it is taken as equally
+        // likely, so a slot is priced by the mean of its prices over evenly spaced volumes. A
+        // seed needed only if everything comes costs little; one needed early costs much.
+        let mut price_sum = vec![0i64; pools.len()];
+        let mut unserved_sum = 0u64;
+        for k in 1..=VOLUME_SCENARIOS {
+            let demand_k: Vec<u64> = shares
+                .values()
+                .map(|s| (s * (volume * k) as f64 / VOLUME_SCENARIOS as f64).round() as u64)
+                .collect();
+            let problem = flow::Problem {
+                demand: demand_k,
+                capacity: capacity.clone(),
+                cost: cost.clone(),
+                unserved: (self.max_latency_ms * 1000.0).round() as i64,
+            };
+            let solution = flow::solve(&problem);
+            for (sum, p) in price_sum.iter_mut().zip(&solution.price) {
+                *sum += p;
+            }
+            unserved_sum += solution.unserved.iter().sum::<u64>();
+        }
+        let solution_price: Vec<i64> = price_sum
+            .iter()
+            .map(|p| p / VOLUME_SCENARIOS as i64)
+            .collect();
         self.solves.fetch_add(1, Ordering::Relaxed);
         let by_index = &seeds;
-        // A full seed's shadow prices range from what one slot more saves to what one slot
-        // less costs; the ends make a region whose own demand fills the seed indifferent
-        // between staying and leaving, the middle does not.
-        let mid: Vec<i64> = solution
-            .price
-            .iter()
-            .zip(&solution.gain)
-            .map(|(less, more)| (less + more) / 2)
-            .collect();
+        // The price of a slot in one plan is what one slot less costs it: the exact increase in
+        // the latency of the demand still to come when this shoot takes the slot.
         let prices: HashMap<Arc<str>, f64> = pools
             .iter()
-            .zip(&mid)
+            .zip(&solution_price)
             .flat_map(|((_, _, members), price)| {
                 members
                     .iter()
                     .map(move |i| (Arc::clone(&by_index[*i].name), *price as f64 / 1000.0))
             })
             .collect();
-        let unserved: u64 = solution.unserved.iter().sum();
+        let free = finite - held;
+        let unserved = unserved_sum;
         tracing::debug!(
             regions = shares.len(),
             seeds = seeds.len(),
             pools = pools.len(),
             demand = total,
             slots = finite,
+            free,
             unserved,
             priced = prices.values().filter(|p| **p > 0.0).count(),
             "CapacityPressure plan solved"
@@ -342,11 +377,13 @@ impl CapacityPressure {
         Plan {
             seeds: seeds_hash,
             summary: format!(
-                "{total} shoots of expected demand from {} regions over {finite} slots",
+                "{total} more shoots expected from {} regions over {free} free slots",
                 shares.len()
             )
             .into(),
             shares,
+            placed,
+            slots: finite,
             prices,
         }
     }
@@ -379,19 +416,31 @@ impl Priority for CapacityPressure {
             &cx.cloud_profile.region_config_name,
             snap,
         );
-        seeds
+        // Home capacity is the shoot's own: with latencies that obey the triangle inequality,
+        // giving a home slot to another region's overflow and sending this shoot away never
+        // costs less, so only capacity elsewhere is priced.
+        let priced: Vec<(bool, f64)> = seeds
             .iter()
             .map(|s| {
-                let latency = self.latency_ms(&rows, s, &cx.region);
-                // Home capacity is the shoot's own: with latencies that obey the triangle
-                // inequality, giving a home slot to another region's overflow and sending this
-                // shoot away never costs less, so only capacity elsewhere is priced.
                 let home = s.region == cx.region && s.provider == cx.provider;
                 let price = plan
                     .as_ref()
                     .filter(|_| !home)
                     .and_then(|p| p.prices.get(&s.name).copied())
                     .unwrap_or(0.0);
+                (home, price)
+            })
+            .collect();
+        // The shoot takes a slot wherever it goes: what the cheapest candidate displaces is
+        // displaced whatever the choice, so only the excess over it is charged.
+        let base = priced.iter().map(|(_, p)| *p).fold(f64::INFINITY, f64::min);
+        let base = if base.is_finite() { base } else { 0.0 };
+        seeds
+            .iter()
+            .zip(priced)
+            .map(|(s, (home, full))| {
+                let latency = self.latency_ms(&rows, s, &cx.region);
+                let price = full - base;
                 let summary = plan.as_ref().map(|p| Arc::clone(&p.summary));
                 RawScore {
                     value: latency + price,
@@ -400,6 +449,16 @@ impl Priority for CapacityPressure {
                             f,
                             "{} ms latency, home region: no capacity price",
                             round_ms(latency)
+                        ),
+                        Some(summary) if base > 0.0 => write!(
+                            f,
+                            "{} ms: {} ms latency + {} ms capacity price ({} ms, less the {} ms \
+                             every candidate displaces; {summary})",
+                            round_ms(latency + price),
+                            round_ms(latency),
+                            round_ms(price),
+                            round_ms(full),
+                            round_ms(base)
                         ),
                         Some(summary) => write!(
                             f,
@@ -469,7 +528,7 @@ mod tests {
         ShootBuilder::new("garden-a", "new").region(region).build()
     }
 
-    /// Four shoots of region a and three of region b expected over 15 slots.
+    /// Four shoots of region a and three of region b, on their home seeds as far as they fit.
     const A4_B3: &[(&str, &str)] = &[
         ("a", "sa"),
         ("a", "sa"),
@@ -480,52 +539,87 @@ mod tests {
         ("b", "sb"),
     ];
 
+    /// The same shoots, all on the far seed sc: the home seeds are still free.
+    const A4_B3_ON_SC: &[(&str, &str)] = &[
+        ("a", "sc"),
+        ("a", "sc"),
+        ("a", "sc"),
+        ("a", "sc"),
+        ("b", "sc"),
+        ("b", "sc"),
+        ("b", "sc"),
+    ];
+
     #[test]
-    fn overflow_is_priced_by_the_demand_it_displaces_whether_estimated_or_declared() {
-        // Plan: a's 4 shoots take sa's 2 slots and 2 of sc's; b's 3 fill sb. sa: one slot less
-        // sends one more a shoot to sc, one more brings one back (30 ms both ways). sb: one slot
-        // less sends a b shoot to sa (10 ms), pushing an a shoot on to sc (30 ms): 40 ms; one
-        // more takes an a shoot from sc (30 ms) to sb (10 ms): 20 ms; priced in between, 30 ms.
-        // So the overflow of a goes to sc (30 ms), not to the nearer sb (10 + 30 ms).
+    fn overflow_is_priced_by_the_demand_still_to_come_whether_estimated_or_declared() {
+        // Up to four more shoots of a and three of b, over 2 free slots on sa, 3 on sb and
+        // plenty on sc. The plans for 1/8 .. 8/8 of that volume (a = k/2, b = 3k/8 rounded):
+        //   k = 1, 2: nothing is full, no price;
+        //   k = 3, 4: sa full, one slot less sends an a shoot to sb: sa 10 ms;
+        //   k = 5, 6: a's third shoot fills sb: sa 30 ms (an a shoot to sc), sb 20 ms (a's
+        //             shoot on sb moves on to sc);
+        //   k = 7, 8: b fills sb: sa 30 ms, sb 40 ms (a b shoot to sa pushes an a shoot to sc).
+        // Means: sa 17.5 ms, sb 15 ms, sc (never full) 0.
         let cases = [
             (
-                "estimated from the placed shoots' regions",
-                serde_json::json!({"matrix": matrix(), "plannedUtilisation": 7.0 / 15.0}),
-                A4_B3,
+                "estimated from the placed shoots' regions, placed shoots' slots taken",
+                serde_json::json!({"matrix": matrix(), "plannedUtilisation": 14.0 / 15.0}),
+                A4_B3_ON_SC,
+                "(7 more shoots expected from 2 regions over 8 free slots)",
             ),
             (
                 "declared as a forecast",
                 serde_json::json!({"matrix": matrix(), "demand": {"a": 4, "b": 3}, "plannedUtilisation": 7.0 / 15.0}),
                 &[][..],
+                "(7 more shoots expected from 2 regions over 15 free slots)",
             ),
         ];
-        for (name, args, placed) in cases {
+        for (name, args, placed, summary) in cases {
             let p = priority(args);
             let got = evaluate(&*p, &shoot("a"), &landscape(placed));
             assert_eq!(
                 got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
                 [
-                    "0 ms latency, home region: no capacity price",
-                    "40 ms: 10 ms latency + 30 ms capacity price (7 shoots of expected demand from 2 regions over 15 slots)",
-                    "30 ms: 30 ms latency + 0 ms capacity price (7 shoots of expected demand from 2 regions over 15 slots)",
+                    "0 ms latency, home region: no capacity price".to_string(),
+                    format!("25 ms: 10 ms latency + 15 ms capacity price {summary}"),
+                    format!("30 ms: 30 ms latency + 0 ms capacity price {summary}"),
                 ],
                 "{name}"
             );
-            assert_eq!(rounded(&got), vec![100.0, 86.667, 90.0], "{name}");
+            assert_eq!(rounded(&got), vec![100.0, 91.667, 90.0], "{name}");
+            let got = evaluate(&*p, &shoot("b"), &landscape(placed));
+            assert_eq!(
+                got[0].1,
+                format!("27.5 ms: 10 ms latency + 17.5 ms capacity price {summary}"),
+                "{name}"
+            );
         }
     }
 
     #[test]
+    fn once_the_planned_volume_is_placed_nothing_is_priced() {
+        // 7 of 15 slots planned, 7 shoots placed: no demand left to displace.
+        let p = priority(serde_json::json!({"matrix": matrix(), "plannedUtilisation": 7.0 / 15.0}));
+        let got = evaluate(&*p, &shoot("a"), &landscape(A4_B3));
+        assert_eq!(
+            got[1].1,
+            "10 ms: 10 ms latency + 0 ms capacity price (0 more shoots expected from 2 regions over 8 free slots)"
+        );
+        assert_eq!(rounded(&got), vec![100.0, 96.667, 90.0]);
+    }
+
+    #[test]
     fn a_shoot_whose_home_region_has_room_stays_home_even_when_its_seed_is_in_demand() {
-        // Planned for a full landscape, region b overflows and sb is the most valuable slot of
-        // the plan; b's own shoot still scores it best.
-        let p = priority(serde_json::json!({"matrix": matrix()}));
-        let got = evaluate(&*p, &shoot("b"), &landscape(A4_B3));
+        // Planned for a full landscape, every slot is wanted and sb is priced for a's shoots;
+        // b's own shoot still scores it best.
+        let p = priority(serde_json::json!({"matrix": matrix(), "demand": {"a": 4, "b": 3}}));
+        let snap = landscape(&[]);
+        let got = evaluate(&*p, &shoot("b"), &snap);
         assert_eq!(got[1].1, "0 ms latency, home region: no capacity price");
         assert_eq!(got[1].0, 100.0);
         assert!(got[0].0 < 80.0 && got[2].0 < 80.0, "{got:?}");
         // A shoot of region a sees sb's price.
-        let got = evaluate(&*p, &shoot("a"), &landscape(A4_B3));
+        let got = evaluate(&*p, &shoot("a"), &snap);
         assert!(got[1].1.contains("ms capacity price"), "{}", got[1].1);
         assert!(got[1].0 < got[0].0, "{got:?}");
     }
@@ -542,8 +636,12 @@ mod tests {
     fn overflow_leaves_the_near_seed_to_the_region_that_needs_it_where_latency_alone_takes_it() {
         // sa is full; a shoot of region a must go out. By latency alone sb (10 ms) wins, and
         // region b's next shoots would then overflow (10-100 ms); priced, sc (30 ms) wins.
+        // 9 of 15 slots planned, 2 placed: up to 4 more of a and 3 of b. sb's price, over the
+        // plans for 1/8 .. 8/8 of that: 0, 0, then 20 ms four times (an a shoot on sb moves to
+        // sc), then 100 ms twice (b fills sb, a b shoot would go to sc): 35 ms. So sb costs
+        // 10 + 35 ms against sc's 30 ms.
         let snap = landscape(&[("a", "sa"), ("a", "sa")]);
-        let args = serde_json::json!({"matrix": matrix(), "demand": {"a": 4, "b": 3}, "plannedUtilisation": 7.0 / 15.0});
+        let args = serde_json::json!({"matrix": matrix(), "demand": {"a": 4, "b": 3}, "plannedUtilisation": 0.6});
         let cases = [
             (
                 "LatencyDistance",
@@ -557,6 +655,35 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(d.seed, want, "{name}");
         }
+    }
+
+    #[test]
+    fn what_every_candidate_displaces_is_not_charged() {
+        // Region d has no seed. With far more demand than slots, every plan fills every seed,
+        // so each slot d's shoot could take displaces someone (sa and sb 230 ms, sc 213.8 ms):
+        // only the excess over the cheapest candidate's price tells the candidates apart, and
+        // charged in full it would push every score towards 0, where other priorities decide.
+        let m = serde_json::json!({"a": {"b": 10, "c": 30, "d": 20}, "b": {"c": 100, "d": 20}, "c": {"d": 50}});
+        let p = priority(
+            serde_json::json!({"matrix": m, "demand": {"a": 10, "b": 10, "c": 10}, "plannedUtilisation": 3}),
+        );
+        let got = evaluate(&*p, &shoot("d"), &landscape(&[]));
+        let summary = "45 more shoots expected from 3 regions over 15 free slots";
+        assert_eq!(
+            got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
+            [
+                format!(
+                    "36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"
+                ),
+                format!(
+                    "36.3 ms: 20 ms latency + 16.3 ms capacity price (230 ms, less the 213.8 ms every candidate displaces; {summary})"
+                ),
+                format!(
+                    "50 ms: 50 ms latency + 0 ms capacity price (213.8 ms, less the 213.8 ms every candidate displaces; {summary})"
+                ),
+            ]
+        );
+        assert_eq!(rounded(&got), vec![87.917, 87.917, 83.333]);
     }
 
     #[test]
@@ -604,6 +731,38 @@ mod tests {
         }
         run(&snap);
         assert_eq!(p.plans_solved(), 3, "demand moved from a to b");
+    }
+
+    #[test]
+    fn placements_re_plan_once_they_exceed_the_threshold_share_of_the_slots() {
+        // 15 slots, threshold 0.2: more than 3 placements (or deletions) since the plan re-plan.
+        let p = CapacityPressure::from_args(
+            &serde_json::json!({"matrix": matrix(), "replanThreshold": 0.2}),
+            "p",
+        )
+        .unwrap();
+        let mut snap = landscape(A4_B3);
+        let place = |snap: &mut Snapshot, name: &str, region: &str| {
+            snap.upsert_shoot(
+                &ShootBuilder::new("garden-x", name)
+                    .region(region)
+                    .seed("sc")
+                    .build(),
+            );
+        };
+        let run = |snap: &Snapshot| evaluate(&p, &shoot("a"), snap);
+        run(&snap);
+        place(&mut snap, "n1", "a");
+        place(&mut snap, "n2", "b");
+        place(&mut snap, "n3", "a");
+        run(&snap);
+        assert_eq!(p.plans_solved(), 1, "3 placements, shares nearly kept");
+        place(&mut snap, "n4", "b");
+        run(&snap);
+        assert_eq!(p.plans_solved(), 2, "a fourth placement");
+        snap.remove_shoot("garden-x/n4");
+        run(&snap);
+        assert_eq!(p.plans_solved(), 2, "one deletion");
     }
 
     fn errors(args: serde_json::Value) -> Vec<String> {

@@ -23,9 +23,6 @@ pub struct Problem {
 pub struct Solution {
     /// What one slot less on each seed would cost the plan (0 where the plan leaves room).
     pub price: Vec<i64>,
-    /// What one slot more on each seed would save the plan (at most `price`; the seed's
-    /// shadow prices are exactly the range between the two).
-    pub gain: Vec<i64>,
     /// `flow[r][s]`: planned shoots of region `r` on seed `s`.
     pub flow: Vec<Vec<u64>>,
     pub unserved: Vec<u64>,
@@ -196,57 +193,8 @@ pub fn solve(p: &Problem) -> Solution {
         .map(|d| if *d == i64::MAX { 0 } else { (*d).max(0) })
         .collect();
 
-    // Gain of a slot: one more unit through the seed, i.e. minus the residual distance
-    // sink -> seed (a seed that carries flow is reachable at 0, so the gain is never negative).
-    let mut from_sink_seed: Vec<i64> = (0..ns)
-        .map(|s| if load[s] > 0 { 0 } else { i64::MAX })
-        .collect();
-    let mut from_sink_region: Vec<i64> = (0..nr)
-        .map(|r| {
-            if unserved[r] > 0 {
-                -p.unserved
-            } else {
-                i64::MAX
-            }
-        })
-        .collect();
-    for _ in 0..=(nr + ns) {
-        let mut changed = false;
-        for r in 0..nr {
-            let best = (0..ns)
-                .filter(|&s| flow[r][s] > 0 && from_sink_seed[s] != i64::MAX)
-                .map(|s| from_sink_seed[s] - p.cost[r][s])
-                .min();
-            if let Some(b) = best
-                && b < from_sink_region[r]
-            {
-                from_sink_region[r] = b;
-                changed = true;
-            }
-        }
-        for s in 0..ns {
-            let best = (0..nr)
-                .filter(|&r| from_sink_region[r] != i64::MAX)
-                .map(|r| from_sink_region[r] + p.cost[r][s])
-                .min();
-            if let Some(b) = best
-                && b < from_sink_seed[s]
-            {
-                from_sink_seed[s] = b;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    let gain = from_sink_seed
-        .iter()
-        .map(|d| if *d == i64::MAX { 0 } else { (-*d).max(0) })
-        .collect();
     Solution {
         price,
-        gain,
         flow,
         unserved,
         cost,
@@ -271,7 +219,6 @@ mod tests {
         let got = solve(&problem(&[3, 2], &[5, 5], &[&[2, 50], &[50, 2]]));
         assert_eq!(got.flow, vec![vec![3, 0], vec![0, 2]]);
         assert_eq!(got.price, vec![0, 0]);
-        assert_eq!(got.gain, vec![0, 0]);
         assert_eq!(got.cost, 10);
     }
 
@@ -292,9 +239,6 @@ mod tests {
         // of region 0 on to seed 2 (30 - 2): 66, cheaper than region 1 -> seed 2 (100 - 2).
         assert_eq!(got.price[1], 66);
         assert_eq!(got.price[2], 0);
-        // One slot more on seed 0 brings a shoot of region 0 home from seed 2 (28); on seed 1
-        // it brings one of region 0 from seed 2 to seed 1 (30 - 10); seed 2 has room already.
-        assert_eq!(got.gain, vec![28, 20, 0]);
     }
 
     #[test]
@@ -303,7 +247,6 @@ mod tests {
         assert_eq!(got.flow, vec![vec![2]]);
         assert_eq!(got.unserved, vec![3]);
         assert_eq!(got.price, vec![998]);
-        assert_eq!(got.gain, vec![998], "one slot more serves one more shoot");
     }
 
     #[test]
