@@ -28,8 +28,8 @@ pub mod context;
 pub mod controller;
 /// CustomResourceDefinitions for development clusters without gardener-apiserver.
 pub mod crds;
-/// Builders for tests and benchmarks.
-#[doc(hidden)]
+/// Builders for tests and benchmarks (the `test-util` feature; not in release builds).
+#[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;
 /// Leaf helper: durations in Go's syntax (`1h30m`, `300ms`), as upstream's files write them.
 pub mod go_duration;
