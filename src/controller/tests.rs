@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 use tower_test::mock::{self, Handle, SendResponse};
 
 use super::*;
+use crate::api::Shoot;
+use crate::config::BindingMode;
 use crate::config::load_str;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
 
@@ -567,7 +569,7 @@ async fn projects_that_may_not_be_listed_do_not_block_readiness() {
     assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/projects");
     list.respond.send_response(failure(403, "Forbidden"));
     let retry = next_call(&mut h).await;
-    assert!(shared.is_synced(Kind::Project), "synced as empty");
+    assert!(shared.is_synced(WatchedKind::Project), "synced as empty");
     drop(retry);
     feed.abort();
 }
@@ -580,7 +582,7 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
     let list = next_call(&mut h).await;
     assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/seeds");
     list.respond.send_response(failure(500, "InternalError"));
-    assert!(!shared.is_synced(Kind::Seed));
+    assert!(!shared.is_synced(WatchedKind::Seed));
     let list = next_call(&mut h).await;
     let seed = serde_json::to_value(SeedBuilder::new("seed-2").build()).unwrap();
     list.respond.send_response(ok(json!({
@@ -600,7 +602,7 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
             .unwrap(),
     );
     let again = next_call(&mut h).await;
-    assert!(shared.is_synced(Kind::Seed));
+    assert!(shared.is_synced(WatchedKind::Seed));
     assert!(shared.lock().snapshot.seed("seed-2").is_some());
     drop(again);
     feed.abort();

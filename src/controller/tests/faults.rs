@@ -408,12 +408,15 @@ fn lease(holder: &str, rv: &str) -> Value {
 const ELECTED: &str = "leaderElection: {leaderElect: true, leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n";
 
 /// Starts a controller whose elector runs against the mock and wins the lease.
-async fn elected(h: &mut MockHandle, client: Client) -> (Arc<Shared>, chan::Sender<bool>) {
+async fn elected(
+    h: &mut MockHandle,
+    client: Client,
+) -> (Arc<Shared>, tokio::sync::watch::Sender<bool>) {
     let c = Controller::new(load_str(ELECTED).unwrap(), client).unwrap();
     let shared = Arc::clone(&c.shared);
     seed_landscape(&shared);
     let elector = c.elector.expect("leaderElect: true");
-    let (stop_tx, stop_rx) = chan::channel(false);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(elector.run(stop_rx, |_| {}));
     let get = next_call(h).await;
     assert_eq!(
@@ -524,8 +527,8 @@ async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blo
                 .unwrap(),
         );
     }
-    assert!(!shared.is_synced(Kind::Seed), "not treated as empty");
-    assert!(shared.unsynced().contains(&Kind::Seed.as_str()));
+    assert!(!shared.is_synced(WatchedKind::Seed), "not treated as empty");
+    assert!(shared.unsynced().contains(&WatchedKind::Seed.as_str()));
     let text = logs.text();
     assert!(
         text.lines().any(|l| l.contains("WARN")

@@ -69,7 +69,7 @@ fn storm_controller(
         shared.queue().add(&key);
     }
     let workers = (0..4)
-        .map(|i| tokio::spawn(worker(shared.clone(), i)))
+        .map(|i| tokio::spawn(worker::worker(shared.clone(), i)))
         .collect();
     (shared, workers)
 }
@@ -158,7 +158,7 @@ async fn serve(
                     watched["status"]["lastOperation"] = shoot["status"]["lastOperation"].clone();
                     let typed: crate::api::Shoot = serde_json::from_value(watched.clone()).unwrap();
                     let change = shared.lock().apply_raw_shoot(&typed, &watched);
-                    shared.act(&key, change);
+                    shared.queue_affected(&key, change);
                 }
                 respond.send_response(ok(shoot))
             }
@@ -494,7 +494,7 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
         st.assume(&shoot, "seed-1");
     }
     let c = shared.lock().forget_assumption("garden-a/a");
-    assert!(c.requeue.is_empty() && !c.wake, "{c:?}");
+    assert!(c.requeue.is_empty() && !c.retry_waiting, "{c:?}");
     assert_eq!(shared.queue().len(), 1, "only b's own backoff is waiting");
 }
 
