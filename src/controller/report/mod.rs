@@ -100,8 +100,6 @@ pub struct Reporter {
     queue: Arc<ReportQueue>,
 }
 
-/// Sends events and status updates.
-
 impl Reporter {
     /// Reports through `client` (give it its own rate limit), queueing at most `capacity`;
     /// drops beyond that are counted in `dropped`, the queue's length shown in `queued`.

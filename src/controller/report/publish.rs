@@ -48,6 +48,7 @@ struct Series {
     core_v1: bool,
 }
 
+/// Sends events and status updates.
 #[derive(Clone)]
 pub(super) struct Publisher {
     client: Client,
