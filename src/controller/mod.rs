@@ -2,9 +2,10 @@
 //! [`crate::schedule::decide`], bind, and report.
 //!
 //! ```text
-//! watch.rs ─► cache/ (Snapshot + assumptions) ─► queue.rs ─► worker.rs ─► process.rs: decide+assume ─► bind.rs ─► report.rs
-//!                                                               ▲           (one lock)              (leader only)
-//!                                                               └──────── requeue.rs: one decision per attempt
+//! watch.rs ─► cache/ ─► queue.rs ─► worker.rs ─► process.rs ─► bind.rs ─► report/
+//!            (Snapshot,    ▲                     decide+assume  (leader only)
+//!             assumptions) │                     (one lock)
+//!                          └── requeue.rs: the one Requeue each attempt returns
 //! ```
 //!
 //! A decision and the assumption of its placement happen under one lock, so concurrent workers
@@ -12,8 +13,8 @@
 //! counts in usage until the watch shows the shoot bound, is dropped when the bind fails, and
 //! survives stale watch events of the pre-bind version.
 //!
-//! Processing a shoot returns one [`Requeue`](requeue::Requeue) for its key, which the worker
-//! applies to the queue in one place (as kube-runtime's reconcilers return an `Action`).
+//! Processing a shoot returns one `Requeue` for its key, which the worker applies to the queue in
+//! one place (as kube-runtime's reconcilers return an `Action`).
 //!
 //! The rest, by concern: `client.rs` builds the API clients, `shared.rs` holds what the watches,
 //! workers and HTTP handlers share (with the sync bookkeeping in `sync.rs`), `lifecycle.rs`
