@@ -595,7 +595,7 @@ fn memory_section(
         "Measured with a counting global allocator (`cap`): live bytes after upserting K objects minus before, divided by K. \
          Shoots are generated with the landscape generator (1,000 seeds) and dropped after the upsert: the cache keeps only \
          the usage index (per shoot: its key, seeds, namespace and demand class; per seed: counts by namespace and class). \
-         The scheduler process's cache (`controller::State`) adds its map of known shoots; for a pending shoot it also keeps \
+         The scheduler process's cache (`controller::Cache`) adds its map of known shoots; for a pending shoot it also keeps \
          the compact form the decision reads and the object as the API server sent it (JSON without managedFields), which the \
          bind sends back; a bound shoot keeps neither (rows \"scheduler cache\"; generated shoots are smaller than real ones, \
          whose object as sent is typically a few kB).\n"

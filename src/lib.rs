@@ -34,8 +34,8 @@ pub mod controller;
 pub mod crds;
 /// Leaf vocabulary: one problem with one field, named by its path.
 pub mod field_error;
-/// Builders for tests and benchmarks.
-#[doc(hidden)]
+/// Builders for tests and benchmarks (the `test-util` feature; not in release builds).
+#[cfg(any(test, feature = "test-util"))]
 pub mod fixtures;
 /// Carbon-intensity forecasts: parsing, staleness, expected intensity per location (a leaf).
 pub mod forecast;

@@ -2,8 +2,11 @@
 //!
 //! The golden file is rewritten with `UPDATE_GOLDEN=1 cargo test --test carbon_cli`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+
+#[path = "support/cli.rs"]
+mod cli_support;
+use cli_support::{base64, bin, tmp};
 
 const CONFIG: &str = "example/22-componentconfig-carbon.yaml";
 const TWO_SEEDS: &str = "example/carbon-two-seeds.yaml";
@@ -15,29 +18,7 @@ fn root() -> &'static Path {
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
-        .current_dir(root())
-        .env_remove("KUBECONFIG")
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&stdout).into_owned(),
-        String::from_utf8_lossy(&stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str, content: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("carbon-cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, content).unwrap();
-    p
+    cli_support::run(bin().args(args))
 }
 
 fn explain(config: &str, manifests: &str, now: &str) -> String {
@@ -313,26 +294,4 @@ fn the_documented_configurations_load() {
     for b in blocks {
         gardener_scheduler::compile::load_str(b).unwrap_or_else(|e| panic!("{e}\n{b}"));
     }
-}
-
-/// Standard base64 with padding, for `binaryData`.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

@@ -1,35 +1,8 @@
 //! The command line as a user meets it: exit codes, error messages, output formats.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c.env_remove("KUBECONFIG");
-    c
-}
-
-fn run(c: &mut Command) -> (i32, String, String) {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = c.output().expect("binary runs");
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&stdout).into_owned(),
-        String::from_utf8_lossy(&stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str, content: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cli");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, content).unwrap();
-    p
-}
+#[path = "support/cli.rs"]
+mod cli_support;
+use cli_support::{bin, run, tmp};
 
 const SEED: &str = r#"
 apiVersion: core.gardener.cloud/v1beta1

@@ -5,6 +5,10 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+#[path = "support/cli.rs"]
+mod cli_support;
+use cli_support::base64;
+
 const GOOD: &str = r#"
 apiVersion: core.gardener.cloud/v1beta1
 kind: CloudProfile
@@ -387,27 +391,6 @@ fn latency_matrices_with_cycles_and_unknown_regions_are_accepted() {
         pluto.contains("fallback: region-name distance"),
         "a region the matrix does not know: {pluto}"
     );
-}
-
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 #[test]

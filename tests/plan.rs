@@ -1,7 +1,6 @@
 //! `plan drain` and `plan rebalance`: on the example landscape and on small synthetic ones.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use chrono::{DateTime, Utc};
 use gardener_scheduler::plan::{self, Objective, Timing, windows::Settings};
@@ -9,35 +8,11 @@ use gardener_scheduler::profile::Profile;
 use gardener_scheduler::regions::Regions;
 use gardener_scheduler::simulate::Landscape;
 
+#[path = "support/cli.rs"]
+mod cli_support;
+use cli_support::{bin, run, tmp};
+
 const NOW: &str = "2026-12-01T12:00:00Z";
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c.env_remove("KUBECONFIG");
-    c
-}
-
-fn run(c: &mut Command) -> (i32, String, String) {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = c.output().expect("binary runs");
-    (
-        status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&stdout).into_owned(),
-        String::from_utf8_lossy(&stderr).into_owned(),
-    )
-}
-
-fn tmp(name: &str, content: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("plan");
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, content).unwrap();
-    p
-}
 
 /// A ready seed in eu-west-1; `backup` adds spec.backup (and the condition it requires).
 fn seed(name: &str, capacity: u32, backup: bool) -> String {

@@ -2,28 +2,19 @@
 //! live read is tested against a real API server in tests/e2e/whatif.rs.)
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use serde_json::Value;
+
+#[path = "support/cli.rs"]
+mod cli_support;
+use cli_support::{bin, run};
 
 const WEIGHTED: &str = "example/20-componentconfig-weighted.yaml";
 const DEFAULT: &str = "example/20-componentconfig-gardener-scheduler.yaml";
 const NOW: &str = "2026-11-30T12:00:00Z";
 
 fn simulate(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env_remove("KUBECONFIG")
-        .arg("simulate")
-        .args(["--now", NOW])
-        .args(args)
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    run(bin().arg("simulate").args(["--now", NOW]).args(args))
 }
 
 fn json(args: &[&str]) -> Value {

@@ -31,7 +31,7 @@ pub fn bytes_per_shoot(allocated: fn() -> usize, seeds: usize, count: usize) -> 
     (after.saturating_sub(before)) as f64 / count as f64
 }
 
-/// Bytes the scheduler process's cache (`controller::State`: the usage index, the shoot map, and
+/// Bytes the scheduler process's cache (`controller::Cache`: the usage index, the shoot map, and
 /// for a pending shoot its compact form and the object as sent, kept to bind from) holds per
 /// shoot after applying `count` generated shoots as the watch delivers them; `pending`: with
 /// `spec.seedName` cleared.
@@ -58,7 +58,7 @@ pub fn bytes_per_controller_shoot(
             (shoot, raw)
         })
         .collect();
-    let mut state = gardener_scheduler::controller::State::new(vec!["default-scheduler".into()]);
+    let mut state = gardener_scheduler::controller::Cache::new(vec!["default-scheduler".into()]);
     let before = allocated();
     for (shoot, raw) in &shoots {
         state.apply_raw_shoot(shoot, raw);

@@ -9,10 +9,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use super::cache::Cache;
 use super::carbon_metrics::CarbonMetrics;
 use super::rest_metrics::RestClientMetrics;
 use super::runtime_metrics::RuntimeMetrics;
-use super::state::State;
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
@@ -182,7 +182,7 @@ impl Metrics {
     }
 
     /// Refreshes the gauges that mirror the cache (called before each scrape).
-    pub fn refresh(&self, state: &State) {
+    pub fn refresh(&self, state: &Cache) {
         self.pending.set(state.pending_count() as i64);
         self.seed_shoots.clear();
         for seed in state.snapshot.seeds() {
@@ -226,7 +226,7 @@ mod tests {
         m.conflicts.inc();
         m.bind_error("403");
         m.leader.set(1);
-        let mut st = State::new(vec!["default-scheduler".into()]);
+        let mut st = Cache::new(vec!["default-scheduler".into()]);
         st.apply_seed(&SeedBuilder::new("s1").build());
         st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s1").build());
         st.apply_shoot(&ShootBuilder::new("garden-a", "b").build());

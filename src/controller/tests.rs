@@ -1,34 +1,19 @@
 //! Request-level faults (server errors, conflicts, no answer, failing watches), injected with
 //! tower-test's mock service in place of the API server.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Request, Response};
+use http::Response;
 use kube::Client;
 use kube::client::Body;
 use serde_json::{Value, json};
-use tower_test::mock::{self, Handle, SendResponse};
 
 use super::*;
+use crate::api::Shoot;
+use crate::config::BindingMode;
 use crate::compile::load_str;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
-
-type MockHandle = Handle<Request<Body>, Response<Body>>;
-
-fn mock_client() -> (Client, MockHandle) {
-    let (svc, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    (Client::new(svc, "default"), handle)
-}
-
-struct Call {
-    method: String,
-    path: String,
-    query: String,
-    content_type: String,
-    body: Value,
-    respond: SendResponse<Response<Body>>,
-}
+use scenario::*;
 
 /// Binds [`observed_shoot`] to `seed-1` in the background, as the leader.
 fn spawn_bind(
@@ -50,88 +35,17 @@ fn spawn_bind(
     })
 }
 
-async fn next_call(h: &mut MockHandle) -> Call {
-    let (req, respond) = tokio::time::timeout(Duration::from_secs(30), h.next_request())
-        .await
-        .expect("a request within 30 s")
-        .expect("the client is alive");
-    let method = req.method().to_string();
-    let path = req.uri().path().to_string();
-    let query = req.uri().query().unwrap_or_default().to_string();
-    let content_type = req
-        .headers()
-        .get("content-type")
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    let bytes = req.into_body().collect_bytes().await.unwrap();
-    let body = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes).unwrap()
-    };
-    Call {
-        method,
-        path,
-        query,
-        content_type,
-        body,
-        respond,
-    }
-}
-
-fn ok(body: Value) -> Response<Body> {
-    Response::builder()
-        .status(200)
-        .header("content-type", "application/json")
-        .body(Body::from(serde_json::to_vec(&body).unwrap()))
-        .unwrap()
-}
-
-fn failure(code: u16, reason: &str) -> Response<Body> {
-    let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                        "message": format!("injected {reason}"), "reason": reason, "code": code});
-    Response::builder()
-        .status(code)
-        .header("content-type", "application/json")
-        .body(Body::from(serde_json::to_vec(&status).unwrap()))
-        .unwrap()
-}
-
-const SHOOT_PATH: &str = "/apis/core.gardener.cloud/v1beta1/namespaces/garden-a/shoots/s1";
-
-/// The shoot as the server holds it: more fields than the scheduler models.
-fn server_shoot(rv: &str, seed: Option<&str>) -> Value {
-    let mut v = json!({
-        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
-        "metadata": {"name": "s1", "namespace": "garden-a", "uid": "u-1", "resourceVersion": rv},
-        "spec": {"cloudProfileName": "aws", "region": "eu-west-1", "provider": {"type": "aws"},
-                 "kubernetes": {"version": "1.33.2"}},
-        "status": {"technicalID": "shoot--a--s1"}
-    });
-    if let Some(s) = seed {
-        v["spec"]["seedName"] = json!(s);
-    }
-    v
-}
-
-fn observed_shoot() -> Shoot {
-    let mut s = ShootBuilder::new("garden-a", "s1").build();
-    s.metadata.resource_version = Some("5".into());
-    s.metadata.uid = Some("u-1".into());
-    s
-}
-
 #[tokio::test]
 async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let task = spawn_bind(client, BindingMode::Binding);
-    let get = next_call(&mut h).await;
+    let get = api.next().await;
     assert_eq!(
         (get.method.as_str(), get.path.as_str()),
         ("GET", SHOOT_PATH)
     );
-    get.respond.send_response(ok(server_shoot("5", None)));
-    let put = next_call(&mut h).await;
+    get.reply(server_shoot("5", None));
+    let put = api.next().await;
     assert_eq!(put.method, "PUT");
     assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     assert_eq!(put.body["spec"]["seedName"], "seed-1");
@@ -145,8 +59,7 @@ async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
         "{}",
         put.query
     );
-    put.respond
-        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    put.reply(server_shoot("6", Some("seed-1")));
     assert_eq!(task.await.unwrap().unwrap(), "6");
 }
 
@@ -162,16 +75,10 @@ async fn binding_outcomes_are_told_apart() {
         (422, "Invalid", |e| matches!(e, BindError::Rejected { .. })),
     ];
     for (code, reason, expected) in cases {
-        let (client, mut h) = mock_client();
+        let (client, mut api) = mock_api();
         let task = spawn_bind(client, BindingMode::Binding);
-        next_call(&mut h)
-            .await
-            .respond
-            .send_response(ok(server_shoot("5", None)));
-        next_call(&mut h)
-            .await
-            .respond
-            .send_response(failure(code, reason));
+        api.returns_shoot("5", None).await;
+        api.refuses(code, reason).await;
         let err = task.await.unwrap().unwrap_err();
         assert!(expected(&err), "{code}: {err:?}");
     }
@@ -179,36 +86,24 @@ async fn binding_outcomes_are_told_apart() {
 
 #[tokio::test]
 async fn a_seed_already_set_on_the_server_is_never_overwritten() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let task = spawn_bind(client, BindingMode::Binding);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("8", Some("manual"))));
+    api.returns_shoot("8", Some("manual")).await;
     let err = task.await.unwrap().unwrap_err();
     assert!(
         matches!(&err, BindError::AlreadyAssigned(s) if s == "manual"),
         "{err:?}"
     );
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
 }
 
 #[tokio::test]
 async fn a_missing_binding_subresource_is_named_with_the_fix() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let task = spawn_bind(client, BindingMode::Binding);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(failure(404, "NotFound"));
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
+    api.returns_shoot("5", None).await;
+    api.refuses(404, "NotFound").await;
+    api.returns_shoot("5", None).await;
     let err = task.await.unwrap().unwrap_err();
     assert!(matches!(err, BindError::NoBindingSubresource), "{err:?}");
     assert!(err.to_string().contains("bindingMode: Patch"));
@@ -216,9 +111,9 @@ async fn a_missing_binding_subresource_is_named_with_the_fix() {
 
 #[tokio::test]
 async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let task = spawn_bind(client, BindingMode::Patch);
-    let patch = next_call(&mut h).await;
+    let patch = api.next().await;
     assert_eq!(
         (patch.method.as_str(), patch.path.as_str()),
         ("PATCH", SHOOT_PATH)
@@ -228,7 +123,7 @@ async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
         patch.body,
         json!({"metadata": {"resourceVersion": "5"}, "spec": {"seedName": "seed-1"}})
     );
-    patch.respond.send_response(failure(409, "Conflict"));
+    patch.fail(409, "Conflict");
     assert!(matches!(
         task.await.unwrap().unwrap_err(),
         BindError::Conflict
@@ -237,97 +132,24 @@ async fn patch_mode_sends_a_merge_patch_guarded_by_the_resource_version() {
 
 #[tokio::test(start_paused = true)]
 async fn no_answer_is_an_unknown_outcome_not_a_failure() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let task = spawn_bind(client, BindingMode::Binding);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
-    let _hanging = next_call(&mut h).await; // never answered
+    api.returns_shoot("5", None).await;
+    let _hanging = api.next().await; // never answered
     let err = task.await.unwrap().unwrap_err();
     assert!(err.outcome_unknown(), "{err:?}");
 }
 
 // ---- whole attempts, as a worker runs them
 
-/// Processes `garden-a/s1` in the background.
-fn spawn_attempt(shared: &Arc<Shared>) -> tokio::task::JoinHandle<Attempt> {
-    let shared = shared.clone();
-    tokio::spawn(async move { process(&shared, "garden-a/s1").await })
-}
-
-fn controller(client: Client) -> Arc<Shared> {
-    let cfg = load_str(
-        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n",
-    )
-    .unwrap();
-    let c = Controller::new(cfg, client).unwrap();
-    let shared = Arc::clone(c.shared());
-    seed_landscape(&shared);
-    shared
-}
-
-/// seed-1 with room for one shoot, CloudProfile aws, pending shoot garden-a/s1 at version 5.
-fn seed_landscape(shared: &Shared) {
-    let mut st = shared.lock();
-    st.apply_seed(
-        &SeedBuilder::new("seed-1")
-            .allocatable("shoots", "1")
-            .build(),
-    );
-    let mut cp = crate::api::CloudProfile::default();
-    cp.metadata.name = Some("aws".into());
-    st.apply_cloud_profile(&cp);
-    st.apply_shoot(&observed_shoot());
-}
-
-/// Answers the `SchedulingFailed` report that follows a refused bind, as upstream reports it:
-/// the event (created, or its series patched), then the `status.lastOperation` patch. Returns
-/// both request bodies.
-async fn answer_failure_report(h: &mut MockHandle) -> (Value, Value) {
-    let event = next_call(h).await;
-    assert!(
-        event.path.contains("/events"),
-        "{} {}",
-        event.method,
-        event.path
-    );
-    let body = event.body.clone();
-    let reply = if event.method == "POST" {
-        body.clone()
-    } else {
-        json!({})
-    };
-    event.respond.send_response(ok(reply));
-    let status = next_call(h).await;
-    assert_eq!(
-        (status.method.as_str(), status.path.as_str()),
-        ("PATCH", format!("{SHOOT_PATH}/status").as_str())
-    );
-    let patch = status.body.clone();
-    status.respond.send_response(ok(server_shoot("6", None)));
-    (body, patch)
-}
-
-async fn no_more_requests(h: &mut MockHandle) {
-    if let Ok(Some((req, _))) =
-        tokio::time::timeout(Duration::from_millis(300), h.next_request()).await
-    {
-        panic!("unexpected request {} {}", req.method(), req.uri());
-    }
-}
-
 #[tokio::test]
 async fn a_server_error_while_binding_frees_the_slot_retries_and_reports_scheduling_failed() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     let attempt = spawn_attempt(&shared);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(failure(500, "InternalError"));
+    api.refuses(500, "InternalError").await;
     // upstream reports every binding error but a 409 as a failed scheduling
-    let (event, status) = answer_failure_report(&mut h).await;
+    let (event, status) = api.accepts_failure_report().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     assert_eq!(event["reason"], "SchedulingFailed");
     assert_eq!(event["type"], "Warning");
@@ -343,7 +165,7 @@ async fn a_server_error_while_binding_frees_the_slot_retries_and_reports_schedul
     assert_eq!(op["state"], "Pending");
     assert_eq!(op["description"], note);
     assert!(op["lastUpdateTime"].is_string(), "{op}");
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),
         0,
@@ -357,15 +179,9 @@ async fn a_server_error_while_binding_frees_the_slot_retries_and_reports_schedul
 
     // the retry succeeds and reports
     let attempt = spawn_attempt(&shared);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("6", Some("seed-1"))));
-    let event = next_call(&mut h).await;
+    api.returns_shoot("5", None).await;
+    api.returns_shoot("6", Some("seed-1")).await;
+    let event = api.next().await;
     assert_eq!(event.method, "POST");
     assert_eq!(
         event.path,
@@ -377,8 +193,7 @@ async fn a_server_error_while_binding_frees_the_slot_retries_and_reports_schedul
     assert_eq!(event.body["regarding"]["uid"], "u-1");
     // upstream's configuration: upstream's note, word for word
     assert_eq!(event.body["note"], "Scheduled to seed \"seed-1\"");
-    let created = event.body.clone();
-    event.respond.send_response(ok(created));
+    event.echo();
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),
@@ -389,28 +204,20 @@ async fn a_server_error_while_binding_frees_the_slot_retries_and_reports_schedul
 
 #[tokio::test]
 async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     let attempt = spawn_attempt(&shared);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(failure(409, "Conflict"));
-    let reread = next_call(&mut h).await;
+    api.returns_shoot("5", None).await;
+    api.refuses(409, "Conflict").await;
+    let reread = api.next().await;
     assert_eq!(
         (reread.method.as_str(), reread.path.as_str()),
         ("GET", SHOOT_PATH)
     );
-    reread
-        .respond
-        .send_response(ok(server_shoot("9", Some("other"))));
+    reread.reply(server_shoot("9", Some("other")));
     assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
     assert_eq!(process(&shared, "garden-a/s1").await, Attempt::Skipped);
-    no_more_requests(&mut h).await; // no failure event for a conflict
+    api.is_quiet().await; // no failure event for a conflict
     let st = shared.lock();
     assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 0);
     assert_eq!(st.snapshot.usage().shoots_on("other"), 1);
@@ -419,17 +226,11 @@ async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
 
 #[tokio::test]
 async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     let attempt = spawn_attempt(&shared);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
-    next_call(&mut h)
-        .await
-        .respond
-        .send_error(std::io::Error::other("connection reset"));
+    api.returns_shoot("5", None).await;
+    api.drops_connection().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),
@@ -439,19 +240,16 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
 
     // the next attempt asks first: it was bound after all
     let attempt = spawn_attempt(&shared);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    api.returns_shoot("6", Some("seed-1")).await;
     assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
     assert!(shared.lock().assumption("garden-a/s1").is_none());
 }
 
 #[tokio::test]
 async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     shared.lock().apply_seed(
         &SeedBuilder::new("seed-1")
@@ -459,7 +257,7 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
             .build(),
     );
     let attempt = spawn_attempt(&shared);
-    let event = next_call(&mut h).await;
+    let event = api.next().await;
     assert_eq!(event.body["reason"], "SchedulingFailed");
     assert_eq!(event.body["type"], "Warning");
     let note = event.body["note"].as_str().unwrap().to_string();
@@ -467,9 +265,8 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
         note.starts_with("Failed to schedule Shoot: 0/1 seeds are available:"),
         "{note}"
     );
-    let created = event.body.clone();
-    event.respond.send_response(ok(created));
-    let status = next_call(&mut h).await;
+    event.echo();
+    let status = api.next().await;
     assert_eq!(status.method, "PATCH");
     assert_eq!(status.path, format!("{SHOOT_PATH}/status"));
     assert_eq!(status.content_type, "application/merge-patch+json");
@@ -490,7 +287,7 @@ async fn an_unschedulable_shoot_gets_the_failure_event_and_last_operation() {
         1,
         "nothing else is touched"
     );
-    status.respond.send_response(ok(server_shoot("6", None)));
+    status.reply(server_shoot("6", None));
     assert_eq!(attempt.await.unwrap(), Attempt::Unschedulable);
     assert_eq!(shared.queue().failures("garden-a/s1"), 1);
 }
@@ -509,7 +306,7 @@ fn test_reporter(client: Client, capacity: usize) -> Reporter {
 
 #[tokio::test]
 async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let reporter = test_reporter(client, 10);
     let err = crate::schedule::FitError::NoFit {
         total: 0,
@@ -526,24 +323,23 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
         ..Default::default()
     });
     reporter.failed(&shoot, &err);
-    let first = next_call(&mut h).await;
+    let first = api.next().await;
     assert_eq!(
         first.path,
         "/apis/events.k8s.io/v1/namespaces/garden-a/events"
     );
-    first.respond.send_response(failure(403, "Forbidden"));
-    let legacy = next_call(&mut h).await;
+    first.fail(403, "Forbidden");
+    let legacy = api.next().await;
     assert_eq!(legacy.path, "/api/v1/namespaces/garden-a/events");
     assert_eq!(legacy.body["reason"], "SchedulingFailed");
     assert_eq!(legacy.body["involvedObject"]["name"], "s1");
     assert_eq!(legacy.body["source"]["component"], "shoot-scheduler");
     assert_eq!(legacy.body["action"], "Reconcile");
-    let created = legacy.body.clone();
-    legacy.respond.send_response(ok(created));
+    legacy.echo();
     assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
     // lastOperation already says so: no status write. The repeat bumps the count.
     reporter.failed(&shoot, &err);
-    let again = next_call(&mut h).await;
+    let again = api.next().await;
     assert_eq!(again.method, "PATCH");
     assert!(
         again
@@ -553,40 +349,40 @@ async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
         again.path
     );
     assert_eq!(again.body["count"], 2);
-    again.respond.send_response(ok(json!({})));
+    again.reply(json!({}));
     assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
 }
 
 #[tokio::test]
 async fn projects_that_may_not_be_listed_do_not_block_readiness() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     let feed = tokio::spawn(watch::run_project_feed_for_tests(shared.clone()));
-    let list = next_call(&mut h).await;
+    let list = api.next().await;
     assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/projects");
-    list.respond.send_response(failure(403, "Forbidden"));
-    let retry = next_call(&mut h).await;
-    assert!(shared.is_synced(Kind::Project), "synced as empty");
+    list.fail(403, "Forbidden");
+    let retry = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Project), "synced as empty");
     drop(retry);
     feed.abort();
 }
 
 #[tokio::test]
 async fn a_failing_list_is_retried_until_the_cache_syncs() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
-    let list = next_call(&mut h).await;
+    let list = api.next().await;
     assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/seeds");
-    list.respond.send_response(failure(500, "InternalError"));
-    assert!(!shared.is_synced(Kind::Seed));
-    let list = next_call(&mut h).await;
+    list.fail(500, "InternalError");
+    assert!(!shared.is_synced(WatchedKind::Seed));
+    let list = api.next().await;
     let seed = serde_json::to_value(SeedBuilder::new("seed-2").build()).unwrap();
-    list.respond.send_response(ok(json!({
+    list.reply(json!({
         "apiVersion": "core.gardener.cloud/v1beta1", "kind": "SeedList",
-        "metadata": {"resourceVersion": "10"}, "items": [seed]})));
-    let watch = next_call(&mut h).await;
+        "metadata": {"resourceVersion": "10"}, "items": [seed]}));
+    let watch = api.next().await;
     assert!(watch.query.contains("watch=true"), "{}", watch.query);
     // the watch breaks with an error event; the feed re-watches
     watch.respond.send_response(
@@ -599,8 +395,8 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
             ))
             .unwrap(),
     );
-    let again = next_call(&mut h).await;
-    assert!(shared.is_synced(Kind::Seed));
+    let again = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Seed));
     assert!(shared.lock().snapshot.seed("seed-2").is_some());
     drop(again);
     feed.abort();
@@ -608,6 +404,7 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
 
 mod faults;
 mod feeds;
+mod scenario;
 mod shutdown;
 mod storm;
 
@@ -628,11 +425,11 @@ fn apply_watched_shoot(shared: &Shared) -> Value {
 
 #[tokio::test]
 async fn a_bind_from_the_cache_is_one_request_carrying_every_field_as_sent() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     let raw = apply_watched_shoot(&shared);
     let attempt = spawn_attempt(&shared);
-    let put = next_call(&mut h).await;
+    let put = api.next().await;
     assert_eq!(
         (put.method.as_str(), put.path.as_str()),
         ("PUT", format!("{SHOOT_PATH}/binding").as_str()),
@@ -644,15 +441,13 @@ async fn a_bind_from_the_cache_is_one_request_carrying_every_field_as_sent() {
         put.body, want,
         "the object as sent, with spec.seedName and the observed resourceVersion"
     );
-    put.respond
-        .send_response(ok(server_shoot("6", Some("seed-1"))));
+    put.reply(server_shoot("6", Some("seed-1")));
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
-    let event = next_call(&mut h).await;
+    let event = api.next().await;
     assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    let created = event.body.clone();
-    event.respond.send_response(ok(created));
+    event.echo();
     assert_eq!(shared.reporter.flush(REQUEST_TIMEOUT).await, 0);
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     // bound: only the compact form stays
     let bound: Shoot = serde_json::from_value(server_shoot("6", Some("seed-1"))).unwrap();
     shared
@@ -664,43 +459,41 @@ async fn a_bind_from_the_cache_is_one_request_carrying_every_field_as_sent() {
 
 #[tokio::test]
 async fn a_conflict_reads_the_shoot_again_and_binds_from_what_the_read_returned() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     apply_watched_shoot(&shared);
     let attempt = spawn_attempt(&shared);
-    let put = next_call(&mut h).await;
+    let put = api.next().await;
     assert!(put.path.ends_with("/binding"));
-    put.respond.send_response(failure(409, "Conflict"));
-    let read = next_call(&mut h).await;
+    put.fail(409, "Conflict");
+    let read = api.next().await;
     assert_eq!(
         (read.method.as_str(), read.path.as_str()),
         ("GET", SHOOT_PATH)
     );
     let mut newer = server_shoot("7", None);
     newer["spec"]["addedMeanwhile"] = json!("by someone else");
-    read.respond.send_response(ok(newer.clone()));
+    read.reply(newer.clone());
     assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
     // decided again: the binding carries the version just read, its new field included
     let attempt = spawn_attempt(&shared);
-    let put = next_call(&mut h).await;
+    let put = api.next().await;
     assert!(put.path.ends_with("/binding"), "{}", put.path);
     assert_eq!(put.body["metadata"]["resourceVersion"], "7");
     assert_eq!(put.body["spec"]["addedMeanwhile"], "by someone else");
-    put.respond
-        .send_response(ok(server_shoot("8", Some("seed-1"))));
+    put.reply(server_shoot("8", Some("seed-1")));
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
 }
 
 #[tokio::test]
 async fn a_bind_never_waits_for_its_event() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller(client);
     apply_watched_shoot(&shared);
     let attempt = spawn_attempt(&shared);
-    let put = next_call(&mut h).await;
-    put.respond
-        .send_response(ok(server_shoot("6", Some("seed-1"))));
-    let event = next_call(&mut h).await;
+    let put = api.next().await;
+    put.reply(server_shoot("6", Some("seed-1")));
+    let event = api.next().await;
     assert!(event.path.contains("/events"));
     // the event is not answered, yet the attempt is done and the worker free
     let done = tokio::time::timeout(Duration::from_secs(5), attempt).await;
@@ -709,14 +502,13 @@ async fn a_bind_never_waits_for_its_event() {
         Attempt::Scheduled("seed-1".into())
     );
     assert_eq!(shared.reporter.outstanding(), 1);
-    let created = event.body.clone();
-    event.respond.send_response(ok(created));
+    event.echo();
     assert_eq!(shared.reporter.flush(REQUEST_TIMEOUT).await, 0);
 }
 
 #[tokio::test]
 async fn a_full_report_queue_drops_reports_and_counts_them() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let m = Metrics::new();
     let reporter = Reporter::new(
         client,
@@ -739,12 +531,11 @@ async fn a_full_report_queue_drops_reports_and_counts_them() {
             .any(|l| l == "gardener_scheduler_events_dropped_total 8")
     );
     for _ in 0..2 {
-        let event = next_call(&mut h).await;
+        let event = api.next().await;
         assert_eq!(event.method, "POST");
-        let created = event.body.clone();
-        event.respond.send_response(ok(created));
+        event.echo();
     }
     assert_eq!(reporter.flush(REQUEST_TIMEOUT).await, 0);
     assert_eq!(m.events_queued.get(), 0);
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
 }

@@ -16,8 +16,8 @@ use serde::de::DeserializeOwned;
 use tracing::{debug, info, warn};
 
 use super::Shared;
+use super::cache::{Cache, Change, WatchedKind};
 use super::carbon_metrics;
-use super::state::{Change, Kind, State};
 use crate::api::{
     CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
     PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
@@ -58,10 +58,10 @@ impl Backoff for WatchBackoff {
 
 /// How one kind is fed into the cache.
 struct Feed<K> {
-    kind: Kind,
-    apply: fn(&mut State, &K) -> Change,
+    kind: WatchedKind,
+    apply: fn(&mut Cache, &K) -> Change,
     /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back)
-    apply_raw: Option<fn(&mut State, &K, &serde_json::Value) -> Change>,
+    apply_raw: Option<fn(&mut Cache, &K, &serde_json::Value) -> Change>,
     key: fn(&K) -> String,
 }
 
@@ -87,22 +87,22 @@ pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K,
     })
 }
 
-fn remove(state: &mut State, kind: Kind, key: &str) -> Change {
+fn remove(state: &mut Cache, kind: WatchedKind, key: &str) -> Change {
     match kind {
-        Kind::Shoot => state.remove_shoot(key),
-        Kind::Seed => state.remove_seed(key),
+        WatchedKind::Shoot => state.remove_shoot(key),
+        WatchedKind::Seed => state.remove_seed(key),
         other => state.remove_other(other, key),
     }
 }
 
 /// Applies a change's consequences to the queue.
-pub(super) fn act(shared: &Shared, key: Option<&str>, change: Change) {
+pub(super) fn queue_affected(shared: &Shared, key: Option<&str>, change: Change) {
     if change.enqueue
         && let Some(k) = key
     {
         shared.queue.add(k);
     }
-    if change.wake {
+    if change.retry_waiting {
         let n = shared.queue.wake_delayed();
         if n > 0 {
             debug!(shoots = n, "landscape changed: retrying waiting shoots now");
@@ -170,7 +170,7 @@ async fn run_feed<K>(
             }
             Event::InitApply(obj) | Event::Apply(obj) => {
                 let raw_key = match kind {
-                    Kind::Seed | Kind::CloudProfile | Kind::Project => {
+                    WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
                         obj.metadata.name.clone().unwrap_or_default()
                     }
                     _ => object_key(&obj.metadata),
@@ -185,8 +185,8 @@ async fn run_feed<K>(
                             Some(apply_raw) => apply_raw(&mut shared.lock(), &typed, &value),
                             None => (feed.apply)(&mut shared.lock(), &typed),
                         };
-                        act(&shared, Some(&key), change);
-                        if kind == Kind::CarbonConfigMap && !listing {
+                        queue_affected(&shared, Some(&key), change);
+                        if kind == WatchedKind::CarbonConfigMap && !listing {
                             carbon_metrics::refresh(&shared);
                         }
                     }
@@ -198,20 +198,20 @@ async fn run_feed<K>(
             }
             Event::Delete(obj) => {
                 let key = match kind {
-                    Kind::Seed | Kind::CloudProfile | Kind::Project => {
+                    WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
                         obj.metadata.name.clone().unwrap_or_default()
                     }
                     _ => object_key(&obj.metadata),
                 };
                 let change = remove(&mut shared.lock(), kind, &key);
-                act(&shared, None, change);
-                if kind == Kind::CarbonConfigMap {
+                queue_affected(&shared, None, change);
+                if kind == WatchedKind::CarbonConfigMap {
                     carbon_metrics::deleted(&shared, &key);
                 }
             }
             Event::InitDone => {
                 let change = shared.lock().end_relist(kind);
-                act(&shared, None, change);
+                queue_affected(&shared, None, change);
                 if listing && !shared.is_synced(kind) {
                     info!(kind = kind.as_str(), "cache synced");
                 }
@@ -242,9 +242,9 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             untyped::<Shoot>(&client),
             cfg.clone(),
             Feed::<Shoot> {
-                kind: Kind::Shoot,
-                apply: State::apply_shoot,
-                apply_raw: Some(State::apply_raw_shoot),
+                kind: WatchedKind::Shoot,
+                apply: Cache::apply_shoot,
+                apply_raw: Some(Cache::apply_raw_shoot),
                 key: ns_name_of,
             },
         )),
@@ -253,8 +253,8 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             untyped::<Seed>(&client),
             cfg.clone(),
             Feed::<Seed> {
-                kind: Kind::Seed,
-                apply: State::apply_seed,
+                kind: WatchedKind::Seed,
+                apply: Cache::apply_seed,
                 apply_raw: None,
                 key: name_of,
             },
@@ -264,8 +264,8 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             untyped::<CloudProfile>(&client),
             cfg.clone(),
             Feed::<CloudProfile> {
-                kind: Kind::CloudProfile,
-                apply: State::apply_cloud_profile,
+                kind: WatchedKind::CloudProfile,
+                apply: Cache::apply_cloud_profile,
                 apply_raw: None,
                 key: name_of,
             },
@@ -275,8 +275,8 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             untyped::<NamespacedCloudProfile>(&client),
             cfg.clone(),
             Feed::<NamespacedCloudProfile> {
-                kind: Kind::NamespacedCloudProfile,
-                apply: State::apply_namespaced_cloud_profile,
+                kind: WatchedKind::NamespacedCloudProfile,
+                apply: Cache::apply_namespaced_cloud_profile,
                 apply_raw: None,
                 key: ns_name_of,
             },
@@ -286,8 +286,8 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             untyped::<Project>(&client),
             cfg,
             Feed::<Project> {
-                kind: Kind::Project,
-                apply: State::apply_project,
+                kind: WatchedKind::Project,
+                apply: Cache::apply_project,
                 apply_raw: None,
                 key: name_of,
             },
@@ -301,8 +301,8 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             ),
             region_configs,
             Feed::<ConfigMap> {
-                kind: Kind::ConfigMap,
-                apply: State::apply_config_map,
+                kind: WatchedKind::ConfigMap,
+                apply: Cache::apply_config_map,
                 apply_raw: None,
                 key: ns_name_of,
             },
@@ -316,14 +316,14 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_CARBON_INTENSITY}"
             )),
             Feed::<ConfigMap> {
-                kind: Kind::CarbonConfigMap,
-                apply: State::apply_carbon_config_map,
+                kind: WatchedKind::CarbonConfigMap,
+                apply: Cache::apply_carbon_config_map,
                 apply_raw: None,
                 key: ns_name_of,
             },
         )));
     } else {
-        shared.mark_synced(Kind::CarbonConfigMap);
+        shared.mark_synced(WatchedKind::CarbonConfigMap);
     }
     watches
 }
@@ -337,8 +337,8 @@ pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
         api,
         watcher::Config::default(),
         Feed::<Seed> {
-            kind: Kind::Seed,
-            apply: State::apply_seed,
+            kind: WatchedKind::Seed,
+            apply: Cache::apply_seed,
             apply_raw: None,
             key: name_of,
         },
@@ -355,8 +355,8 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
         api,
         watcher::Config::default(),
         Feed::<Project> {
-            kind: Kind::Project,
-            apply: State::apply_project,
+            kind: WatchedKind::Project,
+            apply: Cache::apply_project,
             apply_raw: None,
             key: name_of,
         },

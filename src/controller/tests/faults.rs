@@ -10,13 +10,6 @@ use tokio::time::Instant;
 
 use super::*;
 
-fn controller_from(client: Client, yaml: &str) -> Arc<Shared> {
-    let c = Controller::new(load_str(yaml).unwrap(), client).unwrap();
-    let shared = Arc::clone(c.shared());
-    seed_landscape(&shared);
-    shared
-}
-
 /// Waits for the next key the queue hands out; returns it with the delay, in whole seconds,
 /// measured from `since`.
 async fn next_due(shared: &Shared, since: Instant) -> (String, u64) {
@@ -24,19 +17,6 @@ async fn next_due(shared: &Shared, since: Instant) -> (String, u64) {
     let waited = since.elapsed().as_millis();
     shared.queue().done(&key);
     (key.to_string(), ((waited + 500) / 1000) as u64)
-}
-
-/// The value of `gardener_scheduler_schedule_attempts_total` for one result.
-fn attempts(shared: &Shared, result: &str) -> String {
-    let series = format!(
-        "gardener_scheduler_schedule_attempts_total{{result=\"{result}\",profile=\"default\"}} "
-    );
-    shared
-        .metrics()
-        .encode()
-        .lines()
-        .find_map(|l| l.strip_prefix(series.as_str()).map(str::to_string))
-        .unwrap_or_else(|| "0".into())
 }
 
 /// Log lines written while the guard lives (tests run on one thread, spawned tasks included).
@@ -79,7 +59,7 @@ impl Logs {
 #[tokio::test(start_paused = true)]
 async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once_per_attempt() {
     for (code, reason) in [(500, "InternalError"), (503, "ServiceUnavailable")] {
-        let (client, mut h) = mock_client();
+        let (client, mut api) = mock_api();
         let shared = controller_from(
             client,
             "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 30s}}}\n",
@@ -87,20 +67,17 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
         let (mut delays, mut reports) = (Vec::new(), Vec::new());
         for _ in 0..4 {
             let attempt = spawn_attempt(&shared);
-            next_call(&mut h)
-                .await
-                .respond
-                .send_response(ok(server_shoot("5", None)));
-            let put = next_call(&mut h).await;
+            api.returns_shoot("5", None).await;
+            let put = api.next().await;
             assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
-            put.respond.send_response(failure(code, reason));
+            put.fail(code, reason);
             // reported as upstream reports a refused bind; the status write comes back through
             // the watch, as it would, and must not wake the shoot before its backoff step
-            let (result, events, status) = answer_reports(&shared, attempt, &mut h).await;
+            let (result, events, status) = answer_reports(&shared, attempt, &mut api).await;
             assert_eq!(result, Attempt::Error, "{code}");
             reports.push((events, status));
             let failed_at = Instant::now();
-            no_more_requests(&mut h).await;
+            api.is_quiet().await;
             assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
             assert!(shared.lock().pending("garden-a/s1").is_some(), "{code}");
             let (key, waited) = next_due(&shared, failed_at).await;
@@ -112,7 +89,7 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
             [7, 14, 28, 30],
             "{code}: retrySyncPeriod, doubling, capped at backoff.max"
         );
-        assert_eq!(attempts(&shared, "error"), "4", "{code}");
+        assert_eq!(attempts(&shared, "error"), 4, "{code}");
         let events: Vec<&[String]> = reports.iter().map(|(e, _)| e.as_slice()).collect();
         assert_eq!(
             events,
@@ -135,7 +112,7 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
 
 #[tokio::test(start_paused = true)]
 async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_and_bound_once() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller_from(
         client,
         "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 60s}}}\n",
@@ -145,65 +122,57 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
 
     // 1. the binding gets no answer: outcome unknown, the slot stays counted
     let attempt = spawn_attempt(&shared);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
-    let put = next_call(&mut h).await;
+    api.returns_shoot("5", None).await;
+    let put = api.next().await;
     assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     binds += 1;
     hanging.push(put.respond);
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     let t = Instant::now();
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     assert_eq!(next_due(&shared, t).await.1, 7);
 
     // 2. a read says it did not happen; decided again and bound from what the read returned
     // (no second read); the binding hangs again
     let attempt = spawn_attempt(&shared);
-    let read = next_call(&mut h).await;
+    let read = api.next().await;
     assert_eq!(
         (read.method.as_str(), read.path.as_str()),
         ("GET", SHOOT_PATH)
     );
-    read.respond.send_response(ok(server_shoot("5", None)));
-    let put = next_call(&mut h).await;
+    read.reply(server_shoot("5", None));
+    let put = api.next().await;
     assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     binds += 1;
     hanging.push(put.respond);
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     let t = Instant::now();
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     assert_eq!(next_due(&shared, t).await.1, 14);
 
     // 3. the read gets no answer either: asked again later, nothing written
     let attempt = spawn_attempt(&shared);
-    let read = next_call(&mut h).await;
+    let read = api.next().await;
     assert_eq!(read.method, "GET");
     hanging.push(read.respond);
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     let t = Instant::now();
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     assert_eq!(next_due(&shared, t).await.1, 28);
 
     // 4. the server answers again: the read, then the binding from it: bound, one success event
     let attempt = spawn_attempt(&shared);
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(ok(server_shoot("5", None)));
-    let put = next_call(&mut h).await;
+    api.returns_shoot("5", None).await;
+    let put = api.next().await;
     assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     binds += 1;
-    put.respond
-        .send_response(ok(server_shoot("6", Some("seed-1"))));
-    let event = next_call(&mut h).await;
+    put.reply(server_shoot("6", Some("seed-1")));
+    let event = api.next().await;
     assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    let created = event.body.clone();
-    event.respond.send_response(ok(created));
+    event.echo();
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     assert_eq!(binds, 3, "two unanswered binds and the one that succeeded");
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
     assert!(shared.queue().is_empty(), "nothing left to retry");
@@ -217,7 +186,7 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
 async fn answer_reports(
     shared: &Arc<Shared>,
     mut attempt: tokio::task::JoinHandle<Attempt>,
-    h: &mut MockHandle,
+    api: &mut ApiServer,
 ) -> (Attempt, Vec<String>, usize) {
     let (mut events, mut status) = (Vec::new(), 0);
     let mut result = None;
@@ -226,12 +195,12 @@ async fn answer_reports(
             r = &mut attempt, if result.is_none() => result = Some(r.unwrap()),
             // the reports are sent after the attempt, off its path
             _ = shared.reporter.flush(Duration::from_secs(3600)), if result.is_some() => break result.unwrap(),
-            call = next_call(h) => {
+            call = api.next() => {
                 if call.path.contains("/events") {
                     let what = call.body["reason"].as_str().unwrap_or("series");
                     events.push(format!("{} {what}", call.method));
                     let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
-                    call.respond.send_response(ok(body));
+                    call.reply(body);
                 } else {
                     assert_eq!(
                         (call.method.as_str(), call.path.as_str()),
@@ -241,7 +210,7 @@ async fn answer_reports(
                     let mut seen = observed_shoot();
                     seen.status = serde_json::from_value(call.body["status"].clone()).unwrap();
                     shared.lock().apply_shoot(&seen);
-                    call.respond.send_response(ok(server_shoot("6", None)));
+                    call.reply(server_shoot("6", None));
                 }
             }
         }
@@ -256,11 +225,7 @@ fn forbidden(verb: &str, resource: &str) -> Response<Body> {
     );
     let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                         "message": message, "reason": "Forbidden", "code": 403});
-    Response::builder()
-        .status(403)
-        .header("content-type", "application/json")
-        .body(Body::from(serde_json::to_vec(&status).unwrap()))
-        .unwrap()
+    json_response(403, &status)
 }
 
 #[tokio::test]
@@ -276,7 +241,7 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
     ];
     for (mode, permission, verb, resource) in cases {
         let (logs, _guard) = Logs::capture();
-        let (client, mut h) = mock_client();
+        let (client, mut api) = mock_api();
         let shared = controller_from(
             client,
             &format!(
@@ -285,18 +250,15 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
         );
         let attempt = spawn_attempt(&shared);
         if mode == "Binding" {
-            next_call(&mut h)
-                .await
-                .respond
-                .send_response(ok(server_shoot("5", None)));
+            api.returns_shoot("5", None).await;
         }
-        let write = next_call(&mut h).await;
+        let write = api.next().await;
         assert_eq!(
             write.method,
             if mode == "Binding" { "PUT" } else { "PATCH" }
         );
         write.respond.send_response(forbidden(verb, resource));
-        let (event, _) = answer_failure_report(&mut h).await;
+        let (event, _) = api.accepts_failure_report().await;
         assert_eq!(event["reason"], "SchedulingFailed", "{mode}");
         assert!(
             event["note"]
@@ -306,7 +268,7 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
             "{mode}: {event}"
         );
         assert_eq!(attempt.await.unwrap(), Attempt::Error, "{mode}");
-        no_more_requests(&mut h).await;
+        api.is_quiet().await;
         assert!(shared.lock().pending("garden-a/s1").is_some(), "{mode}");
         assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
         assert_eq!(shared.queue().len(), 1, "{mode}: retried later");
@@ -331,7 +293,7 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
 
 #[tokio::test(start_paused = true)]
 async fn an_unschedulable_shoot_publishes_at_most_one_event_per_backoff_step() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller_from(
         client,
         "leaderElection: {leaderElect: false}\nschedulers: {shoot: {backoff: {initial: 1s, max: 1000s}}}\n",
@@ -351,11 +313,11 @@ async fn an_unschedulable_shoot_publishes_at_most_one_event_per_backoff_step() {
             tokio::select! {
                 r = &mut attempt, if result.is_none() => result = Some(r.unwrap()),
                 _ = shared.reporter.flush(Duration::from_secs(3600)), if result.is_some() => break result.unwrap(),
-                call = next_call(&mut h) => {
+                call = api.next() => {
                     if call.path.contains("/events") {
                         events.push(format!("{} {}", call.method, call.path));
                         let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
-                        call.respond.send_response(ok(body));
+                        call.reply(body);
                     } else {
                         assert_eq!((call.method.as_str(), call.path.as_str()), ("PATCH", format!("{SHOOT_PATH}/status").as_str()));
                         status += 1;
@@ -363,14 +325,14 @@ async fn an_unschedulable_shoot_publishes_at_most_one_event_per_backoff_step() {
                         let mut seen = observed_shoot();
                         seen.status = serde_json::from_value(call.body["status"].clone()).unwrap();
                         shared.lock().apply_shoot(&seen);
-                        call.respond.send_response(ok(server_shoot("6", None)));
+                        call.reply(server_shoot("6", None));
                     }
                 }
             }
         };
         assert_eq!(result, Attempt::Unschedulable);
         let t = Instant::now();
-        no_more_requests(&mut h).await;
+        api.is_quiet().await;
         per_step.push((events, status));
         delays.push(next_due(&shared, t).await.1);
     }
@@ -408,24 +370,27 @@ fn lease(holder: &str, rv: &str) -> Value {
 const ELECTED: &str = "leaderElection: {leaderElect: true, leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n";
 
 /// Starts a controller whose elector runs against the mock and wins the lease.
-async fn elected(h: &mut MockHandle, client: Client) -> (Arc<Shared>, chan::Sender<bool>) {
+async fn elected(
+    api: &mut ApiServer,
+    client: Client,
+) -> (Arc<Shared>, tokio::sync::watch::Sender<bool>) {
     let c = Controller::new(load_str(ELECTED).unwrap(), client).unwrap();
     let shared = Arc::clone(&c.shared);
     seed_landscape(&shared);
     let elector = c.elector.expect("leaderElect: true");
-    let (stop_tx, stop_rx) = chan::channel(false);
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(elector.run(stop_rx, |_| {}));
-    let get = next_call(h).await;
+    let get = api.next().await;
     assert_eq!(
         (get.method.as_str(), get.path.as_str()),
         ("GET", LEASE_PATH)
     );
-    get.respond.send_response(failure(404, "NotFound"));
-    let create = next_call(h).await;
+    get.fail(404, "NotFound");
+    let create = api.next().await;
     assert_eq!(create.method, "POST");
     let mut created = create.body.clone();
     created["metadata"]["resourceVersion"] = json!("1");
-    create.respond.send_response(ok(created));
+    create.reply(created);
     let start = Instant::now();
     while !shared.leadership.is_leader() {
         assert!(start.elapsed() < Duration::from_secs(5), "never leader");
@@ -435,10 +400,10 @@ async fn elected(h: &mut MockHandle, client: Client) -> (Arc<Shared>, chan::Send
 }
 
 /// Answers lease reads with `holder` (or a server error) for `span`, failing on any other request.
-async fn only_lease_reads_for(h: &mut MockHandle, span: Duration, holder: Option<&str>) -> usize {
+async fn only_lease_reads_for(api: &mut ApiServer, span: Duration, holder: Option<&str>) -> usize {
     let until = Instant::now() + span;
     let mut reads = 0;
-    while let Ok(Some((req, respond))) = tokio::time::timeout_at(until, h.next_request()).await {
+    while let Ok(Some((req, respond))) = tokio::time::timeout_at(until, api.next_request()).await {
         assert_eq!(
             (req.method().as_str(), req.uri().path()),
             ("GET", LEASE_PATH),
@@ -455,25 +420,25 @@ async fn only_lease_reads_for(h: &mut MockHandle, span: Duration, holder: Option
 
 #[tokio::test(start_paused = true)]
 async fn no_binding_is_sent_after_the_lease_is_taken_over_mid_bind() {
-    let (client, mut h) = mock_client();
-    let (shared, stop) = elected(&mut h, client).await;
+    let (client, mut api) = mock_api();
+    let (shared, stop) = elected(&mut api, client).await;
     let attempt = spawn_attempt(&shared);
     // the bind reads the shoot; the answer is held back
-    let read = next_call(&mut h).await;
+    let read = api.next().await;
     assert_eq!(
         (read.method.as_str(), read.path.as_str()),
         ("GET", SHOOT_PATH)
     );
     // meanwhile the next renewal finds another holder
-    let renew = next_call(&mut h).await;
+    let renew = api.next().await;
     assert_eq!(renew.path, LEASE_PATH);
-    renew.respond.send_response(ok(lease("other", "7")));
+    renew.reply(lease("other", "7"));
     while shared.leadership.is_leader() {
         tokio::task::yield_now().await;
     }
-    read.respond.send_response(ok(server_shoot("5", None)));
+    read.reply(server_shoot("5", None));
     assert_eq!(attempt.await.unwrap(), Attempt::NotLeader);
-    let reads = only_lease_reads_for(&mut h, Duration::from_secs(3), Some("other")).await;
+    let reads = only_lease_reads_for(&mut api, Duration::from_secs(3), Some("other")).await;
     assert!(reads >= 2, "the elector keeps watching the lease");
     assert!(shared.lock().assumption("garden-a/s1").is_none());
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
@@ -484,22 +449,22 @@ async fn no_binding_is_sent_after_the_lease_is_taken_over_mid_bind() {
 
 #[tokio::test(start_paused = true)]
 async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
-    let (client, mut h) = mock_client();
-    let (shared, stop) = elected(&mut h, client).await;
+    let (client, mut api) = mock_api();
+    let (shared, stop) = elected(&mut api, client).await;
     let attempt = spawn_attempt(&shared);
-    let read = next_call(&mut h).await;
+    let read = api.next().await;
     assert_eq!(
         (read.method.as_str(), read.path.as_str()),
         ("GET", SHOOT_PATH)
     );
     let elected_at = Instant::now();
     // renewals fail for longer than renewDeadline (3 s)
-    only_lease_reads_for(&mut h, Duration::from_millis(3500), None).await;
+    only_lease_reads_for(&mut api, Duration::from_millis(3500), None).await;
     assert!(elected_at.elapsed() > Duration::from_secs(3));
     assert!(!shared.leadership.is_leader(), "deadline passed");
-    read.respond.send_response(ok(server_shoot("5", None)));
+    read.reply(server_shoot("5", None));
     assert_eq!(attempt.await.unwrap(), Attempt::NotLeader);
-    only_lease_reads_for(&mut h, Duration::from_secs(2), None).await;
+    only_lease_reads_for(&mut api, Duration::from_secs(2), None).await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
     assert!(shared.lock().pending("garden-a/s1").is_some());
     let _ = stop.send(true);
@@ -508,11 +473,11 @@ async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
 #[tokio::test]
 async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blocks_readiness() {
     let (logs, _guard) = Logs::capture();
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller_from(client, "leaderElection: {leaderElect: false}\n");
     let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
     for _ in 0..2 {
-        let list = next_call(&mut h).await;
+        let list = api.next().await;
         assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/seeds");
         let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
             "message": "seeds.core.gardener.cloud is forbidden: User \"system:serviceaccount:garden:gardener-scheduler\" cannot list resource \"seeds\" in API group \"core.gardener.cloud\" at the cluster scope"});
@@ -524,8 +489,8 @@ async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blo
                 .unwrap(),
         );
     }
-    assert!(!shared.is_synced(Kind::Seed), "not treated as empty");
-    assert!(shared.unsynced().contains(&Kind::Seed.as_str()));
+    assert!(!shared.is_synced(WatchedKind::Seed), "not treated as empty");
+    assert!(shared.unsynced().contains(&WatchedKind::Seed.as_str()));
     let text = logs.text();
     assert!(
         text.lines().any(|l| l.contains("WARN")

@@ -27,8 +27,7 @@ fn shoot_json(name: &str, rv: &str, seed: Option<&str>) -> Value {
 }
 
 fn list(kind: &str, rv: &str, items: Vec<Value>) -> Response<Body> {
-    ok(json!({"apiVersion": "v1", "kind": format!("{kind}List"),
-              "metadata": {"resourceVersion": rv}, "items": items}))
+    ok(list_of(kind, rv, items))
 }
 
 /// A watch response carrying `events`, after which the server closes the stream.
@@ -98,7 +97,7 @@ fn controller_without_objects(client: Client) -> Arc<Shared> {
 /// Decides every queued shoot, answering its requests as a server that accepts each bind.
 /// Returns how many bindings each shoot got.
 async fn schedule_queued(
-    h: &mut MockHandle,
+    api: &mut ApiServer,
     shared: &Arc<Shared>,
     held: &mut Vec<SendResponse<Response<Body>>>,
 ) -> BTreeMap<String, usize> {
@@ -117,7 +116,7 @@ async fn schedule_queued(
                 r = &mut attempt, if !done => { r.unwrap(); done = true; }
                 // the success event is sent after the attempt, off its path
                 _ = shared.reporter.flush(Duration::from_secs(60)), if done => break,
-                call = next_call(h) => {
+                call = api.next() => {
                     if let Some(call) = answer_other_kinds_if_feed(call, held) {
                         let name = call.path.strip_prefix(&shoots).map(str::to_string);
                         match (call.method.as_str(), name) {
@@ -125,11 +124,11 @@ async fn schedule_queued(
                             ("PUT", Some(n)) if n.ends_with("/binding") => {
                                 let n = n.trim_end_matches("/binding").to_string();
                                 *binds.entry(n.clone()).or_default() += 1;
-                                call.respond.send_response(ok(shoot_json(&n, "31", Some("seed-1"))));
+                                call.reply(shoot_json(&n, "31", Some("seed-1")));
                             }
                             ("POST", _) if call.path.ends_with("/events") => {
                                 let body = call.body.clone();
-                                call.respond.send_response(ok(body));
+                                call.reply(body);
                             }
                             (m, _) => panic!("unexpected request {m} {}", call.path),
                         }
@@ -162,15 +161,14 @@ fn answer_other_kinds_if_feed(
 
 #[tokio::test]
 async fn an_expired_resource_version_relists_and_every_pending_shoot_is_bound_once() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller_without_objects(client);
     let feeds = watch::spawn_all(&shared);
     let mut held = Vec::new();
     let (mut lists, mut watches) = (0, Vec::new());
     // a, b pending and c bound; while the watch is down b is deleted and d created
     while !(watches.last().is_some_and(|rv| rv == "20") && shared.unsynced().is_empty()) {
-        let Ok(call) = tokio::time::timeout(Duration::from_millis(50), next_call(&mut h)).await
-        else {
+        let Ok(call) = tokio::time::timeout(Duration::from_millis(50), api.next()).await else {
             continue;
         };
         let Some(call) = answer_other_kinds(call, &mut held) else {
@@ -217,7 +215,7 @@ async fn an_expired_resource_version_relists_and_every_pending_shoot_is_bound_on
         assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 1);
     }
 
-    let binds = schedule_queued(&mut h, &shared, &mut held).await;
+    let binds = schedule_queued(&mut api, &shared, &mut held).await;
     assert_eq!(
         binds,
         BTreeMap::from([("a".to_string(), 1), ("d".to_string(), 1)]),
@@ -230,7 +228,7 @@ async fn an_expired_resource_version_relists_and_every_pending_shoot_is_bound_on
             "{s}"
         );
     }
-    no_more_requests(&mut h).await;
+    api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 3);
     for f in feeds {
         f.abort();
@@ -239,14 +237,13 @@ async fn an_expired_resource_version_relists_and_every_pending_shoot_is_bound_on
 
 #[tokio::test]
 async fn a_closed_watch_and_a_broken_connection_resume_from_the_last_resource_version() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let shared = controller_without_objects(client);
     let feeds = watch::spawn_all(&shared);
     let mut held = Vec::new();
     let (mut lists, mut watches) = (0, Vec::new());
     while !(watches.len() == 3 && shared.unsynced().is_empty()) {
-        let Ok(call) = tokio::time::timeout(Duration::from_millis(50), next_call(&mut h)).await
-        else {
+        let Ok(call) = tokio::time::timeout(Duration::from_millis(50), api.next()).await else {
             continue;
         };
         let Some(call) = answer_other_kinds(call, &mut held) else {
@@ -280,7 +277,7 @@ async fn a_closed_watch_and_a_broken_connection_resume_from_the_last_resource_ve
         .map(|k| k.to_string())
         .collect();
     assert_eq!(pending, ["garden-a/a", "garden-a/e"]);
-    let binds = schedule_queued(&mut h, &shared, &mut held).await;
+    let binds = schedule_queued(&mut api, &shared, &mut held).await;
     assert_eq!(
         binds,
         BTreeMap::from([("a".to_string(), 1), ("e".to_string(), 1)])

@@ -3,50 +3,24 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::*;
-
-fn list(kind: &str, items: Vec<Value>) -> Value {
-    json!({"apiVersion": "v1", "kind": format!("{kind}List"),
-           "metadata": {"resourceVersion": "10"}, "items": items})
-}
+use tower_test::mock::SendResponse;
 
 /// Serves the lists the watches start with (one pending shoot, seed-1, CloudProfile aws,
 /// nothing else) and holds their watches open; hands binding PUTs and event POSTs to the test.
 async fn api_server(
-    mut h: MockHandle,
+    mut api: ApiServer,
     writes: mpsc::UnboundedSender<(String, SendResponse<Response<Body>>)>,
 ) {
     let mut watches = Vec::new();
-    while let Some((req, respond)) = h.next_request().await {
-        let path = req.uri().path().to_string();
-        let query = req.uri().query().unwrap_or_default().to_string();
-        let method = req.method().to_string();
-        if query.contains("watch=true") {
-            watches.push(respond);
-            continue;
-        }
+    while let Some((method, path, respond)) = api.next_but_watches(&mut watches).await {
         let body = match (method.as_str(), path.as_str()) {
-            ("GET", "/apis/core.gardener.cloud/v1beta1/shoots") => {
-                list("Shoot", vec![server_shoot("5", None)])
-            }
-            ("GET", "/apis/core.gardener.cloud/v1beta1/seeds") => list(
-                "Seed",
-                vec![serde_json::to_value(SeedBuilder::new("seed-1").build()).unwrap()],
-            ),
-            ("GET", "/apis/core.gardener.cloud/v1beta1/cloudprofiles") => {
-                let mut cp = crate::api::CloudProfile::default();
-                cp.metadata.name = Some("aws".into());
-                let mut v = serde_json::to_value(cp).unwrap();
-                v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
-                v["kind"] = json!("CloudProfile");
-                list("CloudProfile", vec![v])
-            }
             ("GET", p) if p == SHOOT_PATH => server_shoot("5", None),
-            ("GET", _) => list("Object", vec![]),
+            ("GET", p) => first_list(p, vec![server_shoot("5", None)]),
             _ => {
                 writes.send((format!("{method} {path}"), respond)).unwrap();
                 continue;
@@ -58,22 +32,22 @@ async fn api_server(
 
 /// A controller without leader election, its servers on free loopback ports, and the handle of
 /// its mock API server.
-fn local_controller() -> (Controller, MockHandle) {
-    let (client, h) = mock_client();
+fn local_controller() -> (Controller, ApiServer) {
+    let (client, api) = mock_api();
     let mut compiled = load_str("leaderElection: {leaderElect: false}\n").unwrap();
     let cfg = &mut compiled.config;
     for server in [&mut cfg.server.health_probes, &mut cfg.server.metrics] {
         server.bind_address = "127.0.0.1".into();
         server.port = 0;
     }
-    (Controller::new(compiled, client).unwrap(), h)
+    (Controller::new(compiled, client).unwrap(), api)
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_graceful_stop_publishes_the_event_of_the_bind_in_flight_before_exiting() {
-    let (controller, h) = local_controller();
+    let (controller, api) = local_controller();
     let (writes_tx, mut writes) = mpsc::unbounded_channel();
-    tokio::spawn(api_server(h, writes_tx));
+    tokio::spawn(api_server(api, writes_tx));
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let run = tokio::spawn(controller.run(async {
         let _ = stop_rx.await;
@@ -107,7 +81,7 @@ async fn a_graceful_stop_publishes_the_event_of_the_bind_in_flight_before_exitin
 /// Serves three pending shoots and seed-1; answers binding PUTs at once and hands event POSTs to
 /// the test.
 async fn three_shoots_api_server(
-    mut h: MockHandle,
+    mut api: ApiServer,
     events: mpsc::UnboundedSender<(String, SendResponse<Response<Body>>)>,
 ) {
     let mut watches = Vec::new();
@@ -117,31 +91,9 @@ async fn three_shoots_api_server(
         s["metadata"]["uid"] = json!(format!("u-{name}"));
         s
     };
-    while let Some((req, respond)) = h.next_request().await {
-        let path = req.uri().path().to_string();
-        let query = req.uri().query().unwrap_or_default().to_string();
-        let method = req.method().to_string();
-        if query.contains("watch=true") {
-            watches.push(respond);
-            continue;
-        }
+    while let Some((method, path, respond)) = api.next_but_watches(&mut watches).await {
         let body = match (method.as_str(), path.as_str()) {
-            ("GET", "/apis/core.gardener.cloud/v1beta1/shoots") => {
-                list("Shoot", ["a", "b", "c"].map(shoot).to_vec())
-            }
-            ("GET", "/apis/core.gardener.cloud/v1beta1/seeds") => list(
-                "Seed",
-                vec![serde_json::to_value(SeedBuilder::new("seed-1").build()).unwrap()],
-            ),
-            ("GET", "/apis/core.gardener.cloud/v1beta1/cloudprofiles") => {
-                let mut cp = crate::api::CloudProfile::default();
-                cp.metadata.name = Some("aws".into());
-                let mut v = serde_json::to_value(cp).unwrap();
-                v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
-                v["kind"] = json!("CloudProfile");
-                list("CloudProfile", vec![v])
-            }
-            ("GET", _) => list("Object", vec![]),
+            ("GET", p) => first_list(p, ["a", "b", "c"].map(shoot).to_vec()),
             ("PUT", p) if p.ends_with("/binding") => {
                 let name = p.trim_end_matches("/binding").rsplit('/').next().unwrap();
                 let mut bound = shoot(name);
@@ -160,10 +112,10 @@ async fn three_shoots_api_server(
 
 #[tokio::test(start_paused = true)]
 async fn a_graceful_stop_sends_every_queued_event_before_exiting() {
-    let (controller, h) = local_controller();
+    let (controller, api) = local_controller();
     let shared = controller.shared().clone();
     let (events_tx, mut events) = mpsc::unbounded_channel();
-    tokio::spawn(three_shoots_api_server(h, events_tx));
+    tokio::spawn(three_shoots_api_server(api, events_tx));
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let run = tokio::spawn(controller.run(async {
         let _ = stop_rx.await;

@@ -69,7 +69,7 @@ fn storm_controller(
         shared.queue().add(&key);
     }
     let workers = (0..4)
-        .map(|i| tokio::spawn(worker(shared.clone(), i)))
+        .map(|i| tokio::spawn(worker::worker(shared.clone(), i)))
         .collect();
     (shared, workers)
 }
@@ -106,7 +106,7 @@ struct Seen {
 /// `failure`, anything else with an empty success, recording every request in `seen`. Stops
 /// answering once more than `cap` requests came in (a hot loop would never let time pass).
 async fn serve(
-    mut h: MockHandle,
+    mut api: ApiServer,
     failure: Failure,
     start: Instant,
     cap: usize,
@@ -116,7 +116,7 @@ async fn serve(
     let mut hanging = Vec::new();
     // status.lastOperation as written, returned by later reads as the API server would
     let mut status: BTreeMap<String, Value> = BTreeMap::new();
-    while let Some((req, respond)) = h.next_request().await {
+    while let Some((req, respond)) = api.next_request().await {
         let at = start.elapsed();
         let method = req.method().to_string();
         let path = req.uri().path().to_string();
@@ -158,7 +158,7 @@ async fn serve(
                     watched["status"]["lastOperation"] = shoot["status"]["lastOperation"].clone();
                     let typed: crate::api::Shoot = serde_json::from_value(watched.clone()).unwrap();
                     let change = shared.lock().apply_raw_shoot(&typed, &watched);
-                    shared.act(&key, change);
+                    shared.queue_affected(&key, change);
                 }
                 respond.send_response(ok(shoot))
             }
@@ -180,11 +180,7 @@ fn failure_with(code: u16, reason: &str) -> Response<Body> {
     if code == 403 {
         let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
             "message": "shoots.core.gardener.cloud is forbidden: User \"system:serviceaccount:garden:gardener-scheduler\" cannot update resource \"shoots/binding\" in API group \"core.gardener.cloud\" in the namespace \"garden-a\""});
-        return Response::builder()
-            .status(403)
-            .header("content-type", "application/json")
-            .body(Body::from(serde_json::to_vec(&status).unwrap()))
-            .unwrap();
+        return json_response(403, &status);
     }
     failure(code, reason)
 }
@@ -193,7 +189,7 @@ fn failure_with(code: u16, reason: &str) -> Response<Body> {
 /// schedule: `per_attempt` requests per attempt, `immediate_first` for conflicts.
 async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
     let (logs, _guard) = super::faults::Logs::capture();
-    let (client, h) = mock_client();
+    let (client, api) = mock_api();
     let start = Instant::now();
     let attempts = attempt_times(RETRY, MAX, WINDOW, immediate_first);
     // As upstream, a refused bind (anything but 409) is reported: one `SchedulingFailed` event
@@ -205,7 +201,7 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
     let (shared, workers) = storm_controller(client, "100");
     let server = tokio::spawn(serve(
-        h,
+        api,
         failure,
         start,
         bound,
@@ -303,7 +299,7 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
         binds as u64,
         "{failure:?}: every refused bind is counted by its code"
     );
-    let errors = attempts_of(&shared, "error");
+    let errors = scenario::attempts(&shared, "error");
     if failure == Failure::Code(409, "Conflict") {
         assert_eq!(errors, 0, "a conflict is not an error");
         assert_eq!(shared.metrics().conflicts.get(), binds as u64);
@@ -341,25 +337,11 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
 }
 
 fn bind_errors(shared: &Shared, code: &str) -> u64 {
-    let series = format!("gardener_scheduler_bind_errors_total{{code=\"{code}\"}} ");
-    shared
-        .metrics()
-        .encode()
-        .lines()
-        .find_map(|l| l.strip_prefix(series.as_str()).map(|v| v.parse().unwrap()))
-        .unwrap_or(0)
-}
-
-fn attempts_of(shared: &Shared, result: &str) -> u64 {
-    let series = format!(
-        "gardener_scheduler_schedule_attempts_total{{result=\"{result}\",profile=\"default\"}} "
-    );
-    shared
-        .metrics()
-        .encode()
-        .lines()
-        .find_map(|l| l.strip_prefix(series.as_str()).map(|v| v.parse().unwrap()))
-        .unwrap_or(0)
+    metric(
+        shared,
+        &format!("gardener_scheduler_bind_errors_total{{code=\"{code}\"}}"),
+    )
+    .map_or(0, |v| v.parse().unwrap())
 }
 
 #[test]
@@ -418,7 +400,7 @@ async fn unanswered_binds_stay_within_their_retry_schedules() {
 /// soon as that bind fails, once; the shoot whose bind failed waits out its own retry delay.
 #[tokio::test(start_paused = true)]
 async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
-    let (client, mut h) = mock_client();
+    let (client, mut api) = mock_api();
     let c = Controller::new(
         load_str("leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 15s, backoff: {initial: 100s, max: 1000s}}}\n").unwrap(),
         client,
@@ -446,7 +428,7 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
         let shared = shared.clone();
         async move { process(&shared, "garden-a/a").await }
     });
-    let read_a = next_call(&mut h).await;
+    let read_a = api.next().await;
     assert_eq!(
         read_a.path,
         "/apis/core.gardener.cloud/v1beta1/namespaces/garden-a/shoots/a"
@@ -457,22 +439,19 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
         async move { process(&shared, "garden-a/b").await }
     });
     for _ in 0..2 {
-        let call = next_call(&mut h).await;
+        let call = api.next().await;
         let body = call.body.clone();
-        call.respond.send_response(ok(body));
+        call.reply(body);
     }
     assert_eq!(b.await.unwrap(), Attempt::Unschedulable);
     // a's bind is refused: b may have the slot now, at once; a waits 15 s
-    read_a.respond.send_response(ok(server_shoot_named("a")));
-    next_call(&mut h)
-        .await
-        .respond
-        .send_response(failure(422, "Invalid"));
+    read_a.reply(server_shoot_named("a"));
+    api.refuses(422, "Invalid").await;
     // the refusal is reported as upstream reports it: event and status
     for _ in 0..2 {
-        let call = next_call(&mut h).await;
+        let call = api.next().await;
         let body = call.body.clone();
-        call.respond.send_response(ok(body));
+        call.reply(body);
     }
     assert_eq!(a.await.unwrap(), Attempt::Error);
     let start = Instant::now();
@@ -494,7 +473,7 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
         st.assume(&shoot, "seed-1");
     }
     let c = shared.lock().forget_assumption("garden-a/a");
-    assert!(c.requeue.is_empty() && !c.wake, "{c:?}");
+    assert!(c.requeue.is_empty() && !c.retry_waiting, "{c:?}");
     assert_eq!(shared.queue().len(), 1, "only b's own backoff is waiting");
 }
 
@@ -510,7 +489,7 @@ fn unschedulable_attempts(window: Duration) -> usize {
 #[tokio::test(start_paused = true)]
 async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
     let (logs, _guard) = super::faults::Logs::capture();
-    let (client, h) = mock_client();
+    let (client, api) = mock_api();
     let start = Instant::now();
     let attempts = attempt_times(RETRY, MAX, WINDOW, false);
     // per shoot: its binds (1 request each, from the cached shoot, and the refusal's event), and
@@ -523,7 +502,7 @@ async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
     let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
     let (shared, workers) = storm_controller(client, "1");
     let server = tokio::spawn(serve(
-        h,
+        api,
         Failure::Code(403, "Forbidden"),
         start,
         bound,

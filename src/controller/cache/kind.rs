@@ -1,0 +1,53 @@
+//! The kinds of object the controller watches.
+
+/// The watched kinds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WatchedKind {
+    Shoot,
+    Seed,
+    CloudProfile,
+    NamespacedCloudProfile,
+    Project,
+    ConfigMap,
+    /// Carbon-intensity ConfigMaps in every namespace (a watch of its own, started only when a
+    /// profile uses `CarbonIntensity`).
+    CarbonConfigMap,
+}
+
+impl WatchedKind {
+    pub const ALL: [WatchedKind; 7] = [
+        WatchedKind::Shoot,
+        WatchedKind::Seed,
+        WatchedKind::CloudProfile,
+        WatchedKind::NamespacedCloudProfile,
+        WatchedKind::Project,
+        WatchedKind::ConfigMap,
+        WatchedKind::CarbonConfigMap,
+    ];
+
+    /// Kinds a decision can do without: projects (the namespace `garden-<project>` names the
+    /// project), namespaced cloud profiles, region ConfigMaps and carbon-intensity ConfigMaps
+    /// (seeds then score neutral). Upstream's RBAC for the scheduler grants no access to
+    /// projects.
+    pub fn optional(&self) -> bool {
+        matches!(
+            self,
+            WatchedKind::Project
+                | WatchedKind::NamespacedCloudProfile
+                | WatchedKind::ConfigMap
+                | WatchedKind::CarbonConfigMap
+        )
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WatchedKind::Shoot => "Shoot",
+            WatchedKind::Seed => "Seed",
+            WatchedKind::CloudProfile => "CloudProfile",
+            WatchedKind::NamespacedCloudProfile => "NamespacedCloudProfile",
+            WatchedKind::Project => "Project",
+            WatchedKind::ConfigMap => "ConfigMap",
+            WatchedKind::CarbonConfigMap => "CarbonIntensityConfigMap",
+        }
+    }
+}

@@ -1,0 +1,365 @@
+//! What the controller knows: the [`Snapshot`] fed by the watches, the pending shoots in compact
+//! form (with the object as the API server sent it, to bind from), and the placements it has
+//! assumed but the watch has not shown yet.
+//!
+//! Everything here is synchronous and guarded by one mutex in the controller, so a decision and
+//! its assumption happen atomically: two workers cannot both count on a seed's last free slot.
+//!
+//! The files, by concern: this one applies what the watches bring (shoots, seeds and the other
+//! kinds); `assumptions.rs` counts placements being bound; `relist.rs` finds objects deleted
+//! while a watch was down; `compact.rs` keeps only what a decision, an event or a bind reads.
+
+mod assumptions;
+mod compact;
+mod kind;
+mod relist;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use crate::api::residency_opt_out;
+use crate::api::{
+    CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot, object_key,
+};
+use crate::api::is_pending;
+use crate::snapshot::Snapshot;
+
+pub use assumptions::Assumption;
+pub use compact::compact_shoot;
+use compact::{compact_meta, fingerprint, scheduling_relevant_change};
+pub use kind::WatchedKind;
+
+/// What an update did to the pending set; the watch layer turns it into queue operations.
+///
+/// Only changes made by others (a seed, a cloud profile, a shoot leaving a seed) set `retry_waiting`.
+/// What the scheduler does itself (assuming a placement, dropping it after a failed bind, writing
+/// status or events) never does: a dropped assumption returns capacity that was never used, and
+/// may only queue the shoots it turned away (`requeue`), once.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Change {
+    /// the shoot became pending, or its scheduling-relevant fields changed: decide again now
+    pub enqueue: bool,
+    /// capacity may have been freed or the landscape changed: retry waiting shoots now
+    pub retry_waiting: bool,
+    /// a placement only assumed was dropped: the seed whose slot it freed, and the shoots that
+    /// seed refused for capacity meanwhile, first refused first; one of them may have the slot
+    pub requeue: Vec<Arc<str>>,
+    pub freed_on: Option<String>,
+}
+
+/// The controller's cache.
+#[derive(Default)]
+pub struct Cache {
+    pub snapshot: Snapshot,
+    /// every known shoot; `Some` while it waits for this scheduler
+    shoots: HashMap<Arc<str>, Option<Arc<Shoot>>>,
+    /// per pending shoot, the object as the API server sent it (JSON without managedFields), at
+    /// the resourceVersion of its compact form in `shoots`: a bind sends it back whole, so no
+    /// field the scheduler does not know is lost. Dropped once the shoot is bound.
+    raw: HashMap<Arc<str>, Arc<str>>,
+    assumed: HashMap<Arc<str>, Assumption>,
+    scheduler_names: Vec<String>,
+    /// per watched kind, keys seen since the watch (re)started its list
+    relisting: HashMap<WatchedKind, HashSet<String>>,
+    /// non-seed, non-shoot objects: a fingerprint of what the decision reads, to tell relevant
+    /// changes from noise (status heartbeats, managed fields)
+    fingerprints: HashMap<(WatchedKind, String), u64>,
+    /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile,
+    /// first refused first
+    refused_for: HashMap<String, Vec<Arc<str>>>,
+}
+
+impl Cache {
+    pub fn new(scheduler_names: Vec<String>) -> Self {
+        Cache {
+            scheduler_names,
+            ..Default::default()
+        }
+    }
+
+    /// Applies a shoot from the watch (or a fresh read) known only in its typed form: a bind of
+    /// it reads the whole object first.
+    pub fn apply_shoot(&mut self, shoot: &Shoot) -> Change {
+        self.apply_shoot_with_raw(shoot, None)
+    }
+
+    /// Applies a shoot from the watch (or a fresh read) with the object the API server sent
+    /// (`raw`): while the shoot is pending, its bind is sent from that object.
+    pub fn apply_raw_shoot(&mut self, shoot: &Shoot, raw: &serde_json::Value) -> Change {
+        self.apply_shoot_with_raw(shoot, Some(raw))
+    }
+
+    fn apply_shoot_with_raw(&mut self, shoot: &Shoot, raw: Option<&serde_json::Value>) -> Change {
+        let key = object_key(&shoot.metadata);
+        self.mark_seen(WatchedKind::Shoot, &key);
+        let mut change = Change::default();
+        let old_seeds: Vec<String> = self
+            .snapshot
+            .usage()
+            .seeds_of(&key)
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let pending = is_pending(shoot, &self.scheduler_names);
+        let key: Arc<str> = key.as_str().into();
+        // Only a pending shoot keeps its whole object; bound shoots stay compact.
+        match raw
+            .filter(|_| pending)
+            .and_then(|v| serde_json::to_string(v).ok())
+        {
+            Some(json) => {
+                self.raw.insert(key.clone(), json.into());
+            }
+            None => {
+                self.raw.remove(&key);
+            }
+        }
+
+        if let Some(a) = self.assumed.get(&key) {
+            if pending {
+                // The pre-bind version (or a later one the bind raced with): keep counting the
+                // assumed seed until the bind's outcome is known or the watch shows a seed.
+                let mut placed = compact_shoot(shoot);
+                placed.spec.seed_name = Some(a.seed.clone());
+                self.snapshot.upsert_shoot(&placed);
+                self.shoots
+                    .insert(key, Some(Arc::new(compact_shoot(shoot))));
+                return change;
+            }
+            if let Some(a) = self.assumed.remove(&key) {
+                self.settle(&a.seed);
+            }
+        }
+
+        self.snapshot.upsert_shoot(shoot);
+        let entry = self.shoots.entry(key.clone()).or_insert(None);
+        if pending {
+            let new = compact_shoot(shoot);
+            change.enqueue = entry
+                .as_ref()
+                .is_none_or(|old| scheduling_relevant_change(old, &new));
+            *entry = Some(Arc::new(new));
+        } else {
+            *entry = None;
+        }
+        let new_seeds = self.snapshot.usage().seeds_of(&key);
+        change.retry_waiting = old_seeds.iter().any(|s| !new_seeds.contains(&s.as_str()));
+        change
+    }
+
+    /// Forgets a deleted shoot. A placement only assumed (the shoot was deleted while being
+    /// bound) frees nothing anyone else could have counted on, except the shoots it turned away.
+    pub fn remove_shoot(&mut self, key: &str) -> Change {
+        let freed = !self.snapshot.usage().seeds_of(key).is_empty();
+        self.snapshot.remove_shoot(key);
+        self.shoots.remove(key);
+        self.raw.remove(key);
+        match self.assumed.remove(key) {
+            Some(a) => Change {
+                requeue: self.take_refused(&a.seed, key),
+                freed_on: Some(a.seed),
+                ..Default::default()
+            },
+            None => Change {
+                retry_waiting: freed,
+                ..Default::default()
+            },
+        }
+    }
+
+    /// The shoot to decide for, if it is pending and not already assumed.
+    pub fn pending(&self, key: &str) -> Option<Arc<Shoot>> {
+        if self.assumed.contains_key(key) {
+            return None;
+        }
+        self.shoots.get(key).cloned().flatten()
+    }
+
+    /// The object the API server last sent for a pending shoot (JSON), at the resourceVersion
+    /// of [`Cache::pending`]'s; `None` when the shoot was only applied in typed form.
+    pub fn pending_raw(&self, key: &str) -> Option<Arc<str>> {
+        self.raw.get(key).cloned()
+    }
+
+    /// Pending shoots whose whole object is kept, for the memory report.
+    pub fn raw_count(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Keys of every shoot waiting for this scheduler.
+    pub fn pending_keys(&self) -> Vec<Arc<str>> {
+        let mut keys: Vec<Arc<str>> = self
+            .shoots
+            .iter()
+            .filter(|(k, v)| v.is_some() && !self.assumed.contains_key(&***k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        keys.sort();
+        keys
+    }
+
+    pub fn pending_count(&self) -> usize {
+        self.shoots
+            .iter()
+            .filter(|(k, v)| v.is_some() && !self.assumed.contains_key(&***k))
+            .count()
+    }
+
+    pub fn known_shoots(&self) -> usize {
+        self.shoots.len()
+    }
+
+    // ---- seeds
+
+    pub fn apply_seed(&mut self, seed: &Seed) -> Change {
+        let name = seed.name().to_string();
+        self.mark_seen(WatchedKind::Seed, &name);
+        let before = self.snapshot.seed(&name).cloned();
+        self.snapshot.upsert_seed(seed);
+        Change {
+            enqueue: false,
+            retry_waiting: before.as_ref() != self.snapshot.seed(&name),
+            requeue: Vec::new(),
+            freed_on: None,
+        }
+    }
+
+    pub fn remove_seed(&mut self, name: &str) -> Change {
+        let existed = self.snapshot.seed(name).is_some();
+        self.snapshot.remove_seed(name);
+        Change {
+            enqueue: false,
+            retry_waiting: existed,
+            requeue: Vec::new(),
+            freed_on: None,
+        }
+    }
+
+    // ---- the other kinds: cloud profiles, projects, region and carbon-intensity ConfigMaps
+
+    /// Records the fingerprint of what the decision reads from one object (`hash`); waiting
+    /// shoots are retried only when it differs from the last one seen.
+    fn record_fingerprint(&mut self, kind: WatchedKind, key: String, hash: u64) -> Change {
+        self.mark_seen(kind, &key);
+        let old = self.fingerprints.insert((kind, key), hash);
+        Change {
+            enqueue: false,
+            retry_waiting: old != Some(hash),
+            requeue: Vec::new(),
+            freed_on: None,
+        }
+    }
+
+    pub fn apply_cloud_profile(&mut self, cp: &CloudProfile) -> Change {
+        let compact = CloudProfile {
+            metadata: compact_meta(&cp.metadata, false, &[]),
+            spec: cp.spec.clone(),
+        };
+        self.snapshot.upsert_cloud_profile(&compact);
+        let key = compact.metadata.name.clone().unwrap_or_default();
+        self.record_fingerprint(WatchedKind::CloudProfile, key, fingerprint(&compact.spec))
+    }
+
+    pub fn apply_namespaced_cloud_profile(&mut self, ncp: &NamespacedCloudProfile) -> Change {
+        let compact = NamespacedCloudProfile {
+            metadata: compact_meta(&ncp.metadata, false, &[]),
+            spec: ncp.spec.clone(),
+            status: ncp.status.clone(),
+        };
+        self.snapshot.upsert_namespaced_cloud_profile(&compact);
+        let key = object_key(&compact.metadata);
+        self.record_fingerprint(
+            WatchedKind::NamespacedCloudProfile,
+            key,
+            fingerprint(&(&compact.spec, &compact.status)),
+        )
+    }
+
+    pub fn apply_project(&mut self, project: &Project) -> Change {
+        self.snapshot.upsert_project(project);
+        let key = project.metadata.name.clone().unwrap_or_default();
+        self.record_fingerprint(
+            WatchedKind::Project,
+            key,
+            fingerprint(&(&project.spec, residency_opt_out(&project.metadata))),
+        )
+    }
+
+    pub fn apply_config_map(&mut self, cm: &ConfigMap) -> Change {
+        let compact = ConfigMap {
+            metadata: compact_meta(&cm.metadata, true, &[crate::api::ANNOTATION_CLOUDPROFILES]),
+            data: cm.data.clone(),
+            ..Default::default()
+        };
+        self.snapshot.upsert_config_map(&compact);
+        let key = object_key(&compact.metadata);
+        self.record_fingerprint(
+            WatchedKind::ConfigMap,
+            key,
+            fingerprint(&(
+                &compact.metadata.labels,
+                &compact.metadata.annotations,
+                &compact.data,
+            )),
+        )
+    }
+
+    /// Applies a carbon-intensity ConfigMap (parsed once, in the snapshot). A changed forecast,
+    /// heartbeat or label wakes waiting shoots; an identical resync does not.
+    pub fn apply_carbon_config_map(&mut self, cm: &ConfigMap) -> Change {
+        self.snapshot.upsert_config_map(cm);
+        let key = object_key(&cm.metadata);
+        self.record_fingerprint(
+            WatchedKind::CarbonConfigMap,
+            key,
+            fingerprint(&(&cm.metadata.labels, &cm.data, &cm.binary_data)),
+        )
+    }
+
+    /// A carbon-intensity ConfigMap was deleted (or left the label selection) at `now`. The
+    /// exporter deletes and recreates its ConfigMap on every refresh, so the data keeps counting
+    /// for the priority's grace period instead of vanishing.
+    pub fn remove_carbon_config_map(&mut self, key: &str, now: DateTime<Utc>) -> Change {
+        let existed = self
+            .fingerprints
+            .remove(&(WatchedKind::CarbonConfigMap, key.to_string()))
+            .is_some();
+        let (ns, name) = key.split_once('/').unwrap_or(("", key));
+        self.snapshot.remove_carbon_config_map(ns, name, now);
+        Change {
+            enqueue: false,
+            retry_waiting: existed,
+            requeue: Vec::new(),
+            freed_on: None,
+        }
+    }
+
+    /// Removes a cloud profile, project or ConfigMap by its key (`name` or `namespace/name`).
+    /// A carbon-intensity ConfigMap starts its grace period now.
+    pub fn remove_other(&mut self, kind: WatchedKind, key: &str) -> Change {
+        if kind == WatchedKind::CarbonConfigMap {
+            return self.remove_carbon_config_map(key, Utc::now());
+        }
+        let existed = self.fingerprints.remove(&(kind, key.to_string())).is_some();
+        let (ns, name) = key.split_once('/').unwrap_or(("", key));
+        match kind {
+            WatchedKind::CloudProfile => self.snapshot.remove_cloud_profile(key),
+            WatchedKind::NamespacedCloudProfile => {
+                self.snapshot.remove_namespaced_cloud_profile(ns, name)
+            }
+            WatchedKind::Project => self.snapshot.remove_project(key),
+            WatchedKind::ConfigMap => self.snapshot.remove_config_map(ns, name),
+            WatchedKind::Shoot | WatchedKind::Seed | WatchedKind::CarbonConfigMap => {}
+        }
+        Change {
+            enqueue: false,
+            retry_waiting: existed,
+            requeue: Vec::new(),
+            freed_on: None,
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! Start and stop: HTTP servers, the leader election, the watches, housekeeping and the
+//! workers; on shutdown, in-flight binds and queued reports get a bounded time to finish.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch as chan;
+use tokio::time::Instant;
+use tracing::{error, info, warn};
+
+use super::worker::worker;
+use super::{Controller, ControllerError, REQUEST_TIMEOUT, Shared, carbon_metrics, server, watch};
+
+/// How long a shutdown waits for in-flight binds and then the queued reports, together.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
+/// The least a shutdown leaves for sending queued reports after slow binds.
+const MIN_REPORT_DRAIN: Duration = Duration::from_secs(5);
+
+impl Controller {
+    /// Runs until `shutdown` completes; then stops taking shoots, lets in-flight binds finish,
+    /// and releases the lease.
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), ControllerError> {
+        let Controller {
+            shared,
+            cfg,
+            elector,
+        } = self;
+        let (stop_tx, stop_rx) = chan::channel(false);
+
+        let health_addr = server::address(&cfg.server.health_probes);
+        let metrics_addr = server::address(&cfg.server.metrics);
+        let health = tokio::net::TcpListener::bind(health_addr)
+            .await
+            .map_err(|source| ControllerError::Listen {
+                what: "server.healthProbes",
+                address: health_addr,
+                source,
+            })?;
+        let metrics = tokio::net::TcpListener::bind(metrics_addr)
+            .await
+            .map_err(|source| ControllerError::Listen {
+                what: "server.metrics",
+                address: metrics_addr,
+                source,
+            })?;
+        let servers = [
+            tokio::spawn(server::serve(
+                health,
+                server::health_router(shared.clone()),
+                stop_rx.clone(),
+            )),
+            tokio::spawn(server::serve(
+                metrics,
+                server::metrics_router(shared.clone()),
+                stop_rx.clone(),
+            )),
+        ];
+        info!(health = %health_addr, metrics = %metrics_addr, binding_mode = ?shared.binding_mode,
+              concurrent_syncs = cfg.schedulers.shoot.concurrent_syncs, "gardener-scheduler starting");
+
+        let elector_task = elector.map(|e| {
+            let shared = shared.clone();
+            let lease_name = cfg.leader_election.resource_name.clone();
+            info!(identity = %e.identity(), lease = %format!("{}/{}", cfg.leader_election.resource_namespace, cfg.leader_election.resource_name), "campaigning for leadership");
+            tokio::spawn(e.run(stop_rx.clone(), move |leading| {
+                shared.metrics.leader.set(leading as i64);
+                shared.metrics.runtime.set_leader(&lease_name, leading);
+                if leading {
+                    // decide every waiting shoot afresh under the new term; a shoot whose bind
+                    // the API server refused keeps its retry delay
+                    let keys = shared.lock().pending_keys();
+                    for key in keys {
+                        shared.queue.add_unless_retrying(&key);
+                    }
+                }
+            }))
+        });
+
+        let watches = watch::spawn_all(&shared);
+        let housekeeping = tokio::spawn(housekeeping(shared.clone()));
+
+        tokio::pin!(shutdown);
+        let mut workers = Vec::new();
+        tokio::select! {
+            _ = shared.wait_synced() => {
+                let (known, pending) = {
+                    let st = shared.lock();
+                    (st.known_shoots(), st.pending_count())
+                };
+                info!(shoots = known, pending, "all caches synced; scheduling");
+                let workers_n = cfg.schedulers.shoot.concurrent_syncs.max(1);
+                shared.metrics.runtime.reconcile.started(workers_n as usize);
+                for i in 0..workers_n {
+                    workers.push(tokio::spawn(worker(shared.clone(), i as usize)));
+                }
+                shutdown.await;
+            }
+            _ = &mut shutdown => {}
+        }
+
+        info!("shutting down: finishing in-flight binds");
+        let stopping = Instant::now();
+        shared.queue.shut_down();
+        let drain = futures::future::join_all(workers);
+        if tokio::time::timeout(DRAIN_TIMEOUT, drain).await.is_err() {
+            warn!("in-flight binds did not finish within {DRAIN_TIMEOUT:?}");
+        }
+        // Reports of the binds just finished are queued: send them before the lease goes.
+        let outstanding = shared.reporter.outstanding();
+        if outstanding > 0 {
+            info!(
+                reports = outstanding,
+                "sending the queued events before exiting"
+            );
+        }
+        // binds and reports share the drain time; the reports get at least a few seconds
+        let left = DRAIN_TIMEOUT
+            .saturating_sub(stopping.elapsed())
+            .max(MIN_REPORT_DRAIN);
+        let lost = shared.reporter.flush(left).await;
+        if lost > 0 {
+            warn!(
+                reports = lost,
+                "queued events not sent within {left:?}; exiting without them"
+            );
+        }
+        let _ = stop_tx.send(true);
+        if let Some(t) = elector_task {
+            let _ = tokio::time::timeout(REQUEST_TIMEOUT, t).await;
+        }
+        for w in watches {
+            w.abort();
+        }
+        housekeeping.abort();
+        for s in servers {
+            let _ = tokio::time::timeout(Duration::from_secs(5), s).await;
+        }
+        info!("stopped");
+        Ok(())
+    }
+}
+
+/// Every 10 s: drops binds the watch never confirmed (their shoots are decided again) and
+/// refreshes the carbon metrics.
+async fn housekeeping(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(10));
+    loop {
+        tick.tick().await;
+        let expired = shared.lock().expire_assumptions(Instant::now());
+        for key in expired {
+            warn!(shoot = %key, "bind never showed up in the watch; no longer counting it");
+            shared.queue.add(&key);
+        }
+        carbon_metrics::refresh(&shared);
+    }
+}
+
+/// Completes on SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            error!(error = %e, "cannot listen for SIGTERM");
+            return std::future::pending().await;
+        }
+    };
+    tokio::select! {
+        _ = term.recv() => info!("received SIGTERM"),
+        _ = tokio::signal::ctrl_c() => info!("received SIGINT"),
+    }
+}

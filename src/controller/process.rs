@@ -1,0 +1,361 @@
+//! One scheduling attempt for one shoot: decide and assume under the cache's lock, bind outside
+//! it, report. The attempt never touches its own key in the queue: it returns an [`Outcome`]
+//! whose [`Requeue`] the worker applies.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use tokio::time::Instant;
+use tracing::{Instrument, debug, info, info_span};
+
+use super::requeue::{Announce, Announcement, Requeue};
+use super::{AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, bind};
+use crate::api::Shoot;
+use crate::chain::Selection;
+use crate::schedule::decide;
+
+/// What happened to one shoot in one attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Attempt {
+    /// nothing to do (not pending, or already being bound)
+    Skipped,
+    /// leadership was lost before the bind: queued again for whoever leads
+    NotLeader,
+    Scheduled(String),
+    Unschedulable,
+    /// a freeze window or no active profile; retried when the chain switches (`Some(after)`)
+    /// or on a relevant change (`None`)
+    Deferred(Option<Duration>),
+    /// the shoot changed meanwhile; decided again
+    Conflict,
+    /// someone else assigned a seed; left alone
+    LeftAlone(String),
+    Error,
+}
+
+impl Attempt {
+    /// What upstream's reconciler would have returned for the same situation (see
+    /// `runtime_metrics`).
+    pub fn reconcile_result(&self) -> ReconcileResult {
+        match self {
+            Attempt::Scheduled(_) | Attempt::Skipped | Attempt::LeftAlone(_) => {
+                ReconcileResult::Success
+            }
+            Attempt::Deferred(None) => ReconcileResult::Success,
+            Attempt::Deferred(Some(_)) => ReconcileResult::RequeueAfter,
+            Attempt::NotLeader => ReconcileResult::Requeue,
+            // upstream returns the error of DetermineSeed or of the binding update (a 409
+            // included)
+            Attempt::Unschedulable | Attempt::Conflict | Attempt::Error => ReconcileResult::Error,
+        }
+    }
+}
+
+/// An attempt's result: what happened, what becomes of the key, and what to log once the queue
+/// has chosen the delay.
+pub(super) struct Outcome {
+    pub(super) attempt: Attempt,
+    pub(super) requeue: Requeue,
+    pub(super) announce: Option<Announcement>,
+}
+
+impl Outcome {
+    fn new(attempt: Attempt, requeue: Requeue) -> Outcome {
+        Outcome {
+            attempt,
+            requeue,
+            announce: None,
+        }
+    }
+
+    fn announcing(attempt: Attempt, requeue: Requeue, what: Announce) -> Outcome {
+        Outcome {
+            attempt,
+            requeue,
+            announce: Some(what.here()),
+        }
+    }
+}
+
+/// What reading the shoot after a bind with an unknown outcome found.
+enum Resolved {
+    /// bound meanwhile or still pending: the cache is current, the shoot may be decided now
+    Current,
+    Gone,
+    /// the read failed; asked again later
+    Unknown(String),
+}
+
+/// Resolves a bind whose outcome was unknown.
+async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+        Ok(Some((current, raw))) => {
+            // Bound meanwhile: the watch version wins. Still pending: the bind did not happen.
+            let mut cache = shared.lock();
+            let c = cache.forget_assumption(key);
+            let c2 = cache.apply_raw_shoot(&current, &raw);
+            drop(cache);
+            shared.queue_affected(
+                key,
+                Change {
+                    enqueue: false,
+                    retry_waiting: c2.retry_waiting,
+                    requeue: c.requeue,
+                    freed_on: c.freed_on,
+                },
+            );
+            Resolved::Current
+        }
+        Ok(None) => {
+            let c = shared.lock().remove_shoot(key);
+            shared.queue_affected(key, c);
+            Resolved::Gone
+        }
+        Err(e) => Resolved::Unknown(e.to_string()),
+    }
+}
+
+/// One scheduling attempt for one shoot.
+pub(super) async fn attempt(shared: &Shared, key: &str) -> Outcome {
+    let uncertain = shared.lock().assumption(key).is_some_and(|a| a.uncertain);
+    if uncertain {
+        match resolve_uncertain(shared, key).await {
+            Resolved::Current => {}
+            Resolved::Gone => return Outcome::new(Attempt::Skipped, Requeue::Leave),
+            Resolved::Unknown(error) => {
+                return Outcome::announcing(
+                    Attempt::Error,
+                    Requeue::Retry,
+                    Announce::ReadFailed { error },
+                );
+            }
+        }
+    }
+    let start = Instant::now();
+    let now = Utc::now();
+    let (shoot, raw, verdict) = {
+        let mut cache = shared.lock();
+        let Some(shoot) = cache.pending(key) else {
+            return Outcome::new(Attempt::Skipped, Requeue::Forget);
+        };
+        let raw = cache.pending_raw(key);
+        let verdict = match shared.chain.select(now) {
+            Selection::Profile { entry, profile } => {
+                shared.note_active_profile(Some(entry));
+                let result = decide(&shoot, &cache.snapshot, profile, now);
+                match &result {
+                    Ok(d) => cache.assume(&shoot, &d.seed),
+                    Err(fit) => cache.note_refused(key, fit),
+                }
+                Ok((entry.to_string(), result))
+            }
+            Selection::Deferred { reason, retry_at } => {
+                let entry = shared.chain.active(now).map(|e| e.id.clone());
+                shared.note_active_profile(entry.as_deref());
+                Err((entry, reason, retry_at))
+            }
+        };
+        (shoot, raw, verdict)
+    };
+    let (entry, result) = match verdict {
+        Ok(decided) => decided,
+        Err((entry, reason, retry_at)) => {
+            let entry = entry.unwrap_or_else(|| "none".into());
+            tracing::Span::current().record("profile", entry.as_str());
+            shared.metrics.observe(
+                AttemptResult::deferred,
+                &entry,
+                start.elapsed().as_secs_f64(),
+            );
+            // Retry when the chain switches, not by polling; without a next switch the shoot
+            // waits for a relevant change (or a new configuration).
+            let retry_in = retry_at.map(|t| {
+                (t - now)
+                    .to_std()
+                    .unwrap_or_default()
+                    .max(Duration::from_secs(1))
+            });
+            info!(%reason, ?retry_in, "scheduling deferred");
+            if shared.leadership.is_leader() {
+                shared.reporter.deferred(&shoot, &reason);
+            }
+            let requeue = match retry_in {
+                Some(d) => Requeue::After(d),
+                None => Requeue::Forget,
+            };
+            return Outcome::new(Attempt::Deferred(retry_in), requeue);
+        }
+    };
+    tracing::Span::current().record("profile", entry.as_str());
+    match result {
+        Ok(decision) => {
+            let seed = decision.seed.clone();
+            let span = info_span!("bind", seed = %seed);
+            bind_decision(shared, key, &shoot, raw.as_deref(), &decision, start)
+                .instrument(span)
+                .await
+        }
+        Err(fit) => {
+            shared.metrics.observe(
+                AttemptResult::unschedulable,
+                &entry,
+                start.elapsed().as_secs_f64(),
+            );
+            if shared.leadership.is_leader() {
+                shared.reporter.failed(&shoot, &fit);
+            }
+            Outcome::announcing(
+                Attempt::Unschedulable,
+                Requeue::Backoff,
+                Announce::DoesNotFit {
+                    reason: fit.to_string(),
+                },
+            )
+        }
+    }
+}
+
+/// Binds a decided shoot (as the leader only) and settles its assumption by the result.
+async fn bind_decision(
+    shared: &Shared,
+    key: &str,
+    shoot: &Shoot,
+    raw: Option<&str>,
+    decision: &crate::schedule::Decision,
+    start: Instant,
+) -> Outcome {
+    if !shared.leadership.is_leader() {
+        let c = shared.lock().forget_assumption(key);
+        shared.queue_affected(key, c);
+        return Outcome::new(Attempt::NotLeader, Requeue::Now);
+    }
+    let seed = &decision.seed;
+    let result = bind::bind(
+        &shared.client,
+        shared.binding_mode,
+        shoot,
+        raw,
+        seed,
+        REQUEST_TIMEOUT,
+        &shared.leadership,
+    )
+    .await;
+    match &result {
+        Ok(_) => shared.refusals.bound(&shared.metrics),
+        Err(e) => {
+            if let Some(code) = e.code() {
+                shared.metrics.bind_error(&code);
+            }
+        }
+    }
+    let observe_error = || {
+        shared.metrics.observe(
+            AttemptResult::error,
+            &decision.profile,
+            start.elapsed().as_secs_f64(),
+        )
+    };
+    match result {
+        Ok(_) => {
+            shared.lock().confirm_bind(key);
+            shared.metrics.observe(
+                AttemptResult::scheduled,
+                &decision.profile,
+                start.elapsed().as_secs_f64(),
+            );
+            info!(score = %decision.winner().short(), "scheduled");
+            // queued: the bind does not wait for its event
+            shared
+                .reporter
+                .scheduled(shoot, decision, shared.name_profiles);
+            Outcome::new(Attempt::Scheduled(seed.clone()), Requeue::Forget)
+        }
+        Err(BindError::Conflict) => {
+            shared.metrics.conflicts.inc();
+            drop_assumption(shared, key);
+            reread(shared, key).await;
+            Outcome::announcing(
+                Attempt::Conflict,
+                Requeue::ConflictRetry,
+                Announce::Conflict,
+            )
+        }
+        Err(BindError::AlreadyAssigned(other)) => {
+            shared.metrics.conflicts.inc();
+            drop_assumption(shared, key);
+            reread(shared, key).await;
+            info!(assigned = %other, "someone else assigned a seed meanwhile; leaving the shoot alone");
+            Outcome::new(Attempt::LeftAlone(other), Requeue::Forget)
+        }
+        Err(BindError::NotFound) => {
+            let c = shared.lock().remove_shoot(key);
+            shared.queue_affected(key, c);
+            debug!("shoot deleted before it could be bound");
+            Outcome::new(Attempt::Skipped, Requeue::Forget)
+        }
+        Err(BindError::NotLeader) => {
+            let c = shared.lock().forget_assumption(key);
+            shared.queue_affected(key, c);
+            info!("leadership lost before the bind was written; not binding");
+            Outcome::new(Attempt::NotLeader, Requeue::Now)
+        }
+        Err(e) if e.outcome_unknown() => {
+            shared.lock().mark_uncertain(key);
+            observe_error();
+            Outcome::announcing(
+                Attempt::Error,
+                Requeue::Retry,
+                Announce::BindOutcomeUnknown {
+                    error: e.to_string(),
+                },
+            )
+        }
+        Err(e) => {
+            drop_assumption(shared, key);
+            observe_error();
+            // As upstream: a refused bind (anything but 409) is reported like a failed decision.
+            shared.reporter.bind_failed(shoot, &e);
+            // Retried with growing delays.
+            Outcome::announcing(Attempt::Error, Requeue::Retry, Announce::BindFailed(e))
+        }
+    }
+}
+
+/// Stops counting a placement that will not happen; waiting shoots may now fit, but this one
+/// is requeued (or not) by the attempt's [`Requeue`].
+fn drop_assumption(shared: &Shared, key: &str) {
+    let c = shared.lock().forget_assumption(key);
+    shared.queue_affected(
+        key,
+        Change {
+            enqueue: false,
+            ..c
+        },
+    );
+}
+
+/// Reads a shoot again after a conflict so the next decision (if any) sees what changed,
+/// without waiting for the watch.
+async fn reread(shared: &Shared, key: &str) {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+        Ok(Some((current, raw))) => {
+            let c = shared.lock().apply_raw_shoot(&current, &raw);
+            shared.queue_affected(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
+        }
+        Ok(None) => {
+            let c = shared.lock().remove_shoot(key);
+            shared.queue_affected(key, c);
+        }
+        Err(e) => {
+            debug!(error = %e, "re-reading after a conflict failed; the watch will bring the change")
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! What the watches, workers and HTTP handlers share: the API client, the profile chain, the
+//! cache behind its one lock, the queue, metrics and reporter.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use kube::Client;
+use tokio::sync::Notify;
+use tracing::info;
+
+use super::{Cache, Change, Leadership, Metrics, Queue, Reporter, WatchedKind, refusals, watch};
+use crate::chain::ProfileChain;
+use crate::config::BindingMode;
+
+/// State shared by the watches, workers and HTTP handlers.
+pub struct Shared {
+    pub(super) client: Client,
+    pub(super) chain: Arc<ProfileChain>,
+    /// `profiles` is configured: success events name the entry that placed the shoot
+    pub(super) name_profiles: bool,
+    /// the chain entry seen by the last decision, to log when it changes
+    pub(super) active_profile: Mutex<Option<String>>,
+    pub(super) binding_mode: BindingMode,
+    pub(super) retry_sync_period: Duration,
+    /// what the watches brought, and the placements assumed; see [`Shared::lock`]
+    pub(super) cache: Mutex<Cache>,
+    pub(super) queue: Queue,
+    pub(super) metrics: Metrics,
+    /// binds refused the same way for every shoot, reported once
+    pub(super) refusals: refusals::Refusals,
+    pub(super) reporter: Reporter,
+    pub(super) leadership: Leadership,
+    pub(super) synced: Mutex<HashSet<WatchedKind>>,
+    pub(super) synced_notify: Notify,
+    /// The first `CarbonIntensity` configuration in the profile chain, if any: it decides
+    /// whether carbon-intensity ConfigMaps are watched and feeds the carbon metrics.
+    pub(super) carbon: Option<crate::carbon::CarbonSettings>,
+}
+
+impl Shared {
+    /// The cache, locked. Hold it only for synchronous work.
+    pub fn lock(&self) -> MutexGuard<'_, Cache> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues what a change of the cache calls for: `key` itself if it became pending, the
+    /// waiting shoots if the landscape changed, one shoot a dropped placement turned away.
+    pub fn queue_affected(&self, key: &str, change: Change) {
+        watch::queue_affected(self, Some(key), change);
+    }
+
+    /// Logs at info level when the chain's active entry differs from the last decision's.
+    pub(super) fn note_active_profile(&self, entry: Option<&str>) {
+        let mut last = self
+            .active_profile
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if last.as_deref() != entry {
+            info!(
+                from = last.as_deref().unwrap_or("none"),
+                to = entry.unwrap_or("none"),
+                "active scheduling profile changed"
+            );
+            *last = entry.map(str::to_string);
+        }
+    }
+}
+
+#[cfg(any(test, feature = "test-util"))]
+impl Shared {
+    pub fn queue(&self) -> &Queue {
+        &self.queue
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+}
