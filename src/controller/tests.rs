@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::api::Shoot;
-use crate::config::BindingMode;
 use crate::compile::load_str;
+use crate::config::BindingMode;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
 use scenario::*;
 

@@ -21,11 +21,11 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::api::is_pending;
 use crate::api::residency_opt_out;
 use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot, object_key,
 };
-use crate::api::is_pending;
 use crate::snapshot::Snapshot;
 
 pub use assumptions::Assumption;
