@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::config::FieldError;
 use crate::context::ShootContext;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
 
 use super::{Detail, Priority, RawScore, lower_is_better, parse_args};
 
@@ -116,6 +116,29 @@ impl Priority for ProjectAntiAffinity {
                     .collect()
             }
         }
+    }
+
+    /// With `topology: seed`, the project's shoots per seed position, counted from its own
+    /// (small) per-namespace maps.
+    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+        if self.topology != Topology::Seed {
+            return None;
+        }
+        let cols = snap.columns();
+        let mut counts = vec![0u64; cols.len()];
+        for ns in snap.namespaces_of_project(&cx.project) {
+            for (seed, n) in snap.usage().namespace_seeds(&ns).into_iter().flatten() {
+                if let Some(i) = cols.position(seed) {
+                    counts[i as usize] += u64::from(*n);
+                }
+            }
+        }
+        Some(
+            set.positions
+                .iter()
+                .map(|&i| counts[i as usize] as f64)
+                .collect(),
+        )
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::config::FieldError;
 use crate::context::ShootContext;
-use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
+use crate::snapshot::{DemandClass, SeedInfo, SeedSet, Snapshot};
 
 use super::{Detail, MAX_SCORE, Priority, RawScore, parse_args};
 
@@ -404,6 +404,72 @@ impl Priority for ResourceFit {
                 }
             })
             .collect()
+    }
+
+    /// The values of [`Priority::raw`], with allocatable amounts and usage read from the
+    /// snapshot's columns.
+    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+        let own = DemandClass::of(cx.shoot);
+        let own_demand: Vec<f64> = self.demands(&own).collect();
+        let n = self.names.len();
+        let priced: Vec<f64> = snap
+            .usage()
+            .classes()
+            .iter()
+            .flat_map(|class| self.demands(class))
+            .collect();
+        let cols = snap.columns();
+        let columns: Vec<Option<&[Option<f64>]>> =
+            self.names.iter().map(|r| cols.allocatable(r)).collect();
+        Some(
+            set.positions
+                .iter()
+                .map(|&s| {
+                    let usage = cols.usage(s);
+                    let (mut sum, mut weights) = (0.0, 0.0);
+                    let mut worst: Option<f64> = None;
+                    for (i, ((resource, weight), demand)) in self
+                        .names
+                        .iter()
+                        .zip(&self.weights)
+                        .zip(&own_demand)
+                        .enumerate()
+                    {
+                        let Some(allocatable) = columns[i].and_then(|c| c[s as usize]) else {
+                            continue;
+                        };
+                        let used: f64 = if usage.shoots == 0 {
+                            0.0
+                        } else if resource == SHOOTS {
+                            usage.shoots as f64
+                        } else {
+                            usage
+                                .by_class()
+                                .map(|(class, count)| f64::from(count) * priced[class * n + i])
+                                .sum()
+                        };
+                        let after = used + demand;
+                        let util = if allocatable > 0.0 {
+                            after / allocatable
+                        } else if after > 0.0 {
+                            f64::INFINITY
+                        } else {
+                            0.0
+                        };
+                        if util > 1.0 && worst.is_none_or(|w| util > w) {
+                            worst = Some(util);
+                        }
+                        sum += weight * util;
+                        weights += weight;
+                    }
+                    if weights == 0.0 {
+                        f64::NAN
+                    } else {
+                        worst.unwrap_or(sum / weights)
+                    }
+                })
+                .collect(),
+        )
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
