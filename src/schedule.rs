@@ -234,9 +234,10 @@ pub fn schedule(
 /// The profile's strategy names its candidates from the snapshot's provider/region index
 /// ([`RegionStrategy::candidates`]); only those go through the other stages, compiled for the
 /// shoot into checks on the snapshot's per-seed columns (`fast`), tier by tier until one has
-/// seeds left. A failed decision, or one whose set steps would need seeds outside the tier, is
-/// decided again by [`schedule`], which reports every seed under the first stage that rejects
-/// it.
+/// seeds left. When no tier has seeds left, or a set step would need seeds outside the tier,
+/// every seed goes through every stage: a failure is reported as [`schedule`] reports it
+/// (every seed under the first stage that rejects it, with that stage's reason), and what
+/// does find a seed is decided by [`schedule`].
 pub fn decide(
     shoot: &Shoot,
     snap: &Snapshot,
@@ -255,7 +256,12 @@ pub fn decide(
                 rejected: Vec::new(),
             })
         }
-        None => reference(shoot, snap, profile, now),
+        // Most of these find no seed: the reference's error is counted from the columns,
+        // asking each rejecting stage for its reason; the rest is decided by the reference.
+        None => match fast::no_fit(&cx, &profile.stages, snap)? {
+            Some(no_fit) => Err(no_fit),
+            None => reference(shoot, snap, profile, now),
+        },
     }
 }
 

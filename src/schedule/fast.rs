@@ -12,74 +12,99 @@ use std::sync::Arc;
 
 use ordered_float::NotNan;
 
-use super::{PriorityScore, SeedScore, tie_hash};
+use super::{PriorityScore, Rejection, SeedScore, tie_hash};
 use crate::context::ShootContext;
-use crate::predicates::{Predicate, SetStep, Stage};
+use crate::predicates::Stage;
+use crate::reason::Reason;
 use crate::priorities::RawScore;
 use crate::profile::Profile;
 use crate::schedule::FitError;
 use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot};
 
-/// One stage, compiled for one shoot.
-enum Check<'p> {
+/// How a stage is checked for one shoot.
+enum Check {
     Usable,
     /// Allowed per provider id.
     Provider(Vec<bool>),
     AtLeastThreeZones,
     NoEmergencyStop,
     /// Seeds without taints pass; the others are asked.
-    Taints(&'p dyn Predicate),
+    Taints,
     Capacity,
-    Filter(&'p dyn Predicate),
-    Narrow(&'p dyn SetStep),
+    /// The predicate is asked.
+    Filter,
+    Narrow,
+}
+
+/// One stage, compiled for one shoot.
+struct Step<'p> {
+    stage: &'p Stage,
+    check: Check,
+}
+
+impl Step<'_> {
+    /// The verdict of a per-seed stage on the seed at position `i`.
+    fn passes(&self, cx: &ShootContext, i: u32, cols: &SeedColumns, snap: &Snapshot) -> bool {
+        let seed = cols.info(i);
+        let ask = |seed: &SeedInfo| match self.stage {
+            Stage::Filter(p) => p.filter(cx, seed, snap).is_ok(),
+            Stage::Narrow(_) => true,
+        };
+        match &self.check {
+            Check::Usable => seed.usable.is_ok(),
+            Check::Provider(allowed) => allowed[cols.provider(i) as usize],
+            Check::AtLeastThreeZones => seed.zones.len() >= 3,
+            Check::NoEmergencyStop => !seed.emergency_stop,
+            Check::Taints => seed.taints.is_empty() || ask(seed),
+            Check::Capacity => cols.capacity(i).is_none_or(|c| cols.shoots(i) < c),
+            Check::Filter => ask(seed),
+            Check::Narrow => true,
+        }
+    }
 }
 
 /// The checks of `stages` for this shoot, stages that keep every seed left out.
-fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &SeedColumns) -> Vec<Check<'p>> {
-    let mut checks = Vec::with_capacity(stages.len());
+fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &SeedColumns) -> Vec<Step<'p>> {
+    let mut steps = Vec::with_capacity(stages.len());
     for stage in stages {
-        let p = match stage {
-            Stage::Narrow(step) => {
-                checks.push(Check::Narrow(&**step));
-                continue;
-            }
-            Stage::Filter(p) => &**p,
+        let check = match stage {
+            Stage::Narrow(_) => Check::Narrow,
+            Stage::Filter(p) => match p.name() {
+                "Usable" => Check::Usable,
+                "CloudProfileSelector" if cx.cloud_profile_selector.is_none() => continue,
+                "ShootSelector" if cx.shoot_selector.is_none() => continue,
+                "Provider" => {
+                    let allowed = &cx.cloud_profile.provider_types;
+                    Check::Provider(
+                        cols.providers()
+                            .iter()
+                            .map(|seed| {
+                                if allowed.is_empty() {
+                                    *seed == cx.provider
+                                } else {
+                                    allowed.iter().any(|p| p == "*" || p == seed)
+                                }
+                            })
+                            .collect(),
+                    )
+                }
+                "HighAvailabilityZones" if !cx.zone_ha => continue,
+                "HighAvailabilityZones" => Check::AtLeastThreeZones,
+                "Zones" if cx.zone_ha => continue,
+                "Zones" if cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty() => {
+                    continue;
+                }
+                "AccessRestrictions" if cx.access_restrictions.is_empty() => continue,
+                "EmergencyStop" => Check::NoEmergencyStop,
+                "Networks" if !cx.nets.present => continue,
+                "Taints" => Check::Taints,
+                "SeedCapacity" => Check::Capacity,
+                _ => Check::Filter,
+            },
         };
-        let check = match p.name() {
-            "Usable" => Check::Usable,
-            "CloudProfileSelector" if cx.cloud_profile_selector.is_none() => continue,
-            "ShootSelector" if cx.shoot_selector.is_none() => continue,
-            "Provider" => {
-                let allowed = &cx.cloud_profile.provider_types;
-                Check::Provider(
-                    cols.providers()
-                        .iter()
-                        .map(|seed| {
-                            if allowed.is_empty() {
-                                *seed == cx.provider
-                            } else {
-                                allowed.iter().any(|p| p == "*" || p == seed)
-                            }
-                        })
-                        .collect(),
-                )
-            }
-            "HighAvailabilityZones" if !cx.zone_ha => continue,
-            "HighAvailabilityZones" => Check::AtLeastThreeZones,
-            "Zones" if cx.zone_ha => continue,
-            "Zones" if cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty() => {
-                continue;
-            }
-            "AccessRestrictions" if cx.access_restrictions.is_empty() => continue,
-            "EmergencyStop" => Check::NoEmergencyStop,
-            "Networks" if !cx.nets.present => continue,
-            "Taints" => Check::Taints(p),
-            "SeedCapacity" => Check::Capacity,
-            _ => Check::Filter(p),
-        };
-        checks.push(check);
+        steps.push(Step { stage, check });
     }
-    checks
+    steps
 }
 
 /// The positions that pass `stages`, in order. `whole` says `positions` is every seed;
@@ -92,31 +117,18 @@ pub(super) fn survivors(
     whole: bool,
 ) -> Result<Option<Vec<u32>>, FitError> {
     let cols = snap.columns();
-    for check in compile(cx, stages, cols) {
+    for step in compile(cx, stages, cols) {
         if positions.is_empty() {
             break;
         }
-        match check {
-            Check::Usable => positions.retain(|&i| cols.info(i).usable.is_ok()),
-            Check::Provider(allowed) => {
-                positions.retain(|&i| allowed[cols.provider(i) as usize]);
-            }
-            Check::AtLeastThreeZones => positions.retain(|&i| cols.info(i).zones.len() >= 3),
-            Check::NoEmergencyStop => positions.retain(|&i| !cols.info(i).emergency_stop),
-            Check::Taints(p) => positions.retain(|&i| {
-                let seed = cols.info(i);
-                seed.taints.is_empty() || p.filter(cx, seed, snap).is_ok()
-            }),
-            Check::Capacity => {
-                positions.retain(|&i| cols.capacity(i).is_none_or(|c| cols.shoots(i) < c));
-            }
-            Check::Filter(p) => positions.retain(|&i| p.filter(cx, cols.info(i), snap).is_ok()),
-            Check::Narrow(step) => {
+        match step.stage {
+            Stage::Filter(_) => positions.retain(|&i| step.passes(cx, i, cols, snap)),
+            Stage::Narrow(set_step) => {
                 let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
                 let verdicts = if whole {
-                    step.narrow(cx, &seeds, snap)?
+                    set_step.narrow(cx, &seeds, snap)?
                 } else {
-                    match step.narrow_part(cx, &seeds, snap)? {
+                    match set_step.narrow_part(cx, &seeds, snap)? {
                         Some(v) => v,
                         None => return Ok(None),
                     }
@@ -127,6 +139,68 @@ pub(super) fn survivors(
         }
     }
     Ok(Some(positions))
+}
+
+/// The reference pipeline's error when no seed passes `stages` (every stage, the region
+/// strategy included): every seed under the first stage that rejects it, the reason from that
+/// stage itself. `None` when some seed passes.
+pub(super) fn no_fit(
+    cx: &ShootContext,
+    stages: &[Stage],
+    snap: &Snapshot,
+) -> Result<Option<FitError>, FitError> {
+    let cols = snap.columns();
+    let total = cols.len();
+    let mut positions: Vec<u32> = (0..total as u32).collect();
+    let mut rejected: Vec<(u32, Rejection)> = Vec::new();
+    let mut reject = |i: u32, stage: &Stage, reason: Reason| {
+        rejected.push((
+            i,
+            Rejection {
+                seed: Arc::clone(&cols.info(i).name),
+                stage: stage.name(),
+                reason,
+            },
+        ));
+    };
+    for step in compile(cx, stages, cols) {
+        if positions.is_empty() {
+            break;
+        }
+        match step.stage {
+            Stage::Filter(p) => positions.retain(|&i| {
+                if step.passes(cx, i, cols, snap) {
+                    return true;
+                }
+                match p.filter(cx, cols.info(i), snap) {
+                    Ok(()) => true,
+                    Err(reason) => {
+                        reject(i, step.stage, reason);
+                        false
+                    }
+                }
+            }),
+            Stage::Narrow(set_step) => {
+                let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+                let mut verdicts = set_step.narrow(cx, &seeds, snap)?.into_iter();
+                positions.retain(|&i| match verdicts.next().flatten() {
+                    None => true,
+                    Some(reason) => {
+                        reject(i, step.stage, reason);
+                        false
+                    }
+                });
+            }
+        }
+    }
+    if !positions.is_empty() {
+        return Ok(None);
+    }
+    rejected.sort_by_key(|(i, _)| *i);
+    Ok(Some(FitError::NoFit {
+        total,
+        rejected: rejected.into_iter().map(|(_, r)| r).collect(),
+    }))
 }
 
 /// The scores of the seeds that passed every stage, in flat arrays.
