@@ -235,9 +235,9 @@ pub fn schedule(
 /// ([`RegionStrategy::candidates`]); only those go through the other stages, compiled for the
 /// shoot into checks on the snapshot's per-seed columns (`fast`), tier by tier until one has
 /// seeds left. When no tier has seeds left, or a set step would need seeds outside the tier,
-/// every seed goes through every stage: a failure is reported as [`schedule`] reports it
-/// (every seed under the first stage that rejects it, with that stage's reason), and what
-/// does find a seed is decided by [`schedule`].
+/// every seed goes through every stage as in [`schedule`]: the seeds that pass are scored
+/// the same way, and a failure is reported as [`schedule`] reports it (every seed under the
+/// first stage that rejects it, with that stage's reason).
 pub fn decide(
     shoot: &Shoot,
     snap: &Snapshot,
@@ -246,43 +246,55 @@ pub fn decide(
 ) -> Result<Decision, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
-    match fast_scores(&cx, snap, profile)? {
-        Some(scores) => {
-            let winner = scores.breakdown(&cx, scores.winner(&cx), snap, profile);
-            Ok(Decision {
-                seed: winner.seed.to_string(),
-                profile: profile.name.clone(),
-                ranking: vec![winner],
-                rejected: Vec::new(),
-            })
-        }
-        // Most of these find no seed: the reference's error is counted from the columns,
-        // asking each rejecting stage for its reason; the rest is decided by the reference.
-        None => match fast::no_fit(&cx, &profile.stages, snap)? {
-            Some(no_fit) => Err(no_fit),
-            None => reference(shoot, snap, profile, now),
-        },
-    }
+    let scores = fast_scores(&cx, snap, profile)??;
+    let winner = scores.breakdown(&cx, scores.winner(&cx), snap, profile);
+    Ok(Decision {
+        seed: winner.seed.to_string(),
+        profile: profile.name.clone(),
+        ranking: vec![winner],
+        rejected: Vec::new(),
+    })
 }
 
-/// The scores of every feasible seed as [`decide`] computes them, or `None` where [`decide`]
-/// asks [`schedule`]: for checking the production path against the reference.
+/// The scores of every feasible seed as [`decide`] computes them: for checking the
+/// production path against the reference.
 #[doc(hidden)]
 pub fn decide_scores(
     shoot: &Shoot,
     snap: &Snapshot,
     profile: &Profile,
     now: DateTime<Utc>,
-) -> Result<Option<fast::Scores>, FitError> {
+) -> Result<fast::Scores, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
-    fast_scores(&cx, snap, profile)
+    fast_scores(&cx, snap, profile)?
 }
 
+/// The feasible seeds' scores, or (inner `Err`) the reference's error when there is none.
 fn fast_scores(
     cx: &ShootContext,
     snap: &Snapshot,
     profile: &Profile,
-) -> Result<Option<fast::Scores>, FitError> {
+) -> Result<Result<fast::Scores, FitError>, FitError> {
+    let kept = candidates_kept(cx, snap, profile)?;
+    let kept = match kept {
+        Some(kept) if !kept.is_empty() => kept,
+        // No tier has a seed left, or a set step needs the whole set: every seed goes through
+        // every stage, rejections kept for the error.
+        _ => match fast::whole(cx, &profile.stages, snap)? {
+            Ok(kept) => kept,
+            Err(no_fit) => return Ok(Err(no_fit)),
+        },
+    };
+    Ok(Ok(fast::score(cx, kept, snap, profile)))
+}
+
+/// The seeds that pass every stage among the region strategy's candidates, tier by tier;
+/// `None` when the candidates alone cannot say.
+fn candidates_kept(
+    cx: &ShootContext,
+    snap: &Snapshot,
+    profile: &Profile,
+) -> Result<Option<Vec<u32>>, FitError> {
     // The region strategy is the last stage; its candidates replace it.
     let before = match profile.stages.split_last() {
         Some((Stage::Narrow(step), before)) if step.name() == profile.strategy.as_str() => before,
@@ -307,25 +319,7 @@ fn fast_scores(
         }
         Candidates::Unknown => None,
     };
-    Ok(match kept {
-        Some(kept) if !kept.is_empty() => Some(fast::score(cx, kept, snap, profile)),
-        _ => None,
-    })
-}
-
-/// [`schedule`] for what the fast path cannot decide alone; a success keeps the shape of the
-/// fast path's (the winner alone, no rejections).
-fn reference(
-    shoot: &Shoot,
-    snap: &Snapshot,
-    profile: &Profile,
-    now: DateTime<Utc>,
-) -> Result<Decision, FitError> {
-    schedule(shoot, snap, profile, now).map(|mut d| {
-        d.rejected.clear();
-        d.ranking.truncate(1);
-        d
-    })
+    Ok(kept)
 }
 
 /// Scores the seeds that passed every stage and orders them best first.

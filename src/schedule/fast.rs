@@ -141,14 +141,14 @@ pub(super) fn survivors(
     Ok(Some(positions))
 }
 
-/// The reference pipeline's error when no seed passes `stages` (every stage, the region
-/// strategy included): every seed under the first stage that rejects it, the reason from that
-/// stage itself. `None` when some seed passes.
-pub(super) fn no_fit(
+/// Every seed through `stages` (every stage, the region strategy included) as the reference
+/// pipeline does: the seeds that pass, or when none does the reference's error, every seed
+/// under the first stage that rejects it with the reason from that stage itself.
+pub(super) fn whole(
     cx: &ShootContext,
     stages: &[Stage],
     snap: &Snapshot,
-) -> Result<Option<FitError>, FitError> {
+) -> Result<Result<Vec<u32>, FitError>, FitError> {
     let cols = snap.columns();
     let total = cols.len();
     let mut positions: Vec<u32> = (0..total as u32).collect();
@@ -194,10 +194,10 @@ pub(super) fn no_fit(
         }
     }
     if !positions.is_empty() {
-        return Ok(None);
+        return Ok(Ok(positions));
     }
     rejected.sort_by_key(|(i, _)| *i);
-    Ok(Some(FitError::NoFit {
+    Ok(Err(FitError::NoFit {
         total,
         rejected: rejected.into_iter().map(|(_, r)| r).collect(),
     }))
