@@ -289,9 +289,11 @@ proptest! {
         let profile = profile(config);
         let mut snap = Snapshot::new();
         for p in PROVIDERS {
-            snap.upsert_cloud_profile(
-                &CloudProfileBuilder::new(p).provider_types(&["aws", "gcp", "azure"]).build(),
-            );
+            let mut cp = CloudProfileBuilder::new(p).provider_types(&["aws", "gcp", "azure"]);
+            if p == "gcp" {
+                cp = cp.match_label("env", "dev");
+            }
+            snap.upsert_cloud_profile(&cp.build());
         }
         if let Some(cm) = region_config(config) {
             snap.upsert_config_map(&cm);

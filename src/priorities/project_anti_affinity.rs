@@ -125,18 +125,24 @@ impl Priority for ProjectAntiAffinity {
             return None;
         }
         let cols = snap.columns();
-        let mut counts = vec![0u64; cols.len()];
+        let mut counts: rustc_hash::FxHashMap<u32, u64> = Default::default();
         for ns in snap.namespaces_of_project(&cx.project) {
             for (seed, n) in snap.usage().namespace_seeds(&ns).into_iter().flatten() {
                 if let Some(i) = cols.position(seed) {
-                    counts[i as usize] += u64::from(*n);
+                    *counts.entry(i).or_default() += u64::from(*n);
                 }
             }
         }
         Some(
             set.positions
                 .iter()
-                .map(|&i| counts[i as usize] as f64)
+                .map(|i| {
+                    if counts.is_empty() {
+                        0.0
+                    } else {
+                        counts.get(i).copied().unwrap_or(0) as f64
+                    }
+                })
                 .collect(),
         )
     }

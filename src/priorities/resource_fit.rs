@@ -421,32 +421,32 @@ impl Priority for ResourceFit {
         let cols = snap.columns();
         let columns: Vec<Option<&[Option<f64>]>> =
             self.names.iter().map(|r| cols.allocatable(r)).collect();
+        let shoots: Vec<bool> = self.names.iter().map(|r| r == SHOOTS).collect();
+        let mut used = vec![0.0; n];
         Some(
             set.positions
                 .iter()
                 .map(|&s| {
                     let usage = cols.usage(s);
+                    // Summed class by class as `raw` sums them (from -0.0, zero counts left out).
+                    used.fill(if usage.shoots == 0 { 0.0 } else { -0.0 });
+                    if usage.shoots > 0 {
+                        for (class, count) in usage.by_class() {
+                            for (i, u) in used.iter_mut().enumerate() {
+                                *u += f64::from(count) * priced[class * n + i];
+                            }
+                        }
+                    }
                     let (mut sum, mut weights) = (0.0, 0.0);
                     let mut worst: Option<f64> = None;
-                    for (i, ((resource, weight), demand)) in self
-                        .names
-                        .iter()
-                        .zip(&self.weights)
-                        .zip(&own_demand)
-                        .enumerate()
-                    {
+                    for (i, (weight, demand)) in self.weights.iter().zip(&own_demand).enumerate() {
                         let Some(allocatable) = columns[i].and_then(|c| c[s as usize]) else {
                             continue;
                         };
-                        let used: f64 = if usage.shoots == 0 {
-                            0.0
-                        } else if resource == SHOOTS {
+                        let used = if shoots[i] {
                             usage.shoots as f64
                         } else {
-                            usage
-                                .by_class()
-                                .map(|(class, count)| f64::from(count) * priced[class * n + i])
-                                .sum()
+                            used[i]
                         };
                         let after = used + demand;
                         let util = if allocatable > 0.0 {

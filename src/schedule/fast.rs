@@ -10,26 +10,36 @@
 
 use std::sync::Arc;
 
+use ipnet::IpNet;
 use ordered_float::NotNan;
 
 use super::{PriorityScore, Rejection, SeedScore, tie_hash};
 use crate::context::ShootContext;
-use crate::predicates::Stage;
+use crate::predicates::{Stage, reserved};
 use crate::reason::Reason;
 use crate::priorities::RawScore;
 use crate::profile::Profile;
 use crate::schedule::FitError;
-use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot};
+use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot, ZoneMode};
 
 /// How a stage is checked for one shoot.
-enum Check {
+enum Check<'p> {
     Usable,
     /// Allowed per provider id.
     Provider(Vec<bool>),
     AtLeastThreeZones,
     NoEmergencyStop,
-    /// Seeds without taints pass; the others are asked.
+    /// Seeds without taints pass; the others are asked when the shoot has tolerations.
     Taints,
+    /// Each requested restriction listed by the seed.
+    AccessRestrictions,
+    /// Only seeds that enforce their zones are asked.
+    EnforcedZones,
+    /// Only seeds whose network defaults are IPv6 or reserved are asked (the shoot's own
+    /// networks are IPv4, outside the reserved ranges, without `status.networking`).
+    NetworkDefaults,
+    /// Whether the CloudProfile's selector matches, per seed.
+    Matches(&'p [bool]),
     Capacity,
     /// The predicate is asked.
     Filter,
@@ -39,7 +49,7 @@ enum Check {
 /// One stage, compiled for one shoot.
 struct Step<'p> {
     stage: &'p Stage,
-    check: Check,
+    check: Check<'p>,
 }
 
 impl Step<'_> {
@@ -55,7 +65,17 @@ impl Step<'_> {
             Check::Provider(allowed) => allowed[cols.provider(i) as usize],
             Check::AtLeastThreeZones => seed.zones.len() >= 3,
             Check::NoEmergencyStop => !seed.emergency_stop,
-            Check::Taints => seed.taints.is_empty() || ask(seed),
+            Check::Taints => seed.taints.is_empty() || (cx.toleration_count > 0 && ask(seed)),
+            Check::AccessRestrictions => {
+                cx.access_restrictions.len() <= seed.access_restriction_count
+                    && cx
+                        .access_restrictions
+                        .iter()
+                        .all(|r| seed.access_restrictions.contains(r))
+            }
+            Check::EnforcedZones => seed.zone_mode != ZoneMode::Enforce || ask(seed),
+            Check::NetworkDefaults => cols.plain_network_defaults(i) || ask(seed),
+            Check::Matches(matches) => matches[i as usize],
             Check::Capacity => cols.capacity(i).is_none_or(|c| cols.shoots(i) < c),
             Check::Filter => ask(seed),
             Check::Narrow => true,
@@ -64,7 +84,7 @@ impl Step<'_> {
 }
 
 /// The checks of `stages` for this shoot, stages that keep every seed left out.
-fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &SeedColumns) -> Vec<Step<'p>> {
+fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) -> Vec<Step<'p>> {
     let mut steps = Vec::with_capacity(stages.len());
     for stage in stages {
         let check = match stage {
@@ -72,6 +92,10 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &SeedColumns) -> Ve
             Stage::Filter(p) => match p.name() {
                 "Usable" => Check::Usable,
                 "CloudProfileSelector" if cx.cloud_profile_selector.is_none() => continue,
+                "CloudProfileSelector" => match cols.selector_matches(&cx.cloud_profile.display) {
+                    Some(matches) => Check::Matches(matches),
+                    None => Check::Filter,
+                },
                 "ShootSelector" if cx.shoot_selector.is_none() => continue,
                 "Provider" => {
                     let allowed = &cx.cloud_profile.provider_types;
@@ -94,9 +118,12 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &SeedColumns) -> Ve
                 "Zones" if cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty() => {
                     continue;
                 }
+                "Zones" if cx.control_plane_zones.is_empty() => Check::EnforcedZones,
                 "AccessRestrictions" if cx.access_restrictions.is_empty() => continue,
+                "AccessRestrictions" => Check::AccessRestrictions,
                 "EmergencyStop" => Check::NoEmergencyStop,
                 "Networks" if !cx.nets.present => continue,
+                "Networks" if plain_own_networks(cx) => Check::NetworkDefaults,
                 "Taints" => Check::Taints,
                 "SeedCapacity" => Check::Capacity,
                 _ => Check::Filter,
@@ -105,6 +132,17 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &SeedColumns) -> Ve
         steps.push(Step { stage, check });
     }
     steps
+}
+
+/// The shoot's own networks are IPv4, outside the reserved ranges, and it has no
+/// `status.networking`: only a seed's defaults can then matter.
+fn plain_own_networks(cx: &ShootContext) -> bool {
+    let n = &cx.nets;
+    n.status.is_none()
+        && [n.nodes, n.pods, n.services]
+            .iter()
+            .flatten()
+            .all(|net| matches!(net, IpNet::V4(_)) && !reserved(net))
 }
 
 /// The positions that pass `stages`, in order. `whole` says `positions` is every seed;

@@ -9,8 +9,10 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
+use kube::core::Selector;
+
 use super::usage::{SeedUsage, Usage};
-use super::SeedInfo;
+use super::{SeedInfo, selector_matches};
 
 /// A (provider type, region) pair that has seeds: the unit of everything that depends only on
 /// where a seed is (latency, region distance).
@@ -39,11 +41,21 @@ pub struct SeedColumns {
     usage: Vec<SeedUsage>,
     /// Every distinct default domain of any seed.
     default_domains: Vec<String>,
+    /// per seed: its `shootDefaults` networks are IPv4 (or unset) and outside the reserved
+    /// ranges
+    plain_network_defaults: Vec<bool>,
+    /// per CloudProfile with a seed selector (by its display name): per seed, whether the
+    /// selector matches
+    selector_matches: Vec<(String, Vec<bool>)>,
 }
 
 impl SeedColumns {
     /// The columns of `seeds` (in name order) with their usage.
-    pub(super) fn build<'a>(seeds: impl Iterator<Item = &'a Arc<SeedInfo>>, usage: &Usage) -> Self {
+    pub(super) fn build<'a>(
+        seeds: impl Iterator<Item = &'a Arc<SeedInfo>>,
+        usage: &Usage,
+        selectors: &[(String, Selector)],
+    ) -> Self {
         let mut c = SeedColumns::default();
         let mut group_ids: HashMap<(u32, &str), u32> = HashMap::new();
         let infos: Vec<Arc<SeedInfo>> = seeds.cloned().collect();
@@ -66,6 +78,13 @@ impl SeedColumns {
             c.provider.push(provider);
             c.group.push(group);
             c.capacity.push(s.allocatable_shoots());
+            let plain = |net: &Option<ipnet::IpNet>, reserved: bool| {
+                !reserved && net.is_none_or(|n| matches!(n, ipnet::IpNet::V4(_)))
+            };
+            c.plain_network_defaults.push(
+                plain(&s.nets.default_pods, s.nets.default_pods_reserved)
+                    && plain(&s.nets.default_services, s.nets.default_services_reserved),
+            );
             c.usage
                 .push(usage.seed(&s.name).cloned().unwrap_or_default());
             for d in &s.default_domains {
@@ -86,6 +105,13 @@ impl SeedColumns {
                 c.allocatable[column].1[i] = Some(*v);
             }
         }
+        c.selector_matches = selectors
+            .iter()
+            .map(|(name, sel)| {
+                let matches = infos.iter().map(|s| selector_matches(Some(sel), &s.labels));
+                (name.clone(), matches.collect())
+            })
+            .collect();
         c.infos = infos;
         c
     }
@@ -101,6 +127,8 @@ impl SeedColumns {
             || old.region != info.region
             || old.default_domains != info.default_domains
             || old.allocatable != info.allocatable
+            || old.labels != info.labels
+            || old.nets != info.nets
         {
             return false;
         }
@@ -173,6 +201,20 @@ impl SeedColumns {
 
     pub fn shoots(&self, i: u32) -> u64 {
         self.usage[i as usize].shoots
+    }
+
+    /// The seed's `shootDefaults` networks are IPv4 (or unset) and outside the reserved ranges.
+    pub fn plain_network_defaults(&self, i: u32) -> bool {
+        self.plain_network_defaults[i as usize]
+    }
+
+    /// Per seed, whether the seed selector of a CloudProfile (by its display name,
+    /// `CloudProfile/<name>`) matches; `None` when not known here.
+    pub fn selector_matches(&self, cloud_profile: &str) -> Option<&[bool]> {
+        self.selector_matches
+            .iter()
+            .find(|(name, _)| name == cloud_profile)
+            .map(|(_, m)| &m[..])
     }
 
     pub fn default_domains(&self) -> &[String] {

@@ -162,7 +162,20 @@ impl Snapshot {
     }
 
     fn rebuild_columns(&mut self) {
-        self.columns = SeedColumns::build(self.seeds.values(), &self.usage);
+        // The seed selectors of the CloudProfiles, matched once per seed or profile change.
+        let selectors: Vec<(String, Selector)> = self
+            .cloud_profiles
+            .iter()
+            .filter_map(|(name, cp)| {
+                let info = CloudProfileInfo::from_spec(
+                    format!("CloudProfile/{name}"),
+                    name.clone(),
+                    Some(&cp.spec),
+                );
+                Some((info.display, info.selector.ok()??))
+            })
+            .collect();
+        self.columns = SeedColumns::build(self.seeds.values(), &self.usage, &selectors);
     }
 
     /// The seeds in flat arrays, positions in name order (as [`Snapshot::seeds`]).
@@ -268,10 +281,13 @@ impl Snapshot {
     pub fn upsert_cloud_profile(&mut self, cp: &CloudProfile) {
         let name = cp.metadata.name.clone().unwrap_or_default();
         self.cloud_profiles.insert(name, cp.clone());
+        self.rebuild_columns();
     }
 
     pub fn remove_cloud_profile(&mut self, name: &str) {
-        self.cloud_profiles.remove(name);
+        if self.cloud_profiles.remove(name).is_some() {
+            self.rebuild_columns();
+        }
     }
 
     pub fn upsert_namespaced_cloud_profile(&mut self, ncp: &NamespacedCloudProfile) {
