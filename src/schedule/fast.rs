@@ -88,7 +88,17 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) ->
     let mut steps = Vec::with_capacity(stages.len());
     for stage in stages {
         let check = match stage {
-            Stage::Narrow(_) => Check::Narrow,
+            Stage::Narrow(step) => match step.name() {
+                "ZonePreference"
+                    if cx.zone_ha
+                        || !cx.control_plane_zones.is_empty()
+                        || cx.worker_zones.is_empty() =>
+                {
+                    continue;
+                }
+                "DefaultDomain" if !under_any_default(cx, cols) => continue,
+                _ => Check::Narrow,
+            },
             Stage::Filter(p) => match p.name() {
                 "Usable" => Check::Usable,
                 "CloudProfileSelector" if cx.cloud_profile_selector.is_none() => continue,
@@ -134,6 +144,18 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) ->
     steps
 }
 
+/// Some seed has a default domain that the shoot's domain is below (only then does
+/// `DefaultDomain` drop seeds).
+fn under_any_default(cx: &ShootContext, cols: &SeedColumns) -> bool {
+    cx.domain.as_deref().is_some_and(|domain| {
+        cols.default_domains().iter().any(|d| {
+            domain
+                .strip_suffix(d.as_str())
+                .is_some_and(|rest| rest.ends_with('.'))
+        })
+    })
+}
+
 /// The shoot's own networks are IPv4, outside the reserved ranges, and it has no
 /// `status.networking`: only a seed's defaults can then matter.
 fn plain_own_networks(cx: &ShootContext) -> bool {
@@ -155,26 +177,38 @@ pub(super) fn survivors(
     whole: bool,
 ) -> Result<Option<Vec<u32>>, FitError> {
     let cols = snap.columns();
-    for step in compile(cx, stages, cols) {
+    let steps = compile(cx, stages, cols);
+    // Per-seed stages between two set steps do not depend on each other's order: a seed
+    // goes through all of them in one pass.
+    for run in steps.split_inclusive(|s| matches!(s.stage, Stage::Narrow(_))) {
+        let (filters, set_step) = match run.split_last() {
+            Some((last, filters)) if matches!(last.stage, Stage::Narrow(_)) => (filters, Some(last)),
+            _ => (run, None),
+        };
+        if !filters.is_empty() {
+            positions.retain(|&i| filters.iter().all(|f| f.passes(cx, i, cols, snap)));
+        }
         if positions.is_empty() {
             break;
         }
-        match step.stage {
-            Stage::Filter(_) => positions.retain(|&i| step.passes(cx, i, cols, snap)),
-            Stage::Narrow(set_step) => {
-                let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
-                let verdicts = if whole {
-                    set_step.narrow(cx, &seeds, snap)?
-                } else {
-                    match set_step.narrow_part(cx, &seeds, snap)? {
-                        Some(v) => v,
-                        None => return Ok(None),
-                    }
-                };
-                let mut verdicts = verdicts.into_iter();
-                positions.retain(|_| verdicts.next().flatten().is_none());
+        let Some(Step {
+            stage: Stage::Narrow(set_step),
+            ..
+        }) = set_step
+        else {
+            continue;
+        };
+        let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+        let verdicts = if whole {
+            set_step.narrow(cx, &seeds, snap)?
+        } else {
+            match set_step.narrow_part(cx, &seeds, snap)? {
+                Some(v) => v,
+                None => return Ok(None),
             }
-        }
+        };
+        let mut verdicts = verdicts.into_iter();
+        positions.retain(|_| verdicts.next().flatten().is_none());
     }
     Ok(Some(positions))
 }
