@@ -20,6 +20,7 @@ use crate::reason::Reason;
 use crate::priorities::RawScore;
 use crate::profile::Profile;
 use crate::schedule::FitError;
+use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot, ZoneMode};
 
 /// How a stage is checked for one shoot.
@@ -53,6 +54,19 @@ struct Step<'p> {
 }
 
 impl Step<'_> {
+    /// The seed flag that lets this stage keep a seed without looking further, if any.
+    fn flag(&self) -> Option<u8> {
+        match self.check {
+            Check::Usable => Some(flags::USABLE),
+            Check::AtLeastThreeZones => Some(flags::THREE_ZONES),
+            Check::NoEmergencyStop => Some(flags::NO_EMERGENCY_STOP),
+            Check::Taints => Some(flags::NO_TAINTS),
+            Check::EnforcedZones => Some(flags::ZONES_NOT_ENFORCED),
+            Check::NetworkDefaults => Some(flags::PLAIN_NETWORK_DEFAULTS),
+            _ => None,
+        }
+    }
+
     /// The verdict of a per-seed stage on the seed at position `i`.
     fn passes(&self, cx: &ShootContext, i: u32, cols: &SeedColumns, snap: &Snapshot) -> bool {
         let seed = cols.info(i);
@@ -186,7 +200,17 @@ pub(super) fn survivors(
             _ => (run, None),
         };
         if !filters.is_empty() {
-            positions.retain(|&i| filters.iter().all(|f| f.passes(cx, i, cols, snap)));
+            // A seed with every flag these stages look for passes them; only the stages without
+            // a flag are asked. A seed without is asked by every stage.
+            let mask = filters.iter().filter_map(Step::flag).fold(0, |m, f| m | f);
+            let unflagged: Vec<&Step> = filters.iter().filter(|f| f.flag().is_none()).collect();
+            positions.retain(|&i| {
+                if cols.flags(i) & mask == mask {
+                    unflagged.iter().all(|f| f.passes(cx, i, cols, snap))
+                } else {
+                    filters.iter().all(|f| f.passes(cx, i, cols, snap))
+                }
+            });
         }
         if positions.is_empty() {
             break;

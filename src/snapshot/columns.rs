@@ -44,6 +44,8 @@ pub struct SeedColumns {
     /// per seed: its `shootDefaults` networks are IPv4 (or unset) and outside the reserved
     /// ranges
     plain_network_defaults: Vec<bool>,
+    /// per seed: [`flags`] bits
+    flags: Vec<u8>,
     /// per CloudProfile with a seed selector (by its display name): per seed, whether the
     /// selector matches
     selector_matches: Vec<(String, Vec<bool>)>,
@@ -81,10 +83,10 @@ impl SeedColumns {
             let plain = |net: &Option<ipnet::IpNet>, reserved: bool| {
                 !reserved && net.is_none_or(|n| matches!(n, ipnet::IpNet::V4(_)))
             };
-            c.plain_network_defaults.push(
-                plain(&s.nets.default_pods, s.nets.default_pods_reserved)
-                    && plain(&s.nets.default_services, s.nets.default_services_reserved),
-            );
+            let plain_defaults = plain(&s.nets.default_pods, s.nets.default_pods_reserved)
+                && plain(&s.nets.default_services, s.nets.default_services_reserved);
+            c.plain_network_defaults.push(plain_defaults);
+            c.flags.push(flags::of(s, plain_defaults));
             c.usage
                 .push(usage.seed(&s.name).cloned().unwrap_or_default());
             for d in &s.default_domains {
@@ -133,6 +135,7 @@ impl SeedColumns {
             return false;
         }
         self.capacity[i as usize] = info.allocatable_shoots();
+        self.flags[i as usize] = flags::of(info, self.plain_network_defaults[i as usize]);
         self.infos[i as usize] = Arc::clone(info);
         true
     }
@@ -203,6 +206,11 @@ impl SeedColumns {
         self.usage[i as usize].shoots
     }
 
+    /// The seed's [`flags`].
+    pub fn flags(&self, i: u32) -> u8 {
+        self.flags[i as usize]
+    }
+
     /// The seed's `shootDefaults` networks are IPv4 (or unset) and outside the reserved ranges.
     pub fn plain_network_defaults(&self, i: u32) -> bool {
         self.plain_network_defaults[i as usize]
@@ -228,4 +236,33 @@ impl SeedColumns {
 pub struct SeedSet<'s> {
     pub seeds: &'s [&'s SeedInfo],
     pub positions: &'s [u32],
+}
+
+/// Properties of a seed that let a stage keep it without asking, one bit each.
+pub mod flags {
+    use crate::snapshot::{SeedInfo, ZoneMode};
+
+    pub const USABLE: u8 = 1;
+    pub const NO_EMERGENCY_STOP: u8 = 1 << 1;
+    pub const NO_TAINTS: u8 = 1 << 2;
+    pub const THREE_ZONES: u8 = 1 << 3;
+    pub const ZONES_NOT_ENFORCED: u8 = 1 << 4;
+    pub const PLAIN_NETWORK_DEFAULTS: u8 = 1 << 5;
+
+    pub(super) fn of(s: &SeedInfo, plain_network_defaults: bool) -> u8 {
+        let mut f = 0;
+        for (set, bit) in [
+            (s.usable.is_ok(), USABLE),
+            (!s.emergency_stop, NO_EMERGENCY_STOP),
+            (s.taints.is_empty(), NO_TAINTS),
+            (s.zones.len() >= 3, THREE_ZONES),
+            (s.zone_mode != ZoneMode::Enforce, ZONES_NOT_ENFORCED),
+            (plain_network_defaults, PLAIN_NETWORK_DEFAULTS),
+        ] {
+            if set {
+                f |= bit;
+            }
+        }
+        f
+    }
 }
