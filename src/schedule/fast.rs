@@ -16,9 +16,9 @@ use ordered_float::NotNan;
 use super::{PriorityScore, Rejection, SeedScore, tie_hash};
 use crate::context::ShootContext;
 use crate::predicates::{Stage, reserved};
-use crate::reason::Reason;
 use crate::priorities::RawScore;
 use crate::profile::Profile;
+use crate::reason::Reason;
 use crate::schedule::FitError;
 use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot, ZoneMode};
@@ -196,7 +196,9 @@ pub(super) fn survivors(
     // goes through all of them in one pass.
     for run in steps.split_inclusive(|s| matches!(s.stage, Stage::Narrow(_))) {
         let (filters, set_step) = match run.split_last() {
-            Some((last, filters)) if matches!(last.stage, Stage::Narrow(_)) => (filters, Some(last)),
+            Some((last, filters)) if matches!(last.stage, Stage::Narrow(_)) => {
+                (filters, Some(last))
+            }
             _ => (run, None),
         };
         if !filters.is_empty() {

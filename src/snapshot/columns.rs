@@ -100,7 +100,8 @@ impl SeedColumns {
                 let column = match c.allocatable.iter().position(|(r, _)| r == resource) {
                     Some(k) => k,
                     None => {
-                        c.allocatable.push((resource.clone(), vec![None; infos.len()]));
+                        c.allocatable
+                            .push((resource.clone(), vec![None; infos.len()]));
                         c.allocatable.len() - 1
                     }
                 };
@@ -166,7 +167,10 @@ impl SeedColumns {
 
     /// The id of a provider type, `None` when no seed has it.
     pub fn provider_id(&self, provider: &str) -> Option<u32> {
-        self.providers.iter().position(|p| p == provider).map(|p| p as u32)
+        self.providers
+            .iter()
+            .position(|p| p == provider)
+            .map(|p| p as u32)
     }
 
     pub fn providers(&self) -> &[String] {

@@ -19,8 +19,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use kube::core::{Selector, SelectorExt};
 
-pub use columns::{SeedColumns, SeedSet};
 pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_config_map};
+pub use columns::{SeedColumns, SeedSet};
 pub use region_config::{RegionConfig, parse_region_distances};
 pub use seed::{SeedInfo, SeedNets, ZoneMode};
 pub use usage::{DemandClass, SeedUsage, Usage};
@@ -246,14 +246,24 @@ impl Snapshot {
     /// Records where a shoot runs. Idempotent; call it again on every change.
     pub fn upsert_shoot(&mut self, shoot: &Shoot) {
         let key = crate::api::object_key(&shoot.metadata);
-        let before: Vec<Box<str>> = self.usage.seeds_of(&key).into_iter().map(Into::into).collect();
+        let before: Vec<Box<str>> = self
+            .usage
+            .seeds_of(&key)
+            .into_iter()
+            .map(Into::into)
+            .collect();
         self.usage.upsert(shoot);
         self.refresh_usage(before.iter().map(|s| &**s).chain(shoot.occupied_seeds()));
     }
 
     /// Forgets a shoot by `namespace/name`.
     pub fn remove_shoot(&mut self, key: &str) {
-        let before: Vec<Box<str>> = self.usage.seeds_of(key).into_iter().map(Into::into).collect();
+        let before: Vec<Box<str>> = self
+            .usage
+            .seeds_of(key)
+            .into_iter()
+            .map(Into::into)
+            .collect();
         self.usage.remove(key);
         self.refresh_usage(before.iter().map(|s| &**s));
     }
