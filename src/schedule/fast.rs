@@ -2,10 +2,13 @@
 //! checks on the snapshot's per-seed columns, and scores kept in flat arrays.
 //!
 //! A stage that keeps every seed for this shoot (no selector, no zones asked for, no access
-//! restriction requested, …) is dropped; the cheap per-seed checks (usable, provider type,
-//! zone count, emergency stop, capacity) read the columns; every other predicate runs as it
-//! does in [`super::schedule`], returning its verdict only. Priorities give raw values without
-//! details ([`crate::priorities::Priority::values`]); the winner alone gets its details.
+//! restriction requested, no default domain above the shoot's, …) is left out. The per-seed
+//! stages between two set steps run in one pass; a seed carrying every flag those stages look
+//! for (usable, untainted, …) passes them in one comparison, the others read the columns
+//! (provider type, capacity, the CloudProfile's selector) or ask the predicate, for its verdict
+//! only. Priorities give raw values without details ([`crate::priorities::Priority::values`]);
+//! the winner alone gets its details. [`whole`] runs every seed through every stage when the
+//! candidates cannot decide, keeping the reason of the stage that rejects each seed.
 //! `tests/fast_path.rs` checks all of it against the reference pipeline.
 
 use std::sync::Arc;
