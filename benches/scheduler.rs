@@ -332,6 +332,68 @@ fn profile_notes(p: &BuiltProfile) -> String {
     s
 }
 
+/// Medians of the full run at commit `f29cd12`, when every decision ran the reference pipeline
+/// (every stage over every seed, every rejection and score detail built): seeds, existing
+/// shoots, weighted median CPU, SameRegion median CPU (µs).
+const BEFORE_DECIDE: &[(usize, usize, f64, f64)] = &[
+    (10, 1_000, 14.0, 6.0),
+    (10, 100_000, 11.4, 5.6),
+    (10, 1_000_000, 14.9, 6.1),
+    (100, 1_000, 56.9, 28.1),
+    (100, 100_000, 81.7, 38.3),
+    (100, 1_000_000, 73.7, 30.0),
+    (1_000, 1_000, 601.2, 305.5),
+    (1_000, 100_000, 635.3, 308.7),
+    (1_000, 1_000_000, 635.5, 311.0),
+    (10_000, 1_000, 11_930.0, 5_460.0),
+    (10_000, 100_000, 12_910.0, 5_540.0),
+    (10_000, 1_000_000, 12_170.0, 5_460.0),
+];
+
+/// This run's medians next to those of the last run before `decide()`, for the cells both have.
+fn before_decide(cells: &[Cell]) -> String {
+    let mut rows = vec![
+        [
+            "seeds",
+            "existing shoots",
+            "weighted median CPU, before",
+            "weighted median CPU, now",
+            "SameRegion median CPU, before",
+            "SameRegion median CPU, now",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for c in cells {
+        let Some((_, _, weighted, same_region)) = BEFORE_DECIDE
+            .iter()
+            .find(|(seeds, shoots, _, _)| *seeds == c.seeds && *shoots == c.shoots)
+        else {
+            continue;
+        };
+        let us = |v: f64| fmt_duration(Duration::from_secs_f64(v / 1e6));
+        rows.push(vec![
+            fmt_count(c.seeds as u64),
+            fmt_count(c.shoots as u64),
+            us(*weighted),
+            fmt_duration(c.ours.cpu_median),
+            us(*same_region),
+            fmt_duration(c.upstream.cpu_median),
+        ]);
+    }
+    if rows.len() == 1 {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nBefore `decide()`: the medians of the full run at commit `f29cd12`, when every decision ran the reference \
+         pipeline `schedule()`, next to this run's (same landscapes, same pending shoots; timings of two runs on this shared \
+         machine compare only roughly, section 7 counts instructions):\n\n",
+    );
+    s.push_str(&report::table(&rows));
+    s.push('\n');
+    s
+}
+
 /// The weighted profile of the grid and `simulate`, with the latency matrix of the grid's regions.
 fn weighted_profile() -> BuiltProfile {
     profiles::weighted(
@@ -368,8 +430,10 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
     let mut body = String::new();
     let _ = writeln!(
         body,
-        "Every decision runs the full filter pipeline (all predicates, in upstream order) and the weighted profile: {}. \
-         `Scored` keeps every feasible seed for scoring, so all priorities run over all of them (the costliest strategy). \
+        "Every decision goes through `decide()`, the production path (section 7 says what it does differently from the \
+         reference pipeline `schedule()`), with the weighted profile: {}. \
+         `Scored` keeps every feasible seed for scoring, so every seed is evaluated and all priorities run over every \
+         feasible one (the costliest strategy). \
          The last column is the upstream-equivalent profile ({}) on the same landscape.\n",
         profile_notes(&weighted),
         upstream.describe()
@@ -443,6 +507,7 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
             );
         }
     }
+    body.push_str(&before_decide(&cells));
     body.push_str(&reference_points(&cells));
     report.push("Decision latency and throughput", body);
 

@@ -20,6 +20,9 @@ use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 use crate::strategies::{Candidates, RegionStrategy};
 
+mod fast;
+pub use fast::Scores;
+
 /// One priority's contribution to a seed's total.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PriorityScore {
@@ -153,16 +156,19 @@ pub fn schedule(
     })
 }
 
-/// The production decision: the same seed, ranking and scores as [`schedule`], or on failure
-/// exactly its error, but without evaluating seeds the region strategy cannot keep and without
-/// building the rejections of a successful decision (`rejected` is left empty; [`schedule`]
-/// lists them, for explanations).
+/// The production decision: the same seed as [`schedule`] with the same score breakdown, or
+/// on failure exactly its error, but without evaluating seeds the region strategy cannot keep,
+/// without building the rejections of a successful decision (`rejected` is left empty) and
+/// with only the winner in `ranking` ([`schedule`] lists every feasible seed and every
+/// rejection, for explanations; [`decide_scores`] has every feasible seed's scores).
 ///
 /// The profile's strategy names its candidates from the snapshot's provider/region index
-/// ([`RegionStrategy::candidates`]); only those go through the other stages, tier by tier
-/// until one has seeds left. A failed decision, or one whose set steps would need seeds
-/// outside the tier, is decided again by [`schedule`], which reports every seed under the
-/// first stage that rejects it.
+/// ([`RegionStrategy::candidates`]); only those go through the other stages, compiled for the
+/// shoot into checks on the snapshot's per-seed columns (`fast`), tier by tier until one has
+/// seeds left. When no tier has seeds left, or a set step would need seeds outside the tier,
+/// every seed goes through every stage as in [`schedule`]: the seeds that pass are scored
+/// the same way, and a failure is reported as [`schedule`] reports it (every seed under the
+/// first stage that rejects it, with that stage's reason).
 pub fn decide(
     shoot: &Shoot,
     snap: &Snapshot,
@@ -171,17 +177,70 @@ pub fn decide(
 ) -> Result<Decision, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
+    let scores = fast_scores(&cx, snap, profile)??;
+    let winner = scores.breakdown(&cx, scores.winner(&cx), snap, profile);
+    Ok(Decision {
+        seed: winner.seed.to_string(),
+        profile: profile.name.clone(),
+        ranking: vec![winner],
+        rejected: Vec::new(),
+    })
+}
+
+/// The scores of every feasible seed as [`decide`] computes them: for checking the
+/// production path against the reference.
+#[doc(hidden)]
+pub fn decide_scores(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+) -> Result<fast::Scores, FitError> {
+    let cx = ShootContext::new(shoot, snap, now)?;
+    fast_scores(&cx, snap, profile)?
+}
+
+/// The feasible seeds' scores, or (inner `Err`) the reference's error when there is none.
+fn fast_scores(
+    cx: &ShootContext,
+    snap: &Snapshot,
+    profile: &Profile,
+) -> Result<Result<fast::Scores, FitError>, FitError> {
+    let kept = candidates_kept(cx, snap, profile)?;
+    let kept = match kept {
+        Some(kept) if !kept.is_empty() => kept,
+        // No tier has a seed left, or a set step needs the whole set: every seed goes through
+        // every stage, rejections kept for the error.
+        _ => match fast::whole(cx, &profile.stages, snap)? {
+            Ok(kept) => kept,
+            Err(no_fit) => return Ok(Err(no_fit)),
+        },
+    };
+    Ok(Ok(fast::score(cx, kept, snap, profile)))
+}
+
+/// The seeds that pass every stage among the region strategy's candidates, tier by tier;
+/// `None` when the candidates alone cannot say.
+fn candidates_kept(
+    cx: &ShootContext,
+    snap: &Snapshot,
+    profile: &Profile,
+) -> Result<Option<Vec<u32>>, FitError> {
     // The region strategy is the last stage; its candidates replace it.
     let before = match profile.stages.split_last() {
         Some((Stage::Narrow(step), before)) if step.name() == profile.strategy.as_str() => before,
-        _ => return reference(shoot, snap, profile, now),
+        _ => return Ok(None),
     };
-    let kept = match RegionStrategy::new(profile.strategy).candidates(&cx, snap) {
-        Candidates::All => survivors(&cx, snap.seeds().collect(), before, snap, true)?,
+    let cols = snap.columns();
+    let kept = match RegionStrategy::new(profile.strategy).candidates(cx, snap) {
+        Candidates::All => {
+            fast::survivors(cx, (0..cols.len() as u32).collect(), before, snap, true)?
+        }
         Candidates::Tiers(tiers) => {
             let mut kept = Some(Vec::new());
             for tier in tiers {
-                kept = survivors(&cx, tier, before, snap, false)?;
+                let positions = tier.iter().filter_map(|s| cols.position(&s.name)).collect();
+                kept = fast::survivors(cx, positions, before, snap, false)?;
                 if kept.as_ref().is_none_or(|k| !k.is_empty()) {
                     break;
                 }
@@ -190,64 +249,7 @@ pub fn decide(
         }
         Candidates::Unknown => None,
     };
-    match kept {
-        Some(kept) if !kept.is_empty() => {
-            let ranking = rank(&cx, &kept, snap, profile);
-            Ok(Decision {
-                seed: ranking[0].seed.to_string(),
-                profile: profile.name.clone(),
-                ranking,
-                rejected: Vec::new(),
-            })
-        }
-        _ => reference(shoot, snap, profile, now),
-    }
-}
-
-/// [`schedule`] for what the fast path cannot decide alone; a success keeps the shape of the
-/// fast path's (no rejections).
-fn reference(
-    shoot: &Shoot,
-    snap: &Snapshot,
-    profile: &Profile,
-    now: DateTime<Utc>,
-) -> Result<Decision, FitError> {
-    schedule(shoot, snap, profile, now).map(|mut d| {
-        d.rejected.clear();
-        d
-    })
-}
-
-/// The seeds that pass `stages`, in order. `whole` says `seeds` is every seed; otherwise a set
-/// step that needs the others makes this `None`.
-fn survivors<'a>(
-    cx: &ShootContext,
-    mut seeds: Vec<&'a SeedInfo>,
-    stages: &[Stage],
-    snap: &Snapshot,
-    whole: bool,
-) -> Result<Option<Vec<&'a SeedInfo>>, FitError> {
-    for stage in stages {
-        if seeds.is_empty() {
-            break;
-        }
-        match stage {
-            Stage::Filter(p) => seeds.retain(|s| p.filter(cx, s, snap).is_ok()),
-            Stage::Narrow(step) => {
-                let verdicts = if whole {
-                    step.narrow(cx, &seeds, snap)?
-                } else {
-                    match step.narrow_part(cx, &seeds, snap)? {
-                        Some(v) => v,
-                        None => return Ok(None),
-                    }
-                };
-                let mut verdicts = verdicts.into_iter();
-                seeds.retain(|_| verdicts.next().flatten().is_none());
-            }
-        }
-    }
-    Ok(Some(seeds))
+    Ok(kept)
 }
 
 /// Scores the seeds that passed every stage and orders them best first.

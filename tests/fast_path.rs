@@ -12,7 +12,7 @@ use gardener_scheduler::api::{ConfigMap, ObjectMeta, Seed, Shoot};
 use gardener_scheduler::compile::load_str;
 use gardener_scheduler::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use gardener_scheduler::profile::Profile;
-use gardener_scheduler::schedule::{decide, schedule};
+use gardener_scheduler::schedule::{decide, decide_scores, schedule};
 use gardener_scheduler::snapshot::Snapshot;
 use proptest::prelude::*;
 
@@ -87,6 +87,12 @@ fn seed_obj(i: usize, b: u64) -> Seed {
         2 => s = s.shoot_defaults(None, Some("fd8f:6d53:b97a:1::/112")),
         _ => {}
     }
+    match pick(b, 44, 4) {
+        0 => s = s.allocatable("cpu", "16").allocatable("memory", "64Gi"),
+        1 => s = s.allocatable("cpu", "3"),
+        2 => s = s.allocatable("cpu", "0"),
+        _ => {}
+    }
     s.build()
 }
 
@@ -96,8 +102,10 @@ fn shoot_obj(namespace: &str, name: &str, b: u64) -> Shoot {
         .provider(provider)
         .region(REGIONS[pick(b, 2, 7)])
         .cloud_profile(provider);
-    if pick(b, 5, 7) == 0 {
-        s = s.purpose("testing");
+    match pick(b, 5, 7) {
+        0 => s = s.purpose("testing"),
+        1 => s = s.purpose("production"),
+        _ => {}
     }
     if pick(b, 8, 3) == 0 {
         s = s.toleration("seed.gardener.cloud/protected", None);
@@ -142,8 +150,9 @@ fn profile(b: u64) -> Profile {
         "schedulers:\n  shoot:\n    candidateDeterminationStrategy: {}\n",
         STRATEGIES[pick(b, 0, 4)]
     );
-    if pick(b, 2, 2) == 1 {
-        text.push_str(
+    match pick(b, 2, 2) + 2 * pick(b, 8, 2) {
+        0 => {}
+        1 => text.push_str(
             "    priorities:
     - name: LatencyDistance
       weight: 10
@@ -162,7 +171,39 @@ fn profile(b: u64) -> Profile {
       weight: 0.1
       args: {relativeToCapacity: true}
 ",
-        );
+        ),
+        2 => text.push_str(
+            "    priorities:
+    - name: ProjectAntiAffinity
+      weight: 2
+      args: {topology: region}
+    - name: ResourceFit
+      weight: 1
+      args:
+        strategy: MostAllocated
+        resources: [{name: shoots, weight: 1}, {name: cpu, weight: 2}]
+        controlPlaneRequests:
+        - {requests: {cpu: \"2\"}}
+    - name: ShootCount
+      weight: 1
+",
+        ),
+        _ => text.push_str(
+            "    priorities:
+    - name: CapacityPressure
+      weight: 10
+      args: {maxLatencyMs: 300, plannedUtilisation: 0.85}
+    - name: CarbonIntensity
+      weight: 1
+      args: {pointsFile: example/carbon-forecast.json, regionLocations: {eu-west-1: IE, eu-central-1: DE}}
+    - name: LatencyDistance
+      weight: 1
+      args: {matrix: {eu-west-1: {eu-central-1: 20, us-east-1: 80}}, maxLatencyMs: 200}
+    - name: ShootCount
+      weight: 0.1
+      args: {relativeToCapacity: true}
+",
+        ),
     }
     let mut filters = Vec::new();
     if pick(b, 3, 2) == 1 {
@@ -248,9 +289,11 @@ proptest! {
         let profile = profile(config);
         let mut snap = Snapshot::new();
         for p in PROVIDERS {
-            snap.upsert_cloud_profile(
-                &CloudProfileBuilder::new(p).provider_types(&["aws", "gcp", "azure"]).build(),
-            );
+            let mut cp = CloudProfileBuilder::new(p).provider_types(&["aws", "gcp", "azure"]);
+            if p == "gcp" {
+                cp = cp.match_label("env", "dev");
+            }
+            snap.upsert_cloud_profile(&cp.build());
         }
         if let Some(cm) = region_config(config) {
             snap.upsert_config_map(&cm);
@@ -273,9 +316,32 @@ proptest! {
                 (Ok(fast), Ok(reference)) => {
                     prop_assert_eq!(&fast.seed, &reference.seed);
                     prop_assert_eq!(&fast.profile, &reference.profile);
-                    // Debug text compares every field exactly, a NaN raw value included.
-                    prop_assert_eq!(format!("{:?}", fast.ranking), format!("{:?}", reference.ranking));
+                    // The winner with its details; Debug text compares every field exactly,
+                    // a NaN raw value included.
+                    prop_assert_eq!(fast.ranking.len(), 1, "the fast path ranks only the winner");
+                    prop_assert_eq!(format!("{:?}", fast.ranking[0]), format!("{:?}", reference.ranking[0]));
                     prop_assert!(fast.rejected.is_empty(), "the fast path builds no rejections");
+                    // Every feasible seed's total, normalised scores and raw values, as the
+                    // fast path computes them.
+                    {
+                        let scores = decide_scores(&shoot, &snap, &profile, now()).unwrap();
+                        prop_assert_eq!(scores.seeds.len(), reference.ranking.len());
+                        let k = profile.priorities.len();
+                        for r in &reference.ranking {
+                            let i = scores.seeds.iter().position(|s| *s == r.seed);
+                            prop_assert!(i.is_some(), "{} not scored by the fast path", r.seed);
+                            let i = i.unwrap();
+                            prop_assert_eq!(scores.totals[i], r.total, "total of {}", r.seed);
+                            for (j, p) in r.priorities.iter().enumerate() {
+                                let (score, raw) = scores.scores[i * k + j];
+                                prop_assert_eq!(
+                                    format!("{score:?} {raw:?}"),
+                                    format!("{:?} {:?}", p.score, p.raw),
+                                    "{} of {}", p.name, r.seed
+                                );
+                            }
+                        }
+                    }
                 }
                 (Err(fast), Err(reference)) => {
                     prop_assert_eq!(fast.to_string(), reference.to_string());

@@ -5,7 +5,7 @@
 pub use super::detail::Detail;
 use crate::context::ShootContext;
 use crate::plugin::ClusterData;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
 
 /// The best normalised score.
 pub const MAX_SCORE: f64 = 100.0;
@@ -22,6 +22,11 @@ pub trait Priority: Send + Sync {
     /// Raw values for all candidate seeds, in order. Set-level so that per-shoot work (a latency
     /// row, project counts per region) is done once per decision.
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore>;
+    /// The same raw values without details, from the snapshot's per-seed columns, for a
+    /// decision that shows only the winner's details. `None`: only [`Priority::raw`] has them.
+    fn values(&self, _cx: &ShootContext, _set: SeedSet, _snap: &Snapshot) -> Option<Vec<f64>> {
+        None
+    }
     /// Maps raw values onto 0..=MAX_SCORE, higher is better.
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64>;
     /// Cluster data this priority reads beyond what every decision reads.

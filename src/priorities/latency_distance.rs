@@ -12,7 +12,7 @@ use crate::field_error::FieldError;
 use crate::region_distance::region_distance;
 use crate::snapshot::estimate::{LatencySources, round_ms};
 use crate::snapshot::latency::LatencyTable;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
 
 use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
 use crate::plugin::{parse_args, positive_number, sources_from_args};
@@ -149,6 +149,32 @@ impl Priority for LatencyDistance {
                 }
             })
             .collect()
+    }
+
+    /// The latency depends only on the seed's provider type and region: worked out once per
+    /// (provider type, region) among the seeds.
+    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+        let rows = self.sources.for_shoot(
+            &cx.region,
+            &cx.provider,
+            &cx.cloud_profile.region_config_name,
+            snap,
+        );
+        let cols = snap.columns();
+        let mut per_group: Vec<Option<f64>> = vec![None; cols.groups().len()];
+        Some(
+            set.positions
+                .iter()
+                .map(|&i| {
+                    *per_group[cols.group(i) as usize].get_or_insert_with(|| {
+                        let s = cols.info(i);
+                        rows.to(s).ms().unwrap_or_else(|| {
+                            region_distance(&s.region, &cx.region) as f64 * self.fallback_factor
+                        })
+                    })
+                })
+                .collect(),
+        )
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {

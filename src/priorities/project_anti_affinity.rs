@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
 
 use super::framework::{Detail, Priority, RawScore, lower_is_better};
 use crate::plugin::parse_args;
@@ -120,6 +120,35 @@ impl Priority for ProjectAntiAffinity {
                     .collect()
             }
         }
+    }
+
+    /// With `topology: seed`, the project's shoots per seed position, counted from its own
+    /// (small) per-namespace maps.
+    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+        if self.topology != Topology::Seed {
+            return None;
+        }
+        let cols = snap.columns();
+        let mut counts: rustc_hash::FxHashMap<u32, u64> = Default::default();
+        for ns in snap.namespaces_of_project(&cx.project) {
+            for (seed, n) in snap.usage().namespace_seeds(&ns).into_iter().flatten() {
+                if let Some(i) = cols.position(seed) {
+                    *counts.entry(i).or_default() += u64::from(*n);
+                }
+            }
+        }
+        Some(
+            set.positions
+                .iter()
+                .map(|i| {
+                    if counts.is_empty() {
+                        0.0
+                    } else {
+                        counts.get(i).copied().unwrap_or(0) as f64
+                    }
+                })
+                .collect(),
+        )
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {

@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
+use crate::snapshot::{DemandClass, SeedInfo, SeedSet, Snapshot};
 
 mod args;
 
@@ -267,6 +267,72 @@ impl Priority for ResourceFit {
                 }
             })
             .collect()
+    }
+
+    /// The values of [`Priority::raw`], with allocatable amounts and usage read from the
+    /// snapshot's columns.
+    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+        let own = DemandClass::of(cx.shoot);
+        let own_demand: Vec<f64> = self.demands(&own).collect();
+        let n = self.names.len();
+        let priced: Vec<f64> = snap
+            .usage()
+            .classes()
+            .iter()
+            .flat_map(|class| self.demands(class))
+            .collect();
+        let cols = snap.columns();
+        let columns: Vec<Option<&[Option<f64>]>> =
+            self.names.iter().map(|r| cols.allocatable(r)).collect();
+        let shoots: Vec<bool> = self.names.iter().map(|r| r == SHOOTS).collect();
+        let mut used = vec![0.0; n];
+        Some(
+            set.positions
+                .iter()
+                .map(|&s| {
+                    let usage = cols.usage(s);
+                    // Summed class by class as `raw` sums them (from -0.0, zero counts left out).
+                    used.fill(if usage.shoots == 0 { 0.0 } else { -0.0 });
+                    if usage.shoots > 0 {
+                        for (class, count) in usage.by_class() {
+                            for (i, u) in used.iter_mut().enumerate() {
+                                *u += f64::from(count) * priced[class * n + i];
+                            }
+                        }
+                    }
+                    let (mut sum, mut weights) = (0.0, 0.0);
+                    let mut worst: Option<f64> = None;
+                    for (i, (weight, demand)) in self.weights.iter().zip(&own_demand).enumerate() {
+                        let Some(allocatable) = columns[i].and_then(|c| c[s as usize]) else {
+                            continue;
+                        };
+                        let used = if shoots[i] {
+                            usage.shoots as f64
+                        } else {
+                            used[i]
+                        };
+                        let after = used + demand;
+                        let util = if allocatable > 0.0 {
+                            after / allocatable
+                        } else if after > 0.0 {
+                            f64::INFINITY
+                        } else {
+                            0.0
+                        };
+                        if util > 1.0 && worst.is_none_or(|w| util > w) {
+                            worst = Some(util);
+                        }
+                        sum += weight * util;
+                        weights += weight;
+                    }
+                    if weights == 0.0 {
+                        f64::NAN
+                    } else {
+                        worst.unwrap_or(sum / weights)
+                    }
+                })
+                .collect(),
+        )
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {

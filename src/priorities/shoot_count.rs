@@ -2,7 +2,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
 
 use super::framework::{Detail, Priority, RawScore, lower_is_better};
 use crate::plugin::parse_args;
@@ -62,6 +62,22 @@ impl Priority for ShootCount {
                 }
             })
             .collect()
+    }
+
+    fn values(&self, _: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+        let cols = snap.columns();
+        Some(
+            set.positions
+                .iter()
+                .map(|&i| {
+                    let used = cols.shoots(i);
+                    match (self.relative_to_capacity, cols.capacity(i)) {
+                        (true, Some(cap)) if cap > 0 => used as f64 / cap as f64,
+                        _ => used as f64,
+                    }
+                })
+                .collect(),
+        )
     }
 
     fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {

@@ -6,6 +6,7 @@
 //! feeds it from manifest files; both then call the same [`crate::schedule::schedule`].
 
 mod carbon;
+pub mod columns;
 pub mod estimate;
 pub mod latency;
 mod region_config;
@@ -19,6 +20,7 @@ use chrono::{DateTime, Utc};
 use kube::core::{Selector, SelectorExt};
 
 pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_config_map};
+pub use columns::{SeedColumns, SeedSet};
 pub use region_config::{RegionConfig, parse_region_distances};
 pub use seed::{SeedInfo, SeedNets, ZoneMode};
 pub use usage::{DemandClass, SeedUsage, Usage};
@@ -127,6 +129,8 @@ pub struct Snapshot {
     regions: Regions,
     carbon: CarbonSources,
     usage: Usage,
+    /// The seeds in flat arrays, kept in step with `seeds` and `usage`.
+    columns: SeedColumns,
 }
 
 impl Snapshot {
@@ -145,12 +149,40 @@ impl Snapshot {
             .entry(info.region.clone())
             .or_default()
             .insert(Arc::clone(&info.name), Arc::clone(&info));
+        let in_place = self.columns.replace(&info);
         self.seeds.insert(info.name.to_string(), info);
+        if !in_place {
+            self.rebuild_columns();
+        }
     }
 
     pub fn remove_seed(&mut self, name: &str) {
         self.ungroup(name);
-        self.seeds.remove(name);
+        if self.seeds.remove(name).is_some() {
+            self.rebuild_columns();
+        }
+    }
+
+    fn rebuild_columns(&mut self) {
+        // The seed selectors of the CloudProfiles, matched once per seed or profile change.
+        let selectors: Vec<(String, Selector)> = self
+            .cloud_profiles
+            .iter()
+            .filter_map(|(name, cp)| {
+                let info = CloudProfileInfo::from_spec(
+                    format!("CloudProfile/{name}"),
+                    name.clone(),
+                    Some(&cp.spec),
+                );
+                Some((info.display, info.selector.ok()??))
+            })
+            .collect();
+        self.columns = SeedColumns::build(self.seeds.values(), &self.usage, &selectors);
+    }
+
+    /// The seeds in flat arrays, positions in name order (as [`Snapshot::seeds`]).
+    pub fn columns(&self) -> &SeedColumns {
+        &self.columns
     }
 
     /// Drops a seed from the provider/region index, before it changes or goes.
@@ -215,12 +247,33 @@ impl Snapshot {
 
     /// Records where a shoot runs. Idempotent; call it again on every change.
     pub fn upsert_shoot(&mut self, shoot: &Shoot) {
+        let key = crate::api::object_key(&shoot.metadata);
+        let before: Vec<Box<str>> = self
+            .usage
+            .seeds_of(&key)
+            .into_iter()
+            .map(Into::into)
+            .collect();
         self.usage.upsert(shoot);
+        self.refresh_usage(before.iter().map(|s| &**s).chain(shoot.occupied_seeds()));
     }
 
     /// Forgets a shoot by `namespace/name`.
     pub fn remove_shoot(&mut self, key: &str) {
+        let before: Vec<Box<str>> = self
+            .usage
+            .seeds_of(key)
+            .into_iter()
+            .map(Into::into)
+            .collect();
         self.usage.remove(key);
+        self.refresh_usage(before.iter().map(|s| &**s));
+    }
+
+    fn refresh_usage<'a>(&mut self, seeds: impl Iterator<Item = &'a str>) {
+        for seed in seeds {
+            self.columns.refresh_usage(seed, &self.usage);
+        }
     }
 
     pub fn usage(&self) -> &Usage {
@@ -230,7 +283,9 @@ impl Snapshot {
     /// Swaps in a usage index built elsewhere (a recount of a full shoot list) and returns the
     /// previous one, so a recount can be checked against, or replace, the incremental index.
     pub fn replace_usage(&mut self, usage: Usage) -> Usage {
-        std::mem::replace(&mut self.usage, usage)
+        let old = std::mem::replace(&mut self.usage, usage);
+        self.rebuild_columns();
+        old
     }
 
     // ---- cloud profiles
@@ -238,10 +293,13 @@ impl Snapshot {
     pub fn upsert_cloud_profile(&mut self, cp: &CloudProfile) {
         let name = cp.metadata.name.clone().unwrap_or_default();
         self.cloud_profiles.insert(name, cp.clone());
+        self.rebuild_columns();
     }
 
     pub fn remove_cloud_profile(&mut self, name: &str) {
-        self.cloud_profiles.remove(name);
+        if self.cloud_profiles.remove(name).is_some() {
+            self.rebuild_columns();
+        }
     }
 
     pub fn upsert_namespaced_cloud_profile(&mut self, ncp: &NamespacedCloudProfile) {

@@ -1,0 +1,438 @@
+//! The production decision's evaluation: the profile's stages compiled for one shoot into
+//! checks on the snapshot's per-seed columns, and scores kept in flat arrays.
+//!
+//! A stage that keeps every seed for this shoot (no selector, no zones asked for, no access
+//! restriction requested, no default domain above the shoot's, …) is left out. The per-seed
+//! stages between two set steps run in one pass; a seed carrying every flag those stages look
+//! for (usable, untainted, …) passes them in one comparison, the others read the columns
+//! (provider type, capacity, the CloudProfile's selector) or ask the predicate, for its verdict
+//! only. Priorities give raw values without details ([`crate::priorities::Priority::values`]);
+//! the winner alone gets its details. [`whole`] runs every seed through every stage when the
+//! candidates cannot decide, keeping the reason of the stage that rejects each seed.
+//! `tests/fast_path.rs` checks all of it against the reference pipeline.
+
+use std::sync::Arc;
+
+use ipnet::IpNet;
+use ordered_float::NotNan;
+
+use super::{PriorityScore, Rejection, SeedScore, tie_hash};
+use crate::cidr::reserved;
+use crate::context::ShootContext;
+use crate::predicates::Stage;
+use crate::priorities::RawScore;
+use crate::profile::Profile;
+use crate::reason::Reason;
+use crate::schedule::FitError;
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot, ZoneMode};
+
+/// How a stage is checked for one shoot.
+enum Check<'p> {
+    Usable,
+    /// Allowed per provider id.
+    Provider(Vec<bool>),
+    AtLeastThreeZones,
+    NoEmergencyStop,
+    /// Seeds without taints pass; the others are asked when the shoot has tolerations.
+    Taints,
+    /// Each requested restriction listed by the seed.
+    AccessRestrictions,
+    /// Only seeds that enforce their zones are asked.
+    EnforcedZones,
+    /// Only seeds whose network defaults are IPv6 or reserved are asked (the shoot's own
+    /// networks are IPv4, outside the reserved ranges, without `status.networking`).
+    NetworkDefaults,
+    /// Whether the CloudProfile's selector matches, per seed.
+    Matches(&'p [bool]),
+    Capacity,
+    /// The predicate is asked.
+    Filter,
+    Narrow,
+}
+
+/// One stage, compiled for one shoot.
+struct Step<'p> {
+    stage: &'p Stage,
+    check: Check<'p>,
+}
+
+impl Step<'_> {
+    /// The seed flag that lets this stage keep a seed without looking further, if any.
+    fn flag(&self) -> Option<u8> {
+        match self.check {
+            Check::Usable => Some(flags::USABLE),
+            Check::AtLeastThreeZones => Some(flags::THREE_ZONES),
+            Check::NoEmergencyStop => Some(flags::NO_EMERGENCY_STOP),
+            Check::Taints => Some(flags::NO_TAINTS),
+            Check::EnforcedZones => Some(flags::ZONES_NOT_ENFORCED),
+            Check::NetworkDefaults => Some(flags::PLAIN_NETWORK_DEFAULTS),
+            _ => None,
+        }
+    }
+
+    /// The verdict of a per-seed stage on the seed at position `i`.
+    fn passes(&self, cx: &ShootContext, i: u32, cols: &SeedColumns, snap: &Snapshot) -> bool {
+        let seed = cols.info(i);
+        let ask = |seed: &SeedInfo| match self.stage {
+            Stage::Filter(p) => p.filter(cx, seed, snap).is_ok(),
+            Stage::Narrow(_) => true,
+        };
+        match &self.check {
+            Check::Usable => seed.usable.is_ok(),
+            Check::Provider(allowed) => allowed[cols.provider(i) as usize],
+            Check::AtLeastThreeZones => seed.zones.len() >= 3,
+            Check::NoEmergencyStop => !seed.emergency_stop,
+            Check::Taints => seed.taints.is_empty() || (cx.toleration_count > 0 && ask(seed)),
+            Check::AccessRestrictions => {
+                cx.access_restrictions.len() <= seed.access_restriction_count
+                    && cx
+                        .access_restrictions
+                        .iter()
+                        .all(|r| seed.access_restrictions.contains(r))
+            }
+            Check::EnforcedZones => seed.zone_mode != ZoneMode::Enforce || ask(seed),
+            Check::NetworkDefaults => cols.plain_network_defaults(i) || ask(seed),
+            Check::Matches(matches) => matches[i as usize],
+            Check::Capacity => cols.capacity(i).is_none_or(|c| cols.shoots(i) < c),
+            Check::Filter => ask(seed),
+            Check::Narrow => true,
+        }
+    }
+}
+
+/// The checks of `stages` for this shoot, stages that keep every seed left out.
+fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) -> Vec<Step<'p>> {
+    let mut steps = Vec::with_capacity(stages.len());
+    for stage in stages {
+        let check = match stage {
+            Stage::Narrow(step) => match step.name() {
+                "ZonePreference"
+                    if cx.zone_ha
+                        || !cx.control_plane_zones.is_empty()
+                        || cx.worker_zones.is_empty() =>
+                {
+                    continue;
+                }
+                "DefaultDomain" if !under_any_default(cx, cols) => continue,
+                _ => Check::Narrow,
+            },
+            Stage::Filter(p) => match p.name() {
+                "Usable" => Check::Usable,
+                "CloudProfileSelector" if cx.cloud_profile_selector.is_none() => continue,
+                "CloudProfileSelector" => match cols.selector_matches(&cx.cloud_profile.display) {
+                    Some(matches) => Check::Matches(matches),
+                    None => Check::Filter,
+                },
+                "ShootSelector" if cx.shoot_selector.is_none() => continue,
+                "Provider" => {
+                    let allowed = &cx.cloud_profile.provider_types;
+                    Check::Provider(
+                        cols.providers()
+                            .iter()
+                            .map(|seed| {
+                                if allowed.is_empty() {
+                                    *seed == cx.provider
+                                } else {
+                                    allowed.iter().any(|p| p == "*" || p == seed)
+                                }
+                            })
+                            .collect(),
+                    )
+                }
+                "HighAvailabilityZones" if !cx.zone_ha => continue,
+                "HighAvailabilityZones" => Check::AtLeastThreeZones,
+                "Zones" if cx.zone_ha => continue,
+                "Zones" if cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty() => {
+                    continue;
+                }
+                "Zones" if cx.control_plane_zones.is_empty() => Check::EnforcedZones,
+                "AccessRestrictions" if cx.access_restrictions.is_empty() => continue,
+                "AccessRestrictions" => Check::AccessRestrictions,
+                "EmergencyStop" => Check::NoEmergencyStop,
+                "Networks" if !cx.nets.present => continue,
+                "Networks" if plain_own_networks(cx) => Check::NetworkDefaults,
+                "Taints" => Check::Taints,
+                "SeedCapacity" => Check::Capacity,
+                _ => Check::Filter,
+            },
+        };
+        steps.push(Step { stage, check });
+    }
+    steps
+}
+
+/// Some seed has a default domain that the shoot's domain is below (only then does
+/// `DefaultDomain` drop seeds).
+fn under_any_default(cx: &ShootContext, cols: &SeedColumns) -> bool {
+    cx.domain.as_deref().is_some_and(|domain| {
+        cols.default_domains().iter().any(|d| {
+            domain
+                .strip_suffix(d.as_str())
+                .is_some_and(|rest| rest.ends_with('.'))
+        })
+    })
+}
+
+/// The shoot's own networks are IPv4, outside the reserved ranges, and it has no
+/// `status.networking`: only a seed's defaults can then matter.
+fn plain_own_networks(cx: &ShootContext) -> bool {
+    let n = &cx.nets;
+    n.status.is_none()
+        && [n.nodes, n.pods, n.services]
+            .iter()
+            .flatten()
+            .all(|net| matches!(net, IpNet::V4(_)) && !reserved(net))
+}
+
+/// The positions that pass `stages`, in order. `whole` says `positions` is every seed;
+/// otherwise a set step that needs the others makes this `None`.
+pub(super) fn survivors(
+    cx: &ShootContext,
+    mut positions: Vec<u32>,
+    stages: &[Stage],
+    snap: &Snapshot,
+    whole: bool,
+) -> Result<Option<Vec<u32>>, FitError> {
+    let cols = snap.columns();
+    let steps = compile(cx, stages, cols);
+    // Per-seed stages between two set steps do not depend on each other's order: a seed
+    // goes through all of them in one pass.
+    for run in steps.split_inclusive(|s| matches!(s.stage, Stage::Narrow(_))) {
+        let (filters, set_step) = match run.split_last() {
+            Some((last, filters)) if matches!(last.stage, Stage::Narrow(_)) => {
+                (filters, Some(last))
+            }
+            _ => (run, None),
+        };
+        if !filters.is_empty() {
+            // A seed with every flag these stages look for passes them; only the stages without
+            // a flag are asked. A seed without is asked by every stage.
+            let mask = filters.iter().filter_map(Step::flag).fold(0, |m, f| m | f);
+            let unflagged: Vec<&Step> = filters.iter().filter(|f| f.flag().is_none()).collect();
+            positions.retain(|&i| {
+                if cols.flags(i) & mask == mask {
+                    unflagged.iter().all(|f| f.passes(cx, i, cols, snap))
+                } else {
+                    filters.iter().all(|f| f.passes(cx, i, cols, snap))
+                }
+            });
+        }
+        if positions.is_empty() {
+            break;
+        }
+        let Some(Step {
+            stage: Stage::Narrow(set_step),
+            ..
+        }) = set_step
+        else {
+            continue;
+        };
+        let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+        let verdicts = if whole {
+            set_step.narrow(cx, &seeds, snap)?
+        } else {
+            match set_step.narrow_part(cx, &seeds, snap)? {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        };
+        let mut verdicts = verdicts.into_iter();
+        positions.retain(|_| verdicts.next().flatten().is_none());
+    }
+    Ok(Some(positions))
+}
+
+/// Every seed through `stages` (every stage, the region strategy included) as the reference
+/// pipeline does: the seeds that pass, or when none does the reference's error, every seed
+/// under the first stage that rejects it with the reason from that stage itself.
+pub(super) fn whole(
+    cx: &ShootContext,
+    stages: &[Stage],
+    snap: &Snapshot,
+) -> Result<Result<Vec<u32>, FitError>, FitError> {
+    let cols = snap.columns();
+    let total = cols.len();
+    let mut positions: Vec<u32> = (0..total as u32).collect();
+    let mut rejected: Vec<(u32, Rejection)> = Vec::new();
+    let mut reject = |i: u32, stage: &Stage, reason: Reason| {
+        rejected.push((
+            i,
+            Rejection {
+                seed: Arc::clone(&cols.info(i).name),
+                stage: stage.name(),
+                reason,
+            },
+        ));
+    };
+    for step in compile(cx, stages, cols) {
+        if positions.is_empty() {
+            break;
+        }
+        match step.stage {
+            Stage::Filter(p) => positions.retain(|&i| {
+                if step.passes(cx, i, cols, snap) {
+                    return true;
+                }
+                match p.filter(cx, cols.info(i), snap) {
+                    Ok(()) => true,
+                    Err(reason) => {
+                        reject(i, step.stage, reason);
+                        false
+                    }
+                }
+            }),
+            Stage::Narrow(set_step) => {
+                let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+                let mut verdicts = set_step.narrow(cx, &seeds, snap)?.into_iter();
+                positions.retain(|&i| match verdicts.next().flatten() {
+                    None => true,
+                    Some(reason) => {
+                        reject(i, step.stage, reason);
+                        false
+                    }
+                });
+            }
+        }
+    }
+    if !positions.is_empty() {
+        return Ok(Ok(positions));
+    }
+    rejected.sort_by_key(|(i, _)| *i);
+    Ok(Err(FitError::NoFit {
+        total,
+        rejected: rejected.into_iter().map(|(_, r)| r).collect(),
+    }))
+}
+
+/// The scores of the seeds that passed every stage, in flat arrays.
+pub struct Scores {
+    pub seeds: Vec<Arc<str>>,
+    /// per seed
+    pub totals: Vec<NotNan<f64>>,
+    /// per seed and priority (`seed * priorities + priority`): (normalised score, raw value)
+    pub scores: Vec<(f64, f64)>,
+    /// per priority: the raw values with details, when the priority computes them only so
+    details: Vec<Option<Vec<RawScore>>>,
+    positions: Vec<u32>,
+}
+
+/// Scores `positions` (not empty) with the profile's priorities.
+pub(super) fn score(
+    cx: &ShootContext,
+    positions: Vec<u32>,
+    snap: &Snapshot,
+    profile: &Profile,
+) -> Scores {
+    let cols = snap.columns();
+    let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+    let set = SeedSet {
+        seeds: &seeds,
+        positions: &positions,
+    };
+    let n = seeds.len();
+    let k = profile.priorities.len();
+    let mut totals = vec![NotNan::default(); n];
+    let mut scores = vec![(0.0, 0.0); n * k];
+    let mut details = Vec::with_capacity(k);
+    for (j, wp) in profile.priorities.iter().enumerate() {
+        let raw = match wp.priority.values(cx, set, snap) {
+            Some(values) => {
+                details.push(None);
+                values
+                    .into_iter()
+                    .map(|value| RawScore {
+                        value,
+                        detail: Default::default(),
+                    })
+                    .collect()
+            }
+            None => {
+                let raw = wp.priority.raw(cx, &seeds, snap);
+                details.push(Some(raw.clone()));
+                raw
+            }
+        };
+        let normalized = wp.priority.normalize(&raw);
+        for (i, (raw, score)) in raw.iter().zip(normalized).enumerate() {
+            let score = if score.is_finite() {
+                score.clamp(0.0, 100.0)
+            } else {
+                0.0
+            };
+            totals[i] += NotNan::new(score * wp.weight).unwrap_or_default();
+            scores[i * k + j] = (score, raw.value);
+        }
+    }
+    Scores {
+        seeds: seeds.iter().map(|s| Arc::clone(&s.name)).collect(),
+        totals,
+        scores,
+        details,
+        positions,
+    }
+}
+
+impl Scores {
+    /// The best seed: the highest total, ties broken by [`tie_hash`] (hashed only for the seeds
+    /// that tie).
+    pub fn winner(&self, cx: &ShootContext) -> usize {
+        let Some(best) = self.totals.iter().max() else {
+            return 0;
+        };
+        let mut winner: Option<(u64, usize)> = None;
+        for (i, total) in self.totals.iter().enumerate() {
+            if total == best {
+                let h = tie_hash(&cx.key, &self.seeds[i]);
+                if winner.is_none_or(|(w, _)| h < w) {
+                    winner = Some((h, i));
+                }
+            }
+        }
+        winner.map_or(0, |(_, i)| i)
+    }
+
+    /// The full score breakdown of seed `i`, with its details.
+    pub(super) fn breakdown(
+        &self,
+        cx: &ShootContext,
+        i: usize,
+        snap: &Snapshot,
+        profile: &Profile,
+    ) -> SeedScore {
+        let cols = snap.columns();
+        let k = profile.priorities.len();
+        let seed = [cols.info(self.positions[i])];
+        let priorities = profile
+            .priorities
+            .iter()
+            .enumerate()
+            .map(|(j, wp)| {
+                let (score, raw) = self.scores[i * k + j];
+                let detail = match &self.details[j] {
+                    Some(details) => details[i].detail.clone(),
+                    None => wp
+                        .priority
+                        .raw(cx, &seed, snap)
+                        .pop()
+                        .map(|r| r.detail)
+                        .unwrap_or_default(),
+                };
+                PriorityScore {
+                    name: wp.priority.name(),
+                    weight: wp.weight,
+                    score,
+                    weighted: score * wp.weight,
+                    raw,
+                    detail,
+                }
+            })
+            .collect();
+        SeedScore {
+            seed: Arc::clone(&self.seeds[i]),
+            total: self.totals[i],
+            priorities,
+            tie_break: tie_hash(&cx.key, &self.seeds[i]),
+        }
+    }
+}

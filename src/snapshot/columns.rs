@@ -1,0 +1,272 @@
+//! Per-seed data in flat arrays, indexed by the seed's position in name order: what the
+//! production decision reads for every seed without a map lookup or a string comparison.
+//!
+//! Rebuilt when a seed is added or removed (positions move), updated in place when a seed
+//! changes, and its usage entries refreshed when a shoot changes, so a decision only indexes.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use kube::core::Selector;
+
+use super::usage::{SeedUsage, Usage};
+use super::{SeedInfo, selector_matches};
+
+/// A (provider type, region) pair that has seeds: the unit of everything that depends only on
+/// where a seed is (latency, region distance).
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub provider: u32,
+    /// A seed of the group, to ask what depends only on its provider type and region.
+    pub first: u32,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SeedColumns {
+    infos: Vec<Arc<SeedInfo>>,
+    position: FxHashMap<Arc<str>, u32>,
+    providers: Vec<String>,
+    /// per seed: its provider type's id in `providers`
+    provider: Vec<u32>,
+    groups: Vec<Group>,
+    /// per seed: its group's id in `groups`
+    group: Vec<u32>,
+    /// per seed: `status.allocatable.shoots` rounded up, when published
+    capacity: Vec<Option<u64>>,
+    /// per resource any seed publishes: per seed, its `status.allocatable`
+    allocatable: Vec<(String, Vec<Option<f64>>)>,
+    /// per seed: what runs there
+    usage: Vec<SeedUsage>,
+    /// Every distinct default domain of any seed.
+    default_domains: Vec<String>,
+    /// per seed: its `shootDefaults` networks are IPv4 (or unset) and outside the reserved
+    /// ranges
+    plain_network_defaults: Vec<bool>,
+    /// per seed: [`flags`] bits
+    flags: Vec<u8>,
+    /// per CloudProfile with a seed selector (by its display name): per seed, whether the
+    /// selector matches
+    selector_matches: Vec<(String, Vec<bool>)>,
+}
+
+impl SeedColumns {
+    /// The columns of `seeds` (in name order) with their usage.
+    pub(super) fn build<'a>(
+        seeds: impl Iterator<Item = &'a Arc<SeedInfo>>,
+        usage: &Usage,
+        selectors: &[(String, Selector)],
+    ) -> Self {
+        let mut c = SeedColumns::default();
+        let mut group_ids: HashMap<(u32, &str), u32> = HashMap::new();
+        let infos: Vec<Arc<SeedInfo>> = seeds.cloned().collect();
+        for (i, s) in infos.iter().enumerate() {
+            let i = i as u32;
+            let provider = match c.providers.iter().position(|p| *p == s.provider) {
+                Some(p) => p as u32,
+                None => {
+                    c.providers.push(s.provider.clone());
+                    (c.providers.len() - 1) as u32
+                }
+            };
+            let group = *group_ids
+                .entry((provider, s.region.as_str()))
+                .or_insert_with(|| {
+                    c.groups.push(Group { provider, first: i });
+                    (c.groups.len() - 1) as u32
+                });
+            c.position.insert(Arc::clone(&s.name), i);
+            c.provider.push(provider);
+            c.group.push(group);
+            c.capacity.push(s.allocatable_shoots());
+            let plain = |net: &Option<ipnet::IpNet>, reserved: bool| {
+                !reserved && net.is_none_or(|n| matches!(n, ipnet::IpNet::V4(_)))
+            };
+            let plain_defaults = plain(&s.nets.default_pods, s.nets.default_pods_reserved)
+                && plain(&s.nets.default_services, s.nets.default_services_reserved);
+            c.plain_network_defaults.push(plain_defaults);
+            c.flags.push(flags::of(s, plain_defaults));
+            c.usage
+                .push(usage.seed(&s.name).cloned().unwrap_or_default());
+            for d in &s.default_domains {
+                if !c.default_domains.contains(d) {
+                    c.default_domains.push(d.clone());
+                }
+            }
+        }
+        for (i, s) in infos.iter().enumerate() {
+            for (resource, v) in &s.allocatable {
+                let column = match c.allocatable.iter().position(|(r, _)| r == resource) {
+                    Some(k) => k,
+                    None => {
+                        c.allocatable
+                            .push((resource.clone(), vec![None; infos.len()]));
+                        c.allocatable.len() - 1
+                    }
+                };
+                c.allocatable[column].1[i] = Some(*v);
+            }
+        }
+        c.selector_matches = selectors
+            .iter()
+            .map(|(name, sel)| {
+                let matches = infos.iter().map(|s| selector_matches(Some(sel), &s.labels));
+                (name.clone(), matches.collect())
+            })
+            .collect();
+        c.infos = infos;
+        c
+    }
+
+    /// Replaces a seed in place when its position, provider type, region and default domains
+    /// stay; `false` when the columns must be rebuilt.
+    pub(super) fn replace(&mut self, info: &Arc<SeedInfo>) -> bool {
+        let Some(&i) = self.position.get(&info.name) else {
+            return false;
+        };
+        let old = &self.infos[i as usize];
+        if old.provider != info.provider
+            || old.region != info.region
+            || old.default_domains != info.default_domains
+            || old.allocatable != info.allocatable
+            || old.labels != info.labels
+            || old.nets != info.nets
+        {
+            return false;
+        }
+        self.capacity[i as usize] = info.allocatable_shoots();
+        self.flags[i as usize] = flags::of(info, self.plain_network_defaults[i as usize]);
+        self.infos[i as usize] = Arc::clone(info);
+        true
+    }
+
+    /// Reads a seed's usage again after a shoot change.
+    pub(super) fn refresh_usage(&mut self, seed: &str, usage: &Usage) {
+        if let Some(&i) = self.position.get(seed) {
+            self.usage[i as usize] = usage.seed(seed).cloned().unwrap_or_default();
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.infos.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.infos.is_empty()
+    }
+
+    pub fn info(&self, i: u32) -> &SeedInfo {
+        &self.infos[i as usize]
+    }
+
+    /// The position of a seed by name.
+    pub fn position(&self, name: &str) -> Option<u32> {
+        self.position.get(name).copied()
+    }
+
+    /// The id of a provider type, `None` when no seed has it.
+    pub fn provider_id(&self, provider: &str) -> Option<u32> {
+        self.providers
+            .iter()
+            .position(|p| p == provider)
+            .map(|p| p as u32)
+    }
+
+    pub fn providers(&self) -> &[String] {
+        &self.providers
+    }
+
+    pub fn provider(&self, i: u32) -> u32 {
+        self.provider[i as usize]
+    }
+
+    pub fn groups(&self) -> &[Group] {
+        &self.groups
+    }
+
+    pub fn group(&self, i: u32) -> u32 {
+        self.group[i as usize]
+    }
+
+    /// `status.allocatable.shoots` rounded up, when the seed publishes it.
+    pub fn capacity(&self, i: u32) -> Option<u64> {
+        self.capacity[i as usize]
+    }
+
+    /// Per seed, its allocatable amount of `resource`; `None` when no seed publishes it.
+    pub fn allocatable(&self, resource: &str) -> Option<&[Option<f64>]> {
+        self.allocatable
+            .iter()
+            .find(|(r, _)| r == resource)
+            .map(|(_, column)| &column[..])
+    }
+
+    pub fn usage(&self, i: u32) -> &SeedUsage {
+        &self.usage[i as usize]
+    }
+
+    pub fn shoots(&self, i: u32) -> u64 {
+        self.usage[i as usize].shoots
+    }
+
+    /// The seed's [`flags`].
+    pub fn flags(&self, i: u32) -> u8 {
+        self.flags[i as usize]
+    }
+
+    /// The seed's `shootDefaults` networks are IPv4 (or unset) and outside the reserved ranges.
+    pub fn plain_network_defaults(&self, i: u32) -> bool {
+        self.plain_network_defaults[i as usize]
+    }
+
+    /// Per seed, whether the seed selector of a CloudProfile (by its display name,
+    /// `CloudProfile/<name>`) matches; `None` when not known here.
+    pub fn selector_matches(&self, cloud_profile: &str) -> Option<&[bool]> {
+        self.selector_matches
+            .iter()
+            .find(|(name, _)| name == cloud_profile)
+            .map(|(_, m)| &m[..])
+    }
+
+    pub fn default_domains(&self) -> &[String] {
+        &self.default_domains
+    }
+}
+
+/// The seeds a decision scores: the seeds and their positions in [`SeedColumns`], in the same
+/// order.
+#[derive(Clone, Copy)]
+pub struct SeedSet<'s> {
+    pub seeds: &'s [&'s SeedInfo],
+    pub positions: &'s [u32],
+}
+
+/// Properties of a seed that let a stage keep it without asking, one bit each.
+pub mod flags {
+    use crate::snapshot::{SeedInfo, ZoneMode};
+
+    pub const USABLE: u8 = 1;
+    pub const NO_EMERGENCY_STOP: u8 = 1 << 1;
+    pub const NO_TAINTS: u8 = 1 << 2;
+    pub const THREE_ZONES: u8 = 1 << 3;
+    pub const ZONES_NOT_ENFORCED: u8 = 1 << 4;
+    pub const PLAIN_NETWORK_DEFAULTS: u8 = 1 << 5;
+
+    pub(super) fn of(s: &SeedInfo, plain_network_defaults: bool) -> u8 {
+        let mut f = 0;
+        for (set, bit) in [
+            (s.usable.is_ok(), USABLE),
+            (!s.emergency_stop, NO_EMERGENCY_STOP),
+            (s.taints.is_empty(), NO_TAINTS),
+            (s.zones.len() >= 3, THREE_ZONES),
+            (s.zone_mode != ZoneMode::Enforce, ZONES_NOT_ENFORCED),
+            (plain_network_defaults, PLAIN_NETWORK_DEFAULTS),
+        ] {
+            if set {
+                f |= bit;
+            }
+        }
+        f
+    }
+}
