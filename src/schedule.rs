@@ -114,10 +114,13 @@ pub fn schedule(
     };
     for stage in &profile.stages {
         let verdicts: Vec<Option<Reason>> = match stage {
-            Stage::Filter(p) => remaining
-                .iter()
-                .map(|s| p.filter(&cx, s, snap).err())
-                .collect(),
+            Stage::Filter(p) => {
+                let state = p.prepare(&cx);
+                remaining
+                    .iter()
+                    .map(|s| p.filter(&cx, &state, s, snap).err())
+                    .collect()
+            }
             Stage::Narrow(step) => step.narrow(&cx, &remaining, snap)?,
         };
         let mut kept = Vec::with_capacity(remaining.len());
@@ -672,5 +675,64 @@ mod tests {
             let y = schedule(&shoot, &snapshot(&reversed, &[]), &p, Utc::now()).unwrap();
             assert_eq!(x, y);
         }
+    }
+
+    /// A filter that keeps per-shoot state: it counts its `prepare` calls and admits a seed
+    /// only when handed what it prepared for the shoot in question.
+    struct Prepares {
+        calls: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    struct PreparedFor(String);
+
+    impl crate::predicates::Predicate for Prepares {
+        fn name(&self) -> &'static str {
+            "Prepares"
+        }
+
+        fn prepare(&self, cx: &ShootContext) -> crate::predicates::Prepared {
+            self.calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            crate::predicates::Prepared::new(PreparedFor(cx.key.clone()))
+        }
+
+        fn filter(
+            &self,
+            cx: &ShootContext,
+            state: &crate::predicates::Prepared,
+            _: &SeedInfo,
+            _: &Snapshot,
+        ) -> Result<(), Reason> {
+            match state.get::<PreparedFor>() {
+                Some(PreparedFor(key)) if *key == cx.key => Ok(()),
+                _ => Err(Reason::Networks {
+                    detail: "not prepared for this shoot".into(),
+                }),
+            }
+        }
+    }
+
+    #[test]
+    fn a_filter_prepares_its_state_once_per_decision_and_reads_it_for_every_seed() {
+        let snap = snapshot(
+            &[
+                SeedBuilder::new("a"),
+                SeedBuilder::new("b"),
+                SeedBuilder::new("c"),
+            ],
+            &[],
+        );
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut profile = Profile::upstream_default();
+        profile.stages.push(Stage::Filter(Box::new(Prepares {
+            calls: std::sync::Arc::clone(&calls),
+        })));
+        let shoot = ShootBuilder::new("garden-p", "s").build();
+        let reference = schedule(&shoot, &snap, &profile, Utc::now()).unwrap();
+        assert_eq!(reference.ranking.len(), 3, "{reference:?}");
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 1);
+        let fast = decide(&shoot, &snap, &profile, Utc::now()).unwrap();
+        assert_eq!(fast.seed, reference.seed);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 2);
     }
 }

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "AccessRestrictions";
@@ -17,7 +17,13 @@ impl Predicate for AccessRestrictions {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        _: &Snapshot,
+    ) -> Result<(), Reason> {
         let too_many = cx.access_restrictions.len() > seed.access_restriction_count;
         let missing: Vec<String> = cx
             .access_restrictions

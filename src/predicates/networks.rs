@@ -1,11 +1,11 @@
 use ipnet::IpNet;
 
 use crate::cidr::{RESERVED, overlaps};
-use crate::context::ShootContext;
+use crate::context::{ShootContext, ShootNets};
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Networks";
@@ -16,6 +16,40 @@ fn reserved_overlap((what, net): (&str, IpNet)) -> Option<String> {
         .iter()
         .find(|r| overlaps(r, &net))
         .map(|r| format!("shoot {what} {net} overlaps reserved range {r}"))
+}
+
+/// What is wrong with the shoot's own networks whatever the seed (what `prepare` keeps).
+struct OwnProblems(Vec<String>);
+
+/// The shoot's own networks, `spec` and `status`, each with what it is.
+fn own_networks(nets: &ShootNets) -> impl Iterator<Item = (&'static str, IpNet)> + Clone + '_ {
+    let status = nets.status.as_ref();
+    nets.nodes
+        .iter()
+        .map(|n| ("nodes", *n))
+        .chain(nets.pods.iter().map(|n| ("pods", *n)))
+        .chain(nets.services.iter().map(|n| ("services", *n)))
+        .chain(status.into_iter().flat_map(|s| {
+            let nodes = s.nodes.iter().map(|n| ("nodes (status)", *n));
+            let pods = s.pods.iter().map(|n| ("pods (status)", *n));
+            let services = s.services.iter().map(|n| ("services (status)", *n));
+            nodes.chain(pods).chain(services)
+        }))
+}
+
+/// The problems of the shoot's own networks: reserved ranges, and `status.networking` without
+/// its services (or pods, unless workerless).
+fn own_problems(nets: &ShootNets) -> Vec<String> {
+    let mut problems: Vec<String> = own_networks(nets).filter_map(reserved_overlap).collect();
+    if let Some(s) = &nets.status {
+        if s.services.is_empty() {
+            problems.push("status.networking.services is required".into());
+        }
+        if s.pods.is_empty() && !nets.workerless {
+            problems.push("status.networking.pods is required".into());
+        }
+    }
+    problems
 }
 
 /// Shoot networks must stay out of the reserved ranges, and the shoot's IPv6 networks must not
@@ -30,7 +64,22 @@ impl Predicate for Networks {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+    /// The shoot's own networks are the same for every seed: checked once per decision.
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        if cx.nets.present {
+            Prepared::new(OwnProblems(own_problems(&cx.nets)))
+        } else {
+            Prepared::default()
+        }
+    }
+
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        state: &Prepared,
+        seed: &SeedInfo,
+        _: &Snapshot,
+    ) -> Result<(), Reason> {
         let nets = &cx.nets;
         if !nets.present {
             return Ok(());
@@ -39,36 +88,11 @@ impl Predicate for Networks {
             IpNet::V4(_) => nets.ipv4,
             IpNet::V6(_) => nets.ipv6,
         };
-        let status = nets.status.as_ref();
-        let own = nets
-            .nodes
-            .iter()
-            .map(|n| ("nodes", *n))
-            .chain(nets.pods.iter().map(|n| ("pods", *n)))
-            .chain(nets.services.iter().map(|n| ("services", *n)))
-            .chain(status.into_iter().flat_map(|s| {
-                let nodes = s.nodes.iter().map(|n| ("nodes (status)", *n));
-                let pods = s.pods.iter().map(|n| ("pods (status)", *n));
-                let services = s.services.iter().map(|n| ("services (status)", *n));
-                nodes.chain(pods).chain(services)
-            }));
-        // The shoot's own networks are the same for every seed: checked once per decision.
-        let mut problems = nets
-            .own_problems
-            .get_or_init(|| {
-                let mut own_problems: Vec<String> =
-                    own.clone().filter_map(reserved_overlap).collect();
-                if let Some(s) = status {
-                    if s.services.is_empty() {
-                        own_problems.push("status.networking.services is required".into());
-                    }
-                    if s.pods.is_empty() && !nets.workerless {
-                        own_problems.push("status.networking.pods is required".into());
-                    }
-                }
-                own_problems
-            })
-            .clone();
+        let own = own_networks(nets);
+        let mut problems = match state.get::<OwnProblems>() {
+            Some(OwnProblems(problems)) => problems.clone(),
+            None => own_problems(nets),
+        };
         let default_pods = (nets.pods.is_none() && !nets.workerless)
             .then(|| seed.nets.default_pods.filter(family_matches))
             .flatten()

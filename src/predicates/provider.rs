@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Provider";
@@ -16,7 +16,13 @@ impl Predicate for Provider {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        _: &Snapshot,
+    ) -> Result<(), Reason> {
         let allowed = &cx.cloud_profile.provider_types;
         let ok = if allowed.is_empty() {
             seed.provider == cx.provider

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "SeedCapacity";
@@ -16,7 +16,13 @@ impl Predicate for SeedCapacity {
         NAME
     }
 
-    fn filter(&self, _: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        _: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        snap: &Snapshot,
+    ) -> Result<(), Reason> {
         let Some(allocatable) = seed.allocatable_shoots() else {
             return Ok(());
         };

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ShootSelector";
@@ -15,7 +15,13 @@ impl Predicate for ShootSelector {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        _: &Snapshot,
+    ) -> Result<(), Reason> {
         if selector_matches(cx.shoot_selector.as_ref(), &seed.labels) {
             Ok(())
         } else {

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Taints";
@@ -18,7 +18,13 @@ impl Predicate for Taints {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        _: &Snapshot,
+    ) -> Result<(), Reason> {
         // Upstream's shortcut: more taints than tolerations is never tolerated, even when the
         // taints repeat a key (a seed may carry `k` and `k=v`, or `k=a` and `k=b`).
         let too_many = seed.taints.len() > cx.toleration_count;
