@@ -1,4 +1,3 @@
-
 use super::region_distance;
 
 #[test]

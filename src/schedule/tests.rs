@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::compile::load_str;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};

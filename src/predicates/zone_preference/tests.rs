@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::context::ShootContext;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::api::Project;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
