@@ -28,9 +28,6 @@ pub struct ShootNets {
     pub ipv4: bool,
     pub ipv6: bool,
     pub workerless: bool,
-    /// What is wrong with the shoot's own networks whatever the seed, worked out by the
-    /// `Networks` predicate for the first seed it checks and kept for the others.
-    pub own_problems: std::sync::OnceLock<Vec<String>>,
 }
 
 /// `status.networking`: lists, since a dual-stack shoot has one CIDR per family.

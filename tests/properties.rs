@@ -210,7 +210,7 @@ proptest! {
                 let cx = ShootContext::new(&shoot, &snap, now()).unwrap();
                 for stage in &profile.stages {
                     if let Stage::Filter(f) = stage {
-                        prop_assert!(f.filter(&cx, info, &snap).is_ok(), "{} rejects chosen seed {}", f.name(), d.seed);
+                        prop_assert!(f.filter(&cx, &f.prepare(&cx), info, &snap).is_ok(), "{} rejects chosen seed {}", f.name(), d.seed);
                     }
                 }
                 if let Some(cap) = info.allocatable_shoots() {

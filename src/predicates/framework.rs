@@ -3,6 +3,8 @@
 //! import this module, never the registry, so the folder has no cycle (kube-scheduler's
 //! `framework` package knows none of its plugins).
 
+use std::any::Any;
+
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::plugin::ClusterData;
@@ -13,10 +15,41 @@ use crate::snapshot::{SeedInfo, Snapshot};
 pub trait Predicate: Send + Sync {
     /// The stage name shown in explanations.
     fn name(&self) -> &'static str;
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason>;
+    /// Work that depends on the shoot alone, done once per decision before any seed is looked
+    /// at (kube-scheduler's PreFilter writing its CycleState). The decision keeps the result
+    /// for this stage and hands it to every [`filter`](Predicate::filter) call of the decision,
+    /// so a filter keeps its per-shoot data without fields in [`ShootContext`].
+    fn prepare(&self, _cx: &ShootContext) -> Prepared {
+        Prepared::default()
+    }
+    /// `state` is what [`prepare`](Predicate::prepare) returned for this shoot (or
+    /// `Prepared::default()` when a caller asks one seed alone).
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        state: &Prepared,
+        seed: &SeedInfo,
+        snap: &Snapshot,
+    ) -> Result<(), Reason>;
     /// Cluster data this filter reads beyond what every decision reads.
     fn cluster_data(&self) -> Vec<ClusterData> {
         Vec::new()
+    }
+}
+
+/// What a filter prepared for one shoot: a value of the filter's own type, read back with
+/// [`get`](Prepared::get). Empty by default.
+#[derive(Default)]
+pub struct Prepared(Option<Box<dyn Any + Send + Sync>>);
+
+impl Prepared {
+    pub fn new<T: Any + Send + Sync>(state: T) -> Self {
+        Prepared(Some(Box::new(state)))
+    }
+
+    /// The prepared value, if there is one of type `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.as_deref().and_then(|s| s.downcast_ref())
     }
 }
 

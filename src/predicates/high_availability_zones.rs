@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "HighAvailabilityZones";
@@ -15,7 +15,13 @@ impl Predicate for HighAvailabilityZones {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        _: &Snapshot,
+    ) -> Result<(), Reason> {
         if cx.zone_ha && seed.zones.len() < 3 {
             Err(Reason::TooFewZones {
                 zones: seed.zones.len(),

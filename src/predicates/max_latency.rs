@@ -11,7 +11,7 @@ use crate::reason::Reason;
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 pub const NAME: &str = "MaxLatency";
 
@@ -86,7 +86,13 @@ impl Predicate for MaxLatency {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        snap: &Snapshot,
+    ) -> Result<(), Reason> {
         let estimate = self
             .sources
             .for_shoot(

@@ -40,7 +40,7 @@ pub use usable::Usable;
 pub use zone_preference::ZonePreference;
 pub use zones::Zones;
 
-pub use framework::{Predicate, SetStep, Stage};
+pub use framework::{Predicate, Prepared, SetStep, Stage};
 
 use crate::config::FilterConfig;
 use crate::field_error::FieldError;
@@ -164,6 +164,6 @@ pub(crate) mod testing {
         }
         let cx = ShootContext::new(shoot, &snap, chrono::Utc::now()).expect("valid shoot");
         let info = SeedInfo::from_seed(seed);
-        p.filter(&cx, &info, &snap)
+        p.filter(&cx, &p.prepare(&cx), &info, &snap)
     }
 }

@@ -12,7 +12,7 @@ use crate::plugin::parse_args;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 pub const NAME: &str = "Residency";
 
@@ -82,7 +82,13 @@ impl Predicate for Residency {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, snap: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        snap: &Snapshot,
+    ) -> Result<(), Reason> {
         let regions = snap.regions();
         let Some(home) = regions.locate(&cx.provider, &cx.region) else {
             return Ok(());

@@ -2,7 +2,7 @@ use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
 
-use super::framework::Predicate;
+use super::framework::{Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ShootSelector";
@@ -15,7 +15,13 @@ impl Predicate for ShootSelector {
         NAME
     }
 
-    fn filter(&self, cx: &ShootContext, seed: &SeedInfo, _: &Snapshot) -> Result<(), Reason> {
+    fn filter(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        seed: &SeedInfo,
+        _: &Snapshot,
+    ) -> Result<(), Reason> {
         if selector_matches(cx.shoot_selector.as_ref(), &seed.labels) {
             Ok(())
         } else {
@@ -25,42 +31,4 @@ impl Predicate for ShootSelector {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fixtures::{SeedBuilder, ShootBuilder};
-    use crate::predicates::testing::run;
-
-    #[test]
-    fn shoot_selector_table() {
-        let cases = [
-            (
-                "no selector admits any seed",
-                ShootBuilder::new("garden-a", "s"),
-                SeedBuilder::new("s1"),
-                true,
-            ),
-            (
-                "matching label admits seed",
-                ShootBuilder::new("garden-a", "s").seed_selector("env", "prod"),
-                SeedBuilder::new("s1").label("env", "prod"),
-                true,
-            ),
-            (
-                "missing label rejects seed",
-                ShootBuilder::new("garden-a", "s").seed_selector("env", "prod"),
-                SeedBuilder::new("s1"),
-                false,
-            ),
-            (
-                "provider types in shoot selector are ignored",
-                ShootBuilder::new("garden-a", "s").seed_selector_provider_types(&["gcp"]),
-                SeedBuilder::new("s1"),
-                true,
-            ),
-        ];
-        for (name, shoot, seed, ok) in cases {
-            let got = run(&ShootSelector, &shoot.build(), &seed.build(), &[], &[]);
-            assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
-        }
-    }
-}
+mod tests;

@@ -9,6 +9,7 @@
 //! would cost the plan. Plans are solved when the seeds, the demand shares or the number of
 //! placed shoots move, never per decision: a decision reads the cached prices.
 
+mod args;
 mod flow;
 
 use std::collections::hash_map::DefaultHasher;
@@ -17,8 +18,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde::Deserialize;
-
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::region_distance::region_distance;
@@ -26,7 +25,6 @@ use crate::snapshot::estimate::{LatencySources, ShootLatencies, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Detail, Priority, RawScore};
-use crate::plugin::{parse_args, sources_from_args};
 
 /// The config name.
 pub const NAME: &str = "CapacityPressure";
@@ -50,143 +48,11 @@ pub struct CapacityPressure {
     solves: AtomicU64,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-struct Args {
-    matrix: Option<serde_json::Value>,
-    matrix_file: Option<String>,
-    use_region_config_maps: bool,
-    max_latency_ms: f64,
-    fallback_factor: f64,
-    /// `{region: weight}`, checked entry by entry.
-    demand: Option<serde_json::Value>,
-    planned_utilisation: f64,
-    replan_threshold: f64,
-}
-
-impl Default for Args {
-    fn default() -> Self {
-        Self {
-            matrix: None,
-            matrix_file: None,
-            use_region_config_maps: true,
-            max_latency_ms: 300.0,
-            fallback_factor: 10.0,
-            demand: None,
-            planned_utilisation: 1.0,
-            replan_threshold: 0.02,
-        }
-    }
-}
-
 pub(super) fn build(
     args: &serde_json::Value,
     path: &str,
 ) -> Result<Box<dyn Priority>, Vec<FieldError>> {
     Ok(Box::new(CapacityPressure::from_args(args, path)?))
-}
-
-impl CapacityPressure {
-    /// Builds from `args` found at `path`; errors name the field.
-    pub fn from_args(args: &serde_json::Value, path: &str) -> Result<Self, Vec<FieldError>> {
-        let a: Args = parse_args(args, path)?;
-        let mut errors = Vec::new();
-        let mut check = |ok: bool, field: &str, what: &str, got: f64| {
-            if !ok {
-                errors.push(FieldError::new(
-                    format!("{path}.{field}"),
-                    format!("must be {what}, got {got}"),
-                ));
-            }
-        };
-        check(
-            a.max_latency_ms.is_finite() && a.max_latency_ms > 0.0,
-            "maxLatencyMs",
-            "a positive number",
-            a.max_latency_ms,
-        );
-        check(
-            a.fallback_factor.is_finite() && a.fallback_factor >= 0.0,
-            "fallbackFactor",
-            "a non-negative number",
-            a.fallback_factor,
-        );
-        check(
-            a.planned_utilisation.is_finite()
-                && a.planned_utilisation > 0.0
-                && a.planned_utilisation <= 10.0,
-            "plannedUtilisation",
-            "a number above 0 and at most 10",
-            a.planned_utilisation,
-        );
-        check(
-            (0.0..=1.0).contains(&a.replan_threshold),
-            "replanThreshold",
-            "a number from 0 to 1",
-            a.replan_threshold,
-        );
-        let forecast = a
-            .demand
-            .as_ref()
-            .map(|d| parse_demand(d, &format!("{path}.demand"), &mut errors));
-        let sources = sources_from_args(
-            a.matrix.as_ref(),
-            a.matrix_file.as_deref(),
-            a.use_region_config_maps,
-            path,
-            &mut errors,
-        );
-        if !errors.is_empty() {
-            return Err(errors);
-        }
-        Ok(CapacityPressure {
-            sources,
-            max_latency_ms: a.max_latency_ms,
-            fallback_factor: a.fallback_factor,
-            forecast,
-            planned_utilisation: a.planned_utilisation,
-            replan_threshold: a.replan_threshold,
-            plans: Mutex::default(),
-            solves: AtomicU64::new(0),
-        })
-    }
-}
-
-fn parse_demand(
-    value: &serde_json::Value,
-    path: &str,
-    errors: &mut Vec<FieldError>,
-) -> BTreeMap<String, f64> {
-    let mut out = BTreeMap::new();
-    let Some(map) = value.as_object() else {
-        errors.push(FieldError::new(
-            path,
-            "must be a mapping of region to expected demand (a weight)",
-        ));
-        return out;
-    };
-    for (region, w) in map {
-        if region.is_empty() {
-            errors.push(FieldError::new(path, "region names must not be empty"));
-            continue;
-        }
-        match w.as_f64() {
-            Some(v) if v.is_finite() && v >= 0.0 => {
-                out.insert(region.clone(), v);
-            }
-            _ => errors.push(FieldError::new(
-                format!("{path}.{region}"),
-                format!("must be a non-negative number, got {w}"),
-            )),
-        }
-    }
-    if errors.is_empty() && out.values().sum::<f64>() <= 0.0 {
-        errors.push(FieldError::new(
-            path,
-            "must give at least one region a positive demand",
-        ));
-    }
-    out
 }
 
 /// A solved plan and what it was solved for.

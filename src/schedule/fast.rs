@@ -19,7 +19,7 @@ use ordered_float::NotNan;
 use super::{PriorityScore, Rejection, SeedScore, tie_hash};
 use crate::cidr::reserved;
 use crate::context::ShootContext;
-use crate::predicates::Stage;
+use crate::predicates::{Prepared, Stage};
 use crate::priorities::RawScore;
 use crate::profile::Profile;
 use crate::reason::Reason;
@@ -55,6 +55,8 @@ enum Check<'p> {
 struct Step<'p> {
     stage: &'p Stage,
     check: Check<'p>,
+    /// What the stage's filter prepared for this shoot (empty for a set step).
+    state: Prepared,
 }
 
 impl Step<'_> {
@@ -75,7 +77,7 @@ impl Step<'_> {
     fn passes(&self, cx: &ShootContext, i: u32, cols: &SeedColumns, snap: &Snapshot) -> bool {
         let seed = cols.info(i);
         let ask = |seed: &SeedInfo| match self.stage {
-            Stage::Filter(p) => p.filter(cx, seed, snap).is_ok(),
+            Stage::Filter(p) => p.filter(cx, &self.state, seed, snap).is_ok(),
             Stage::Narrow(_) => true,
         };
         match &self.check {
@@ -157,7 +159,15 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) ->
                 _ => Check::Filter,
             },
         };
-        steps.push(Step { stage, check });
+        let state = match stage {
+            Stage::Filter(p) => p.prepare(cx),
+            Stage::Narrow(_) => Prepared::default(),
+        };
+        steps.push(Step {
+            stage,
+            check,
+            state,
+        });
     }
     steps
 }
@@ -274,7 +284,7 @@ pub(super) fn whole(
                 if step.passes(cx, i, cols, snap) {
                     return true;
                 }
-                match p.filter(cx, cols.info(i), snap) {
+                match p.filter(cx, &step.state, cols.info(i), snap) {
                     Ok(()) => true,
                     Err(reason) => {
                         reject(i, step.stage, reason);

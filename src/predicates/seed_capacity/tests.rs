@@ -1,0 +1,66 @@
+use super::*;
+use crate::fixtures::{SeedBuilder, ShootBuilder};
+use crate::predicates::testing::run;
+
+#[test]
+fn seed_capacity_table() {
+    let shoot = ShootBuilder::new("garden-a", "new").build();
+    let placed = |n: usize| -> Vec<_> {
+        (0..n)
+            .map(|i| {
+                ShootBuilder::new("garden-a", &format!("p{i}"))
+                    .seed("s1")
+                    .build()
+            })
+            .collect()
+    };
+    let cases = [
+        ("no allocatable means unlimited", None, 10, true),
+        ("below allocatable fits", Some("3"), 2, true),
+        ("at allocatable is full", Some("3"), 3, false),
+        ("zero allocatable takes nothing", Some("0"), 0, false),
+        (
+            "a fractional allocatable rounds up: 1500m allows a second shoot",
+            Some("1500m"),
+            1,
+            true,
+        ),
+        (
+            "a fractional allocatable rounds up: 1500m is full at two",
+            Some("1500m"),
+            2,
+            false,
+        ),
+        (
+            "a tiny allocatable rounds up to one shoot",
+            Some("1m"),
+            0,
+            true,
+        ),
+        (
+            "a decimal exponent counts whole shoots",
+            Some("2e0"),
+            2,
+            false,
+        ),
+    ];
+    for (name, alloc, used, ok) in cases {
+        let mut seed = SeedBuilder::new("s1");
+        if let Some(a) = alloc {
+            seed = seed.allocatable("shoots", a);
+        }
+        let got = run(&SeedCapacity, &shoot, &seed.build(), &placed(used), &[]);
+        assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
+    }
+}
+
+#[test]
+fn migrating_shoot_counts_on_its_source_seed() {
+    let shoot = ShootBuilder::new("garden-a", "new").build();
+    let migrating = ShootBuilder::new("garden-a", "m")
+        .seed("s2")
+        .status_seed("s1")
+        .build();
+    let seed = SeedBuilder::new("s1").allocatable("shoots", "1").build();
+    assert!(run(&SeedCapacity, &shoot, &seed, &[migrating], &[]).is_err());
+}
