@@ -82,6 +82,14 @@ before_index() { case "$1,$2,$3" in
   10000,1000,weighted) echo 31546093;; 10000,1000,upstream) echo 1770889;;
   10000,100000,weighted) echo 32458453;; 10000,100000,upstream) echo 1765421;;
   *) echo "";; esac; }
+# decide() on per-seed columns, flat score arrays, failures counted without the reference
+# pipeline (4527d4a), before the priced usage was kept per seed.
+before_columns() { case "$1,$2,$3" in
+  100,1000,weighted) echo 131544;; 100,1000,upstream) echo 37457;;
+  100,100000,weighted) echo 151673;; 100,100000,upstream) echo 37934;;
+  1000,1000,weighted) echo 616550;; 1000,1000,upstream) echo 86416;;
+  1000,100000,weighted) echo 809929;; 1000,100000,upstream) echo 83628;;
+  *) echo "";; esac; }
 target() { case "$1,$2,$3" in
   1000,100000,weighted) echo 350000;; 1000,100000,upstream) echo 70000;;
   10000,100000,weighted) echo 3500000;;
@@ -90,10 +98,10 @@ or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
 
-Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), and this count; the targets are those set for the decision cost:
+Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), and this count; the targets are those set for the decision cost:
 
-| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
@@ -105,7 +113,7 @@ for seeds in $SEEDS; do
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before_reference "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_index "$seeds" "$shoots" "$profile")") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before_reference "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_index "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_columns "$seeds" "$shoots" "$profile")") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done
@@ -115,7 +123,7 @@ cat <<'TEXT'
 What `decide()` does differently from `schedule()`:
 
 - The region strategy names its candidates from the snapshot's provider/region index (`RegionStrategy::candidates`): `SameRegion` the seeds of the shoot's provider type and region, `purpose: testing` those of its provider type, `RegionPrefix` and `MinimalDistance` the regions in order of preference. The other stages run on one tier of candidates at a time until a tier has seeds left; seeds the strategy cannot keep are never evaluated. `Scored` keeps every seed, so it evaluates them all.
-- The snapshot keeps its seeds in flat arrays (`SeedColumns`, positions in name order): provider type and (provider, region) group ids, capacity, usage per seed and per demand class, allocatable amounts per resource, the match of every CloudProfile's seed selector, and one byte of flags (usable, no emergency stop, untainted, three zones, zones not enforced, network defaults plain IPv4). They are rebuilt when seeds or CloudProfiles come or go, updated in place when a seed changes, and a seed's usage is refreshed when one of its shoots changes.
+- The snapshot keeps its seeds in flat arrays (`SeedColumns`, positions in name order): provider type and (provider, region) group ids, capacity, usage per seed and per demand class, allocatable amounts per resource, the usage priced per seed and resource for each \`ResourceFit\` configuration in use (computed the first time a configuration asks, then updated with the seed's usage), the match of every CloudProfile's seed selector, and one byte of flags (usable, no emergency stop, untainted, three zones, zones not enforced, network defaults plain IPv4). They are rebuilt when seeds or CloudProfiles come or go, updated in place when a seed changes, and a seed's usage is refreshed when one of its shoots changes.
 - Per decision, the stages are compiled for the shoot: a stage that keeps every seed for it (no selector, no zones asked for, no access restriction requested, no networking, no default domain above the shoot's domain, …) is left out; the per-seed stages between two set steps run in one pass, a seed with every flag those stages look for passes them in one comparison, and only the stages without a flag, or a seed without the flag, ask the predicate itself.
 - The priorities compute raw values without details from the columns (`Priority::values`: `ShootCount`, `LatencyDistance` once per (provider, region) group, `ProjectAntiAffinity` with `topology: seed` from the project's own per-seed counts, `ResourceFit`); `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region still go through `raw`. Totals stay in flat arrays; the winner is the highest total, the tie hash computed only for the seeds that tie, and only the winner's breakdown is built with its details (`Decision::ranking` holds the winner alone; `schedule()` lists every seed).
 - A success builds no `Rejection`s. A decision that finds no seed among the candidates, or whose set steps need the whole set, runs every seed through every stage on the columns, asking only the stage that rejects a seed for its reason: the `0/N seeds are available: …` error is the reference's, without running the reference.
