@@ -82,6 +82,14 @@ before_index() { case "$1,$2,$3" in
   10000,1000,weighted) echo 31546093;; 10000,1000,upstream) echo 1770889;;
   10000,100000,weighted) echo 32458453;; 10000,100000,upstream) echo 1765421;;
   *) echo "";; esac; }
+# decide() on per-seed columns, flat score arrays, failures counted without the reference
+# pipeline (4527d4a), before the priced usage was kept per seed.
+before_columns() { case "$1,$2,$3" in
+  100,1000,weighted) echo 131544;; 100,1000,upstream) echo 37457;;
+  100,100000,weighted) echo 151673;; 100,100000,upstream) echo 37934;;
+  1000,1000,weighted) echo 616550;; 1000,1000,upstream) echo 86416;;
+  1000,100000,weighted) echo 809929;; 1000,100000,upstream) echo 83628;;
+  *) echo "";; esac; }
 target() { case "$1,$2,$3" in
   1000,100000,weighted) echo 350000;; 1000,100000,upstream) echo 70000;;
   10000,100000,weighted) echo 3500000;;
@@ -90,10 +98,10 @@ or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
 
-Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), and this count; the targets are those set for the decision cost:
+Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), and this count; the targets are those set for the decision cost:
 
-| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
@@ -105,7 +113,7 @@ for seeds in $SEEDS; do
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before_reference "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_index "$seeds" "$shoots" "$profile")") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before_reference "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_index "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_columns "$seeds" "$shoots" "$profile")") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done
@@ -115,14 +123,14 @@ cat <<'TEXT'
 What `decide()` does differently from `schedule()`:
 
 - The region strategy names its candidates from the snapshot's provider/region index (`RegionStrategy::candidates`): `SameRegion` the seeds of the shoot's provider type and region, `purpose: testing` those of its provider type, `RegionPrefix` and `MinimalDistance` the regions in order of preference. The other stages run on one tier of candidates at a time until a tier has seeds left; seeds the strategy cannot keep are never evaluated. `Scored` keeps every seed, so it evaluates them all.
-- The snapshot keeps its seeds in flat arrays (`SeedColumns`, positions in name order): provider type and (provider, region) group ids, capacity, usage per seed and per demand class, allocatable amounts per resource, the match of every CloudProfile's seed selector, and one byte of flags (usable, no emergency stop, untainted, three zones, zones not enforced, network defaults plain IPv4). They are rebuilt when seeds or CloudProfiles come or go, updated in place when a seed changes, and a seed's usage is refreshed when one of its shoots changes.
+- The snapshot keeps its seeds in flat arrays (`SeedColumns`, positions in name order): provider type and (provider, region) group ids, capacity, usage per seed and per demand class, allocatable amounts per resource, the usage priced per seed and resource for each \`ResourceFit\` configuration in use (computed the first time a configuration asks, then updated with the seed's usage), the match of every CloudProfile's seed selector, and one byte of flags (usable, no emergency stop, untainted, three zones, zones not enforced, network defaults plain IPv4). They are rebuilt when seeds or CloudProfiles come or go, updated in place when a seed changes, and a seed's usage is refreshed when one of its shoots changes.
 - Per decision, the stages are compiled for the shoot: a stage that keeps every seed for it (no selector, no zones asked for, no access restriction requested, no networking, no default domain above the shoot's domain, …) is left out; the per-seed stages between two set steps run in one pass, a seed with every flag those stages look for passes them in one comparison, and only the stages without a flag, or a seed without the flag, ask the predicate itself.
 - The priorities compute raw values without details from the columns (`Priority::values`: `ShootCount`, `LatencyDistance` once per (provider, region) group, `ProjectAntiAffinity` with `topology: seed` from the project's own per-seed counts, `ResourceFit`); `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region still go through `raw`. Totals stay in flat arrays; the winner is the highest total, the tie hash computed only for the seeds that tie, and only the winner's breakdown is built with its details (`Decision::ranking` holds the winner alone; `schedule()` lists every seed).
 - A success builds no `Rejection`s. A decision that finds no seed among the candidates, or whose set steps need the whole set, runs every seed through every stage on the columns, asking only the stage that rejects a seed for its reason: the `0/N seeds are available: …` error is the reference's, without running the reference.
 - `tests/fast_path.rs` checks on generated landscapes, shoots and profiles (every predicate and strategy, the opt-in filters `MaxLatency` and `Residency`, region ConfigMaps, CloudProfile selectors, every priority incl. `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region, failures) that `decide()` returns the same seed with the same breakdown and details, every feasible seed's total, scores and raw values as `schedule()`, or the same error.
 
-What bounds the remaining cost (callgrind at 1,000 seeds × 100,000 shoots when this was written):
+What bounds the remaining cost (callgrind at 1,000 seeds × 100,000 shoots):
 
-- Weighted profile, about 800 instructions per seed: `Scored` keeps every seed, so every decision runs every seed through the compiled stages (about 240 per seed: the per-run pass over the positions, the stages without a flag such as the capacity check and the CloudProfile's selector column, the `ZonePreference` verdicts) and scores every feasible seed with four priorities. `ResourceFit` alone is about 260 per seed: it prices each seed's usage per demand class and resource on every decision, although the priced usage depends only on the configuration and the seed's shoots and could be kept per seed as usage changes; that, and one pass that scores all four priorities per seed instead of one vector per priority, are what the 350,000 target needs next.
+- Weighted profile, about 600 instructions per seed: `Scored` keeps every seed, so every decision runs every seed through the compiled stages (about 240 per seed when last profiled: the per-run pass over the positions, the stages without a flag such as the capacity check and the CloudProfile's selector column, the `ZonePreference` verdicts) and scores every feasible seed with four priorities, one vector per priority. `ResourceFit` no longer prices each seed's usage per demand class and resource on every decision (about 260 per seed before): it reads the usage priced per seed from the columns, kept up to date as the seed's shoots change, which took the 1,000 × 100,000 cell from 809,929 to 596,270. One pass that scores all four priorities per seed from the columns, and a cheaper pass over the stages, are what the 350,000 target still needs.
 - Upstream-equivalent profile, about 84,000 instructions per decision: the candidates of the shoot's region (demand in these landscapes is Zipf over the regions, so most shoots ask for the regions that hold the most seeds, tens to hundreds of candidates at 1,000 seeds), building the shoot's context once per decision (its CloudProfile with its selector, tolerations, networks: about 6,000), listing the candidates from the region index (about 4,500), and the decisions that find no seed (about 1 % of the bench's), which still list a rejection with its reason for every seed (about 16,000 on the average decision).
 TEXT

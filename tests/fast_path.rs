@@ -312,6 +312,9 @@ proptest! {
             let shoot = shoot_obj("garden-p", &format!("web{i}"), *b);
             let fast = decide(&shoot, &snap, &profile, now());
             let reference = schedule(&shoot, &snap, &profile, now());
+            // Placed where it went, so the next decision sees usage changed after the
+            // snapshot's per-seed data were last used.
+            let placed_on = fast.as_ref().ok().map(|d| d.seed.to_string());
             match (fast, reference) {
                 (Ok(fast), Ok(reference)) => {
                     prop_assert_eq!(&fast.seed, &reference.seed);
@@ -348,6 +351,11 @@ proptest! {
                     prop_assert_eq!(fast, reference);
                 }
                 (fast, reference) => prop_assert!(false, "fast {fast:?}\nreference {reference:?}"),
+            }
+            if let Some(seed) = placed_on {
+                let mut shoot = shoot;
+                shoot.spec.seed_name = Some(seed);
+                snap.upsert_shoot(&shoot);
             }
         }
     }

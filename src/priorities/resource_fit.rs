@@ -285,21 +285,14 @@ impl Priority for ResourceFit {
         let columns: Vec<Option<&[Option<f64>]>> =
             self.names.iter().map(|r| cols.allocatable(r)).collect();
         let shoots: Vec<bool> = self.names.iter().map(|r| r == SHOOTS).collect();
-        let mut used = vec![0.0; n];
+        // Kept in the columns per seed as usage changes, not priced per decision.
+        let priced_usage = cols.priced_usage(&priced, n);
         Some(
             set.positions
                 .iter()
                 .map(|&s| {
                     let usage = cols.usage(s);
-                    // Summed class by class as `raw` sums them (from -0.0, zero counts left out).
-                    used.fill(if usage.shoots == 0 { 0.0 } else { -0.0 });
-                    if usage.shoots > 0 {
-                        for (class, count) in usage.by_class() {
-                            for (i, u) in used.iter_mut().enumerate() {
-                                *u += f64::from(count) * priced[class * n + i];
-                            }
-                        }
-                    }
+                    let used = &priced_usage[s as usize * n..(s as usize + 1) * n];
                     let (mut sum, mut weights) = (0.0, 0.0);
                     let mut worst: Option<f64> = None;
                     for (i, (weight, demand)) in self.weights.iter().zip(&own_demand).enumerate() {

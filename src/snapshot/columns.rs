@@ -5,7 +5,7 @@
 //! changes, and its usage entries refreshed when a shoot changes, so a decision only indexes.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rustc_hash::FxHashMap;
 
@@ -23,7 +23,7 @@ pub struct Group {
     pub first: u32,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct SeedColumns {
     infos: Vec<Arc<SeedInfo>>,
     position: FxHashMap<Arc<str>, u32>,
@@ -49,6 +49,66 @@ pub struct SeedColumns {
     /// per CloudProfile with a seed selector (by its display name): per seed, whether the
     /// selector matches
     selector_matches: Vec<(String, Vec<bool>)>,
+    /// per pricing of the demand classes asked for so far: per seed, the priced usage
+    priced: Mutex<Vec<Priced>>,
+}
+
+/// A pricing of the demand classes (what one shoot of each class demands of each of `n`
+/// resources, class by class) and, per seed and resource, what the seed's shoots demand.
+#[derive(Clone, Debug)]
+struct Priced {
+    n: usize,
+    prices: Vec<f64>,
+    /// `seed * n + resource`
+    used: Arc<Vec<f64>>,
+}
+
+/// How many pricings are kept (one per `ResourceFit` configuration in use).
+const PRICINGS: usize = 8;
+
+impl Clone for SeedColumns {
+    fn clone(&self) -> Self {
+        Self {
+            infos: self.infos.clone(),
+            position: self.position.clone(),
+            providers: self.providers.clone(),
+            provider: self.provider.clone(),
+            groups: self.groups.clone(),
+            group: self.group.clone(),
+            capacity: self.capacity.clone(),
+            allocatable: self.allocatable.clone(),
+            usage: self.usage.clone(),
+            default_domains: self.default_domains.clone(),
+            plain_network_defaults: self.plain_network_defaults.clone(),
+            flags: self.flags.clone(),
+            selector_matches: self.selector_matches.clone(),
+            priced: Mutex::new(
+                self.priced
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            ),
+        }
+    }
+}
+
+/// A seed's usage priced: per resource, its shoots' demand summed class by class (from -0.0
+/// when it has shoots, as an empty sum; classes without shoots left out). `false` when the seed
+/// has a class the prices do not cover.
+fn price(usage: &SeedUsage, prices: &[f64], n: usize, out: &mut [f64]) -> bool {
+    out.fill(if usage.shoots == 0 { 0.0 } else { -0.0 });
+    if usage.shoots == 0 {
+        return true;
+    }
+    for (class, count) in usage.by_class() {
+        let Some(row) = prices.get(class * n..(class + 1) * n) else {
+            return false;
+        };
+        for (u, p) in out.iter_mut().zip(row) {
+            *u += f64::from(count) * p;
+        }
+    }
+    true
 }
 
 impl SeedColumns {
@@ -144,8 +204,54 @@ impl SeedColumns {
     /// Reads a seed's usage again after a shoot change.
     pub(super) fn refresh_usage(&mut self, seed: &str, usage: &Usage) {
         if let Some(&i) = self.position.get(seed) {
-            self.usage[i as usize] = usage.seed(seed).cloned().unwrap_or_default();
+            let i = i as usize;
+            self.usage[i] = usage.seed(seed).cloned().unwrap_or_default();
+            let seed_usage = &self.usage[i];
+            let priced = self
+                .priced
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            priced.retain_mut(|p| {
+                let n = p.n;
+                let used = Arc::make_mut(&mut p.used);
+                price(seed_usage, &p.prices, n, &mut used[i * n..(i + 1) * n])
+            });
         }
+    }
+
+    /// Per seed and resource (`seed * n + resource`), what the seed's shoots demand when one
+    /// shoot of demand class `c` demands `prices[c * n + resource]`: computed for every seed the
+    /// first time these prices are asked for, then kept up to date as usage changes.
+    pub fn priced_usage(&self, prices: &[f64], n: usize) -> Arc<Vec<f64>> {
+        let mut priced = self.priced.lock().unwrap_or_else(PoisonError::into_inner);
+        let same = |p: &Priced| {
+            p.n == n
+                && p.prices.len() == prices.len()
+                && p.prices
+                    .iter()
+                    .zip(prices)
+                    .all(|(a, b)| a.to_bits() == b.to_bits())
+        };
+        if let Some(p) = priced.iter().find(|p| same(p)) {
+            return Arc::clone(&p.used);
+        }
+        let mut used = vec![0.0; self.usage.len() * n];
+        if n > 0 {
+            for (usage, out) in self.usage.iter().zip(used.chunks_mut(n)) {
+                // The prices come from the usage's own classes, which cover every seed's.
+                price(usage, prices, n, out);
+            }
+        }
+        let used = Arc::new(used);
+        if priced.len() >= PRICINGS {
+            priced.remove(0);
+        }
+        priced.push(Priced {
+            n,
+            prices: prices.to_vec(),
+            used: Arc::clone(&used),
+        });
+        used
     }
 
     pub fn len(&self) -> usize {
