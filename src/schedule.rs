@@ -163,7 +163,8 @@ pub fn schedule(
 /// on failure exactly its error, but without evaluating seeds the region strategy cannot keep,
 /// without building the rejections of a successful decision (`rejected` is left empty) and
 /// with only the winner in `ranking` ([`schedule`] lists every feasible seed and every
-/// rejection, for explanations; [`decide_scores`] has every feasible seed's scores).
+/// rejection, for explanations; with the `test-util` feature, `decide_scores` has every
+/// feasible seed's scores).
 ///
 /// The profile's strategy names its candidates from the snapshot's provider/region index
 /// ([`RegionStrategy::candidates`]); only those go through the other stages, compiled for the
@@ -191,8 +192,8 @@ pub fn decide(
 }
 
 /// The scores of every feasible seed as [`decide`] computes them: for checking the
-/// production path against the reference.
-#[doc(hidden)]
+/// production path against the reference (a test hook: the `test-util` feature).
+#[cfg(any(test, feature = "test-util"))]
 pub fn decide_scores(
     shoot: &Shoot,
     snap: &Snapshot,

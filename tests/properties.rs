@@ -372,7 +372,15 @@ proptest! {
         yaml in chain_yaml(),
         offset_min in 0i64..2 * 365 * 24 * 60,
     ) {
-        let cfg = load_str(&yaml).map_err(|e| TestCaseError::fail(format!("{e}\n{yaml}")))?;
+        let cfg = match load_str(&yaml) {
+            Ok(cfg) => cfg,
+            // An impossible date (`* * 30 2 *`) is refused by the configuration check, as it
+            // must be; such a chain has no schedule to evaluate.
+            Err(e) if e.to_string().contains("never fires") => {
+                return Err(TestCaseError::reject("a startCron that never fires"));
+            }
+            Err(e) => return Err(TestCaseError::fail(format!("{e}\n{yaml}"))),
+        };
         let chain = ProfileChain::from_config(&cfg.config.schedulers.shoot).unwrap();
         let t = now() - chrono::TimeDelta::days(365) + chrono::TimeDelta::minutes(offset_min)
             + chrono::TimeDelta::seconds(offset_min % 61);
