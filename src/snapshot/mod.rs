@@ -18,7 +18,7 @@ mod selector;
 mod usage;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use kube::core::Selector;
 
@@ -59,8 +59,10 @@ pub struct Snapshot {
     regions: Regions,
     carbon: CarbonSources,
     usage: Usage,
-    /// The seeds in flat arrays, kept in step with `seeds` and `usage`.
-    columns: SeedColumns,
+    /// The seeds in flat arrays, kept in step with `seeds` and `usage` once built. Built on
+    /// first use after a seed or CloudProfile comes or goes, so that loading N seeds costs one
+    /// build, not N.
+    columns: OnceLock<SeedColumns>,
 }
 
 impl Snapshot {
@@ -79,7 +81,7 @@ impl Snapshot {
             .entry(info.region.clone())
             .or_default()
             .insert(Arc::clone(&info.name), Arc::clone(&info));
-        let in_place = self.columns.replace(&info);
+        let in_place = self.columns.get_mut().is_some_and(|c| c.replace(&info));
         self.seeds.insert(info.name.to_string(), info);
         if !in_place {
             self.rebuild_columns();
@@ -93,7 +95,12 @@ impl Snapshot {
         }
     }
 
+    /// Drops the flat arrays; [`Snapshot::columns`] builds them again when next asked.
     fn rebuild_columns(&mut self) {
+        self.columns = OnceLock::new();
+    }
+
+    fn build_columns(&self) -> SeedColumns {
         // The seed selectors of the CloudProfiles, matched once per seed or profile change.
         let selectors: Vec<(String, Selector)> = self
             .cloud_profiles
@@ -107,12 +114,12 @@ impl Snapshot {
                 Some((info.display, info.selector.ok()??))
             })
             .collect();
-        self.columns = SeedColumns::build(self.seeds.values(), &self.usage, &selectors);
+        SeedColumns::build(self.seeds.values(), &self.usage, &selectors)
     }
 
     /// The seeds in flat arrays, positions in name order (as [`Snapshot::seeds`]).
     pub fn columns(&self) -> &SeedColumns {
-        &self.columns
+        self.columns.get_or_init(|| self.build_columns())
     }
 
     /// Drops a seed from the provider/region index, before it changes or goes.
@@ -201,8 +208,11 @@ impl Snapshot {
     }
 
     fn refresh_usage<'a>(&mut self, seeds: impl Iterator<Item = &'a str>) {
+        let Some(columns) = self.columns.get_mut() else {
+            return;
+        };
         for seed in seeds {
-            self.columns.refresh_usage(seed, &self.usage);
+            columns.refresh_usage(seed, &self.usage);
         }
     }
 

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use crate::regions::Regions;
