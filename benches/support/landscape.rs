@@ -470,6 +470,10 @@ pub fn grid(spec: GridSpec, pending: usize) -> Grid {
     for p in g.projects() {
         snapshot.upsert_project(&p);
     }
+    // The per-seed columns are built on first use after seeds come or go: build them with the
+    // landscape (the controller's first decision after its initial sync does the same), so
+    // that decisions are timed and counted in steady state.
+    snapshot.columns();
     let pending = (0..pending).map(|i| g.shoot(spec.shoots + i)).collect();
     Grid {
         snapshot,
