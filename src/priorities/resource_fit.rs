@@ -169,23 +169,30 @@ fn amount(v: f64) -> String {
     format!("{}", (v * 1000.0).round() / 1000.0)
 }
 
+impl ResourceFit {
+    /// The shoot's own demand of each scored resource, and what one shoot of each demand class
+    /// in the landscape demands of each (class-major), priced once per decision: a seed's usage
+    /// is then O(classes × resources).
+    fn priced(&self, cx: &ShootContext, snap: &Snapshot) -> (Vec<f64>, Vec<f64>) {
+        let own_demand = self.demands(&DemandClass::of(cx.shoot)).collect();
+        let priced = snap
+            .usage()
+            .classes()
+            .iter()
+            .flat_map(|class| self.demands(class))
+            .collect();
+        (own_demand, priced)
+    }
+}
+
 impl Priority for ResourceFit {
     fn name(&self) -> &'static str {
         NAME
     }
 
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
-        let own = DemandClass::of(cx.shoot);
-        let own_demand: Vec<f64> = self.demands(&own).collect();
-        // What one shoot of each demand class in the landscape demands of each scored
-        // resource, priced once per decision: a seed's usage is then O(classes × resources).
+        let (own_demand, priced) = self.priced(cx, snap);
         let n = self.names.len();
-        let priced: Vec<f64> = snap
-            .usage()
-            .classes()
-            .iter()
-            .flat_map(|class| self.demands(class))
-            .collect();
         seeds
             .iter()
             .map(|s| {
@@ -272,15 +279,8 @@ impl Priority for ResourceFit {
     /// The values of [`Priority::raw`], with allocatable amounts and usage read from the
     /// snapshot's columns.
     fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
-        let own = DemandClass::of(cx.shoot);
-        let own_demand: Vec<f64> = self.demands(&own).collect();
+        let (own_demand, priced) = self.priced(cx, snap);
         let n = self.names.len();
-        let priced: Vec<f64> = snap
-            .usage()
-            .classes()
-            .iter()
-            .flat_map(|class| self.demands(class))
-            .collect();
         let cols = snap.columns();
         let columns: Vec<Option<&[Option<f64>]>> =
             self.names.iter().map(|r| cols.allocatable(r)).collect();
