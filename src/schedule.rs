@@ -235,16 +235,12 @@ fn candidates_kept(
         Some((Stage::Narrow(step), before)) if step.name() == profile.strategy.as_str() => before,
         _ => return Ok(None),
     };
-    let cols = snap.columns();
     let kept = match RegionStrategy::new(profile.strategy).candidates(cx, snap) {
-        Candidates::All => {
-            fast::survivors(cx, (0..cols.len() as u32).collect(), before, snap, true)?
-        }
+        Candidates::All => fast::survivors(cx, None, before, snap)?,
         Candidates::Tiers(tiers) => {
             let mut kept = Some(Vec::new());
-            for tier in tiers {
-                let positions = tier.iter().filter_map(|s| cols.position(&s.name)).collect();
-                kept = fast::survivors(cx, positions, before, snap, false)?;
+            for positions in tiers {
+                kept = fast::survivors(cx, Some(positions), before, snap)?;
                 if kept.as_ref().is_none_or(|k| !k.is_empty()) {
                     break;
                 }

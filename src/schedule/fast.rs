@@ -38,7 +38,7 @@ enum Check<'p> {
     Taints,
     /// Each requested restriction listed by the seed.
     AccessRestrictions,
-    /// Only seeds that enforce their zones are asked.
+    /// Seeds that enforce their zones must share one with the workers.
     EnforcedZones,
     /// Only seeds whose network defaults are IPv6 or reserved are asked (the shoot's own
     /// networks are IPv4, outside the reserved ranges, without `status.networking`).
@@ -48,6 +48,9 @@ enum Check<'p> {
     Capacity,
     /// The predicate is asked.
     Filter,
+    /// `ZonePreference` when it applies: seeds without a zone preference (a flag) or sharing a
+    /// zone with the workers are preferred.
+    ZonePreference,
     Narrow,
 }
 
@@ -93,12 +96,16 @@ impl Step<'_> {
                         .iter()
                         .all(|r| seed.access_restrictions.contains(r))
             }
-            Check::EnforcedZones => seed.zone_mode != ZoneMode::Enforce || ask(seed),
+            // The workers name zones and the control plane does not (see `compile`).
+            Check::EnforcedZones => {
+                seed.zone_mode != ZoneMode::Enforce
+                    || seed.zones.iter().any(|z| cx.worker_zones.contains(z))
+            }
             Check::NetworkDefaults => cols.plain_network_defaults(i) || ask(seed),
             Check::Matches(matches) => matches[i as usize],
             Check::Capacity => cols.capacity(i).is_none_or(|c| cols.shoots(i) < c),
             Check::Filter => ask(seed),
-            Check::Narrow => true,
+            Check::ZonePreference | Check::Narrow => true,
         }
     }
 }
@@ -116,6 +123,7 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) ->
                 {
                     continue;
                 }
+                "ZonePreference" => Check::ZonePreference,
                 "DefaultDomain" if !under_any_default(cx, cols) => continue,
                 _ => Check::Narrow,
             },
@@ -195,19 +203,21 @@ fn plain_own_networks(cx: &ShootContext) -> bool {
             .all(|net| matches!(net, IpNet::V4(_)) && !reserved(net))
 }
 
-/// The positions that pass `stages`, in order. `whole` says `positions` is every seed;
-/// otherwise a set step that needs the others makes this `None`.
+/// The positions that pass `stages`, in order, from `start` (`None`: every seed). Starting
+/// from every seed, a set step sees the set the reference sees; from a tier, a set step that
+/// needs the seeds outside the tier makes this `None`.
 pub(super) fn survivors(
     cx: &ShootContext,
-    mut positions: Vec<u32>,
+    start: Option<Vec<u32>>,
     stages: &[Stage],
     snap: &Snapshot,
-    whole: bool,
 ) -> Result<Option<Vec<u32>>, FitError> {
     let cols = snap.columns();
+    let whole = start.is_none();
     let steps = compile(cx, stages, cols);
-    // Per-seed stages between two set steps do not depend on each other's order: a seed
-    // goes through all of them in one pass.
+    let mut kept = start;
+    // Per-seed stages between two set steps do not depend on each other's order: each is one
+    // pass over the seeds still kept, the most selective first.
     for run in steps.split_inclusive(|s| matches!(s.stage, Stage::Narrow(_))) {
         let (filters, set_step) = match run.split_last() {
             Some((last, filters)) if matches!(last.stage, Stage::Narrow(_)) => {
@@ -215,42 +225,155 @@ pub(super) fn survivors(
             }
             _ => (run, None),
         };
-        if !filters.is_empty() {
-            // A seed with every flag these stages look for passes them; only the stages without
-            // a flag are asked. A seed without is asked by every stage.
-            let mask = filters.iter().filter_map(Step::flag).fold(0, |m, f| m | f);
-            let unflagged: Vec<&Step> = filters.iter().filter(|f| f.flag().is_none()).collect();
-            positions.retain(|&i| {
-                if cols.flags(i) & mask == mask {
-                    unflagged.iter().all(|f| f.passes(cx, i, cols, snap))
-                } else {
-                    filters.iter().all(|f| f.passes(cx, i, cols, snap))
-                }
-            });
-        }
+        let (mut positions, by_provider) = match kept.take() {
+            Some(positions) => (positions, false),
+            None => from_index(filters, cols),
+        };
+        keep_passing(cx, &mut positions, filters, by_provider, snap);
         if positions.is_empty() {
-            break;
+            return Ok(Some(positions));
         }
-        let Some(Step {
-            stage: Stage::Narrow(set_step),
-            ..
-        }) = set_step
-        else {
-            continue;
-        };
-        let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
-        let verdicts = if whole {
-            set_step.narrow(cx, &seeds, snap)?
-        } else {
-            match set_step.narrow_part(cx, &seeds, snap)? {
-                Some(v) => v,
-                None => return Ok(None),
+        match set_step {
+            Some(Step {
+                check: Check::ZonePreference,
+                ..
+            }) => {
+                let preferred = |i: u32| {
+                    cols.flags(i) & flags::NO_ZONE_PREFERENCE != 0
+                        || cols
+                            .info(i)
+                            .zones
+                            .iter()
+                            .any(|z| cx.worker_zones.contains(z))
+                };
+                if positions.iter().any(|&i| preferred(i)) {
+                    compact(&mut positions, preferred);
+                } else if !whole {
+                    // The seeds outside the tier may hold a preferred one.
+                    return Ok(None);
+                }
             }
-        };
-        let mut verdicts = verdicts.into_iter();
-        positions.retain(|_| verdicts.next().flatten().is_none());
+            Some(Step {
+                stage: Stage::Narrow(set_step),
+                ..
+            }) => {
+                let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+                let verdicts = if whole {
+                    set_step.narrow(cx, &seeds, snap)?
+                } else {
+                    match set_step.narrow_part(cx, &seeds, snap)? {
+                        Some(v) => v,
+                        None => return Ok(None),
+                    }
+                };
+                let mut verdicts = verdicts.into_iter();
+                positions.retain(|_| verdicts.next().flatten().is_none());
+            }
+            _ => {}
+        }
+        kept = Some(positions);
     }
-    Ok(Some(positions))
+    Ok(Some(
+        kept.unwrap_or_else(|| (0..cols.len() as u32).collect()),
+    ))
+}
+
+/// Every seed, or when `filters` check the provider type only the seeds of the allowed
+/// provider types, read from the columns' index (`true`: the provider check is done).
+fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
+    let allowed = filters.iter().find_map(|f| match &f.check {
+        Check::Provider(allowed) => Some(allowed),
+        _ => None,
+    });
+    let Some(allowed) = allowed else {
+        return ((0..cols.len() as u32).collect(), false);
+    };
+    let mut ids = (0..allowed.len() as u32).filter(|&p| allowed[p as usize]);
+    let positions = match (ids.next(), ids.next()) {
+        (None, _) => Vec::new(),
+        (Some(only), None) => cols.of_provider(only).to_vec(),
+        (Some(a), Some(b)) => {
+            let mut positions: Vec<u32> = [a, b]
+                .into_iter()
+                .chain(ids)
+                .flat_map(|p| cols.of_provider(p).iter().copied())
+                .collect();
+            positions.sort_unstable();
+            positions
+        }
+    };
+    (positions, true)
+}
+
+/// Keeps the positions that pass every one of `filters` (per-seed stages), one pass per
+/// check: the columns' checks first, then the seed flags (a seed with every flag these stages
+/// look for passes them; one without is asked by each of them), then the stages that ask.
+fn keep_passing(
+    cx: &ShootContext,
+    positions: &mut Vec<u32>,
+    filters: &[Step],
+    by_provider: bool,
+    snap: &Snapshot,
+) {
+    let cols = snap.columns();
+    for f in filters {
+        match &f.check {
+            Check::Provider(allowed) if !by_provider => {
+                compact(positions, |i| allowed[cols.provider(i) as usize]);
+            }
+            Check::Matches(matches) => compact(positions, |i| matches[i as usize]),
+            _ => {}
+        }
+    }
+    let mask = filters.iter().filter_map(Step::flag).fold(0, |m, f| m | f);
+    if mask != 0 {
+        let flagged: Vec<(u8, &Step)> = filters
+            .iter()
+            .filter_map(|f| Some((f.flag()?, f)))
+            .collect();
+        compact(positions, |i| {
+            // Only the stages whose flag the seed lacks need asking.
+            let missing = mask & !cols.flags(i);
+            missing == 0
+                || flagged
+                    .iter()
+                    .all(|(flag, f)| flag & missing == 0 || f.passes(cx, i, cols, snap))
+        });
+    }
+    for f in filters {
+        match &f.check {
+            Check::Capacity => {
+                compact(positions, |i| {
+                    cols.capacity(i).is_none_or(|c| cols.shoots(i) < c)
+                });
+            }
+            Check::AccessRestrictions | Check::Filter => {
+                compact(positions, |i| f.passes(cx, i, cols, snap));
+            }
+            // Checked above.
+            Check::Provider(_) | Check::Matches(_) => {}
+            // Checked with the flags.
+            Check::Usable
+            | Check::AtLeastThreeZones
+            | Check::NoEmergencyStop
+            | Check::Taints
+            | Check::EnforcedZones
+            | Check::NetworkDefaults => {}
+            // Set steps.
+            Check::ZonePreference | Check::Narrow => {}
+        }
+    }
+}
+
+/// Keeps the positions for which `keep` holds, in order.
+fn compact(positions: &mut Vec<u32>, mut keep: impl FnMut(u32) -> bool) {
+    let mut w = 0;
+    for r in 0..positions.len() {
+        let i = positions[r];
+        positions[w] = i;
+        w += usize::from(keep(i));
+    }
+    positions.truncate(w);
 }
 
 /// Every seed through `stages` (every stage, the region strategy included) as the reference

@@ -33,6 +33,12 @@ pub struct SeedColumns {
     groups: Vec<Group>,
     /// per seed: its group's id in `groups`
     group: Vec<u32>,
+    /// per group: the positions of its seeds, in order
+    members: Vec<Vec<u32>>,
+    /// per region: the ids of its groups
+    region_groups: FxHashMap<String, Vec<u32>>,
+    /// per provider id: the positions of its seeds, in order
+    by_provider: Vec<Vec<u32>>,
     /// per seed: `status.allocatable.shoots` rounded up, when published
     capacity: Vec<Option<u64>>,
     /// per resource any seed publishes: per seed, its `status.allocatable`
@@ -75,6 +81,9 @@ impl Clone for SeedColumns {
             provider: self.provider.clone(),
             groups: self.groups.clone(),
             group: self.group.clone(),
+            members: self.members.clone(),
+            region_groups: self.region_groups.clone(),
+            by_provider: self.by_provider.clone(),
             capacity: self.capacity.clone(),
             allocatable: self.allocatable.clone(),
             usage: self.usage.clone(),
@@ -127,6 +136,7 @@ impl SeedColumns {
                 Some(p) => p as u32,
                 None => {
                     c.providers.push(s.provider.clone());
+                    c.by_provider.push(Vec::new());
                     (c.providers.len() - 1) as u32
                 }
             };
@@ -134,8 +144,16 @@ impl SeedColumns {
                 .entry((provider, s.region.as_str()))
                 .or_insert_with(|| {
                     c.groups.push(Group { provider, first: i });
-                    (c.groups.len() - 1) as u32
+                    c.members.push(Vec::new());
+                    let id = (c.groups.len() - 1) as u32;
+                    c.region_groups
+                        .entry(s.region.clone())
+                        .or_default()
+                        .push(id);
+                    id
                 });
+            c.members[group as usize].push(i);
+            c.by_provider[provider as usize].push(i);
             c.position.insert(Arc::clone(&s.name), i);
             c.provider.push(provider);
             c.group.push(group);
@@ -295,6 +313,26 @@ impl SeedColumns {
         self.group[i as usize]
     }
 
+    /// The positions of a group's seeds, in order.
+    pub fn members(&self, group: u32) -> &[u32] {
+        &self.members[group as usize]
+    }
+
+    /// The group of the seeds of one provider type in one region, if it has seeds.
+    pub fn group_in(&self, provider: &str, region: &str) -> Option<u32> {
+        let provider = self.provider_id(provider)?;
+        self.region_groups
+            .get(region)?
+            .iter()
+            .copied()
+            .find(|&g| self.groups[g as usize].provider == provider)
+    }
+
+    /// The positions of the seeds of one provider type (by id), in order.
+    pub fn of_provider(&self, provider: u32) -> &[u32] {
+        &self.by_provider[provider as usize]
+    }
+
     /// `status.allocatable.shoots` rounded up, when the seed publishes it.
     pub fn capacity(&self, i: u32) -> Option<u64> {
         self.capacity[i as usize]
@@ -358,6 +396,8 @@ pub mod flags {
     pub const THREE_ZONES: u8 = 1 << 3;
     pub const ZONES_NOT_ENFORCED: u8 = 1 << 4;
     pub const PLAIN_NETWORK_DEFAULTS: u8 = 1 << 5;
+    /// The seed does not prefer zones (`ZonePreference` keeps it whatever the workers' zones).
+    pub const NO_ZONE_PREFERENCE: u8 = 1 << 6;
 
     pub(super) fn of(s: &SeedInfo, plain_network_defaults: bool) -> u8 {
         let mut f = 0;
@@ -368,6 +408,7 @@ pub mod flags {
             (s.zones.len() >= 3, THREE_ZONES),
             (s.zone_mode != ZoneMode::Enforce, ZONES_NOT_ENFORCED),
             (plain_network_defaults, PLAIN_NETWORK_DEFAULTS),
+            (s.zone_mode != ZoneMode::Prefer, NO_ZONE_PREFERENCE),
         ] {
             if set {
                 f |= bit;

@@ -17,7 +17,7 @@ use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::predicates::SetStep;
 use crate::reason::Reason;
-use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
+use crate::snapshot::{SeedColumns, SeedGroup, SeedInfo, Snapshot};
 
 /// Applies the testing rule, then the configured strategy.
 pub struct RegionStrategy {
@@ -58,42 +58,49 @@ impl SetStep for RegionStrategy {
 
 /// Where the seeds a strategy can keep are, so that a decision evaluates the predicates only
 /// on those (see [`crate::schedule::decide`]).
-pub enum Candidates<'a> {
+pub enum Candidates {
     /// The strategy keeps every remaining seed (`Scored`).
     All,
-    /// Tiers in order of preference, each in name order: the strategy keeps the seeds of the
-    /// first tier that has any seed left after the other stages, and never keeps a seed that is
-    /// in no tier. When no tier has one left, only the full pipeline can say what happens.
-    Tiers(Vec<Vec<&'a SeedInfo>>),
+    /// Tiers in order of preference, each the seeds' positions in the snapshot's columns in
+    /// order: the strategy keeps the seeds of the first tier that has any seed left after the
+    /// other stages, and never keeps a seed that is in no tier. When no tier has one left, only
+    /// the full pipeline can say what happens.
+    Tiers(Vec<Vec<u32>>),
     /// The choice needs the whole set (a region ConfigMap row that does not parse).
     Unknown,
 }
 
 impl RegionStrategy {
-    /// The candidates of this strategy for one shoot, from the snapshot's provider/region
-    /// index: for `SameRegion` one group of seeds, for the distance strategies the groups in
+    /// The candidates of this strategy for one shoot, from the columns' provider/region
+    /// groups: for `SameRegion` one group of seeds, for the distance strategies the groups in
     /// order of distance.
-    pub fn candidates<'a>(&self, cx: &ShootContext, snap: &'a Snapshot) -> Candidates<'a> {
+    pub fn candidates(&self, cx: &ShootContext, snap: &Snapshot) -> Candidates {
+        let cols = snap.columns();
         if cx.testing {
-            let names = snap.regions_of(&cx.provider).map(|(_, names)| names);
-            return Candidates::Tiers(vec![named(names)]);
+            let positions = cols
+                .provider_id(&cx.provider)
+                .map(|p| cols.of_provider(p).to_vec())
+                .unwrap_or_default();
+            return Candidates::Tiers(vec![positions]);
         }
         match self.strategy {
             Strategy::Scored => Candidates::All,
-            Strategy::SameRegion => {
-                Candidates::Tiers(vec![snap.seeds_in(&cx.provider, &cx.region).collect()])
-            }
+            Strategy::SameRegion => Candidates::Tiers(vec![
+                cols.group_in(&cx.provider, &cx.region)
+                    .map(|g| cols.members(g).to_vec())
+                    .unwrap_or_default(),
+            ]),
             Strategy::RegionPrefix => {
                 let groups = snap
                     .regions_of(&cx.provider)
                     .map(|(region, names)| (region_prefix::key(region, cx), names));
-                Candidates::Tiers(tiers(groups))
+                Candidates::Tiers(tiers(cols, groups))
             }
             Strategy::MinimalDistance => match minimal_distance::tiers(cx, snap) {
                 Some(groups) => Candidates::Tiers(
                     groups
                         .into_iter()
-                        .flat_map(|list| tiers(list.into_iter()))
+                        .flat_map(|list| tiers(cols, list.into_iter()))
                         .collect(),
                 ),
                 None => Candidates::Unknown,
@@ -102,22 +109,30 @@ impl RegionStrategy {
     }
 }
 
-/// The seeds of some groups, in name order.
-fn named<'a>(groups: impl Iterator<Item = &'a SeedGroup>) -> Vec<&'a SeedInfo> {
-    let mut seeds: Vec<&SeedInfo> = groups.flat_map(|g| g.values().map(|s| &**s)).collect();
-    seeds.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-    seeds
+/// The positions of the seeds of some groups, in order: each group's seeds read from the
+/// columns by the group of its first seed.
+fn positions<'a>(cols: &SeedColumns, groups: impl Iterator<Item = &'a SeedGroup>) -> Vec<u32> {
+    let mut positions: Vec<u32> = groups
+        .filter_map(|g| g.keys().next().and_then(|name| cols.position(name)))
+        .flat_map(|first| cols.members(cols.group(first)).iter().copied())
+        .collect();
+    positions.sort_unstable();
+    positions
 }
 
-/// Groups with their keys -> tiers of seeds, lowest key first, groups of one key together.
-fn tiers<'a, K: Ord>(groups: impl Iterator<Item = (K, &'a SeedGroup)>) -> Vec<Vec<&'a SeedInfo>> {
+/// Groups with their keys -> tiers of seed positions, lowest key first, groups of one key
+/// together.
+fn tiers<'a, K: Ord>(
+    cols: &SeedColumns,
+    groups: impl Iterator<Item = (K, &'a SeedGroup)>,
+) -> Vec<Vec<u32>> {
     let mut by_key: std::collections::BTreeMap<K, Vec<_>> = std::collections::BTreeMap::new();
     for (key, group) in groups {
         by_key.entry(key).or_default().push(group);
     }
     by_key
         .into_values()
-        .map(|groups| named(groups.into_iter()))
+        .map(|groups| positions(cols, groups.into_iter()))
         .collect()
 }
 
