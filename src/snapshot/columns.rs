@@ -5,6 +5,7 @@
 //! changes, and its usage entries refreshed when a shoot changes, so a decision only indexes.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rustc_hash::FxHashMap;
@@ -378,6 +379,26 @@ impl SeedColumns {
     }
 }
 
+/// A count of column builds (a snapshot's clone starts from the same count).
+#[derive(Debug, Default)]
+pub struct BuildCount(AtomicUsize);
+
+impl BuildCount {
+    pub(super) fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(super) fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl Clone for BuildCount {
+    fn clone(&self) -> Self {
+        Self(AtomicUsize::new(self.get()))
+    }
+}
+
 /// The seeds a decision scores: the seeds and their positions in [`SeedColumns`], in the same
 /// order.
 #[derive(Clone, Copy)]
@@ -417,3 +438,6 @@ pub mod flags {
         f
     }
 }
+
+#[cfg(test)]
+mod tests;

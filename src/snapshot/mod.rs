@@ -63,6 +63,8 @@ pub struct Snapshot {
     /// first use after a seed or CloudProfile comes or goes, so that loading N seeds costs one
     /// build, not N.
     columns: OnceLock<SeedColumns>,
+    /// How many times the columns were built.
+    column_builds: columns::BuildCount,
 }
 
 impl Snapshot {
@@ -119,7 +121,16 @@ impl Snapshot {
 
     /// The seeds in flat arrays, positions in name order (as [`Snapshot::seeds`]).
     pub fn columns(&self) -> &SeedColumns {
-        self.columns.get_or_init(|| self.build_columns())
+        self.columns.get_or_init(|| {
+            self.column_builds.add();
+            self.build_columns()
+        })
+    }
+
+    /// How many times [`Snapshot::columns`] has built the flat arrays so far: once per seed or
+    /// CloudProfile that came or went before a decision, never once per seed loaded.
+    pub fn column_builds(&self) -> usize {
+        self.column_builds.get()
     }
 
     /// Drops a seed from the provider/region index, before it changes or goes.
