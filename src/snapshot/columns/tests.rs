@@ -11,7 +11,7 @@ fn now() -> DateTime<Utc> {
 
 fn seed(k: usize) -> SeedBuilder {
     SeedBuilder::new(&format!("seed-{k:04}"))
-        .region(if k % 2 == 0 {
+        .region(if k.is_multiple_of(2) {
             "eu-west-1"
         } else {
             "eu-central-1"
