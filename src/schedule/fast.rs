@@ -387,41 +387,46 @@ pub(super) fn whole(
     let cols = snap.columns();
     let total = cols.len();
     let mut positions: Vec<u32> = (0..total as u32).collect();
-    let mut rejected: Vec<(u32, Rejection)> = Vec::new();
-    let mut reject = |i: u32, stage: &Stage, reason: Reason| {
-        rejected.push((
-            i,
-            Rejection {
-                seed: Arc::clone(&cols.info(i).name),
-                stage: stage.name(),
-                reason,
-            },
-        ));
-    };
+    // Per seed: the stage that rejected it and why.
+    let mut rejected: Vec<Option<(&'static str, Reason)>> = Vec::new();
+    rejected.resize_with(total, || None);
     for step in compile(cx, stages, cols) {
         if positions.is_empty() {
             break;
         }
+        let name = step.stage.name();
         match step.stage {
-            Stage::Filter(p) => positions.retain(|&i| {
-                if step.passes(cx, i, cols, snap) {
-                    return true;
-                }
-                match p.filter(cx, &step.state, cols.info(i), snap) {
-                    Ok(()) => true,
-                    Err(reason) => {
-                        reject(i, step.stage, reason);
-                        false
+            Stage::Filter(p) => {
+                // The provider stage's reason depends only on the seed's provider type.
+                let mut by_provider: Vec<Option<Option<Reason>>> = match &step.check {
+                    Check::Provider(allowed) => vec![None; allowed.len()],
+                    _ => Vec::new(),
+                };
+                positions.retain(|&i| {
+                    if step.passes(cx, i, cols, snap) {
+                        return true;
                     }
-                }
-            }),
+                    let ask = || p.filter(cx, &step.state, cols.info(i), snap).err();
+                    let reason = match by_provider.get_mut(cols.provider(i) as usize) {
+                        Some(known) => known.get_or_insert_with(ask).clone(),
+                        None => ask(),
+                    };
+                    match reason {
+                        None => true,
+                        Some(reason) => {
+                            rejected[i as usize] = Some((name, reason));
+                            false
+                        }
+                    }
+                });
+            }
             Stage::Narrow(set_step) => {
                 let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
                 let mut verdicts = set_step.narrow(cx, &seeds, snap)?.into_iter();
                 positions.retain(|&i| match verdicts.next().flatten() {
                     None => true,
                     Some(reason) => {
-                        reject(i, step.stage, reason);
+                        rejected[i as usize] = Some((name, reason));
                         false
                     }
                 });
@@ -431,10 +436,20 @@ pub(super) fn whole(
     if !positions.is_empty() {
         return Ok(Ok(positions));
     }
-    rejected.sort_by_key(|(i, _)| *i);
     Ok(Err(FitError::NoFit {
         total,
-        rejected: rejected.into_iter().map(|(_, r)| r).collect(),
+        rejected: rejected
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let (stage, reason) = r?;
+                Some(Rejection {
+                    seed: Arc::clone(&cols.info(i as u32).name),
+                    stage,
+                    reason,
+                })
+            })
+            .collect(),
     }))
 }
 
