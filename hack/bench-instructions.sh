@@ -6,6 +6,7 @@
 #
 #   hack/bench-instructions.sh                  # seeds {100,1000,10000} x shoots {1000,100000}
 #   SEEDS="1000" SHOOTS="1000 1000000" DECISIONS=100 hack/bench-instructions.sh
+#   (cells of 10,000 seeds or more run DECISIONS_LARGE decisions, default 20: callgrind is slow)
 #   BENCH_PATH=reference hack/bench-instructions.sh   # the reference pipeline, schedule()
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +14,8 @@ cd "$(dirname "$0")/.."
 SEEDS=${SEEDS:-"100 1000 10000"}
 SHOOTS=${SHOOTS:-"1000 100000"}
 DECISIONS=${DECISIONS:-200}
+DECISIONS_LARGE=${DECISIONS_LARGE:-20}
+decisions() { if [ "$1" -ge 10000 ]; then echo "$DECISIONS_LARGE"; else echo "$DECISIONS"; fi; }
 
 command -v valgrind >/dev/null || { echo "valgrind not found: apt-get install valgrind" >&2; exit 1; }
 
@@ -22,8 +25,9 @@ bin=$(cargo bench --locked --bench instructions --no-run --message-format=json 2
 [ -x "$bin" ] || { echo "could not build benches/instructions.rs" >&2; exit 1; }
 
 count() { # seeds shoots profile -> instructions per decision
-  local out
-  out=$(BENCH_SEEDS=$1 BENCH_SHOOTS=$2 BENCH_DECISIONS=$DECISIONS BENCH_PROFILE=$3 \
+  local out n
+  n=$(decisions "$1")
+  out=$(BENCH_SEEDS=$1 BENCH_SHOOTS=$2 BENCH_DECISIONS=$n BENCH_PROFILE=$3 \
     valgrind --tool=callgrind --callgrind-out-file=/dev/null --toggle-collect='*decide_all*' \
     "$bin" 2>&1) || { echo "$out" >&2; exit 1; }
   local total
@@ -33,7 +37,7 @@ count() { # seeds shoots profile -> instructions per decision
     echo "$out" >&2
     return 1
   fi
-  echo $((total / DECISIONS))
+  echo $((total / n))
 }
 
 # Counted once per cell; the tables below read them back.
@@ -54,14 +58,14 @@ cat <<TEXT
 
 The timings above move with the load of this shared machine (compare the runs of one cell across reports). Callgrind's instruction count does not: \`make bench-instructions\` (\`hack/bench-instructions.sh\`, needs valgrind) builds the same landscapes as section 1 and counts only the instructions of the decisions, for the weighted and the upstream-equivalent profile. Decisions go through \`decide()\`, the path the controller takes; \`BENCH_PATH=reference hack/bench-instructions.sh\` counts the reference pipeline \`schedule()\` instead (every stage over every seed, every rejection and every score detail built), which \`simulate\` (\`--explain\`, \`-o json\`) runs.
 
-Counted at commit \`$commit\` through \`$path()\`, $DECISIONS decisions per cell:
+Counted at commit \`$commit\` through \`$path()\`:
 
-| seeds | existing shoots | weighted profile, instructions/decision | upstream-equivalent profile, instructions/decision |
-| --- | --- | --- | --- |
+| seeds | existing shoots | decisions counted | weighted profile, instructions/decision | upstream-equivalent profile, instructions/decision |
+| --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
-    echo "| $(group "$seeds") | $(group "$shoots") | $(group "${counted[$seeds,$shoots,weighted]}") | $(group "${counted[$seeds,$shoots,upstream]}") |"
+    echo "| $(group "$seeds") | $(group "$shoots") | $(decisions "$seeds") | $(group "${counted[$seeds,$shoots,weighted]}") | $(group "${counted[$seeds,$shoots,upstream]}") |"
   done
 done
 
@@ -90,6 +94,16 @@ before_columns() { case "$1,$2,$3" in
   1000,1000,weighted) echo 616550;; 1000,1000,upstream) echo 86416;;
   1000,100000,weighted) echo 809929;; 1000,100000,upstream) echo 83628;;
   *) echo "";; esac; }
+# decide() at 9e5aeb6: usage priced per seed in the columns, the stages in one pass per run of
+# per-seed stages with the seed flags, one vector per priority (10,000 seeds: 20 decisions).
+before_passes() { case "$1,$2,$3" in
+  100,1000,weighted) echo 121390;; 100,1000,upstream) echo 37872;;
+  100,100000,weighted) echo 126548;; 100,100000,upstream) echo 38790;;
+  1000,1000,weighted) echo 579123;; 1000,1000,upstream) echo 85874;;
+  1000,100000,weighted) echo 591923;; 1000,100000,upstream) echo 83148;;
+  10000,1000,weighted) echo 5405506;; 10000,1000,upstream) echo 1647001;;
+  10000,100000,weighted) echo 5520433;; 10000,100000,upstream) echo 1533263;;
+  *) echo "";; esac; }
 target() { case "$1,$2,$3" in
   1000,100000,weighted) echo 350000;; 1000,100000,upstream) echo 70000;;
   10000,100000,weighted) echo 3500000;;
@@ -98,10 +112,10 @@ or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
 
-Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), and this count; the targets are those set for the decision cost:
+Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), and this count; the targets are those set for the decision cost:
 
-| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
@@ -113,7 +127,7 @@ for seeds in $SEEDS; do
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before_reference "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_index "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_columns "$seeds" "$shoots" "$profile")") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before_reference "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_index "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_columns "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_passes "$seeds" "$shoots" "$profile")") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done
