@@ -38,6 +38,9 @@ enum Check<'p> {
     Taints,
     /// Each requested restriction listed by the seed.
     AccessRestrictions,
+    /// The same from the columns: the bits of the requested restrictions, all of which the
+    /// seed's must have.
+    AccessBits(u64),
     /// Seeds that enforce their zones must share one with the workers.
     EnforcedZones,
     /// Only seeds whose network defaults are IPv6 or reserved are asked (the shoot's own
@@ -97,6 +100,10 @@ impl Step<'_> {
                         .all(|r| seed.access_restrictions.contains(r))
             }
             // The workers name zones and the control plane does not (see `compile`).
+            Check::AccessBits(required) => {
+                cx.access_restrictions.len() <= seed.access_restriction_count
+                    && cols.access(i) & required == *required
+            }
             Check::EnforcedZones => {
                 seed.zone_mode != ZoneMode::Enforce
                     || seed.zones.iter().any(|z| cx.worker_zones.contains(z))
@@ -158,7 +165,10 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) ->
                 }
                 "Zones" if cx.control_plane_zones.is_empty() => Check::EnforcedZones,
                 "AccessRestrictions" if cx.access_restrictions.is_empty() => continue,
-                "AccessRestrictions" => Check::AccessRestrictions,
+                "AccessRestrictions" => match cols.access_required(&cx.access_restrictions) {
+                    Some(bits) => Check::AccessBits(bits),
+                    None => Check::AccessRestrictions,
+                },
                 "EmergencyStop" => Check::NoEmergencyStop,
                 "Networks" if !cx.nets.present => continue,
                 "Networks" if plain_own_networks(cx) => Check::NetworkDefaults,
@@ -305,9 +315,10 @@ fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
     (positions, true)
 }
 
-/// Keeps the positions that pass every one of `filters` (per-seed stages), one pass per
-/// check: the columns' checks first, then the seed flags (a seed with every flag these stages
-/// look for passes them; one without is asked by each of them), then the stages that ask.
+/// Keeps the positions that pass every one of `filters` (per-seed stages): one pass over the
+/// positions reads the columns (provider type, the CloudProfile's selector, the seed flags,
+/// capacity, access restrictions); a seed lacking a flag is asked only by the stages of the
+/// flags it lacks. Stages that must ask the predicate for every seed get a pass of their own.
 fn keep_passing(
     cx: &ShootContext,
     positions: &mut Vec<u32>,
@@ -316,43 +327,27 @@ fn keep_passing(
     snap: &Snapshot,
 ) {
     let cols = snap.columns();
+    let mut provider: Option<&[bool]> = None;
+    let mut matches: Option<&[bool]> = None;
+    let mut capacity = false;
+    let mut access: Option<u64> = None;
+    let mut mask = 0u8;
+    let mut flagged: Vec<(u8, &Step)> = Vec::new();
+    let mut asked: Vec<&Step> = Vec::new();
     for f in filters {
-        match &f.check {
-            Check::Provider(allowed) if !by_provider => {
-                compact(positions, |i| allowed[cols.provider(i) as usize]);
-            }
-            Check::Matches(matches) => compact(positions, |i| matches[i as usize]),
-            _ => {}
+        if let Some(flag) = f.flag() {
+            mask |= flag;
+            flagged.push((flag, f));
+            continue;
         }
-    }
-    let mask = filters.iter().filter_map(Step::flag).fold(0, |m, f| m | f);
-    if mask != 0 {
-        let flagged: Vec<(u8, &Step)> = filters
-            .iter()
-            .filter_map(|f| Some((f.flag()?, f)))
-            .collect();
-        compact(positions, |i| {
-            // Only the stages whose flag the seed lacks need asking.
-            let missing = mask & !cols.flags(i);
-            missing == 0
-                || flagged
-                    .iter()
-                    .all(|(flag, f)| flag & missing == 0 || f.passes(cx, i, cols, snap))
-        });
-    }
-    for f in filters {
         match &f.check {
-            Check::Capacity => {
-                compact(positions, |i| {
-                    cols.capacity(i).is_none_or(|c| cols.shoots(i) < c)
-                });
-            }
-            Check::AccessRestrictions | Check::Filter => {
-                compact(positions, |i| f.passes(cx, i, cols, snap));
-            }
-            // Checked above.
-            Check::Provider(_) | Check::Matches(_) => {}
-            // Checked with the flags.
+            Check::Provider(allowed) if !by_provider => provider = Some(allowed),
+            Check::Provider(_) => {}
+            Check::Matches(m) => matches = Some(m),
+            Check::Capacity => capacity = true,
+            Check::AccessBits(bits) => access = Some(*bits),
+            Check::AccessRestrictions | Check::Filter => asked.push(f),
+            // With the flags (`Step::flag`).
             Check::Usable
             | Check::AtLeastThreeZones
             | Check::NoEmergencyStop
@@ -362,6 +357,26 @@ fn keep_passing(
             // Set steps.
             Check::ZonePreference | Check::Narrow => {}
         }
+    }
+    let requested = cx.access_restrictions.len();
+    compact(positions, |i| {
+        provider.is_none_or(|allowed| allowed[cols.provider(i) as usize])
+            && matches.is_none_or(|m| m[i as usize])
+            && access.is_none_or(|required| {
+                cols.access(i) & required == required
+                    && requested <= cols.info(i).access_restriction_count
+            })
+            && (!capacity || cols.capacity(i).is_none_or(|c| cols.shoots(i) < c))
+            && {
+                let missing = mask & !cols.flags(i);
+                missing == 0
+                    || flagged
+                        .iter()
+                        .all(|(flag, f)| flag & missing == 0 || f.passes(cx, i, cols, snap))
+            }
+    });
+    for f in asked {
+        compact(positions, |i| f.passes(cx, i, cols, snap));
     }
 }
 

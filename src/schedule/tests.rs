@@ -435,3 +435,55 @@ fn a_filter_prepares_its_state_once_per_decision_and_reads_it_for_every_seed() {
     assert_eq!(fast.seed, reference.seed);
     assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 2);
 }
+
+/// Access restrictions are checked from per-seed bits while the seeds offer at most 63
+/// distinct ones, and by asking the predicate beyond that; both agree with the reference, and
+/// a restriction no seed offers rejects every seed.
+#[test]
+fn access_restrictions_decide_as_the_reference_with_and_without_bits() {
+    for distinct in [3usize, 70] {
+        let seeds: Vec<SeedBuilder> = (0..distinct)
+            .map(|k| {
+                let seed = SeedBuilder::new(&format!("seed-{k:03}"))
+                    .access_restriction(&format!("example.com/only-{k}"));
+                if k.is_multiple_of(3) {
+                    seed.access_restriction("eu-access-only")
+                } else {
+                    seed
+                }
+            })
+            .collect();
+        let snap = snapshot(&seeds, &[("seed-000", 2)]);
+        for profile in [profile("Scored"), Profile::upstream_default()] {
+            for wanted in [
+                vec!["eu-access-only"],
+                vec!["eu-access-only", "example.com/only-3"],
+                vec!["eu-access-only", "example.com/only-4"],
+                vec!["example.com/offered-nowhere"],
+            ] {
+                let shoot = wanted
+                    .iter()
+                    .fold(ShootBuilder::new("garden-p", "s"), |b, r| {
+                        b.access_restriction(r)
+                    })
+                    .build();
+                let fast = decide(&shoot, &snap, &profile, Utc::now());
+                let reference = schedule(&shoot, &snap, &profile, Utc::now());
+                match (&fast, &reference) {
+                    (Ok(f), Ok(r)) => assert_eq!(f.seed, r.seed, "{distinct} {wanted:?}"),
+                    (Err(f), Err(r)) => {
+                        assert_eq!(f.to_string(), r.to_string(), "{distinct} {wanted:?}");
+                    }
+                    _ => panic!("{distinct} {wanted:?}: {fast:?} vs {reference:?}"),
+                }
+                let fits = (0..distinct).any(|k| {
+                    wanted.iter().all(|r| {
+                        *r == format!("example.com/only-{k}")
+                            || (*r == "eu-access-only" && k.is_multiple_of(3))
+                    })
+                });
+                assert_eq!(fast.is_ok(), fits, "{distinct} {wanted:?}: {fast:?}");
+            }
+        }
+    }
+}

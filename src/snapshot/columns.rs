@@ -53,6 +53,11 @@ pub struct SeedColumns {
     plain_network_defaults: Vec<bool>,
     /// per seed: [`flags`] bits
     flags: Vec<u8>,
+    /// The access restrictions any seed offers, one bit each (`None`: more than
+    /// [`ACCESS_BITS`]).
+    access_names: Option<Vec<String>>,
+    /// per seed: the bits of the access restrictions it offers
+    access: Vec<u64>,
     /// per CloudProfile with a seed selector (by its display name): per seed, whether the
     /// selector matches
     selector_matches: Vec<(String, Vec<bool>)>,
@@ -69,6 +74,10 @@ struct Priced {
     /// `seed * n + resource`
     used: Arc<Vec<f64>>,
 }
+
+/// How many distinct access restrictions get a bit; the last bit stands for one no seed
+/// offers.
+const ACCESS_BITS: usize = 63;
 
 /// How many pricings are kept (one per `ResourceFit` configuration in use).
 const PRICINGS: usize = 8;
@@ -91,6 +100,8 @@ impl Clone for SeedColumns {
             default_domains: self.default_domains.clone(),
             plain_network_defaults: self.plain_network_defaults.clone(),
             flags: self.flags.clone(),
+            access_names: self.access_names.clone(),
+            access: self.access.clone(),
             selector_matches: self.selector_matches.clone(),
             priced: Mutex::new(
                 self.priced
@@ -187,6 +198,26 @@ impl SeedColumns {
                 c.allocatable[column].1[i] = Some(*v);
             }
         }
+        let mut names: Vec<String> = Vec::new();
+        for s in &infos {
+            for r in &s.access_restrictions {
+                if !names.contains(r) {
+                    names.push(r.clone());
+                }
+            }
+        }
+        if names.len() <= ACCESS_BITS {
+            c.access = infos
+                .iter()
+                .map(|s| {
+                    s.access_restrictions
+                        .iter()
+                        .filter_map(|r| names.iter().position(|n| n == r))
+                        .fold(0, |bits, k| bits | 1 << k)
+                })
+                .collect();
+            c.access_names = Some(names);
+        }
         c.selector_matches = selectors
             .iter()
             .map(|(name, sel)| {
@@ -211,6 +242,7 @@ impl SeedColumns {
             || old.allocatable != info.allocatable
             || old.labels != info.labels
             || old.nets != info.nets
+            || old.access_restrictions != info.access_restrictions
         {
             return false;
         }
@@ -353,6 +385,22 @@ impl SeedColumns {
 
     pub fn shoots(&self, i: u32) -> u64 {
         self.usage[i as usize].shoots
+    }
+
+    /// The bits of the access restrictions `requested` (a bit no seed has for one no seed
+    /// offers), to compare with [`SeedColumns::access`]; `None` when the seeds offer too many
+    /// distinct ones for bits.
+    pub fn access_required(&self, requested: &[String]) -> Option<u64> {
+        let names = self.access_names.as_ref()?;
+        Some(requested.iter().fold(0, |bits, r| {
+            bits | 1 << names.iter().position(|n| n == r).unwrap_or(ACCESS_BITS)
+        }))
+    }
+
+    /// The bits of the access restrictions the seed offers (see
+    /// [`SeedColumns::access_required`]).
+    pub fn access(&self, i: u32) -> u64 {
+        self.access[i as usize]
     }
 
     /// The seed's [`flags`].
