@@ -25,7 +25,7 @@ use crate::profile::Profile;
 use crate::reason::Reason;
 use crate::schedule::FitError;
 use crate::snapshot::columns::flags;
-use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot, ZoneMode};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
 /// How a stage is checked for one shoot.
 enum Check<'p> {
@@ -315,16 +315,16 @@ pub(super) fn whole(
     }))
 }
 
-/// The scores of the seeds that passed every stage, in flat arrays.
-pub struct Scores {
-    pub seeds: Vec<Arc<str>>,
+/// The scores of the seeds that passed every stage, in flat arrays indexed like `positions`.
+pub(super) struct Scores {
+    /// per seed: its position in the snapshot's columns
+    pub(super) positions: Vec<u32>,
     /// per seed
-    pub totals: Vec<NotNan<f64>>,
+    pub(super) totals: Vec<NotNan<f64>>,
     /// per seed and priority (`seed * priorities + priority`): (normalised score, raw value)
-    pub scores: Vec<(f64, f64)>,
+    pub(super) scores: Vec<(f64, f64)>,
     /// per priority: the raw values with details, when the priority computes them only so
     details: Vec<Option<Vec<RawScore>>>,
-    positions: Vec<u32>,
 }
 
 /// Scores `positions` (not empty) with the profile's priorities.
@@ -335,71 +335,81 @@ pub(super) fn score(
     profile: &Profile,
 ) -> Scores {
     let cols = snap.columns();
-    let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
-    let set = SeedSet {
-        seeds: &seeds,
-        positions: &positions,
-    };
-    let n = seeds.len();
+    let n = positions.len();
     let k = profile.priorities.len();
     let mut totals = vec![NotNan::default(); n];
     let mut scores = vec![(0.0, 0.0); n * k];
     let mut details = Vec::with_capacity(k);
+    // Only for priorities without `values`.
+    let mut seeds: Option<Vec<&SeedInfo>> = None;
     for (j, wp) in profile.priorities.iter().enumerate() {
-        let raw = match wp.priority.values(cx, set, snap) {
+        let values = match wp.priority.values(cx, &positions, snap) {
             Some(values) => {
                 details.push(None);
                 values
-                    .into_iter()
-                    .map(|value| RawScore {
-                        value,
-                        detail: Default::default(),
-                    })
-                    .collect()
             }
             None => {
-                let raw = wp.priority.raw(cx, &seeds, snap);
-                details.push(Some(raw.clone()));
-                raw
+                let seeds =
+                    seeds.get_or_insert_with(|| positions.iter().map(|&i| cols.info(i)).collect());
+                let raw = wp.priority.raw(cx, seeds, snap);
+                let values = raw.iter().map(|r| r.value).collect();
+                details.push(Some(raw));
+                values
             }
         };
-        let normalized = wp.priority.normalize(&raw);
-        for (i, (raw, score)) in raw.iter().zip(normalized).enumerate() {
+        let normalized = wp.priority.normalize(&values);
+        for (i, ((total, &raw), score)) in
+            totals.iter_mut().zip(&values).zip(normalized).enumerate()
+        {
             let score = if score.is_finite() {
                 score.clamp(0.0, 100.0)
             } else {
                 0.0
             };
-            totals[i] += NotNan::new(score * wp.weight).unwrap_or_default();
-            scores[i * k + j] = (score, raw.value);
+            *total += NotNan::new(score * wp.weight).unwrap_or_default();
+            scores[i * k + j] = (score, raw);
         }
     }
     Scores {
-        seeds: seeds.iter().map(|s| Arc::clone(&s.name)).collect(),
+        positions,
         totals,
         scores,
         details,
-        positions,
     }
 }
 
 impl Scores {
-    /// The best seed: the highest total, ties broken by [`tie_hash`] (hashed only for the seeds
-    /// that tie).
-    pub fn winner(&self, cx: &ShootContext) -> usize {
-        let Some(best) = self.totals.iter().max() else {
-            return 0;
-        };
+    /// The name of seed `i`.
+    pub(super) fn seed<'s>(&self, i: usize, snap: &'s Snapshot) -> &'s Arc<str> {
+        &snap.columns().info(self.positions[i]).name
+    }
+
+    /// The best seed: the highest total, ties broken by [`tie_hash`] (hashed only when seeds
+    /// tie).
+    pub(super) fn winner(&self, cx: &ShootContext, snap: &Snapshot) -> usize {
+        let mut best = 0;
+        let mut tied = false;
+        for (i, total) in self.totals.iter().enumerate().skip(1) {
+            if *total > self.totals[best] {
+                (best, tied) = (i, false);
+            } else if *total == self.totals[best] {
+                tied = true;
+            }
+        }
+        if !tied {
+            return best;
+        }
+        let top = self.totals[best];
         let mut winner: Option<(u64, usize)> = None;
-        for (i, total) in self.totals.iter().enumerate() {
-            if total == best {
-                let h = tie_hash(&cx.key, &self.seeds[i]);
+        for (i, total) in self.totals.iter().enumerate().skip(best) {
+            if *total == top {
+                let h = tie_hash(&cx.key, self.seed(i, snap));
                 if winner.is_none_or(|(w, _)| h < w) {
                     winner = Some((h, i));
                 }
             }
         }
-        winner.map_or(0, |(_, i)| i)
+        winner.map_or(best, |(_, i)| i)
     }
 
     /// The full score breakdown of seed `i`, with its details.
@@ -438,11 +448,12 @@ impl Scores {
                 }
             })
             .collect();
+        let name = self.seed(i, snap);
         SeedScore {
-            seed: Arc::clone(&self.seeds[i]),
+            seed: Arc::clone(name),
             total: self.totals[i],
             priorities,
-            tie_break: tie_hash(&cx.key, &self.seeds[i]),
+            tie_break: tie_hash(&cx.key, name),
         }
     }
 }
