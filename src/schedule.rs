@@ -215,8 +215,10 @@ pub fn decide_scores(
         seeds: (0..scores.positions.len())
             .map(|i| Arc::clone(scores.seed(i, snap)))
             .collect(),
+        scores: (0..scores.positions.len())
+            .flat_map(|i| scores.priorities.iter().map(move |(s, v)| (s[i], v[i])))
+            .collect(),
         totals: scores.totals,
-        scores: scores.scores,
     })
 }
 

@@ -77,6 +77,8 @@ pub struct ResourceFit {
     /// Their weights, in the same order.
     weights: Vec<f64>,
     rules: Vec<RequestRule>,
+    /// per rule, then for a shoot no rule matches: its demand of each scored resource, in order
+    rule_demands: Vec<Vec<f64>>,
 }
 
 /// One resource of a seed after placing the shoot, for explanations.
@@ -120,29 +122,37 @@ impl ResourceFit {
         rules: Vec<RequestRule>,
     ) -> Self {
         let (names, weights): (Vec<String>, Vec<f64>) = resources.into_iter().unzip();
+        let demand = |rule: Option<&RequestRule>, resource: &str| {
+            if resource == SHOOTS {
+                return 1.0;
+            }
+            rule.and_then(|r| r.requests.get(resource).copied())
+                .unwrap_or(0.0)
+        };
+        let rule_demands = rules
+            .iter()
+            .map(Some)
+            .chain([None])
+            .map(|rule| names.iter().map(|r| demand(rule, r)).collect())
+            .collect();
         Self {
             strategy,
             names: names.into(),
             weights,
             rules,
+            rule_demands,
         }
     }
 
-    /// What one shoot of `class` demands of each scored resource, in order.
-    fn demands<'a>(&'a self, class: &'a DemandClass) -> impl Iterator<Item = f64> + 'a {
-        self.names.iter().map(move |r| self.demand(class, r))
-    }
-
-    /// What one shoot of `class` demands of `resource` (first matching rule; none matches: 0).
-    fn demand(&self, class: &DemandClass, resource: &str) -> f64 {
-        if resource == SHOOTS {
-            return 1.0;
-        }
-        self.rules
+    /// What one shoot of `class` demands of each scored resource, in order (first matching
+    /// rule; none matches: 0, and 1 shoot).
+    fn demands(&self, class: &DemandClass) -> &[f64] {
+        let rule = self
+            .rules
             .iter()
-            .find(|r| r.matches(class))
-            .and_then(|r| r.requests.get(resource).copied())
-            .unwrap_or(0.0)
+            .position(|r| r.matches(class))
+            .unwrap_or(self.rules.len());
+        &self.rule_demands[rule]
     }
 }
 
@@ -174,12 +184,13 @@ impl ResourceFit {
     /// in the landscape demands of each (class-major), priced once per decision: a seed's usage
     /// is then O(classes × resources).
     fn priced(&self, cx: &ShootContext, snap: &Snapshot) -> (Vec<f64>, Vec<f64>) {
-        let own_demand = self.demands(&DemandClass::of(cx.shoot)).collect();
+        let own_demand = self.demands(&DemandClass::of(cx.shoot)).to_vec();
         let priced = snap
             .usage()
             .classes()
             .iter()
             .flat_map(|class| self.demands(class))
+            .copied()
             .collect();
         (own_demand, priced)
     }

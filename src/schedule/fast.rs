@@ -321,8 +321,8 @@ pub(super) struct Scores {
     pub(super) positions: Vec<u32>,
     /// per seed
     pub(super) totals: Vec<NotNan<f64>>,
-    /// per seed and priority (`seed * priorities + priority`): (normalised score, raw value)
-    pub(super) scores: Vec<(f64, f64)>,
+    /// per priority: per seed, (normalised scores, raw values)
+    pub(super) priorities: Vec<(Vec<f64>, Vec<f64>)>,
     /// per priority: the raw values with details, when the priority computes them only so
     details: Vec<Option<Vec<RawScore>>>,
 }
@@ -335,14 +335,12 @@ pub(super) fn score(
     profile: &Profile,
 ) -> Scores {
     let cols = snap.columns();
-    let n = positions.len();
     let k = profile.priorities.len();
-    let mut totals = vec![NotNan::default(); n];
-    let mut scores = vec![(0.0, 0.0); n * k];
+    let mut priorities = Vec::with_capacity(k);
     let mut details = Vec::with_capacity(k);
     // Only for priorities without `values`.
     let mut seeds: Option<Vec<&SeedInfo>> = None;
-    for (j, wp) in profile.priorities.iter().enumerate() {
+    for wp in &profile.priorities {
         let values = match wp.priority.values(cx, &positions, snap) {
             Some(values) => {
                 details.push(None);
@@ -357,23 +355,31 @@ pub(super) fn score(
                 values
             }
         };
-        let normalized = wp.priority.normalize(&values);
-        for (i, ((total, &raw), score)) in
-            totals.iter_mut().zip(&values).zip(normalized).enumerate()
-        {
-            let score = if score.is_finite() {
+        let mut normalized = wp.priority.normalize(&values);
+        for score in &mut normalized {
+            *score = if score.is_finite() {
                 score.clamp(0.0, 100.0)
             } else {
                 0.0
             };
-            *total += NotNan::new(score * wp.weight).unwrap_or_default();
-            scores[i * k + j] = (score, raw);
         }
+        priorities.push((normalized, values));
     }
+    // Summed in the profile's order, as the reference does.
+    let totals = (0..positions.len())
+        .map(|i| {
+            profile.priorities.iter().zip(&priorities).fold(
+                NotNan::default(),
+                |total, (wp, (scores, _))| {
+                    total + NotNan::new(scores[i] * wp.weight).unwrap_or_default()
+                },
+            )
+        })
+        .collect();
     Scores {
         positions,
         totals,
-        scores,
+        priorities,
         details,
     }
 }
@@ -421,14 +427,14 @@ impl Scores {
         profile: &Profile,
     ) -> SeedScore {
         let cols = snap.columns();
-        let k = profile.priorities.len();
         let seed = [cols.info(self.positions[i])];
         let priorities = profile
             .priorities
             .iter()
             .enumerate()
             .map(|(j, wp)| {
-                let (score, raw) = self.scores[i * k + j];
+                let (scores, values) = &self.priorities[j];
+                let (score, raw) = (scores[i], values[i]);
                 let detail = match &self.details[j] {
                     Some(details) => details[i].detail.clone(),
                     None => wp
