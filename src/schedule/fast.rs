@@ -338,6 +338,7 @@ pub(super) fn score(
     let k = profile.priorities.len();
     let mut priorities = Vec::with_capacity(k);
     let mut details = Vec::with_capacity(k);
+    let mut totals: Vec<NotNan<f64>> = Vec::new();
     // Only for priorities without `values`.
     let mut seeds: Option<Vec<&SeedInfo>> = None;
     for wp in &profile.priorities {
@@ -363,19 +364,23 @@ pub(super) fn score(
                 0.0
             };
         }
+        // Added in the profile's order to a total that starts at 0, as the reference does.
+        let weighted = |score: f64| NotNan::new(score * wp.weight).unwrap_or_default();
+        if totals.is_empty() {
+            totals = normalized
+                .iter()
+                .map(|&score| NotNan::default() + weighted(score))
+                .collect();
+        } else {
+            for (total, &score) in totals.iter_mut().zip(&normalized) {
+                *total += weighted(score);
+            }
+        }
         priorities.push((normalized, values));
     }
-    // Summed in the profile's order, as the reference does.
-    let totals = (0..positions.len())
-        .map(|i| {
-            profile.priorities.iter().zip(&priorities).fold(
-                NotNan::default(),
-                |total, (wp, (scores, _))| {
-                    total + NotNan::new(scores[i] * wp.weight).unwrap_or_default()
-                },
-            )
-        })
-        .collect();
+    if totals.len() != positions.len() {
+        totals = vec![NotNan::default(); positions.len()];
+    }
     Scores {
         positions,
         totals,
