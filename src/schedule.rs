@@ -21,7 +21,6 @@ use crate::snapshot::{SeedInfo, Snapshot};
 use crate::strategies::{Candidates, RegionStrategy};
 
 mod fast;
-pub use fast::Scores;
 
 /// One priority's contribution to a seed's total.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -182,13 +181,23 @@ pub fn decide(
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
     let scores = fast_scores(&cx, snap, profile)??;
-    let winner = scores.breakdown(&cx, scores.winner(&cx), snap, profile);
+    let winner = scores.breakdown(&cx, scores.winner(&cx, snap), snap, profile);
     Ok(Decision {
         seed: winner.seed.to_string(),
         profile: profile.name.clone(),
         ranking: vec![winner],
         rejected: Vec::new(),
     })
+}
+
+/// Every feasible seed's scores as [`decide`] computes them, in flat arrays (a test hook).
+#[cfg(any(test, feature = "test-util"))]
+pub struct Scores {
+    pub seeds: Vec<Arc<str>>,
+    /// per seed
+    pub totals: Vec<NotNan<f64>>,
+    /// per seed and priority (`seed * priorities + priority`): (normalised score, raw value)
+    pub scores: Vec<(f64, f64)>,
 }
 
 /// The scores of every feasible seed as [`decide`] computes them: for checking the
@@ -199,9 +208,18 @@ pub fn decide_scores(
     snap: &Snapshot,
     profile: &Profile,
     now: DateTime<Utc>,
-) -> Result<fast::Scores, FitError> {
+) -> Result<Scores, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
-    fast_scores(&cx, snap, profile)?
+    let scores = fast_scores(&cx, snap, profile)??;
+    Ok(Scores {
+        seeds: (0..scores.positions.len())
+            .map(|i| Arc::clone(scores.seed(i, snap)))
+            .collect(),
+        scores: (0..scores.positions.len())
+            .flat_map(|i| scores.priorities.iter().map(move |(s, v)| (s[i], v[i])))
+            .collect(),
+        totals: scores.totals,
+    })
 }
 
 /// The feasible seeds' scores, or (inner `Err`) the reference's error when there is none.
@@ -270,7 +288,8 @@ fn rank(
         .collect();
     for wp in &profile.priorities {
         let raw = wp.priority.raw(cx, remaining, snap);
-        let normalized = wp.priority.normalize(&raw);
+        let values: Vec<f64> = raw.iter().map(|r| r.value).collect();
+        let normalized = wp.priority.normalize(&values);
         for ((entry, raw), score) in ranking.iter_mut().zip(raw).zip(normalized) {
             let score = if score.is_finite() {
                 score.clamp(0.0, 100.0)

@@ -344,8 +344,8 @@ impl Priority for CapacityPressure {
             .collect()
     }
 
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        super::latency_distance::normalize_ms(raw, self.max_latency_ms)
+    fn normalize(&self, values: &[f64]) -> Vec<f64> {
+        super::latency_distance::normalize_ms(values, self.max_latency_ms)
     }
 }
 

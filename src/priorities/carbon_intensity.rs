@@ -218,9 +218,10 @@ impl Priority for CarbonIntensity {
     }
 
     /// The absolute scale; a raw value of NaN (no usable data) scores exactly 50.
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        raw.iter()
-            .map(|r| self.settings.scale.score(r.value))
+    fn normalize(&self, values: &[f64]) -> Vec<f64> {
+        values
+            .iter()
+            .map(|&v| self.settings.scale.score(v))
             .collect()
     }
 

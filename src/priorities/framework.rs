@@ -5,7 +5,7 @@
 pub use super::detail::Detail;
 use crate::context::ShootContext;
 use crate::plugin::ClusterData;
-use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
+use crate::snapshot::{SeedInfo, Snapshot};
 
 /// The best normalised score.
 pub const MAX_SCORE: f64 = 100.0;
@@ -22,13 +22,15 @@ pub trait Priority: Send + Sync {
     /// Raw values for all candidate seeds, in order. Set-level so that per-shoot work (a latency
     /// row, project counts per region) is done once per decision.
     fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore>;
-    /// The same raw values without details, from the snapshot's per-seed columns, for a
-    /// decision that shows only the winner's details. `None`: only [`Priority::raw`] has them.
-    fn values(&self, _cx: &ShootContext, _set: SeedSet, _snap: &Snapshot) -> Option<Vec<f64>> {
+    /// The same raw values without details for the seeds at `positions` in the snapshot's
+    /// per-seed columns, for a decision that shows only the winner's details. `None`: only
+    /// [`Priority::raw`] has them.
+    fn values(&self, _cx: &ShootContext, _positions: &[u32], _snap: &Snapshot) -> Option<Vec<f64>> {
         None
     }
-    /// Maps raw values onto 0..=MAX_SCORE, higher is better.
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64>;
+    /// Maps raw values (the `value`s of [`Priority::raw`], or [`Priority::values`]) onto
+    /// 0..=MAX_SCORE, higher is better.
+    fn normalize(&self, values: &[f64]) -> Vec<f64>;
     /// Cluster data this priority reads beyond what every decision reads.
     fn cluster_data(&self) -> Vec<ClusterData> {
         Vec::new()
@@ -36,16 +38,17 @@ pub trait Priority: Send + Sync {
 }
 
 /// Linear map where the smallest raw value scores 100 and the largest 0; all equal -> 100.
-pub fn lower_is_better(raw: &[RawScore]) -> Vec<f64> {
-    let (min, max) = raw
+pub fn lower_is_better(values: &[f64]) -> Vec<f64> {
+    let (min, max) = values
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| {
-            (lo.min(r.value), hi.max(r.value))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
         });
-    raw.iter()
-        .map(|r| {
+    values
+        .iter()
+        .map(|&v| {
             if max > min {
-                MAX_SCORE * (max - r.value) / (max - min)
+                MAX_SCORE * (max - v) / (max - min)
             } else {
                 MAX_SCORE
             }

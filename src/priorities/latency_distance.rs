@@ -12,7 +12,7 @@ use crate::field_error::FieldError;
 use crate::region_distance::region_distance;
 use crate::snapshot::estimate::{LatencySources, round_ms};
 use crate::snapshot::latency::LatencyTable;
-use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
+use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
 use crate::plugin::{parse_args, positive_number, sources_from_args};
@@ -153,7 +153,7 @@ impl Priority for LatencyDistance {
 
     /// The latency depends only on the seed's provider type and region: worked out once per
     /// (provider type, region) among the seeds.
-    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+    fn values(&self, cx: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
         let rows = self.sources.for_shoot(
             &cx.region,
             &cx.provider,
@@ -163,7 +163,7 @@ impl Priority for LatencyDistance {
         let cols = snap.columns();
         let mut per_group: Vec<Option<f64>> = vec![None; cols.groups().len()];
         Some(
-            set.positions
+            positions
                 .iter()
                 .map(|&i| {
                     *per_group[cols.group(i) as usize].get_or_insert_with(|| {
@@ -177,15 +177,16 @@ impl Priority for LatencyDistance {
         )
     }
 
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        normalize_ms(raw, self.max_latency_ms)
+    fn normalize(&self, values: &[f64]) -> Vec<f64> {
+        normalize_ms(values, self.max_latency_ms)
     }
 }
 
 /// Milliseconds onto 0..=100: 0 ms scores 100, `max_ms` and more score 0, linear in between.
-pub(super) fn normalize_ms(raw: &[RawScore], max_ms: f64) -> Vec<f64> {
-    raw.iter()
-        .map(|r| MAX_SCORE * (1.0 - r.value.clamp(0.0, max_ms) / max_ms))
+pub(super) fn normalize_ms(values: &[f64], max_ms: f64) -> Vec<f64> {
+    values
+        .iter()
+        .map(|v| MAX_SCORE * (1.0 - v.clamp(0.0, max_ms) / max_ms))
         .collect()
 }
 

@@ -68,7 +68,8 @@ pub(crate) mod testing {
         let cx = ShootContext::new(shoot, snap, chrono::Utc::now()).unwrap();
         let infos: Vec<&SeedInfo> = snap.seeds().collect();
         let raw = p.raw(&cx, &infos, snap);
-        p.normalize(&raw)
+        let values: Vec<f64> = raw.iter().map(|r| r.value).collect();
+        p.normalize(&values)
             .into_iter()
             .zip(raw.into_iter().map(|r| r.detail.to_string()))
             .collect()
@@ -86,29 +87,16 @@ pub(crate) mod testing {
 mod tests {
     use super::*;
 
-    fn raw(values: &[f64]) -> Vec<RawScore> {
-        values
-            .iter()
-            .map(|v| RawScore {
-                value: *v,
-                detail: Detail::default(),
-            })
-            .collect()
-    }
-
     #[test]
     fn lower_is_better_edges() {
+        assert_eq!(lower_is_better(&([0.0, 5.0, 10.0])), vec![100.0, 50.0, 0.0]);
         assert_eq!(
-            lower_is_better(&raw(&[0.0, 5.0, 10.0])),
-            vec![100.0, 50.0, 0.0]
-        );
-        assert_eq!(
-            lower_is_better(&raw(&[3.0, 3.0])),
+            lower_is_better(&([3.0, 3.0])),
             vec![100.0, 100.0],
             "all equal"
         );
-        assert_eq!(lower_is_better(&raw(&[7.0])), vec![100.0], "one seed");
-        assert!(lower_is_better(&raw(&[])).is_empty());
+        assert_eq!(lower_is_better(&([7.0])), vec![100.0], "one seed");
+        assert!(lower_is_better(&([])).is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
+use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Detail, Priority, RawScore, lower_is_better};
 use crate::plugin::parse_args;
@@ -123,36 +123,36 @@ impl Priority for ProjectAntiAffinity {
     }
 
     /// With `topology: seed`, the project's shoots per seed position, counted from its own
-    /// (small) per-namespace maps.
-    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+    /// (small) per-namespace maps into one array indexed by position.
+    fn values(&self, cx: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
         if self.topology != Topology::Seed {
             return None;
         }
         let cols = snap.columns();
-        let mut counts: rustc_hash::FxHashMap<u32, u64> = Default::default();
+        // Left empty while the project has no shoot on a seed of the columns.
+        let mut counts: Vec<u64> = Vec::new();
         for ns in snap.namespaces_of_project(&cx.project) {
             for (seed, n) in snap.usage().namespace_seeds(&ns).into_iter().flatten() {
                 if let Some(i) = cols.position(seed) {
-                    *counts.entry(i).or_default() += u64::from(*n);
+                    if counts.is_empty() {
+                        counts = vec![0; cols.len()];
+                    }
+                    counts[i as usize] += u64::from(*n);
                 }
             }
         }
-        Some(
-            set.positions
+        Some(if counts.is_empty() {
+            vec![0.0; positions.len()]
+        } else {
+            positions
                 .iter()
-                .map(|i| {
-                    if counts.is_empty() {
-                        0.0
-                    } else {
-                        counts.get(i).copied().unwrap_or(0) as f64
-                    }
-                })
-                .collect(),
-        )
+                .map(|&i| counts[i as usize] as f64)
+                .collect()
+        })
     }
 
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        lower_is_better(raw)
+    fn normalize(&self, values: &[f64]) -> Vec<f64> {
+        lower_is_better(values)
     }
 }
 

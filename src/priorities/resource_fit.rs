@@ -10,7 +10,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{DemandClass, SeedInfo, SeedSet, Snapshot};
+use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
 
 mod args;
 
@@ -77,6 +77,8 @@ pub struct ResourceFit {
     /// Their weights, in the same order.
     weights: Vec<f64>,
     rules: Vec<RequestRule>,
+    /// per rule, then for a shoot no rule matches: its demand of each scored resource, in order
+    rule_demands: Vec<Vec<f64>>,
 }
 
 /// One resource of a seed after placing the shoot, for explanations.
@@ -120,29 +122,37 @@ impl ResourceFit {
         rules: Vec<RequestRule>,
     ) -> Self {
         let (names, weights): (Vec<String>, Vec<f64>) = resources.into_iter().unzip();
+        let demand = |rule: Option<&RequestRule>, resource: &str| {
+            if resource == SHOOTS {
+                return 1.0;
+            }
+            rule.and_then(|r| r.requests.get(resource).copied())
+                .unwrap_or(0.0)
+        };
+        let rule_demands = rules
+            .iter()
+            .map(Some)
+            .chain([None])
+            .map(|rule| names.iter().map(|r| demand(rule, r)).collect())
+            .collect();
         Self {
             strategy,
             names: names.into(),
             weights,
             rules,
+            rule_demands,
         }
     }
 
-    /// What one shoot of `class` demands of each scored resource, in order.
-    fn demands<'a>(&'a self, class: &'a DemandClass) -> impl Iterator<Item = f64> + 'a {
-        self.names.iter().map(move |r| self.demand(class, r))
-    }
-
-    /// What one shoot of `class` demands of `resource` (first matching rule; none matches: 0).
-    fn demand(&self, class: &DemandClass, resource: &str) -> f64 {
-        if resource == SHOOTS {
-            return 1.0;
-        }
-        self.rules
+    /// What one shoot of `class` demands of each scored resource, in order (first matching
+    /// rule; none matches: 0, and 1 shoot).
+    fn demands(&self, class: &DemandClass) -> &[f64] {
+        let rule = self
+            .rules
             .iter()
-            .find(|r| r.matches(class))
-            .and_then(|r| r.requests.get(resource).copied())
-            .unwrap_or(0.0)
+            .position(|r| r.matches(class))
+            .unwrap_or(self.rules.len());
+        &self.rule_demands[rule]
     }
 }
 
@@ -174,12 +184,13 @@ impl ResourceFit {
     /// in the landscape demands of each (class-major), priced once per decision: a seed's usage
     /// is then O(classes × resources).
     fn priced(&self, cx: &ShootContext, snap: &Snapshot) -> (Vec<f64>, Vec<f64>) {
-        let own_demand = self.demands(&DemandClass::of(cx.shoot)).collect();
+        let own_demand = self.demands(&DemandClass::of(cx.shoot)).to_vec();
         let priced = snap
             .usage()
             .classes()
             .iter()
             .flat_map(|class| self.demands(class))
+            .copied()
             .collect();
         (own_demand, priced)
     }
@@ -277,66 +288,81 @@ impl Priority for ResourceFit {
     }
 
     /// The values of [`Priority::raw`], with allocatable amounts and usage read from the
-    /// snapshot's columns.
-    fn values(&self, cx: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+    /// snapshot's columns a resource at a time (the same operations in the same order per seed
+    /// as [`Priority::raw`], so the same values bit for bit).
+    fn values(&self, cx: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
         let (own_demand, priced) = self.priced(cx, snap);
         let n = self.names.len();
         let cols = snap.columns();
-        let columns: Vec<Option<&[Option<f64>]>> =
-            self.names.iter().map(|r| cols.allocatable(r)).collect();
-        let shoots: Vec<bool> = self.names.iter().map(|r| r == SHOOTS).collect();
         // Kept in the columns per seed as usage changes, not priced per decision.
         let priced_usage = cols.priced_usage(&priced, n);
+        let m = positions.len();
+        let mut sums = vec![0.0; m];
+        let mut weights = vec![0.0; m];
+        // The highest utilisation above 100%, if any (1.0: none).
+        let mut worst = vec![1.0_f64; m];
+        for (i, ((resource, &weight), &demand)) in self
+            .names
+            .iter()
+            .zip(&self.weights)
+            .zip(&own_demand)
+            .enumerate()
+        {
+            let Some(column) = cols.allocatable(resource) else {
+                continue;
+            };
+            let shoots = resource == SHOOTS;
+            for (k, &s) in positions.iter().enumerate() {
+                let Some(allocatable) = column[s as usize] else {
+                    continue;
+                };
+                let used = if shoots {
+                    cols.shoots(s) as f64
+                } else {
+                    priced_usage[s as usize * n + i]
+                };
+                let after = used + demand;
+                let util = if allocatable > 0.0 {
+                    after / allocatable
+                } else if after > 0.0 {
+                    f64::INFINITY
+                } else {
+                    0.0
+                };
+                if util > worst[k] {
+                    worst[k] = util;
+                }
+                sums[k] += weight * util;
+                weights[k] += weight;
+            }
+        }
         Some(
-            set.positions
-                .iter()
-                .map(|&s| {
-                    let usage = cols.usage(s);
-                    let used = &priced_usage[s as usize * n..(s as usize + 1) * n];
-                    let (mut sum, mut weights) = (0.0, 0.0);
-                    let mut worst: Option<f64> = None;
-                    for (i, (weight, demand)) in self.weights.iter().zip(&own_demand).enumerate() {
-                        let Some(allocatable) = columns[i].and_then(|c| c[s as usize]) else {
-                            continue;
-                        };
-                        let used = if shoots[i] {
-                            usage.shoots as f64
-                        } else {
-                            used[i]
-                        };
-                        let after = used + demand;
-                        let util = if allocatable > 0.0 {
-                            after / allocatable
-                        } else if after > 0.0 {
-                            f64::INFINITY
-                        } else {
-                            0.0
-                        };
-                        if util > 1.0 && worst.is_none_or(|w| util > w) {
-                            worst = Some(util);
-                        }
-                        sum += weight * util;
-                        weights += weight;
-                    }
+            sums.iter()
+                .zip(&weights)
+                .zip(&worst)
+                .map(|((&sum, &weights), &worst)| {
                     if weights == 0.0 {
                         f64::NAN
+                    } else if worst > 1.0 {
+                        worst
                     } else {
-                        worst.unwrap_or(sum / weights)
+                        sum / weights
                     }
                 })
                 .collect(),
         )
     }
 
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        raw.iter()
-            .map(|r| {
-                if !(r.value.is_finite() && r.value <= 1.0) {
+    fn normalize(&self, values: &[f64]) -> Vec<f64> {
+        values
+            .iter()
+            .map(|&v| {
+                if !(v.is_finite() && v <= 1.0) {
                     return 0.0;
                 }
                 match self.strategy {
-                    FitStrategy::LeastAllocated => MAX_SCORE * (1.0 - r.value),
-                    FitStrategy::MostAllocated => MAX_SCORE * r.value,
+                    FitStrategy::LeastAllocated => MAX_SCORE * (1.0 - v),
+                    FitStrategy::MostAllocated => MAX_SCORE * v,
                 }
             })
             .collect()

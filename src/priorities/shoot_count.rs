@@ -2,7 +2,7 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{SeedInfo, SeedSet, Snapshot};
+use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Detail, Priority, RawScore, lower_is_better};
 use crate::plugin::parse_args;
@@ -64,10 +64,10 @@ impl Priority for ShootCount {
             .collect()
     }
 
-    fn values(&self, _: &ShootContext, set: SeedSet, snap: &Snapshot) -> Option<Vec<f64>> {
+    fn values(&self, _: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
         let cols = snap.columns();
         Some(
-            set.positions
+            positions
                 .iter()
                 .map(|&i| {
                     let used = cols.shoots(i);
@@ -80,8 +80,8 @@ impl Priority for ShootCount {
         )
     }
 
-    fn normalize(&self, raw: &[RawScore]) -> Vec<f64> {
-        lower_is_better(raw)
+    fn normalize(&self, values: &[f64]) -> Vec<f64> {
+        lower_is_better(values)
     }
 }
 

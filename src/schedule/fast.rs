@@ -25,7 +25,7 @@ use crate::profile::Profile;
 use crate::reason::Reason;
 use crate::schedule::FitError;
 use crate::snapshot::columns::flags;
-use crate::snapshot::{SeedColumns, SeedInfo, SeedSet, Snapshot, ZoneMode};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
 /// How a stage is checked for one shoot.
 enum Check<'p> {
@@ -468,16 +468,16 @@ pub(super) fn whole(
     }))
 }
 
-/// The scores of the seeds that passed every stage, in flat arrays.
-pub struct Scores {
-    pub seeds: Vec<Arc<str>>,
+/// The scores of the seeds that passed every stage, in flat arrays indexed like `positions`.
+pub(super) struct Scores {
+    /// per seed: its position in the snapshot's columns
+    pub(super) positions: Vec<u32>,
     /// per seed
-    pub totals: Vec<NotNan<f64>>,
-    /// per seed and priority (`seed * priorities + priority`): (normalised score, raw value)
-    pub scores: Vec<(f64, f64)>,
+    pub(super) totals: Vec<NotNan<f64>>,
+    /// per priority: per seed, (normalised scores, raw values)
+    pub(super) priorities: Vec<(Vec<f64>, Vec<f64>)>,
     /// per priority: the raw values with details, when the priority computes them only so
     details: Vec<Option<Vec<RawScore>>>,
-    positions: Vec<u32>,
 }
 
 /// Scores `positions` (not empty) with the profile's priorities.
@@ -488,71 +488,92 @@ pub(super) fn score(
     profile: &Profile,
 ) -> Scores {
     let cols = snap.columns();
-    let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
-    let set = SeedSet {
-        seeds: &seeds,
-        positions: &positions,
-    };
-    let n = seeds.len();
     let k = profile.priorities.len();
-    let mut totals = vec![NotNan::default(); n];
-    let mut scores = vec![(0.0, 0.0); n * k];
+    let mut priorities = Vec::with_capacity(k);
     let mut details = Vec::with_capacity(k);
-    for (j, wp) in profile.priorities.iter().enumerate() {
-        let raw = match wp.priority.values(cx, set, snap) {
+    let mut totals: Vec<NotNan<f64>> = Vec::new();
+    // Only for priorities without `values`.
+    let mut seeds: Option<Vec<&SeedInfo>> = None;
+    for wp in &profile.priorities {
+        let values = match wp.priority.values(cx, &positions, snap) {
             Some(values) => {
                 details.push(None);
                 values
-                    .into_iter()
-                    .map(|value| RawScore {
-                        value,
-                        detail: Default::default(),
-                    })
-                    .collect()
             }
             None => {
-                let raw = wp.priority.raw(cx, &seeds, snap);
-                details.push(Some(raw.clone()));
-                raw
+                let seeds =
+                    seeds.get_or_insert_with(|| positions.iter().map(|&i| cols.info(i)).collect());
+                let raw = wp.priority.raw(cx, seeds, snap);
+                let values = raw.iter().map(|r| r.value).collect();
+                details.push(Some(raw));
+                values
             }
         };
-        let normalized = wp.priority.normalize(&raw);
-        for (i, (raw, score)) in raw.iter().zip(normalized).enumerate() {
-            let score = if score.is_finite() {
+        let mut normalized = wp.priority.normalize(&values);
+        for score in &mut normalized {
+            *score = if score.is_finite() {
                 score.clamp(0.0, 100.0)
             } else {
                 0.0
             };
-            totals[i] += NotNan::new(score * wp.weight).unwrap_or_default();
-            scores[i * k + j] = (score, raw.value);
         }
+        // Added in the profile's order to a total that starts at 0, as the reference does.
+        let weighted = |score: f64| NotNan::new(score * wp.weight).unwrap_or_default();
+        if totals.is_empty() {
+            totals = normalized
+                .iter()
+                .map(|&score| NotNan::default() + weighted(score))
+                .collect();
+        } else {
+            for (total, &score) in totals.iter_mut().zip(&normalized) {
+                *total += weighted(score);
+            }
+        }
+        priorities.push((normalized, values));
+    }
+    if totals.len() != positions.len() {
+        totals = vec![NotNan::default(); positions.len()];
     }
     Scores {
-        seeds: seeds.iter().map(|s| Arc::clone(&s.name)).collect(),
-        totals,
-        scores,
-        details,
         positions,
+        totals,
+        priorities,
+        details,
     }
 }
 
 impl Scores {
-    /// The best seed: the highest total, ties broken by [`tie_hash`] (hashed only for the seeds
-    /// that tie).
-    pub fn winner(&self, cx: &ShootContext) -> usize {
-        let Some(best) = self.totals.iter().max() else {
-            return 0;
-        };
+    /// The name of seed `i`.
+    pub(super) fn seed<'s>(&self, i: usize, snap: &'s Snapshot) -> &'s Arc<str> {
+        &snap.columns().info(self.positions[i]).name
+    }
+
+    /// The best seed: the highest total, ties broken by [`tie_hash`] (hashed only when seeds
+    /// tie).
+    pub(super) fn winner(&self, cx: &ShootContext, snap: &Snapshot) -> usize {
+        let mut best = 0;
+        let mut tied = false;
+        for (i, total) in self.totals.iter().enumerate().skip(1) {
+            if *total > self.totals[best] {
+                (best, tied) = (i, false);
+            } else if *total == self.totals[best] {
+                tied = true;
+            }
+        }
+        if !tied {
+            return best;
+        }
+        let top = self.totals[best];
         let mut winner: Option<(u64, usize)> = None;
-        for (i, total) in self.totals.iter().enumerate() {
-            if total == best {
-                let h = tie_hash(&cx.key, &self.seeds[i]);
+        for (i, total) in self.totals.iter().enumerate().skip(best) {
+            if *total == top {
+                let h = tie_hash(&cx.key, self.seed(i, snap));
                 if winner.is_none_or(|(w, _)| h < w) {
                     winner = Some((h, i));
                 }
             }
         }
-        winner.map_or(0, |(_, i)| i)
+        winner.map_or(best, |(_, i)| i)
     }
 
     /// The full score breakdown of seed `i`, with its details.
@@ -564,14 +585,14 @@ impl Scores {
         profile: &Profile,
     ) -> SeedScore {
         let cols = snap.columns();
-        let k = profile.priorities.len();
         let seed = [cols.info(self.positions[i])];
         let priorities = profile
             .priorities
             .iter()
             .enumerate()
             .map(|(j, wp)| {
-                let (score, raw) = self.scores[i * k + j];
+                let (scores, values) = &self.priorities[j];
+                let (score, raw) = (scores[i], values[i]);
                 let detail = match &self.details[j] {
                     Some(details) => details[i].detail.clone(),
                     None => wp
@@ -591,11 +612,12 @@ impl Scores {
                 }
             })
             .collect();
+        let name = self.seed(i, snap);
         SeedScore {
-            seed: Arc::clone(&self.seeds[i]),
+            seed: Arc::clone(name),
             total: self.totals[i],
             priorities,
-            tie_break: tie_hash(&cx.key, &self.seeds[i]),
+            tie_break: tie_hash(&cx.key, name),
         }
     }
 }

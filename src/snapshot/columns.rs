@@ -447,14 +447,6 @@ impl Clone for BuildCount {
     }
 }
 
-/// The seeds a decision scores: the seeds and their positions in [`SeedColumns`], in the same
-/// order.
-#[derive(Clone, Copy)]
-pub struct SeedSet<'s> {
-    pub seeds: &'s [&'s SeedInfo],
-    pub positions: &'s [u32],
-}
-
 /// Properties of a seed that let a stage keep it without asking, one bit each.
 pub mod flags {
     use crate::snapshot::{SeedInfo, ZoneMode};

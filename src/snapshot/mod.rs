@@ -24,7 +24,7 @@ use kube::core::Selector;
 
 pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_config_map};
 pub use cloud_profile::CloudProfileInfo;
-pub use columns::{SeedColumns, SeedSet};
+pub use columns::SeedColumns;
 pub use region_config::{RegionConfig, parse_region_distances};
 pub use seed::{SeedInfo, SeedNets, ZoneMode};
 pub use selector::{compile_selector, selector_matches};
