@@ -69,45 +69,35 @@ for seeds in $SEEDS; do
   done
 done
 
-# Earlier counts of the same cells (200 decisions each): every decision through the reference
-# pipeline at 039d585, and the first decide() (candidates from the provider/region index, no
-# columns) at ad03cab; the targets set for this work.
-before_reference() { case "$1,$2,$3" in
-  100,1000,weighted) echo 458141;; 100,1000,upstream) echo 272935;;
-  100,100000,weighted) echo 468699;; 100,100000,upstream) echo 273798;;
-  1000,1000,weighted) echo 4258362;; 1000,1000,upstream) echo 2507004;;
-  1000,100000,weighted) echo 4387895;; 1000,100000,upstream) echo 2536938;;
-  *) echo "";; esac; }
-before_index() { case "$1,$2,$3" in
-  100,1000,weighted) echo 323926;; 100,1000,upstream) echo 49237;;
-  100,100000,weighted) echo 334616;; 100,100000,upstream) echo 49826;;
-  1000,1000,weighted) echo 3028781;; 1000,1000,upstream) echo 205803;;
-  1000,100000,weighted) echo 3153167;; 1000,100000,upstream) echo 207081;;
-  10000,1000,weighted) echo 31546093;; 10000,1000,upstream) echo 1770889;;
-  10000,100000,weighted) echo 32458453;; 10000,100000,upstream) echo 1765421;;
-  *) echo "";; esac; }
-# decide() on per-seed columns, flat score arrays, failures counted without the reference
-# pipeline (4527d4a), before the priced usage was kept per seed.
-before_columns() { case "$1,$2,$3" in
-  100,1000,weighted) echo 131544;; 100,1000,upstream) echo 37457;;
-  100,100000,weighted) echo 151673;; 100,100000,upstream) echo 37934;;
-  1000,1000,weighted) echo 616550;; 1000,1000,upstream) echo 86416;;
-  1000,100000,weighted) echo 809929;; 1000,100000,upstream) echo 83628;;
-  *) echo "";; esac; }
-# decide() at 9e5aeb6: usage priced per seed in the columns, the stages in one pass per run of
-# per-seed stages with the seed flags, one vector per priority (10,000 seeds: 20 decisions).
-before_passes() { case "$1,$2,$3" in
-  100,1000,weighted) echo 121390;; 100,1000,upstream) echo 37872;;
-  100,100000,weighted) echo 126548;; 100,100000,upstream) echo 38790;;
-  1000,1000,weighted) echo 579123;; 1000,1000,upstream) echo 85874;;
-  1000,100000,weighted) echo 591923;; 1000,100000,upstream) echo 83148;;
-  10000,1000,weighted) echo 5405506;; 10000,1000,upstream) echo 1647001;;
-  10000,100000,weighted) echo 5520433;; 10000,100000,upstream) echo 1533263;;
-  *) echo "";; esac; }
-target() { case "$1,$2,$3" in
-  1000,100000,weighted) echo 350000;; 1000,100000,upstream) echo 70000;;
-  10000,100000,weighted) echo 3500000;;
-  *) echo "";; esac; }
+# Earlier counts of the same cells, one column per commit ("-": not counted), and the targets
+# set for this work (200 decisions per cell; the 10,000-seed cells of 9e5aeb6: 20):
+#   039d585  every decision through the reference pipeline
+#   ad03cab  the first decide(): candidates from the provider/region index, no columns
+#   4527d4a  decide() on per-seed columns, flat score arrays, failures counted without the
+#            reference pipeline, usage priced per decision
+#   9e5aeb6  usage priced per seed in the columns, the stages in one pass per run of per-seed
+#            stages with the seed flags, one vector per priority
+BEFORE="
+seeds   shoots  profile   039d585  ad03cab   4527d4a 9e5aeb6 target
+100     1000    weighted  458141   323926    131544  121390  -
+100     1000    upstream  272935   49237     37457   37872   -
+100     100000  weighted  468699   334616    151673  126548  -
+100     100000  upstream  273798   49826     37934   38790   -
+1000    1000    weighted  4258362  3028781   616550  579123  -
+1000    1000    upstream  2507004  205803    86416   85874   -
+1000    100000  weighted  4387895  3153167   809929  591923  350000
+1000    100000  upstream  2536938  207081    83628   83148   70000
+10000   1000    weighted  -        31546093  -       5405506 -
+10000   1000    upstream  -        1770889   -       1647001 -
+10000   100000  weighted  -        32458453  -       5520433 3500000
+10000   100000  upstream  -        1765421   -       1533263 -
+"
+# before SEEDS SHOOTS PROFILE COLUMN -> the count, or nothing
+before() {
+  awk -v s="$1" -v n="$2" -v p="$3" -v c="$4" '
+    NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i }
+    $1 == s && $2 == n && $3 == p && $col[c] != "-" { print $col[c] }' <<<"$BEFORE"
+}
 or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
@@ -121,13 +111,13 @@ for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
     for profile in weighted upstream; do
       now=${counted[$seeds,$shoots,$profile]}
-      t=$(target "$seeds" "$shoots" "$profile")
+      t=$(before "$seeds" "$shoots" "$profile" target)
       met="–"
       if [ -n "$t" ]; then
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before_reference "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_index "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_columns "$seeds" "$shoots" "$profile")") | $(or_dash "$(before_passes "$seeds" "$shoots" "$profile")") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done
