@@ -48,6 +48,8 @@ enum Check<'p> {
     NetworkDefaults,
     /// Whether the CloudProfile's selector matches, per seed.
     Matches(&'p [bool]),
+    /// Whether the shoot's own seed selector matches, per seed.
+    Selected(Arc<Vec<bool>>),
     Capacity,
     /// The predicate is asked.
     Filter,
@@ -110,6 +112,7 @@ impl Step<'_> {
             }
             Check::NetworkDefaults => cols.plain_network_defaults(i) || ask(seed),
             Check::Matches(matches) => matches[i as usize],
+            Check::Selected(matches) => matches[i as usize],
             Check::Capacity => cols.capacity(i).is_none_or(|c| cols.shoots(i) < c),
             Check::Filter => ask(seed),
             Check::ZonePreference | Check::Narrow => true,
@@ -141,7 +144,10 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) ->
                     Some(matches) => Check::Matches(matches),
                     None => Check::Filter,
                 },
-                "ShootSelector" if cx.shoot_selector.is_none() => continue,
+                "ShootSelector" => match &cx.shoot_selector {
+                    None => continue,
+                    Some(selector) => Check::Selected(cols.shoot_selector_matches(selector)),
+                },
                 "Provider" => {
                     let allowed = &cx.cloud_profile.provider_types;
                     Check::Provider(
@@ -316,8 +322,8 @@ fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
 }
 
 /// Keeps the positions that pass every one of `filters` (per-seed stages): one pass over the
-/// positions reads the columns (provider type, the CloudProfile's selector, the seed flags,
-/// capacity, access restrictions); a seed lacking a flag is asked only by the stages of the
+/// positions reads the columns (provider type, the CloudProfile's and the shoot's selectors,
+/// the seed flags, capacity, access restrictions); a seed lacking a flag is asked only by the stages of the
 /// flags it lacks. Stages that must ask the predicate for every seed get a pass of their own.
 fn keep_passing(
     cx: &ShootContext,
@@ -329,6 +335,7 @@ fn keep_passing(
     let cols = snap.columns();
     let mut provider: Option<&[bool]> = None;
     let mut matches: Option<&[bool]> = None;
+    let mut selected: Option<&[bool]> = None;
     let mut capacity = false;
     let mut access: Option<u64> = None;
     let mut mask = 0u8;
@@ -344,6 +351,7 @@ fn keep_passing(
             Check::Provider(allowed) if !by_provider => provider = Some(allowed),
             Check::Provider(_) => {}
             Check::Matches(m) => matches = Some(m),
+            Check::Selected(m) => selected = Some(m),
             Check::Capacity => capacity = true,
             Check::AccessBits(bits) => access = Some(*bits),
             Check::AccessRestrictions | Check::Filter => asked.push(f),
@@ -362,6 +370,7 @@ fn keep_passing(
     compact(positions, |i| {
         provider.is_none_or(|allowed| allowed[cols.provider(i) as usize])
             && matches.is_none_or(|m| m[i as usize])
+            && selected.is_none_or(|m| m[i as usize])
             && access.is_none_or(|required| {
                 cols.access(i) & required == required
                     && requested <= cols.info(i).access_restriction_count

@@ -63,6 +63,8 @@ pub struct SeedColumns {
     selector_matches: Vec<(String, Vec<bool>)>,
     /// per pricing of the demand classes asked for so far: per seed, the priced usage
     priced: Mutex<Vec<Priced>>,
+    /// per shoot seed selector asked for lately: per seed, whether it matches
+    shoot_selectors: Mutex<Vec<(Selector, Arc<Vec<bool>>)>>,
 }
 
 /// A pricing of the demand classes (what one shoot of each class demands of each of `n`
@@ -78,6 +80,9 @@ struct Priced {
 /// How many distinct access restrictions get a bit; the last bit stands for one no seed
 /// offers.
 const ACCESS_BITS: usize = 63;
+
+/// How many shoot seed selectors' matches are kept (the most recently computed).
+const SHOOT_SELECTORS: usize = 16;
 
 /// How many pricings are kept (one per `ResourceFit` configuration in use).
 const PRICINGS: usize = 8;
@@ -105,6 +110,12 @@ impl Clone for SeedColumns {
             selector_matches: self.selector_matches.clone(),
             priced: Mutex::new(
                 self.priced
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone(),
+            ),
+            shoot_selectors: Mutex::new(
+                self.shoot_selectors
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
@@ -420,6 +431,30 @@ impl SeedColumns {
             .iter()
             .find(|(name, _)| name == cloud_profile)
             .map(|(_, m)| &m[..])
+    }
+
+    /// Per seed, whether a shoot's seed selector matches its labels: computed for every seed the
+    /// first time the selector is asked for, then read (shoots of one project tend to share
+    /// one). Kept while the columns are: a seed whose labels change rebuilds them.
+    pub fn shoot_selector_matches(&self, selector: &Selector) -> Arc<Vec<bool>> {
+        let mut known = self
+            .shoot_selectors
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, matches)) = known.iter().find(|(s, _)| s == selector) {
+            return Arc::clone(matches);
+        }
+        let matches: Arc<Vec<bool>> = Arc::new(
+            self.infos
+                .iter()
+                .map(|s| selector_matches(Some(selector), &s.labels))
+                .collect(),
+        );
+        if known.len() >= SHOOT_SELECTORS {
+            known.remove(0);
+        }
+        known.push((selector.clone(), Arc::clone(&matches)));
+        matches
     }
 
     pub fn default_domains(&self) -> &[String] {

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
@@ -67,4 +69,46 @@ fn loading_seeds_builds_the_columns_once_per_decision_that_follows_a_new_seed() 
     decide(&pending, &snap, &profile, now()).expect("a seed fits");
     decide(&pending, &snap, &profile, now()).expect("a seed fits");
     assert_eq!(snap.column_builds(), 2, "two seeds added before a decision");
+}
+
+/// A shoot's seed selector is matched against every seed once; the next shoot with the same
+/// selector reads the same matches, and a seed whose labels change is matched again.
+#[test]
+fn shoot_seed_selectors_are_matched_once_per_selector_while_the_labels_stay() {
+    let mut snap = Snapshot::new();
+    snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+    for k in 0..20 {
+        let env = if k < 5 { "canary" } else { "live" };
+        snap.upsert_seed(&seed(k).label("environment", env).build());
+    }
+    let profile = Profile::upstream_default();
+    let shoot = |name: &str| {
+        ShootBuilder::new("garden-p", name)
+            .region("eu-central-1")
+            .seed_selector("environment", "canary")
+            .build()
+    };
+    let first = decide(&shoot("a"), &snap, &profile, now()).expect("a canary seed fits");
+    assert_eq!(first.seed, "seed-0001", "odd seeds are in eu-central-1");
+    let selector = crate::context::ShootContext::new(&shoot("b"), &snap, now())
+        .expect("context")
+        .shoot_selector
+        .expect("a selector");
+    let matches = snap.columns().shoot_selector_matches(&selector);
+    assert_eq!(
+        matches.iter().filter(|m| **m).count(),
+        5,
+        "seeds 0-4 are canaries"
+    );
+    assert!(
+        Arc::ptr_eq(&matches, &snap.columns().shoot_selector_matches(&selector)),
+        "asked again: the same matches, not matched again"
+    );
+
+    // seed-0001 is no canary any more: matched again, and the next decision goes elsewhere.
+    snap.upsert_seed(&seed(1).label("environment", "live").build());
+    let again = snap.columns().shoot_selector_matches(&selector);
+    assert!(!again[1], "{again:?}");
+    let second = decide(&shoot("c"), &snap, &profile, now()).expect("a canary seed fits");
+    assert_eq!(second.seed, "seed-0003");
 }
