@@ -121,7 +121,15 @@ impl Step<'_> {
 }
 
 /// The checks of `stages` for this shoot, stages that keep every seed left out.
-fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) -> Vec<Step<'p>> {
+/// `every_seed`: the decision evaluates every seed, so matching the shoot's seed selector
+/// against all of them once (kept for the next shoot with it) costs no more than asking; from a
+/// tier of candidates, the matches are read only when kept from an earlier decision.
+fn compile<'p>(
+    cx: &ShootContext,
+    stages: &'p [Stage],
+    cols: &'p SeedColumns,
+    every_seed: bool,
+) -> Vec<Step<'p>> {
     let mut steps = Vec::with_capacity(stages.len());
     for stage in stages {
         let check = match stage {
@@ -146,7 +154,10 @@ fn compile<'p>(cx: &ShootContext, stages: &'p [Stage], cols: &'p SeedColumns) ->
                 },
                 "ShootSelector" => match &cx.shoot_selector {
                     None => continue,
-                    Some(selector) => Check::Selected(cols.shoot_selector_matches(selector)),
+                    Some(selector) => match cols.shoot_selector_matches(selector, every_seed) {
+                        Some(matches) => Check::Selected(matches),
+                        None => Check::Filter,
+                    },
                 },
                 "Provider" => {
                     let allowed = &cx.cloud_profile.provider_types;
@@ -230,7 +241,7 @@ pub(super) fn survivors(
 ) -> Result<Option<Vec<u32>>, FitError> {
     let cols = snap.columns();
     let whole = start.is_none();
-    let steps = compile(cx, stages, cols);
+    let steps = compile(cx, stages, cols, whole);
     let mut kept = start;
     // Per-seed stages between two set steps do not depend on each other's order: each is one
     // pass over the seeds still kept, the most selective first.
@@ -414,7 +425,7 @@ pub(super) fn whole(
     // Per seed: the stage that rejected it and why.
     let mut rejected: Vec<Option<(&'static str, Reason)>> = Vec::new();
     rejected.resize_with(total, || None);
-    for step in compile(cx, stages, cols) {
+    for step in compile(cx, stages, cols, true) {
         if positions.is_empty() {
             break;
         }

@@ -434,15 +434,23 @@ impl SeedColumns {
     }
 
     /// Per seed, whether a shoot's seed selector matches its labels: computed for every seed the
-    /// first time the selector is asked for, then read (shoots of one project tend to share
-    /// one). Kept while the columns are: a seed whose labels change rebuilds them.
-    pub fn shoot_selector_matches(&self, selector: &Selector) -> Arc<Vec<bool>> {
+    /// first time the selector is asked for with `compute`, then read (shoots of one project tend
+    /// to share one); `None` when not kept and not to be computed. Kept while the columns are: a
+    /// seed whose labels change rebuilds them.
+    pub fn shoot_selector_matches(
+        &self,
+        selector: &Selector,
+        compute: bool,
+    ) -> Option<Arc<Vec<bool>>> {
         let mut known = self
             .shoot_selectors
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         if let Some((_, matches)) = known.iter().find(|(s, _)| s == selector) {
-            return Arc::clone(matches);
+            return Some(Arc::clone(matches));
+        }
+        if !compute {
+            return None;
         }
         let matches: Arc<Vec<bool>> = Arc::new(
             self.infos
@@ -454,7 +462,7 @@ impl SeedColumns {
             known.remove(0);
         }
         known.push((selector.clone(), Arc::clone(&matches)));
-        matches
+        Some(matches)
     }
 
     pub fn default_domains(&self) -> &[String] {

@@ -94,20 +94,38 @@ fn shoot_seed_selectors_are_matched_once_per_selector_while_the_labels_stay() {
         .expect("context")
         .shoot_selector
         .expect("a selector");
-    let matches = snap.columns().shoot_selector_matches(&selector);
+    assert!(
+        snap.columns()
+            .shoot_selector_matches(&selector, false)
+            .is_none(),
+        "SameRegion evaluates a tier only: nothing matched in advance"
+    );
+    let matches = snap
+        .columns()
+        .shoot_selector_matches(&selector, true)
+        .expect("computed");
     assert_eq!(
         matches.iter().filter(|m| **m).count(),
         5,
         "seeds 0-4 are canaries"
     );
     assert!(
-        Arc::ptr_eq(&matches, &snap.columns().shoot_selector_matches(&selector)),
+        Arc::ptr_eq(
+            &matches,
+            &snap
+                .columns()
+                .shoot_selector_matches(&selector, false)
+                .expect("kept")
+        ),
         "asked again: the same matches, not matched again"
     );
 
     // seed-0001 is no canary any more: matched again, and the next decision goes elsewhere.
     snap.upsert_seed(&seed(1).label("environment", "live").build());
-    let again = snap.columns().shoot_selector_matches(&selector);
+    let again = snap
+        .columns()
+        .shoot_selector_matches(&selector, true)
+        .expect("computed");
     assert!(!again[1], "{again:?}");
     let second = decide(&shoot("c"), &snap, &profile, now()).expect("a canary seed fits");
     assert_eq!(second.seed, "seed-0003");
