@@ -196,6 +196,18 @@ impl ResourceFit {
     }
 }
 
+/// The share of `allocatable` that `after` takes (nothing allocatable: 0 when nothing is
+/// asked for, infinite otherwise).
+fn utilisation(after: f64, allocatable: f64) -> f64 {
+    if allocatable > 0.0 {
+        after / allocatable
+    } else if after > 0.0 {
+        f64::INFINITY
+    } else {
+        0.0
+    }
+}
+
 impl Priority for ResourceFit {
     fn name(&self) -> &'static str {
         NAME
@@ -230,13 +242,7 @@ impl Priority for ResourceFit {
                             .sum(),
                     };
                     let after = used + demand;
-                    let util = if allocatable > 0.0 {
-                        after / allocatable
-                    } else if after > 0.0 {
-                        f64::INFINITY
-                    } else {
-                        0.0
-                    };
+                    let util = utilisation(after, allocatable);
                     if util > 1.0 && worst.is_none_or(|(w, _)| util > w) {
                         worst = Some((util, parts.len()));
                     }
@@ -321,14 +327,7 @@ impl Priority for ResourceFit {
                 } else {
                     priced_usage[s as usize * n + i]
                 };
-                let after = used + demand;
-                let util = if allocatable > 0.0 {
-                    after / allocatable
-                } else if after > 0.0 {
-                    f64::INFINITY
-                } else {
-                    0.0
-                };
+                let util = utilisation(used + demand, allocatable);
                 if util > worst[k] {
                     worst[k] = util;
                 }
