@@ -10,7 +10,7 @@ use kube::core::Selector;
 use crate::api::{Shoot, object_key};
 use crate::field_error::unsupported;
 use crate::outcome::FitError;
-use crate::snapshot::{CloudProfileInfo, Snapshot, compile_selector};
+use crate::snapshot::{CloudProfileInfo, SeedInfo, Snapshot, compile_selector};
 
 /// The shoot's CIDRs, from `spec.networking` and `status.networking`, kept apart because
 /// upstream checks them apart: seed defaults fill only missing `spec` networks, and
@@ -78,6 +78,11 @@ pub struct ShootContext<'a> {
 }
 
 impl<'a> ShootContext<'a> {
+    /// The seed has a zone the shoot's workers use.
+    pub fn shares_worker_zone(&self, seed: &SeedInfo) -> bool {
+        seed.zones.iter().any(|z| self.worker_zones.contains(z))
+    }
+
     pub fn new(shoot: &'a Shoot, snap: &Snapshot, now: DateTime<Utc>) -> Result<Self, FitError> {
         let invalid = |field: &str, message: String| FitError::InvalidShoot {
             field: field.to_string(),

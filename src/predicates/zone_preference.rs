@@ -53,7 +53,7 @@ fn applies(cx: &ShootContext) -> bool {
 }
 
 fn preferred(cx: &ShootContext, s: &SeedInfo) -> bool {
-    s.zone_mode != ZoneMode::Prefer || s.zones.iter().any(|z| cx.worker_zones.contains(z))
+    s.zone_mode != ZoneMode::Prefer || cx.shares_worker_zone(s)
 }
 
 #[cfg(test)]

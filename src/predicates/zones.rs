@@ -42,7 +42,7 @@ impl Predicate for Zones {
         }
         if seed.zone_mode == ZoneMode::Enforce
             && !cx.worker_zones.is_empty()
-            && !seed.zones.iter().any(|z| cx.worker_zones.contains(z))
+            && !cx.shares_worker_zone(seed)
         {
             return Err(Reason::ZoneEnforced {
                 worker_zones: cx.worker_zones.iter().cloned().collect(),

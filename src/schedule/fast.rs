@@ -103,17 +103,15 @@ impl Step<'_> {
             }
             // The workers name zones and the control plane does not (see `compile`).
             Check::AccessBits(required) => {
-                cx.access_restrictions.len() <= seed.access_restriction_count
-                    && cols.access(i) & required == *required
+                cols.offers_access(i, *required, cx.access_restrictions.len())
             }
             Check::EnforcedZones => {
-                seed.zone_mode != ZoneMode::Enforce
-                    || seed.zones.iter().any(|z| cx.worker_zones.contains(z))
+                seed.zone_mode != ZoneMode::Enforce || cx.shares_worker_zone(seed)
             }
             Check::NetworkDefaults => cols.plain_network_defaults(i) || ask(seed),
             Check::Matches(matches) => matches[i as usize],
             Check::Selected(matches) => matches[i as usize],
-            Check::Capacity => cols.capacity(i).is_none_or(|c| cols.shoots(i) < c),
+            Check::Capacity => cols.has_room(i),
             Check::Filter => ask(seed),
             Check::ZonePreference | Check::Narrow => true,
         }
@@ -267,11 +265,7 @@ pub(super) fn survivors(
             }) => {
                 let preferred = |i: u32| {
                     cols.flags(i) & flags::NO_ZONE_PREFERENCE != 0
-                        || cols
-                            .info(i)
-                            .zones
-                            .iter()
-                            .any(|z| cx.worker_zones.contains(z))
+                        || cx.shares_worker_zone(cols.info(i))
                 };
                 if positions.iter().any(|&i| preferred(i)) {
                     compact(&mut positions, preferred);
@@ -382,11 +376,8 @@ fn keep_passing(
         provider.is_none_or(|allowed| allowed[cols.provider(i) as usize])
             && matches.is_none_or(|m| m[i as usize])
             && selected.is_none_or(|m| m[i as usize])
-            && access.is_none_or(|required| {
-                cols.access(i) & required == required
-                    && requested <= cols.info(i).access_restriction_count
-            })
-            && (!capacity || cols.capacity(i).is_none_or(|c| cols.shoots(i) < c))
+            && access.is_none_or(|required| cols.offers_access(i, required, requested))
+            && (!capacity || cols.has_room(i))
             && {
                 let missing = mask & !cols.flags(i);
                 missing == 0

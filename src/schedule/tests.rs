@@ -168,18 +168,10 @@ fn namespaced_cloud_profile_uses_its_computed_seed_selector() {
         ],
         &[],
     );
-    let ncp: crate::api::NamespacedCloudProfile = serde_json::from_value(serde_json::json!({
-            "metadata": {"name": "custom", "namespace": "garden-p"},
-            "spec": {"parent": {"kind": "CloudProfile", "name": "aws"}},
-            "status": {"cloudProfileSpec": {"type": "aws", "seedSelector": {"matchLabels": {"env": "dev"}}}}
-        }))
-        .unwrap();
-    snap.upsert_namespaced_cloud_profile(&ncp);
-    let mut shoot = ShootBuilder::new("garden-p", "s").build();
-    shoot.spec.cloud_profile = Some(crate::api::CloudProfileReference {
-        kind: Some("NamespacedCloudProfile".into()),
-        name: "custom".into(),
-    });
+    let shoot = namespaced_shoot(
+        &mut snap,
+        serde_json::json!({"cloudProfileSpec": {"type": "aws", "seedSelector": {"matchLabels": {"env": "dev"}}}}),
+    );
     let d = schedule(&shoot, &snap, &Profile::upstream_default(), Utc::now()).unwrap();
     assert_eq!(d.seed, "a");
     assert!(matches!(

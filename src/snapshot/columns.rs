@@ -398,6 +398,11 @@ impl SeedColumns {
         self.usage[i as usize].shoots
     }
 
+    /// The seed has room for one more shoot (no published capacity: always).
+    pub fn has_room(&self, i: u32) -> bool {
+        self.capacity(i).is_none_or(|c| self.shoots(i) < c)
+    }
+
     /// The bits of the access restrictions `requested` (a bit no seed has for one no seed
     /// offers), to compare with [`SeedColumns::access`]; `None` when the seeds offer too many
     /// distinct ones for bits.
@@ -408,10 +413,12 @@ impl SeedColumns {
         }))
     }
 
-    /// The bits of the access restrictions the seed offers (see
-    /// [`SeedColumns::access_required`]).
-    pub fn access(&self, i: u32) -> u64 {
-        self.access[i as usize]
+    /// The seed offers every access restriction of `required` (bits from
+    /// [`SeedColumns::access_required`] for `requested` restrictions): as the
+    /// `AccessRestrictions` predicate, it lists at least as many as requested and each of them.
+    pub fn offers_access(&self, i: u32, required: u64, requested: usize) -> bool {
+        self.access[i as usize] & required == required
+            && requested <= self.infos[i as usize].access_restriction_count
     }
 
     /// The seed's [`flags`].
