@@ -20,8 +20,6 @@ use super::{SeedInfo, selector_matches};
 #[derive(Clone, Debug)]
 pub struct Group {
     pub provider: u32,
-    /// A seed of the group, to ask what depends only on its provider type and region.
-    pub first: u32,
 }
 
 #[derive(Debug, Default)]
@@ -166,7 +164,7 @@ impl SeedColumns {
             let group = *group_ids
                 .entry((provider, s.region.as_str()))
                 .or_insert_with(|| {
-                    c.groups.push(Group { provider, first: i });
+                    c.groups.push(Group { provider });
                     c.members.push(Vec::new());
                     let id = (c.groups.len() - 1) as u32;
                     c.region_groups
