@@ -142,11 +142,12 @@ async fn a_throttled_bind_is_retried_no_sooner_than_retry_after() {
 }
 
 fn elected_config() -> crate::config::LeaderElection {
-    let mut cfg = crate::config::LeaderElection::default();
-    cfg.lease_duration = Duration::from_secs(4);
-    cfg.renew_deadline = Duration::from_secs(3);
-    cfg.retry_period = Duration::from_millis(500);
-    cfg
+    crate::config::LeaderElection {
+        lease_duration: Duration::from_secs(4),
+        renew_deadline: Duration::from_secs(3),
+        retry_period: Duration::from_millis(500),
+        ..Default::default()
+    }
 }
 
 /// The fence checks the lease when a write is sent, after the rate-limit wait: a write queued
@@ -269,7 +270,7 @@ async fn lease_renewals_survive_a_storm_of_throttled_answers() {
         rng ^= rng << 13;
         rng ^= rng >> 7;
         rng ^= rng << 17;
-        if storm && rng % 2 == 0 {
+        if storm && rng.is_multiple_of(2) {
             respond.send_response(throttled());
         } else {
             answer_lease(req, respond, &mut rv, &mut holder).await;
