@@ -265,10 +265,11 @@ fn malformed_region_configmap_fails_only_the_affected_region() {
 
 #[test]
 fn names_and_label_values_at_kubernetes_length_limits_work() {
-    let long_name = "s".repeat(253);
+    // Shoot and Seed names are DNS labels (63 characters) for the API server, as namespaces are.
+    let long_name = "s".repeat(63);
     let long_value = "v".repeat(63);
     let long_ns = format!("garden-{}", "p".repeat(56));
-    let long_seed = "x".repeat(253);
+    let long_seed = "x".repeat(63);
     let extra = format!(
         "apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {{name: {long_name}, namespace: {long_ns}, labels: {{k: {long_value}}}}}\nspec:\n  cloudProfile: {{name: aws}}\n  region: eu-west-1\n  provider: {{type: aws}}\n  seedSelector: {{matchLabels: {{tier: {long_value}}}}}\n---\n{}",
         seed(
@@ -284,7 +285,7 @@ fn names_and_label_values_at_kubernetes_length_limits_work() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&format!("{long_ns}/{long_name}")), "{out}");
     assert!(
-        out.contains(&"x".repeat(253)),
+        out.contains(&"x".repeat(63)),
         "long-named seed chosen:\n{out}"
     );
 }
@@ -985,5 +986,147 @@ fn an_infinite_carbon_intensity_is_reported_at_load() {
             "warning: carbon-intensity ConfigMap kube-system/carbon-ie: binaryData.data: not valid JSON: number out of range"
         ) && err.contains("the locations it would serve score neutral (50)"),
         "{err}"
+    );
+}
+
+/// Every character that steers a terminal or hides in a name: none may reach the output raw.
+fn assert_no_hidden_characters(what: &str, text: &str) {
+    let hidden: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n' && c != '\t') || ('\u{200b}'..='\u{206f}').contains(&c)
+        })
+        .collect();
+    assert!(hidden.is_empty(), "{what} holds {hidden:?}:\n{text}");
+}
+
+#[test]
+fn names_the_api_server_would_refuse_are_skipped_and_never_reach_plan_yaml() {
+    let injected =
+        "evil\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: x, namespace: kube-system}\n";
+    let extra = [
+        // A seed name that ends the `# source -> destination` comment of `plan -o yaml`.
+        seed(&format!("{injected:?}"), "spec:\n  provider: {type: aws, region: eu-west-1}"),
+        // Displays as `seed-prod-eu1`.
+        seed("\"seed-\\u202e1ue-dorp\"", "spec:\n  provider: {type: aws, region: eu-west-1}"),
+        seed(
+            "ansi",
+            "spec:\n  provider: {type: aws, region: \"eu-west-1\\e]0;pwned\\a\"}",
+        ),
+        seed(
+            "taint",
+            "spec:\n  provider: {type: aws, region: eu-west-1}\n  taints: [{key: \"a b\"}]",
+        ),
+        seed(
+            "label",
+            "spec:\n  provider: {type: aws, region: eu-west-1}",
+        )
+        .replace("metadata: {name: label}", "metadata: {name: label, labels: {tier: \"prod\\u200b\"}}"),
+        shoot(
+            "\"Web\"",
+            "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}",
+        ),
+        shoot(
+            "bound",
+            "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  seedName: \"good-seed\\n# x\"",
+        ),
+    ]
+    .join("---\n");
+    let (code, out, err) = simulate(&extra, None);
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    for want in [
+        "Seed evil\\u{a}---\\u{a}apiVersion: v1",
+        "metadata.name: must be no more than 63 characters",
+        "Seed seed-\\u{202e}1ue-dorp: metadata.name: \"seed-\\u{202e}1ue-dorp\" is not a lowercase RFC 1123 label",
+        "Seed ansi: spec.provider.region: \"eu-west-1\\u{1b}]0;pwned\\u{7}\" is not a valid label value",
+        "Seed taint: spec.taints[0].key: \"a b\" is not a qualified name",
+        "Seed label: metadata.labels.tier: \"prod\\u{200b}\" is not a valid label value",
+        "Shoot Web: metadata.name: \"Web\" is not a lowercase RFC 1123 label",
+        "Shoot bound: spec.seedName: \"good-seed\\u{a}# x\" is not a lowercase RFC 1123 label",
+    ] {
+        assert!(out.contains(want), "{want}:\n{out}");
+        assert!(err.contains(want), "{want}:\n{err}");
+    }
+    assert_no_hidden_characters("the table", &out);
+    assert_no_hidden_characters("stderr", &err);
+
+    // The plan of the same landscape as YAML: one document per move and nothing else.
+    let seeds = ["src-seed", "dst-seed"].map(|name| {
+        seed(
+            name,
+            "spec:\n  provider: {type: aws, region: eu-west-1}\n  backup: {provider: aws, region: eu-west-1}",
+        )
+        .replace(
+            "status: \"True\"}]",
+            "status: \"True\"}, {type: BackupBucketsReady, status: \"True\"}]",
+        )
+    });
+    let f = write_tmp(
+        "injected-plan.yaml",
+        &format!(
+            "{GOOD}---\n{extra}---\n{}---\n{}---\n{}",
+            seeds[0],
+            seeds[1],
+            shoot(
+                "moving",
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  seedName: src-seed"
+            )
+        ),
+    );
+    let (code, out, err) = run_bounded(
+        bin()
+            .args([
+                "plan",
+                "drain",
+                "src-seed",
+                "--now",
+                "2026-12-01T00:00:00Z",
+                "-o",
+                "yaml",
+                "-f",
+            ])
+            .arg(&f),
+    );
+    assert_eq!(code, 0, "{err}");
+    let docs: Vec<serde_yaml_ng::Value> = serde_yaml_ng::Deserializer::from_str(&out)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    let kinds: Vec<_> = docs.iter().map(|d| d["kind"].as_str()).collect();
+    assert_eq!(kinds, [Some("Shoot")], "one Shoot, nothing else:\n{out}");
+    assert!(!out.contains("Secret"), "{out}");
+}
+
+#[test]
+fn control_characters_in_human_readable_output_are_made_visible() {
+    // The file name is the one string of the table not checked against Kubernetes rules.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("x\u{1b}]0;pwned\u{7}\u{202e}.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            "{GOOD}---\n{}",
+            seed("Bad", "spec:\n  provider: {type: aws, region: eu-west-1}")
+        ),
+    )
+    .unwrap();
+    for args in [
+        &["simulate"][..],
+        &["simulate", "--explain", "garden-dev/good-shoot"],
+    ] {
+        let (code, out, err) = run_bounded(bin().args(args).arg("-f").arg(&f));
+        assert_eq!(code, 0, "{err}");
+        assert_no_hidden_characters("stdout", &out);
+        assert_no_hidden_characters("stderr", &err);
+        assert!(
+            err.contains("x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3: Seed Bad"),
+            "{err}"
+        );
+    }
+    let (_, out, _) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
+    assert!(
+        out.contains("x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3"),
+        "{out}"
     );
 }

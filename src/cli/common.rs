@@ -26,7 +26,7 @@ pub(crate) fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<Compil
         config::UnknownKeys::Warn
     };
     compile::load_with(path.map(PathBuf::as_path), unknown).map_err(|e| {
-        eprintln!("error: {e}");
+        say!("error: {e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }
@@ -34,7 +34,7 @@ pub(crate) fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<Compil
 /// For commands that print to the terminal: one line per ignored key.
 pub(crate) fn print_warnings(warnings: &[config::FieldError]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
 }
 
@@ -49,10 +49,23 @@ pub(crate) fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result
         Err(e) => {
             // Whatever is still buffered cannot be written either; drop it without retrying.
             let _ = out.into_parts();
-            eprintln!("error: writing the output to stdout: {e}");
+            say!("error: writing the output to stdout: {e}");
             ExitCode::FAILURE
         }
     }
+}
+
+/// [`write_stdout`] for human-readable output (tables, text, explanations): every control,
+/// bidi and zero-width character that input put into it is made visible
+/// ([`gardener_scheduler::escape::TextWriter`]).
+pub(crate) fn write_stdout_text(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> ExitCode {
+    write_stdout(|out| {
+        let mut text = gardener_scheduler::escape::TextWriter::new(out);
+        write(&mut text)?;
+        text.flush()
+    })
 }
 
 /// Loads and compiles a configuration for an offline command (warnings on stderr).
@@ -67,10 +80,10 @@ pub(crate) fn load_offline(path: Option<&PathBuf>, strict: bool) -> Result<Compi
 pub(crate) fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), ExitCode> {
     let level = if strict { "error" } else { "warning" };
     for s in &landscape.skipped {
-        eprintln!("{level}: skipped {s}");
+        say!("{level}: skipped {s}");
     }
     if strict && !landscape.skipped.is_empty() {
-        eprintln!(
+        say!(
             "error: --strict: {} object(s) of the manifests were skipped",
             landscape.skipped.len()
         );
@@ -100,7 +113,7 @@ pub(crate) fn load_landscape(
     let files = match load(&args.files) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             return Err(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
@@ -120,7 +133,7 @@ pub(crate) fn load_landscape(
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: starting the async runtime: {e}");
+            say!("error: starting the async runtime: {e}");
             return Err(ExitCode::FAILURE);
         }
     };
@@ -134,24 +147,24 @@ pub(crate) fn load_landscape(
         )
         .await
         .map_err(|e| {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             ExitCode::from(EXIT_BAD_INPUT)
         })?;
         let mut progress = progress_printer();
         simulate::read_live(&client, args.chunk_size, &data, yaml, &mut progress)
             .await
             .map_err(|e| {
-                eprintln!("error: {e}");
-                eprintln!("error: the landscape could not be read completely; nothing was {what}");
+                say!("error: {e}");
+                say!("error: the landscape could not be read completely; nothing was {what}");
                 ExitCode::FAILURE
             })
     })?;
     for w in &read.warnings {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     let mut landscape = read.landscape;
     for r in landscape.overlay(files) {
-        eprintln!("overlay: -f replaces {r} of the cluster");
+        say!("overlay: -f replaces {r} of the cluster");
     }
     Ok(landscape)
 }

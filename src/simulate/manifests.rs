@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::values::Values;
 use crate::api::{CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot};
 use crate::input::{self, ReadError};
 
@@ -315,7 +316,7 @@ impl Landscape {
             let object = if name.is_empty() {
                 kind
             } else {
-                format!("{kind} {name}")
+                format!("{kind} {}", crate::escape::line(&name))
             };
             self.skip(location, format!("{object}: {message}"));
         }
@@ -323,7 +324,7 @@ impl Landscape {
 
     /// The typed object, or `Err(Some(message))` naming the field, or `Err(None)` for a repeat
     /// (already recorded).
-    fn typed<T: DeserializeOwned + kube::Resource>(
+    fn typed<T: DeserializeOwned + kube::Resource + Values>(
         &mut self,
         value: &serde_yaml_ng::Value,
         kind: &'static str,
@@ -342,6 +343,7 @@ impl Landscape {
         }
         let meta = object.meta();
         require_name(meta, namespaced)?;
+        object.check_values()?;
         let key = if namespaced {
             crate::api::object_key(meta)
         } else {
