@@ -5,16 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::field_error::FieldError;
+use crate::field_error::{FieldError, MAX_LATENCY_MS};
 use crate::snapshot::estimate::LatencySources;
 use crate::snapshot::latency::{LatencyTable, MAX_COMPLETED_REGIONS};
 
 /// Matrix files larger than this are refused rather than read into memory.
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-/// Largest latency accepted in a matrix (1,000 s): far beyond any network, and small enough
-/// that a path through every region stays a finite sum.
-const MAX_LATENCY_MS: f64 = 1_000_000.0;
-
 /// The latency sources of `matrix` / `matrixFile` / `useRegionConfigMaps` args at `path`,
 /// problems are appended to `errors`.
 pub fn sources_from_args(
