@@ -96,5 +96,17 @@ pub fn number(v: f64) -> String {
     }
 }
 
+/// What a JSON value is, as messages name it: `a list`, `text`.
+pub fn kind_of(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "text",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "a mapping",
+    }
+}
+
 /// The message of a duration or count that must not be zero.
 pub const GREATER_THAN_ZERO: &str = "must be greater than zero";

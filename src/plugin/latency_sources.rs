@@ -20,6 +20,7 @@ pub fn sources_from_args(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) -> LatencySources {
+    let before = errors.len();
     let known = match (matrix, matrix_file) {
         (Some(_), Some(_)) => {
             errors.push(FieldError::new(
@@ -32,6 +33,8 @@ pub fn sources_from_args(
         (None, Some(file)) => read_matrix_file(file, &format!("{path}.matrixFile"), errors),
         (None, None) => None,
     };
+    // A refused matrix is never built: the table is dense, regions × regions.
+    let known = known.filter(|_| errors.len() == before);
     LatencySources {
         matrix: known.map(|k| LatencyTable::new(&k)),
         use_region_config_maps,
@@ -100,6 +103,26 @@ fn parse_matrix(
         }
         return out;
     };
+    // Counted before anything is built, in one pass: a row of 100,000 columns is refused
+    // without a table of 100,000² cells.
+    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (from, row) in rows {
+        names.insert(from);
+        names.extend(
+            row.as_object()
+                .into_iter()
+                .flat_map(|r| r.keys().map(String::as_str)),
+        );
+        if names.len() > MAX_COMPLETED_REGIONS {
+            err(
+                String::new(),
+                format!(
+                    "lists more than {MAX_COMPLETED_REGIONS} regions, at most {MAX_COMPLETED_REGIONS} are supported"
+                ),
+            );
+            return out;
+        }
+    }
     for (from, row) in rows {
         if from.is_empty() {
             err(String::new(), "region names must not be empty".into());
