@@ -931,6 +931,24 @@ fn near_miss_values_upstream_refuses_are_errors_not_defaults() {
             ),
             "invalid shoot: spec.controlPlane.highAvailability.failureTolerance.type: unsupported value \"Zone\": supported values: \"node\", \"zone\"",
         ),
+        (
+            "an empty purpose",
+            shoot(
+                "empty-purpose",
+                &format!("{base}  provider: {{type: aws}}\n  purpose: \"\""),
+            ),
+            "invalid shoot: spec.purpose: unsupported value \"\": supported values: \"evaluation\"",
+        ),
+        (
+            "an empty failure tolerance",
+            shoot(
+                "empty-ha",
+                &format!(
+                    "{base}  provider: {{type: aws}}\n  controlPlane: {{highAvailability: {{failureTolerance: {{type: \"\"}}}}}}"
+                ),
+            ),
+            "invalid shoot: spec.controlPlane.highAvailability.failureTolerance.type: unsupported value \"\": supported values: \"node\", \"zone\"",
+        ),
     ];
     for (name, extra, want) in cases {
         let (code, out, err) = simulate(&extra, None);
@@ -1128,5 +1146,199 @@ fn control_characters_in_human_readable_output_are_made_visible() {
     assert!(
         out.contains("x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3"),
         "{out}"
+    );
+}
+
+/// `--validate-only` of a configuration that holds `body` after the header: exit status and
+/// stderr.
+fn validate_config(name: &str, body: &str) -> (i32, String) {
+    let f = write_tmp(
+        &format!("config-{name}.yaml"),
+        &format!(
+            "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n{body}\n"
+        ),
+    );
+    let (code, _, err) = run_bounded(bin().arg("--config").arg(&f).arg("--validate-only"));
+    (code, err)
+}
+
+#[test]
+fn configuration_values_that_used_to_load_silently_are_errors_at_the_key_written() {
+    let long = "n".repeat(100_000);
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "empty-client-connection",
+            "clientConnection: []".into(),
+            "clientConnection: must be a mapping, got a list",
+        ),
+        ("empty-server", "server: []".into(), "server: must be a mapping, got a list"),
+        (
+            "empty-shoot",
+            "schedulers: {shoot: []}".into(),
+            "schedulers.shoot: must be a mapping, got a list",
+        ),
+        (
+            "location-pair",
+            "schedulers: {shoot: {regions: [{name: x1, location: [1, 2], country: DE}]}}".into(),
+            "schedulers.shoot.regions[0].location: invalid type: sequence, expected a mapping",
+        ),
+        (
+            "resource-name",
+            format!("leaderElection: {{resourceName: {long}}}"),
+            "leaderElection.resourceName: must be no more than 253 characters, got 100000",
+        ),
+        (
+            "resource-namespace",
+            format!("leaderElection: {{resourceNamespace: {long}}}"),
+            "leaderElection.resourceNamespace: must be no more than 63 characters, got 100000",
+        ),
+        (
+            "scheduler-name",
+            format!("schedulers: {{shoot: {{schedulerNames: [{long}]}}}}"),
+            "schedulers.shoot.schedulerNames[0]: must be no more than 253 characters, got 100000",
+        ),
+        (
+            "residency-uppercase",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: EU}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[0].name: must be a lowercase name",
+        ),
+        (
+            "residency-list",
+            "schedulers: {shoot: {filters: [{name: Residency, args: [1]}]}}".into(),
+            "schedulers.shoot.filters[0].args: must be a mapping of argument names to values, got a list",
+        ),
+        (
+            "residency-duplicate",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: eu}, {name: eu}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[1].name: duplicate group \"eu\"",
+        ),
+        (
+            "residency-empty",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: eu, jurisdictions: []}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[0].jurisdictions: must list at least one jurisdiction",
+        ),
+        (
+            "residency-unknown",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: x, jurisdictions: [mars]}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[0].jurisdictions[0]: no region lies in jurisdiction \"mars\"",
+        ),
+        (
+            "capacity-pressure-latency",
+            "schedulers: {shoot: {candidateDeterminationStrategy: Scored, priorities: [{name: CapacityPressure, weight: 1, args: {maxLatencyMs: 1e20}}]}}".into(),
+            "schedulers.shoot.priorities[0].args.maxLatencyMs: must be a positive number of at most 1000000, got 1e20",
+        ),
+        (
+            "bom-inside",
+            "logLevel: info\n\u{feff}logFormat: [".into(),
+            "byte order mark, U+FEFF, at line 4 column 1",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let (code, err) = validate_config(name, &body);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(want), "{name}: want {want:?} in\n{err}");
+    }
+    // A known jurisdiction added by the configuration's own regions is accepted.
+    let (code, err) = validate_config(
+        "residency-own-region",
+        "schedulers: {shoot: {regions: [{name: moon-1, location: {lat: 1, lon: 2}, country: DE, jurisdiction: moon}], filters: [{name: Residency, args: {groups: [{name: moon}]}}]}}",
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_latency_row_of_100000_columns_and_100000_region_entries_are_refused_quickly() {
+    let row: Vec<String> = (0..100_000).map(|i| format!("r{i}: 1")).collect();
+    let (code, err) = validate_config(
+        "wide-matrix",
+        &format!(
+            "schedulers: {{shoot: {{candidateDeterminationStrategy: Scored, priorities: [{{name: LatencyDistance, weight: 1, args: {{matrix: {{eu-west-1: {{{}}}}}}}}}]}}}}",
+            row.join(", ")
+        ),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("schedulers.shoot.priorities[0].args.matrix: lists more than 500 regions"),
+        "{err}"
+    );
+    let regions: Vec<String> = (0..100_000)
+        .map(|i| format!("{{name: r{i}, location: {{lat: 1, lon: 2}}, country: DE}}"))
+        .collect();
+    let (code, err) = validate_config(
+        "many-regions",
+        &format!(
+            "schedulers: {{shoot: {{regions: [{}]}}}}",
+            regions.join(", ")
+        ),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "schedulers.shoot.regions: holds 100000 entries, more than the 10000 accepted"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_invalid_compare_file_is_named() {
+    let bad = write_tmp(
+        "compare-bad.yaml",
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\nschedulers: {shoot: {priorities: [{name: Nope, weight: 1}]}}\n",
+    );
+    let f = landscape_with_pending(1);
+    let (code, _, err) = run_bounded(
+        bin()
+            .args(["simulate", "-f"])
+            .arg(&f)
+            .arg("--compare")
+            .arg(&bad),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "error: --compare {}: invalid config:",
+            bad.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn seeds_declaring_a_fraction_or_an_exa_of_shoots_are_malformed() {
+    for (name, q, want) in [
+        ("half", "0.5", "\"0.5\" is not a whole number of shoots"),
+        (
+            "exa",
+            "1Ei",
+            "\"1Ei\" is more than the 1000000 shoots a seed can host",
+        ),
+    ] {
+        let extra = seed(name, "spec:\n  provider: {type: aws, region: eu-west-1}").replace(
+            "status:\n",
+            &format!("status:\n  allocatable: {{shoots: \"{q}\"}}\n"),
+        );
+        let (code, out, err) = simulate(&extra, Some("garden-dev/good-shoot"));
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(want), "{name}: want {want:?} in\n{out}");
+    }
+}
+
+#[test]
+fn a_byte_order_mark_inside_a_manifest_and_two_projects_for_one_namespace_are_named() {
+    let (code, _, err) = simulate("\u{feff}kind: [", None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("byte order mark, U+FEFF, at line"), "{err}");
+    let project = |name: &str| {
+        format!(
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: Project\nmetadata: {{name: {name}}}\nspec: {{namespace: garden-dev}}\n"
+        )
+    };
+    let (code, out, err) = simulate(&format!("{}---\n{}", project("one"), project("two")), None);
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        err.contains("warning: namespace garden-dev is claimed by Projects one, two; upstream's API server allows one, and its shoots count for project two"),
+        "{err}"
     );
 }

@@ -20,21 +20,35 @@ pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 pub(crate) const EXIT_CLOSED_PIPE: u8 = 141;
 
 pub(crate) fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
+    load_config_as("", path, strict)
+}
+
+/// [`load_config`] whose errors and warnings start with `label` (`--compare old.yaml: `), for a
+/// command that reads more than one configuration.
+pub(crate) fn load_config_as(
+    label: &str,
+    path: Option<&PathBuf>,
+    strict: bool,
+) -> Result<Compiled, ExitCode> {
     let unknown = if strict {
         config::UnknownKeys::Reject
     } else {
         config::UnknownKeys::Warn
     };
     compile::load_with(path.map(PathBuf::as_path), unknown).map_err(|e| {
-        say!("error: {e}");
+        say!("error: {label}{e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }
 
 /// For commands that print to the terminal: one line per ignored key.
 pub(crate) fn print_warnings(warnings: &[config::FieldError]) {
+    print_warnings_as("", warnings);
+}
+
+fn print_warnings_as(label: &str, warnings: &[config::FieldError]) {
     for w in warnings {
-        say!("warning: {w}");
+        say!("warning: {label}{w}");
     }
 }
 
@@ -70,8 +84,17 @@ pub(crate) fn write_stdout_text(
 
 /// Loads and compiles a configuration for an offline command (warnings on stderr).
 pub(crate) fn load_offline(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
-    let compiled = load_config(path, strict)?;
-    print_warnings(&compiled.warnings);
+    load_offline_as("", path, strict)
+}
+
+/// [`load_offline`] with every message prefixed by `label`.
+pub(crate) fn load_offline_as(
+    label: &str,
+    path: Option<&PathBuf>,
+    strict: bool,
+) -> Result<Compiled, ExitCode> {
+    let compiled = load_config_as(label, path, strict)?;
+    print_warnings_as(label, &compiled.warnings);
     Ok(compiled)
 }
 
@@ -118,6 +141,7 @@ pub(crate) fn load_landscape(
         }
     };
     if !args.live && args.kubeconfig.is_none() {
+        warn_project_conflicts(&files);
         return Ok(files);
     }
     let kubeconfig = args
@@ -166,7 +190,14 @@ pub(crate) fn load_landscape(
     for r in landscape.overlay(files) {
         say!("overlay: -f replaces {r} of the cluster");
     }
+    warn_project_conflicts(&landscape);
     Ok(landscape)
+}
+
+fn warn_project_conflicts(landscape: &Landscape) {
+    for w in landscape.project_conflicts() {
+        say!("warning: {w}");
+    }
 }
 
 /// Progress of the live read on stderr, only when stderr is a terminal: one line per kind,

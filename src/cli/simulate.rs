@@ -36,7 +36,11 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let old = match &args.compare {
-        Some(path) => match load_offline(Some(path), args.strict) {
+        Some(path) => match load_offline_as(
+            &format!("--compare {}: ", path.display()),
+            Some(path),
+            args.strict,
+        ) {
             Ok(loaded) => Some((loaded.config, loaded.chain)),
             Err(code) => return code,
         },

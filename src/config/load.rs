@@ -201,8 +201,10 @@ fn render_path(path: &serde_ignored::Path<'_>) -> String {
 /// `null` meaning "not set". Numbers JSON cannot hold (`.nan`, `.inf`, `1e309`) are errors
 /// naming their field, not silently null.
 fn yaml_to_json(text: &str, source: &str) -> Result<Value, ConfigError> {
-    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text)
-        .map_err(|e| ConfigError::Invalid(vec![FieldError::new(source, e.to_string())]))?;
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
+        let note = crate::bom::note_inside(text).unwrap_or_default();
+        ConfigError::Invalid(vec![FieldError::new(source, format!("{e}{note}"))])
+    })?;
     if !(doc.is_mapping() || doc.is_null()) {
         return Err(ConfigError::Invalid(vec![FieldError::new(
             source,
