@@ -655,8 +655,8 @@ mod tests {
                 "a negative and a non-numeric forecast entry",
                 serde_json::json!({"demand": {"eu-west-1": -1, "us-east-1": "many", "ap-south-1": 3}}),
                 &[
-                    "p.args.demand.eu-west-1: must be a non-negative number, got -1",
-                    "p.args.demand.us-east-1: must be a non-negative number, got \"many\"",
+                    "p.args.demand.eu-west-1: must be a number from 0 to 1000000, got -1",
+                    "p.args.demand.us-east-1: must be a number from 0 to 1000000, got \"many\"",
                 ],
             ),
             (
