@@ -33,7 +33,7 @@ pub fn is_hidden(c: char) -> bool {
 /// `text` as one line: every control, line-break, bidi and zero-width character as `\u{…}`.
 /// For names and values shown in a table cell, a comment or a single-line message.
 pub fn line(text: &str) -> Cow<'_, str> {
-    escape(text, |c| is_hidden(c))
+    escape(text, is_hidden)
 }
 
 /// One YAML (or shell) comment line, `# text\n`, whatever `text` holds: a line break in it
