@@ -93,7 +93,7 @@ impl<W: Write> TextWriter<W> {
                 }
                 Err(e) => {
                     let (good, bad) = rest.split_at(e.valid_up_to());
-                    // Safe: checked by from_utf8 just above.
+                    // `good` is the prefix from_utf8 just found valid.
                     out.push_str(&text(std::str::from_utf8(good).unwrap_or_default()));
                     match e.error_len() {
                         Some(n) => {
@@ -126,6 +126,14 @@ impl<W: Write> TextWriter<W> {
 
 impl<W: Write> Write for TextWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        // The common case, plain text written whole: no copy.
+        if self.pending.is_empty()
+            && let Ok(s) = std::str::from_utf8(buf)
+            && let Cow::Borrowed(_) = text(s)
+        {
+            self.inner.write_all(buf)?;
+            return Ok(buf.len());
+        }
         self.pending.extend_from_slice(buf);
         self.drain(false)?;
         Ok(buf.len())

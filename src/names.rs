@@ -9,9 +9,10 @@
 
 use crate::escape;
 
-/// The longest DNS-1123 label: a Shoot, Seed, CloudProfile or Project name, a namespace.
+/// The longest DNS-1123 label: a Shoot or Seed name, a namespace.
 pub const MAX_LABEL: usize = 63;
-/// The longest DNS-1123 subdomain: a ConfigMap name, the prefix of a qualified name.
+/// The longest DNS-1123 subdomain: a CloudProfile, Project or ConfigMap name, the prefix of a
+/// qualified name.
 pub const MAX_SUBDOMAIN: usize = 253;
 
 fn quoted(value: &str) -> String {

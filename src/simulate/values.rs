@@ -49,6 +49,13 @@ fn optional_label(path: &str, value: Option<&str>) -> Result<(), String> {
     }
 }
 
+fn optional_subdomain(path: &str, value: Option<&str>) -> Result<(), String> {
+    match value.filter(|v| !v.is_empty()) {
+        Some(v) => at(path, names::dns1123_subdomain(v)),
+        None => Ok(()),
+    }
+}
+
 impl Values for Seed {
     fn check_values(&self) -> Result<(), String> {
         meta(&self.metadata, names::dns1123_label)?;
@@ -73,6 +80,11 @@ impl Values for Shoot {
             region("spec.region", r)?;
         }
         optional_label("spec.seedName", spec.seed_name.as_deref())?;
+        optional_subdomain("spec.cloudProfileName", spec.cloud_profile_name.as_deref())?;
+        optional_subdomain(
+            "spec.cloudProfile.name",
+            spec.cloud_profile.as_ref().map(|c| c.name.as_str()),
+        )?;
         optional_label(
             "status.seedName",
             self.status.as_ref().and_then(|s| s.seed_name.as_deref()),
@@ -93,21 +105,24 @@ impl Values for Shoot {
     }
 }
 
+// Gardener validates these names as DNS subdomains (its `ValidateName`); Shoots and Seeds as
+// DNS labels.
 impl Values for CloudProfile {
     fn check_values(&self) -> Result<(), String> {
-        meta(&self.metadata, names::dns1123_label)
+        meta(&self.metadata, names::dns1123_subdomain)
     }
 }
 
 impl Values for NamespacedCloudProfile {
     fn check_values(&self) -> Result<(), String> {
-        meta(&self.metadata, names::dns1123_label)
+        meta(&self.metadata, names::dns1123_subdomain)?;
+        optional_subdomain("spec.parent.name", Some(&self.spec.parent.name))
     }
 }
 
 impl Values for Project {
     fn check_values(&self) -> Result<(), String> {
-        meta(&self.metadata, names::dns1123_label)?;
+        meta(&self.metadata, names::dns1123_subdomain)?;
         optional_label("spec.namespace", self.spec.namespace.as_deref())
     }
 }
