@@ -324,7 +324,11 @@ async fn run(minutes: f64, rate: f64) {
     // RSS per replica from its settled start: (seconds into the churn, KiB)
     let mut rss: Vec<Vec<(u64, u64)>> = replicas
         .iter()
-        .map(|r| r.as_ref().map(|r| vec![(0, r.rss_kib())]).unwrap_or_default())
+        .map(|r| {
+            r.as_ref()
+                .map(|r| vec![(0, r.rss_kib())])
+                .unwrap_or_default()
+        })
         .collect();
 
     let shoots = kube::Api::<Shoot>::namespaced(client.clone(), NAMESPACE);

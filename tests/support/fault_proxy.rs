@@ -42,7 +42,10 @@ pub enum Class {
 
 impl Class {
     pub fn is_lease(self) -> bool {
-        matches!(self, Class::LeaseGet | Class::LeaseUpdate | Class::LeaseCreate)
+        matches!(
+            self,
+            Class::LeaseGet | Class::LeaseUpdate | Class::LeaseCreate
+        )
     }
 }
 
@@ -82,6 +85,8 @@ pub struct BlackHole {
     /// the resource (`shoots`, `seeds`...); `None`: every watch
     pub resource: Option<String>,
     pub silence: Silence,
+    /// lists of the resource too, not only watches: its whole feed is dead
+    pub lists: bool,
 }
 
 impl BlackHole {
@@ -97,7 +102,8 @@ pub struct Storm {
     pub status: u16,
     /// the `Retry-After` header, in seconds
     pub retry_after: Option<u32>,
-    /// the share of matching requests answered so, drawn from a seeded sequence
+    /// the share of matching requests answered so, spread evenly over each client's requests
+    /// of each class (0.5: every second one)
     pub fraction: f64,
     pub targets: Vec<Target>,
 }
@@ -146,7 +152,8 @@ struct Inner {
     upstream: Client,
     faults: Mutex<Faults>,
     seen: Mutex<Vec<Seen>>,
-    rng: Mutex<u64>,
+    /// per (client, class): the share of a storm owed so far
+    owed: Mutex<HashMap<(String, Class), f64>>,
     /// open watch streams: id -> resource
     open: Mutex<HashMap<u64, String>>,
     silenced: Mutex<HashSet<u64>>,
@@ -172,12 +179,17 @@ impl Inner {
         }
     }
 
-    fn roll(&self, fraction: f64) -> bool {
-        let mut s = self.rng.lock().unwrap();
-        *s ^= *s << 13;
-        *s ^= *s >> 7;
-        *s ^= *s << 17;
-        ((*s >> 11) as f64 / (1u64 << 53) as f64) < fraction
+    /// Whether this request of `client` and `class` is one of the `fraction` a storm answers.
+    fn hit(&self, client: &str, class: Class, fraction: f64) -> bool {
+        let mut owed = self.owed.lock().unwrap();
+        let o = owed.entry((client.to_string(), class)).or_default();
+        *o += fraction;
+        if *o >= 1.0 - 1e-9 {
+            *o -= 1.0;
+            true
+        } else {
+            false
+        }
     }
 
     fn take_lost_answer(&self) -> bool {
@@ -219,7 +231,7 @@ impl FaultProxy {
             upstream: Client::try_from(cfg).unwrap(),
             faults: Mutex::default(),
             seen: Mutex::default(),
-            rng: Mutex::new(0x0fa1_7e57_2026_1201),
+            owed: Mutex::default(),
             open: Mutex::default(),
             silenced: Mutex::default(),
             next_id: AtomicU64::new(0),
@@ -245,7 +257,9 @@ impl FaultProxy {
     /// A kubeconfig pointing at the proxy whose token is `client`: requests are recorded as
     /// that client's.
     pub fn kubeconfig_for(&self, client: &str) -> PathBuf {
-        let path = self.state_dir.join(format!("kubeconfig-fault-proxy-{client}"));
+        let path = self
+            .state_dir
+            .join(format!("kubeconfig-fault-proxy-{client}"));
         std::fs::write(
             &path,
             format!(
@@ -366,14 +380,17 @@ fn classify(method: &http::Method, path: &str, query: &str) -> (Class, String, O
     let (resource, name, sub) = if rest.len() >= 3 && rest[0] == "namespaces" {
         (rest[2], rest.get(3), rest.get(4))
     } else {
-        (rest.first().copied().unwrap_or(""), rest.get(1), rest.get(2))
+        (
+            rest.first().copied().unwrap_or(""),
+            rest.get(1),
+            rest.get(2),
+        )
     };
     let name = name.map(|n| n.to_string());
     let watch = query
         .split('&')
         .any(|kv| kv == "watch=true" || kv == "watch=1");
-    let class = if *method == http::Method::PUT && resource == "shoots" && sub == Some(&"binding")
-    {
+    let class = if *method == http::Method::PUT && resource == "shoots" && sub == Some(&"binding") {
         Class::Bind
     } else if resource == "leases" {
         match *method {
@@ -451,12 +468,15 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
     }
     if let Some(storm) = &faults.storm
         && storm.targets.iter().any(|t| t.matches(class))
-        && st.roll(storm.fraction)
+        && st.hit(&st.seen.lock().unwrap()[idx].client, class, storm.fraction)
     {
         st.answered(idx, storm.status, Some("storm"));
         let (reason, message) = match storm.status {
             429 => ("TooManyRequests", "the fault proxy throttles this request"),
-            _ => ("ServiceUnavailable", "the fault proxy answers this request 503"),
+            _ => (
+                "ServiceUnavailable",
+                "the fault proxy answers this request 503",
+            ),
         };
         return status_response(storm.status, storm.retry_after, reason, message);
     }
@@ -472,7 +492,7 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
     let black_hole = faults
         .black_hole
         .as_ref()
-        .filter(|bh| class == Class::Watch && bh.covers(&resource));
+        .filter(|bh| (class == Class::Watch || bh.lists && class == Class::List) && bh.covers(&resource));
     if let Some(bh) = black_hole {
         match bh.silence {
             Silence::AfterHeaders => {

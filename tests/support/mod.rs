@@ -282,7 +282,9 @@ impl Scheduler {
             metrics_port = free_port();
         }
         let lease = match opts.lease {
-            LeaseTimes::Short => "  leaseDuration: 4s\n  renewDeadline: 3s\n  retryPeriod: 500ms\n".to_string(),
+            LeaseTimes::Short => {
+                "  leaseDuration: 4s\n  renewDeadline: 3s\n  retryPeriod: 500ms\n".to_string()
+            }
             LeaseTimes::Defaults => String::new(),
             LeaseTimes::Custom(d, r, p) => {
                 format!("  leaseDuration: {d}\n  renewDeadline: {r}\n  retryPeriod: {p}\n")
