@@ -8,7 +8,9 @@ use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams}
 use kube::{Client, Resource};
 use serde_json::json;
 
+use super::brief::brief;
 use super::leader::Leadership;
+use super::stack::Fenced;
 use crate::api::Shoot;
 use crate::config::BindingMode;
 
@@ -41,16 +43,21 @@ pub enum BindError {
         permission: &'static str,
         message: String,
     },
-    /// The API server answered with an error: the bind did not happen.
-    #[error("{action}: {source}")]
+    /// The API server refused the request (a 4xx answer): the bind did not happen.
+    #[error("{action}: {}", brief(.source))]
     Rejected {
         action: &'static str,
         source: kube::Error,
     },
-    /// No answer (transport error or timeout): the bind may or may not have happened.
+    /// No answer that proves the write was refused — none at all (a transport error, a
+    /// timeout, the lease ending while it was on the wire) or a 5xx, which a gateway or an
+    /// API server that lost its etcd answer may send after the write was committed: the bind
+    /// may or may not have happened.
     #[error("{action}: outcome unknown: {message}")]
     Unknown {
         action: &'static str,
+        /// the HTTP status of the answer, if one came
+        code: Option<u16>,
         message: String,
     },
 }
@@ -59,6 +66,23 @@ impl BindError {
     /// Whether the write may have been applied although it reported an error.
     pub fn outcome_unknown(&self) -> bool {
         matches!(self, BindError::Unknown { .. })
+    }
+
+    /// How long the server asked to wait before trying again (`Retry-After`, carried in the
+    /// answer's `details.retryAfterSeconds` as the API server sends it with a 429).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            BindError::Rejected {
+                source: kube::Error::Api(s),
+                ..
+            } => s
+                .details
+                .as_ref()
+                .map(|d| d.retry_after_seconds)
+                .filter(|&s| s > 0)
+                .map(|s| Duration::from_secs(u64::from(s))),
+            _ => None,
+        }
     }
 
     /// The HTTP status that refused the bind (`none`: no answer), for the
@@ -72,7 +96,9 @@ impl BindError {
                 kube::Error::Api(s) => s.code.to_string(),
                 _ => "none".into(),
             }),
-            BindError::Unknown { .. } => Some("none".into()),
+            BindError::Unknown { code, .. } => {
+                Some(code.map_or_else(|| "none".into(), |c| c.to_string()))
+            }
             BindError::AlreadyAssigned(_) | BindError::NotLeader => None,
         }
     }
@@ -83,24 +109,47 @@ impl BindError {
 struct Step {
     action: &'static str,
     permission: &'static str,
+    /// a write, whose 5xx answer leaves its outcome unknown
+    write: bool,
 }
 
 const READ: Step = Step {
     action: "reading shoot",
     permission: "get shoots",
+    write: false,
 };
 const UPDATE_BINDING: Step = Step {
     action: "updating shoots/binding",
     permission: "update shoots/binding",
+    write: true,
 };
 const PATCH_SEED_NAME: Step = Step {
     action: "patching spec.seedName",
     permission: "patch shoots",
+    write: true,
 };
 
 fn classify(step: Step, e: kube::Error) -> BindError {
     let action = step.action;
+    if let kube::Error::Service(inner) = &e {
+        match Fenced::of(inner.as_ref()) {
+            Some(Fenced::NotLeader) => return BindError::NotLeader,
+            Some(Fenced::LeaseEnded(_)) => {
+                return BindError::Unknown {
+                    action,
+                    code: None,
+                    message: inner.to_string(),
+                };
+            }
+            None => {}
+        }
+    }
     match &e {
+        kube::Error::Api(s) if s.code >= 500 && step.write => BindError::Unknown {
+            action,
+            code: Some(s.code),
+            message: brief(&e),
+        },
         kube::Error::Api(s) if s.code == 409 => BindError::Conflict,
         kube::Error::Api(s) if s.code == 404 => BindError::NotFound,
         kube::Error::Api(s) if s.code == 403 => BindError::Forbidden {
@@ -111,6 +160,7 @@ fn classify(step: Step, e: kube::Error) -> BindError {
         kube::Error::Api(_) => BindError::Rejected { action, source: e },
         _ => BindError::Unknown {
             action,
+            code: None,
             message: e.to_string(),
         },
     }
@@ -125,6 +175,7 @@ async fn timed<T>(
         Ok(r) => r.map_err(|e| classify(step, e)),
         Err(_) => Err(BindError::Unknown {
             action: step.action,
+            code: None,
             message: format!("no answer within {limit:?}"),
         }),
     }
@@ -136,8 +187,8 @@ pub fn raw_shoots(client: &Client, namespace: &str) -> Api<DynamicObject> {
 }
 
 /// Binds `shoot` (as observed, with its resourceVersion) to `seed`. Returns the new
-/// resourceVersion. Nothing is written unless `leadership` still holds at the moment of the
-/// write.
+/// resourceVersion. Nothing is written unless `leadership` holds when the bind starts; the
+/// client's lease fence checks again when the request is sent (see `stack::fence`).
 ///
 /// In `Binding` mode the binding carries the whole shoot: `raw`, the object as the watch
 /// delivered it at the observed resourceVersion, when the cache has it (one request); otherwise
@@ -258,10 +309,12 @@ pub async fn read_shoot(
             obj.metadata.managed_fields = None;
             let value = serde_json::to_value(&obj).map_err(|e| BindError::Unknown {
                 action: READ.action,
+                code: None,
                 message: e.to_string(),
             })?;
             let typed = super::watch::decode::<Shoot>(obj).map_err(|e| BindError::Unknown {
                 action: READ.action,
+                code: None,
                 message: format!("decoding the shoot: {e}"),
             })?;
             Ok(Some((typed, value)))

@@ -1,31 +1,183 @@
-//! The API clients: kubeconfig or in-cluster configuration, request counting, the client-side
-//! rate limit.
+//! The API clients: kubeconfig or in-cluster configuration, and the clients of the scheduler
+//! process, each over the one stack of `stack` (rate limit, lease fence, request counting,
+//! deadlines).
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use kube::Client;
 use tracing::info;
 
+use super::leader::Leadership;
 use super::rest_metrics::RestClientMetrics;
-use super::{ControllerError, ratelimit, redact};
+use super::stack::{self, Activity, Layers, MakeTransport};
+use super::{ControllerError, Metrics, REQUEST_TIMEOUT, redact};
+use crate::config::ClientConnection;
 
-/// Builds the API client: `kubeconfig` (a path, or a `:`-separated list merged as kubectl
-/// merges `$KUBECONFIG`), else in-cluster config, else `~/.kube/config`; requests are limited to
-/// `qps` with `burst` (0 qps: no limit); every request is counted in `requests`.
+/// Builds an API client for the offline commands: `kubeconfig` (a path, or a `:`-separated
+/// list merged as kubectl merges `$KUBECONFIG`), else in-cluster config, else
+/// `~/.kube/config`; requests are limited to `qps` with `burst` (0 qps: no limit), each
+/// answers within [`REQUEST_TIMEOUT`], and every request is counted in `requests`.
 pub async fn client_from_kubeconfig(
     kubeconfig: &str,
     qps: f32,
     burst: i32,
     requests: &RestClientMetrics,
 ) -> Result<Client, ControllerError> {
-    build_client(kubeconfig, qps, burst, &[requests]).await
+    let config = load_config(kubeconfig).await?;
+    let connection = Connection::to(&config)?;
+    Ok(connection.client_with(Layers {
+        qps,
+        burst,
+        fence: Leadership::always(),
+        counters: &[requests],
+        host: connection.host(),
+        limit: REQUEST_TIMEOUT,
+        activity: Arc::default(),
+    }))
 }
 
-/// As [`client_from_kubeconfig`], counting every request in each of `counters`.
-pub(super) async fn build_client(
-    kubeconfig: &str,
-    qps: f32,
-    burst: i32,
-    counters: &[&RestClientMetrics],
-) -> Result<Client, ControllerError> {
+/// Where the clients send their requests: a cluster (or, in tests, a mock behind the same
+/// stack), or one ready-made client used as it is.
+#[derive(Clone)]
+pub enum Connection {
+    Transport(TransportTo),
+    Client(Client),
+}
+
+#[derive(Clone)]
+pub struct TransportTo {
+    make: MakeTransport,
+    default_namespace: String,
+    host: String,
+}
+
+impl From<Client> for Connection {
+    fn from(c: Client) -> Self {
+        Connection::Client(c)
+    }
+}
+
+impl Connection {
+    /// `host[:port]` of the cluster URL, for the request counters.
+    pub fn host(&self) -> &str {
+        match self {
+            Connection::Transport(t) => &t.host,
+            Connection::Client(_) => "",
+        }
+    }
+
+    /// The cluster of `config`, over the network.
+    pub fn to(config: &kube::Config) -> Result<Connection, ControllerError> {
+        let make = stack::network(config)
+            .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?;
+        let host = config
+            .cluster_url
+            .authority()
+            .map_or_else(|| "none".to_string(), |a| a.to_string());
+        Ok(Connection::Transport(TransportTo {
+            make,
+            default_namespace: config.default_namespace.clone(),
+            host,
+        }))
+    }
+
+    /// A service standing in for the network (a mock), behind the production stack: only the
+    /// innermost service differs from production.
+    #[cfg(any(test, feature = "test-util"))]
+    pub fn mock<S>(service: S) -> Connection
+    where
+        S: tower::Service<
+                http::Request<kube::client::Body>,
+                Response = http::Response<kube::client::Body>,
+            > + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Future: Send + 'static,
+        S::Error: Into<tower::BoxError>,
+    {
+        Connection::Transport(TransportTo {
+            make: stack::over(service),
+            default_namespace: "default".into(),
+            host: "mock".into(),
+        })
+    }
+
+    /// A client with the given layers.
+    pub fn client_with(&self, layers: Layers<'_>) -> Client {
+        match self {
+            Connection::Client(c) => c.clone(),
+            Connection::Transport(t) => stack::client((t.make)(), layers, &t.default_namespace),
+        }
+    }
+
+    /// A client without limit or fence, counting nowhere (tests).
+    pub fn client(&self) -> Client {
+        self.client_with(Layers {
+            qps: 0.0,
+            burst: 0,
+            fence: Leadership::always(),
+            counters: &[],
+            host: self.host(),
+            limit: REQUEST_TIMEOUT,
+            activity: Arc::default(),
+        })
+    }
+}
+
+/// The scheduler process's clients, each with a rate limit of its own (`clientConnection`).
+pub struct ApiClients {
+    /// watches, reads and binds; writes fenced by the lease
+    pub main: Client,
+    /// events and `status.lastOperation`, fenced (as upstream's event recorder has its own
+    /// client: reports never take the binds' share of the limit)
+    pub report: Client,
+    /// the Lease: not fenced, never waiting behind binds (as controller-runtime gives leader
+    /// election a client of its own)
+    pub lease: Client,
+    /// when each watched collection last answered
+    pub activity: Arc<Activity>,
+}
+
+impl ApiClients {
+    pub fn new(
+        connection: &Connection,
+        cc: &ClientConnection,
+        fence: &Leadership,
+        metrics: &Metrics,
+        limit: Duration,
+    ) -> ApiClients {
+        let activity = Arc::new(Activity::default());
+        let layers = |counters| Layers {
+            qps: cc.qps,
+            burst: cc.burst,
+            fence: fence.clone(),
+            counters,
+            host: connection.host(),
+            limit,
+            activity: activity.clone(),
+        };
+        let requests = [&metrics.runtime.rest_client];
+        let reports = [&metrics.runtime.rest_client, &metrics.event_client];
+        let main = connection.client_with(layers(&requests));
+        let report = connection.client_with(layers(&reports));
+        let lease = connection.client_with(Layers {
+            fence: Leadership::always(),
+            ..layers(&requests)
+        });
+        ApiClients {
+            main,
+            report,
+            lease,
+            activity,
+        }
+    }
+}
+
+/// The client configuration: `kubeconfig` (a path, or a `:`-separated list merged as kubectl
+/// merges `$KUBECONFIG`), else in-cluster config, else `~/.kube/config`.
+pub async fn load_config(kubeconfig: &str) -> Result<kube::Config, ControllerError> {
     // The path is logged, never the file's content: it holds credentials.
     if kubeconfig.is_empty() {
         info!("API client: in-cluster configuration, else ~/.kube/config");
@@ -59,23 +211,5 @@ pub(super) async fn build_client(
                 message: redact::without_content(&e.to_string()),
             })?
     };
-    let host = config
-        .cluster_url
-        .authority()
-        .map_or_else(|| "none".to_string(), |a| a.to_string());
-    let builder = kube::client::ClientBuilder::try_from(config)
-        .map_err(|e| ControllerError::BuildClient(redact::without_content(&e.to_string())))?;
-    let bucket = ratelimit::TokenBucket::new(qps, burst);
-    let builder = builder.with_layer(&counters[0].layer(&host));
-    Ok(match (counters.get(1), bucket) {
-        (None, None) => builder.build(),
-        (None, Some(bucket)) => builder
-            .with_layer(&ratelimit::RateLimitLayer(bucket))
-            .build(),
-        (Some(also), None) => builder.with_layer(&also.layer(&host)).build(),
-        (Some(also), Some(bucket)) => builder
-            .with_layer(&also.layer(&host))
-            .with_layer(&ratelimit::RateLimitLayer(bucket))
-            .build(),
-    })
+    Ok(config)
 }

@@ -15,8 +15,9 @@ use kube::Client;
 use kube::api::{Api, PostParams};
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
+use super::stack::Budget;
 use crate::config::LeaderElection;
 
 #[derive(Debug, thiserror::Error)]
@@ -91,7 +92,8 @@ async fn written(
     }
 }
 
-/// Whether this process may bind. Cheap to clone and to ask.
+/// Whether this process may bind, and for how long a write sent now is covered by the lease.
+/// Cheap to clone and to ask.
 #[derive(Clone)]
 pub struct Leadership {
     inner: LeadershipInner,
@@ -101,8 +103,12 @@ pub struct Leadership {
 enum LeadershipInner {
     /// `leaderElect: false`
     Always,
-    /// `Some(deadline)`: leader until then unless renewed
-    Elected(watch::Receiver<Option<Instant>>),
+    /// `Some(t)`: the last successful renewal started at `t`
+    Elected {
+        renewed: watch::Receiver<Option<Instant>>,
+        renew_deadline: Duration,
+        lease_duration: Duration,
+    },
 }
 
 impl Leadership {
@@ -112,28 +118,78 @@ impl Leadership {
         }
     }
 
-    /// Leader now? Turns false by itself once the renew deadline passes without a renewal, even
+    /// A leadership the returned sender reports renewals to (`Some(start of the renewal)`,
+    /// `None` when given up).
+    pub fn elected(cfg: &LeaderElection) -> (watch::Sender<Option<Instant>>, Leadership) {
+        let (tx, rx) = watch::channel(None);
+        let leadership = Leadership {
+            inner: LeadershipInner::Elected {
+                renewed: rx,
+                renew_deadline: cfg.renew_deadline,
+                lease_duration: cfg.lease_duration,
+            },
+        };
+        (tx, leadership)
+    }
+
+    /// Leader now? Turns false by itself once `renewDeadline` passes without a renewal, even
     /// if the renewing task is stuck.
     pub fn is_leader(&self) -> bool {
         match &self.inner {
             LeadershipInner::Always => true,
-            LeadershipInner::Elected(rx) => rx.borrow().is_some_and(|until| Instant::now() < until),
+            LeadershipInner::Elected {
+                renewed,
+                renew_deadline,
+                ..
+            } => renewed
+                .borrow()
+                .is_some_and(|t| Instant::now() < t + *renew_deadline),
+        }
+    }
+
+    /// How long a write sent now is covered by the lease: while leader, until `leaseDuration`
+    /// after the last renewal started, less `margin` (see `stack::fence`).
+    pub fn write_budget(&self, margin: Duration) -> Budget {
+        match &self.inner {
+            LeadershipInner::Always => Budget::Unlimited,
+            LeadershipInner::Elected {
+                renewed,
+                renew_deadline,
+                lease_duration,
+            } => {
+                let Some(t) = *renewed.borrow() else {
+                    return Budget::None;
+                };
+                let now = Instant::now();
+                if now >= t + *renew_deadline {
+                    return Budget::None;
+                }
+                match (t + *lease_duration).checked_duration_since(now + margin) {
+                    Some(left) if !left.is_zero() => Budget::Until(left),
+                    _ => Budget::None,
+                }
+            }
         }
     }
 
     /// Waits until this process is the leader.
     pub async fn wait_until_leader(&mut self) {
-        let LeadershipInner::Elected(rx) = &mut self.inner else {
+        let LeadershipInner::Elected {
+            renewed,
+            renew_deadline,
+            ..
+        } = &mut self.inner
+        else {
             return;
         };
         loop {
-            if rx
+            if renewed
                 .borrow_and_update()
-                .is_some_and(|until| Instant::now() < until)
+                .is_some_and(|t| Instant::now() < t + *renew_deadline)
             {
                 return;
             }
-            if rx.changed().await.is_err() {
+            if renewed.changed().await.is_err() {
                 // the elector stopped: never leader again
                 std::future::pending::<()>().await;
             }
@@ -176,10 +232,53 @@ fn now_micro() -> MicroTime {
     MicroTime(k8s_openapi::jiff::Timestamp::now())
 }
 
+/// Whether a failed lease request is worth sending again within the same attempt: throttled
+/// (429), a server or gateway error (5xx), or no answer at all. The resourceVersion on every
+/// write keeps a repeated write from applying twice.
+fn retryable(e: &LeaseError) -> Option<Duration> {
+    let source = match e {
+        LeaseError::Timeout { .. } => return Some(Duration::ZERO),
+        LeaseError::Read { source, .. }
+        | LeaseError::Create { source, .. }
+        | LeaseError::Update { source, .. } => source,
+    };
+    match source {
+        kube::Error::Api(s) if s.code == 429 || s.code >= 500 => Some(Duration::from_secs(
+            s.details
+                .as_ref()
+                .map_or(0, |d| u64::from(d.retry_after_seconds)),
+        )),
+        kube::Error::Api(_) => None,
+        _ => Some(Duration::ZERO),
+    }
+}
+
+/// The pause before a lease request is sent again: the server's Retry-After, but at most
+/// [`LEASE_RETRY_MAX`] — losing the lease costs the whole landscape its scheduling, a few
+/// early requests cost the server little (and real clusters exempt leader election from
+/// API priority and fairness).
+fn lease_retry_pause(asked: Duration, attempt: u32) -> Duration {
+    let own = Duration::from_millis(200) * 2u32.saturating_pow(attempt.min(4));
+    asked.max(own).min(LEASE_RETRY_MAX)
+}
+
+/// The longest pause between two tries of a lease request within one attempt.
+const LEASE_RETRY_MAX: Duration = Duration::from_secs(1);
+
 impl Elector {
     pub fn new(client: Client, cfg: &LeaderElection, identity: String) -> (Elector, Leadership) {
-        let (tx, rx) = watch::channel(None);
-        let elector = Elector {
+        let (tx, leadership) = Leadership::elected(cfg);
+        (Elector::reporting_to(client, cfg, identity, tx), leadership)
+    }
+
+    /// An elector reporting to a [`Leadership::elected`] sender.
+    pub fn reporting_to(
+        client: Client,
+        cfg: &LeaderElection,
+        identity: String,
+        tx: watch::Sender<Option<Instant>>,
+    ) -> Elector {
+        Elector {
             api: Api::namespaced(client, &cfg.resource_namespace),
             name: cfg.resource_name.clone(),
             identity,
@@ -188,11 +287,7 @@ impl Elector {
             retry_period: cfg.retry_period,
             tx,
             observed: None,
-        };
-        let leadership = Leadership {
-            inner: LeadershipInner::Elected(rx),
-        };
-        (elector, leadership)
+        }
     }
 
     pub fn identity(&self) -> &str {
@@ -207,12 +302,46 @@ impl Elector {
         )
     }
 
-    /// Tries to acquire or renew once. `Ok(true)` when this process holds the lease.
-    async fn try_acquire_or_renew(&mut self) -> Result<bool, LeaseError> {
-        let limit = self
-            .renew_deadline
-            .min(self.retry_period * 2)
-            .max(Duration::from_secs(1));
+    /// Tries to acquire or renew until it succeeds, another process holds the lease, or
+    /// `deadline` passes; a throttled, failed or unanswered request is sent again (reading the
+    /// lease again first) within the deadline. `Ok(true)` when this process holds the lease.
+    async fn try_until(&mut self, deadline: Instant) -> Result<bool, LeaseError> {
+        let mut tries = 0u32;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let result = if left < Duration::from_millis(50) {
+                return Err(LeaseError::Timeout {
+                    action: "renewing",
+                    lease: self.name.clone(),
+                    limit: Duration::ZERO,
+                });
+            } else {
+                self.try_acquire_or_renew(left).await
+            };
+            match result {
+                Ok(Some(held)) => return Ok(held),
+                // our write lost a race (or an earlier, unanswered one of ours applied): read
+                // the lease again and decide afresh
+                Ok(None) => {}
+                Err(e) => {
+                    let Some(asked) = retryable(&e) else {
+                        return Err(e);
+                    };
+                    let pause = lease_retry_pause(asked, tries);
+                    if Instant::now() + pause >= deadline {
+                        return Err(e);
+                    }
+                    debug!(error = %e, ?pause, "lease request failed; trying again");
+                    tokio::time::sleep(pause).await;
+                }
+            }
+            tries += 1;
+        }
+    }
+
+    /// One read and, if this process holds or may take the lease, one write, each within
+    /// `limit`. `Ok(Some(held))`; `Ok(None)` when the write conflicted (409).
+    async fn try_acquire_or_renew(&mut self, limit: Duration) -> Result<Option<bool>, LeaseError> {
         let got = read(&self.name, limit, self.api.get_opt(&self.name)).await?;
         let seconds = self.lease_duration.as_secs_f64().ceil() as i32;
         let Some(mut current) = got else {
@@ -250,7 +379,7 @@ impl Elector {
         let mine = record.holder == self.identity;
         let free = record.holder.is_empty() || now.duration_since(changed_at) >= record.duration;
         if !mine && !free {
-            return Ok(false);
+            return Ok(Some(false));
         }
 
         let spec = current.spec.get_or_insert_with(Default::default);
@@ -273,19 +402,22 @@ impl Elector {
         Ok(self.observe_written(updated))
     }
 
-    /// Records a lease this process wrote; `false` when another process wrote first.
-    fn observe_written(&mut self, written: Option<Lease>) -> bool {
-        match written {
-            Some(lease) => {
-                self.observed = Some((LeaseRecord::of(&lease), Instant::now()));
-                true
-            }
-            None => false,
-        }
+    /// Records a lease this process wrote; `None` when another process wrote first.
+    fn observe_written(&mut self, written: Option<Lease>) -> Option<bool> {
+        let lease = written?;
+        self.observed = Some((LeaseRecord::of(&lease), Instant::now()));
+        Some(true)
     }
 
-    /// Campaigns and renews until `stop` fires; then releases the lease if held.
-    pub async fn run(mut self, mut stop: watch::Receiver<bool>, on_change: impl Fn(bool) + Send) {
+    /// Campaigns and renews until `stop` fires; then releases the lease if held. While
+    /// `unfit` names a reason (a watch feed gone silent), this process neither campaigns nor
+    /// keeps the lease: it gives it up so that a replica that can see the landscape leads.
+    pub async fn run(
+        mut self,
+        mut stop: watch::Receiver<bool>,
+        unfit: impl Fn() -> Option<String> + Send,
+        on_change: impl Fn(bool) + Send,
+    ) {
         let mut leading = false;
         let mut last_renew: Option<Instant> = None;
         loop {
@@ -293,18 +425,39 @@ impl Elector {
                 break;
             }
             let attempt_start = Instant::now();
-            match self.try_acquire_or_renew().await {
-                Ok(true) => {
-                    last_renew = Some(attempt_start);
-                    let _ = self.tx.send(Some(attempt_start + self.renew_deadline));
-                    if !leading {
-                        leading = true;
-                        info!(lease = %self.lease_label(), identity = %self.identity, "acquired leadership");
-                        on_change(true);
+            if let Some(why) = unfit() {
+                if leading {
+                    leading = false;
+                    last_renew = None;
+                    let _ = self.tx.send(None);
+                    warn!(lease = %self.lease_label(), reason = %why, "giving up leadership so that another replica can lead");
+                    on_change(false);
+                    if let Err(e) = self.release().await {
+                        warn!(error = %e, "releasing the lease failed; others take over when it expires");
                     }
+                } else {
+                    debug!(reason = %why, "not campaigning");
                 }
-                Ok(false) => {}
-                Err(e) => warn!(error = %e, "leader election attempt failed"),
+            } else {
+                // A renewal may take until renewDeadline after the last one started (as in
+                // client-go); a campaign, one attempt of a couple of retry periods.
+                let deadline = match (leading, last_renew) {
+                    (true, Some(t)) => t + self.renew_deadline,
+                    _ => attempt_start + (self.retry_period * 2).min(self.renew_deadline),
+                };
+                match self.try_until(deadline).await {
+                    Ok(true) => {
+                        last_renew = Some(attempt_start);
+                        let _ = self.tx.send(Some(attempt_start));
+                        if !leading {
+                            leading = true;
+                            info!(lease = %self.lease_label(), identity = %self.identity, "acquired leadership");
+                            on_change(true);
+                        }
+                    }
+                    Ok(false) => {}
+                    Err(e) => warn!(error = %e, "leader election attempt failed"),
+                }
             }
             if leading {
                 let held = last_renew.is_some_and(|t| Instant::now() < t + self.renew_deadline)
@@ -330,8 +483,10 @@ impl Elector {
                     % (self.retry_period.as_nanos() as u64 / 5 + 1);
                 Duration::from_nanos(nanos)
             };
+            // the next try starts a retry period after this one started
+            let next = attempt_start + self.retry_period + jitter;
             tokio::select! {
-                _ = tokio::time::sleep(self.retry_period + jitter) => {}
+                _ = tokio::time::sleep_until(next) => {}
                 _ = stop.changed() => {}
             }
         }

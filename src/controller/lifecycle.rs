@@ -63,7 +63,11 @@ impl Controller {
             let shared = shared.clone();
             let lease_name = cfg.leader_election.resource_name.clone();
             info!(identity = %e.identity(), lease = %format!("{}/{}", cfg.leader_election.resource_namespace, cfg.leader_election.resource_name), "campaigning for leadership");
-            tokio::spawn(e.run(stop_rx.clone(), move |leading| {
+            let unfit = {
+                let shared = shared.clone();
+                move || shared.unfit_to_lead()
+            };
+            tokio::spawn(e.run(stop_rx.clone(), unfit, move |leading| {
                 shared.metrics.leader.set(leading as i64);
                 shared.metrics.runtime.set_leader(&lease_name, leading);
                 if leading {

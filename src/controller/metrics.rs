@@ -39,6 +39,19 @@ pub struct CodeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    /// the watched kind (`Shoot`, `Seed`, ...)
+    pub kind: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RestartLabels {
+    pub kind: String,
+    /// `silent`: nothing arrived for too long; `error`: the list or watch failed
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct SeedLabels {
     pub seed: String,
 }
@@ -59,6 +72,10 @@ pub struct Metrics {
     pub events_queued: Gauge<i64, AtomicI64>,
     /// requests of the reporter's own API client, by code and method
     pub event_client: RestClientMetrics,
+    /// seconds since each feed's watch last delivered anything (set before each scrape)
+    pub feed_last_activity: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    /// watch restarts by kind and reason
+    pub watch_restarts: Family<RestartLabels, Counter>,
     pub carbon: CarbonMetrics,
     /// controller-runtime's and client-go's families, as upstream serves them
     pub runtime: RuntimeMetrics,
@@ -144,8 +161,23 @@ impl Metrics {
             "event_client_requests",
             "HTTP requests of the client that sends events and status.lastOperation (its own rate limit), by status code, method and host; also counted in rest_client_requests_total",
         );
+        let feed_last_activity =
+            Family::<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register(
+            "feed_last_activity_seconds",
+            "Seconds since the watch of each kind last delivered anything (an event, a bookmark or its clean end); above 60 the feed is stale and /readyz fails",
+            feed_last_activity.clone(),
+        );
+        let watch_restarts = Family::<RestartLabels, Counter>::default();
+        registry.register(
+            "watch_restarts",
+            "Watches started again, by kind and reason (silent: nothing arrived for 40 s, so the kind is listed again; error: the list or watch failed)",
+            watch_restarts.clone(),
+        );
         let carbon = CarbonMetrics::register(&mut registry);
         Metrics {
+            feed_last_activity,
+            watch_restarts,
             registry,
             attempts,
             attempt_duration,
@@ -178,6 +210,16 @@ impl Metrics {
     pub fn bind_error(&self, code: &str) {
         self.bind_errors
             .get_or_create(&CodeLabels { code: code.into() })
+            .inc();
+    }
+
+    /// Counts a restart of `kind`'s watch.
+    pub fn watch_restarted(&self, kind: &str, reason: &str) {
+        self.watch_restarts
+            .get_or_create(&RestartLabels {
+                kind: kind.into(),
+                reason: reason.into(),
+            })
             .inc();
     }
 

@@ -21,11 +21,13 @@
 //! starts and stops everything.
 
 mod bind;
+mod brief;
 mod cache;
 mod carbon_metrics;
 mod client;
 mod leader;
 mod lifecycle;
+mod liveness;
 mod metrics;
 mod process;
 mod queue;
@@ -38,6 +40,7 @@ mod rest_metrics;
 mod runtime_metrics;
 mod server;
 mod shared;
+mod stack;
 mod sync;
 #[cfg(test)]
 mod tests;
@@ -47,13 +50,12 @@ mod worker;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use kube::Client;
 use tokio::sync::Notify;
 
 pub use bind::{BindError, FIELD_MANAGER, bind};
 pub use cache::{Assumption, Cache, Change, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
-pub use client::client_from_kubeconfig;
+pub use client::{ApiClients, Connection, client_from_kubeconfig};
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use lifecycle::shutdown_signal;
 pub use metrics::{AttemptResult, Metrics};
@@ -107,26 +109,22 @@ pub struct Controller {
 
 impl Controller {
     /// A scheduler for a compiled configuration ([`crate::compile`]).
-    pub fn new(compiled: Compiled, client: Client) -> Result<Controller, ControllerError> {
-        Controller::with_metrics(compiled, client, Metrics::new())
+    ///
+    /// `connection` is a cluster (or a mock standing in for the network), over which the
+    /// process builds its clients ([`ApiClients`]: the main one, one for reports, one for the
+    /// Lease, each with its own `clientConnection` limit, writes fenced by the lease), or one
+    /// ready-made client used for everything as it is.
+    pub fn new(
+        compiled: Compiled,
+        connection: impl Into<Connection>,
+    ) -> Result<Controller, ControllerError> {
+        Controller::with_metrics(compiled, connection, Metrics::new())
     }
 
-    /// As [`Controller::new`], reporting to `metrics` (whose REST client counter the client's
-    /// requests may already feed).
+    /// As [`Controller::new`], reporting to `metrics`.
     pub fn with_metrics(
         compiled: Compiled,
-        client: Client,
-        metrics: Metrics,
-    ) -> Result<Controller, ControllerError> {
-        Controller::with_clients(compiled, client.clone(), client, metrics)
-    }
-
-    /// As [`Controller::with_metrics`], sending events and `status.lastOperation` through
-    /// `report_client` (its own rate limit, so reports never take the binds' share).
-    pub fn with_clients(
-        compiled: Compiled,
-        client: Client,
-        report_client: Client,
+        connection: impl Into<Connection>,
         metrics: Metrics,
     ) -> Result<Controller, ControllerError> {
         let Compiled {
@@ -136,12 +134,28 @@ impl Controller {
         // What the profiles declare they read decides what is watched besides the fixed kinds.
         let carbon = chain.carbon_settings();
         let identity = default_identity();
-        let (elector, leadership) = if cfg.leader_election.leader_elect {
-            let (e, l) = Elector::new(client.clone(), &cfg.leader_election, identity.clone());
-            (Some(e), l)
+        let (lease_tx, leadership) = if cfg.leader_election.leader_elect {
+            let (tx, l) = Leadership::elected(&cfg.leader_election);
+            (Some(tx), l)
         } else {
             (None, Leadership::always())
         };
+        let clients = ApiClients::new(
+            &connection.into(),
+            &cfg.client_connection,
+            &leadership,
+            &metrics,
+            REQUEST_TIMEOUT,
+        );
+        let elector = lease_tx.map(|tx| {
+            Elector::reporting_to(
+                clients.lease.clone(),
+                &cfg.leader_election,
+                identity.clone(),
+                tx,
+            )
+        });
+        let client = clients.main;
         let mut state = Cache::new(shoot_cfg.scheduler_names.clone());
         state
             .snapshot
@@ -158,7 +172,7 @@ impl Controller {
         let shared = Arc::new(Shared {
             // With upstream's keys alone the success note is upstream's, word for word.
             reporter: Reporter::new(
-                report_client,
+                clients.report,
                 identity,
                 REQUEST_TIMEOUT,
                 report::QUEUE_CAPACITY,
@@ -167,6 +181,8 @@ impl Controller {
             )
             .with_score_notes(shoot_cfg.priorities.is_some() || shoot_cfg.profiles.is_some()),
             client,
+            activity: clients.activity,
+            feeds: Mutex::default(),
             chain,
             name_profiles: shoot_cfg.profiles.is_some(),
             active_profile: Mutex::default(),
@@ -205,25 +221,8 @@ impl Controller {
 
 /// Runs the scheduler for a compiled configuration until SIGTERM or SIGINT.
 pub async fn run_with_signals(compiled: Compiled) -> Result<(), ControllerError> {
-    let cc = &compiled.config.client_connection;
-    let metrics = Metrics::new();
-    let client = client_from_kubeconfig(
-        &cc.kubeconfig,
-        cc.qps,
-        cc.burst,
-        &metrics.runtime.rest_client,
-    )
-    .await?;
-    // Events and status.lastOperation go through a client of their own with the same
-    // `clientConnection` limit (as upstream's event recorder has its own client): reports
-    // never take the binds' share of the limit.
-    let report_client = client::build_client(
-        &cc.kubeconfig,
-        cc.qps,
-        cc.burst,
-        &[&metrics.runtime.rest_client, &metrics.event_client],
-    )
-    .await?;
-    let controller = Controller::with_clients(compiled, client, report_client, metrics)?;
+    let config = client::load_config(&compiled.config.client_connection.kubeconfig).await?;
+    let connection = Connection::to(&config)?;
+    let controller = Controller::with_metrics(compiled, connection, Metrics::new())?;
     controller.run(shutdown_signal()).await
 }

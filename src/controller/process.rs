@@ -86,12 +86,21 @@ enum Resolved {
     Unknown(String),
 }
 
-/// Resolves a bind whose outcome was unknown.
+/// Resolves a bind whose outcome was unknown by reading the shoot.
 async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-        Ok(Some((current, raw))) => {
-            // Bound meanwhile: the watch version wins. Still pending: the bind did not happen.
+        Ok(read) => apply_read(shared, key, read),
+        Err(e) => Resolved::Unknown(e.to_string()),
+    }
+}
+
+/// Drops the assumption of `key` and takes what a read showed: bound (by this bind or
+/// another), still pending, or gone.
+fn apply_read(shared: &Shared, key: &str, read: Option<(Shoot, serde_json::Value)>) -> Resolved {
+    match read {
+        Some((current, raw)) => {
+            // Bound meanwhile: the read version wins. Still pending: the bind did not happen.
             let mut cache = shared.lock();
             let c = cache.forget_assumption(key);
             let c2 = cache.apply_raw_shoot(&current, &raw);
@@ -107,12 +116,11 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
             );
             Resolved::Current
         }
-        Ok(None) => {
+        None => {
             let c = shared.lock().remove_shoot(key);
             shared.queue_affected(key, c);
             Resolved::Gone
         }
-        Err(e) => Resolved::Unknown(e.to_string()),
     }
 }
 
@@ -301,23 +309,103 @@ async fn bind_decision(
             Outcome::new(Attempt::NotLeader, Requeue::Now)
         }
         Err(e) if e.outcome_unknown() => {
+            // No answer proves the bind was refused: keep the slot, and read the shoot to
+            // learn what happened; report only what the read shows.
             shared.lock().mark_uncertain(key);
-            observe_error();
-            Outcome::announcing(
-                Attempt::Error,
-                Requeue::Retry,
-                Announce::BindOutcomeUnknown {
-                    error: e.to_string(),
-                },
-            )
+            match settle_unknown(shared, key, seed).await {
+                Settled::Bound => {
+                    shared.refusals.bound(&shared.metrics);
+                    shared.lock().confirm_bind(key);
+                    shared.metrics.observe(
+                        AttemptResult::scheduled,
+                        &decision.profile,
+                        start.elapsed().as_secs_f64(),
+                    );
+                    info!(score = %decision.winner().short(), error = %e, "scheduled (the bind's answer was lost; a read shows it applied)");
+                    shared
+                        .reporter
+                        .scheduled(shoot, decision, shared.name_profiles);
+                    Outcome::new(Attempt::Scheduled(seed.clone()), Requeue::Forget)
+                }
+                Settled::Other => {
+                    observe_error();
+                    // The read shows it was not applied. Answered with a 5xx, the request is over:
+                    // a failed bind, reported as upstream reports one if the shoot still waits.
+                    // Without an answer it may still be on its way, so nothing is said.
+                    if matches!(e, BindError::Unknown { code: Some(_), .. })
+                        && shared.lock().pending(key).is_some()
+                    {
+                        shared.reporter.bind_failed(shoot, &e);
+                    }
+                    Outcome::announcing(
+                        Attempt::Error,
+                        Requeue::Retry,
+                        Announce::BindNotApplied {
+                            error: e.to_string(),
+                        },
+                    )
+                }
+                Settled::Unknown => {
+                    observe_error();
+                    Outcome::announcing(
+                        Attempt::Error,
+                        Requeue::Retry,
+                        Announce::BindOutcomeUnknown {
+                            error: e.to_string(),
+                        },
+                    )
+                }
+            }
         }
         Err(e) => {
             drop_assumption(shared, key);
             observe_error();
             // As upstream: a refused bind (anything but 409) is reported like a failed decision.
             shared.reporter.bind_failed(shoot, &e);
-            // Retried with growing delays.
-            Outcome::announcing(Attempt::Error, Requeue::Retry, Announce::BindFailed(e))
+            // Retried with growing delays, never sooner than the server asked.
+            let requeue = match e.retry_after() {
+                Some(at_least) => Requeue::RetryAtLeast(at_least),
+                None => Requeue::Retry,
+            };
+            Outcome::announcing(Attempt::Error, requeue, Announce::BindFailed(e))
+        }
+    }
+}
+
+/// What a read after a bind without a conclusive answer showed.
+enum Settled {
+    /// bound to the decided seed: the bind was applied
+    Bound,
+    /// pending still, bound elsewhere or gone: the cache now holds what the read showed, the
+    /// assumption is dropped
+    Other,
+    /// the read failed too: the assumption stays, marked uncertain, until a later read
+    Unknown,
+}
+
+/// Reads the shoot after a bind whose outcome is unknown.
+async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Settled {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+        Ok(Some((current, raw))) if current.spec.seed_name.as_deref() == Some(seed) => {
+            // the watch version of a bound shoot settles the assumption
+            let c = shared.lock().apply_raw_shoot(&current, &raw);
+            shared.queue_affected(
+                key,
+                Change {
+                    enqueue: false,
+                    ..c
+                },
+            );
+            Settled::Bound
+        }
+        Ok(read) => {
+            apply_read(shared, key, read);
+            Settled::Other
+        }
+        Err(e) => {
+            debug!(error = %e, "reading the shoot after an unanswered bind failed");
+            Settled::Unknown
         }
     }
 }

@@ -197,6 +197,13 @@ impl Queue {
         delay
     }
 
+    /// As [`Queue::add_retry`], but no sooner than `at_least` (the server's `Retry-After`).
+    pub fn add_retry_at_least(&self, key: &str, first: Duration, at_least: Duration) -> Duration {
+        let delay = self.next_retry(key, first, 0).max(at_least);
+        self.delay(key, delay, false);
+        delay
+    }
+
     /// Queues a key after a conflict (the shoot changed since it was read): the first one at
     /// once, since deciding again on the fresh version is the fix; when conflicts repeat, as
     /// [`Queue::add_retry`] from `first`.

@@ -149,6 +149,7 @@ mod tests {
         assert_eq!(r.refused(&e, d, &m), Said::Loudly, "broken again");
         let e500 = BindError::Unknown {
             action: "x",
+            code: Some(500),
             message: "y".into(),
         };
         assert_eq!(r.refused(&e500, d, &m), Said::NotTracked);

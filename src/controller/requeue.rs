@@ -25,6 +25,8 @@ pub(super) enum Requeue {
     Backoff,
     /// Tried again after an API error's growing retry delay; nothing brings it sooner.
     Retry,
+    /// As [`Requeue::Retry`], but no sooner than the server asked (`Retry-After`).
+    RetryAtLeast(Duration),
     /// Decided again at once after a first conflict, then as [`Requeue::Retry`].
     ConflictRetry,
     /// The queue is left as it is (the shoot is gone; the watch took care of it).
@@ -49,6 +51,9 @@ impl Requeue {
             }
             Requeue::Backoff => queue.add_backoff(key),
             Requeue::Retry => queue.add_retry(key, retry_sync_period),
+            Requeue::RetryAtLeast(at_least) => {
+                queue.add_retry_at_least(key, retry_sync_period, at_least)
+            }
             Requeue::ConflictRetry => queue.add_conflict_retry(key, retry_sync_period),
             Requeue::Leave => Duration::ZERO,
         }
@@ -62,8 +67,10 @@ pub(super) enum Announce {
     DoesNotFit { reason: String },
     /// 409 on the bind
     Conflict,
-    /// the bind got no answer
+    /// the bind got no answer that proves it was refused, and a read could not tell either
     BindOutcomeUnknown { error: String },
+    /// the bind got no conclusive answer, and a read shows it was not applied
+    BindNotApplied { error: String },
     /// the bind failed on any other API error
     BindFailed(BindError),
     /// reading the shoot to learn whether an unanswered bind happened failed
@@ -96,6 +103,9 @@ impl Announcement {
             Announce::Conflict => info!(?retry_in, "shoot changed while binding; deciding again"),
             Announce::BindOutcomeUnknown { error } => {
                 warn!(%error, ?retry_in, "bind outcome unknown; checking again later");
+            }
+            Announce::BindNotApplied { error } => {
+                warn!(%error, ?retry_in, "bind got no conclusive answer and a read shows it was not applied; trying again");
             }
             Announce::BindFailed(e) => {
                 if super::refusals::Refusals::tracks(&e) {

@@ -27,20 +27,28 @@ async fn healthz() -> &'static str {
     "ok"
 }
 
+/// Ready once every cache has synced, and while no feed is stale (see `liveness`).
 async fn readyz(Extract(shared): Extract<Arc<Shared>>) -> impl IntoResponse {
     let missing = shared.unsynced();
-    if missing.is_empty() {
-        (StatusCode::OK, "ok".to_string())
-    } else {
-        (
+    if !missing.is_empty() {
+        return (
             StatusCode::SERVICE_UNAVAILABLE,
             format!("caches not synced yet: {}", missing.join(", ")),
-        )
+        );
     }
+    let stale = shared.stale_feeds();
+    if !stale.is_empty() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("feeds stale: {}", stale.join(", ")),
+        );
+    }
+    (StatusCode::OK, "ok".to_string())
 }
 
 async fn metrics(Extract(shared): Extract<Arc<Shared>>) -> impl IntoResponse {
     shared.metrics.refresh(&shared.lock());
+    shared.refresh_feed_metrics();
     (
         [(
             header::CONTENT_TYPE,

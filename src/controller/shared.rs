@@ -1,7 +1,7 @@
 //! What the watches, workers and HTTP handlers share: the API client, the profile chain, the
 //! cache behind its one lock, the queue, metrics and reporter.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -9,6 +9,7 @@ use kube::Client;
 use tokio::sync::Notify;
 use tracing::info;
 
+use super::stack::Activity;
 use super::{Cache, Change, Leadership, Metrics, Queue, Reporter, WatchedKind, refusals, watch};
 use crate::chain::ProfileChain;
 use crate::config::BindingMode;
@@ -16,6 +17,10 @@ use crate::config::BindingMode;
 /// State shared by the watches, workers and HTTP handlers.
 pub struct Shared {
     pub(super) client: Client,
+    /// when each watched collection last answered (recorded by the client stack)
+    pub(super) activity: Arc<Activity>,
+    /// the collection path of each feed that has listed, for [`Shared::feed_ages`]
+    pub(super) feeds: Mutex<HashMap<WatchedKind, String>>,
     pub(super) chain: Arc<ProfileChain>,
     /// `profiles` is configured: success events name the entry that placed the shoot
     pub(super) name_profiles: bool,

@@ -17,10 +17,11 @@ use scenario::*;
 
 /// Binds [`observed_shoot`] to `seed-1` in the background, as the leader.
 fn spawn_bind(
-    client: Client,
+    connection: Connection,
     mode: BindingMode,
 ) -> tokio::task::JoinHandle<Result<String, BindError>> {
     let shoot = observed_shoot();
+    let client = connection.client();
     tokio::spawn(async move {
         bind::bind(
             &client,
@@ -67,12 +68,26 @@ async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
 async fn binding_outcomes_are_told_apart() {
     // (response to the binding PUT, expected outcome)
     type Expect = fn(&BindError) -> bool;
-    let cases: [(u16, &str, Expect); 3] = [
+    let cases: [(u16, &str, Expect); 6] = [
         (409, "Conflict", |e| matches!(e, BindError::Conflict)),
+        // a 5xx does not prove the write was refused: a gateway or an API server that lost
+        // its etcd answer sends one after the write was committed
         (500, "InternalError", |e| {
+            e.outcome_unknown() && e.code().as_deref() == Some("500")
+        }),
+        (502, "BadGateway", |e| {
+            e.outcome_unknown() && e.code().as_deref() == Some("502")
+        }),
+        (504, "Timeout", |e| {
+            e.outcome_unknown() && e.code().as_deref() == Some("504")
+        }),
+        (422, "Invalid", |e| {
             matches!(e, BindError::Rejected { .. }) && !e.outcome_unknown()
         }),
-        (422, "Invalid", |e| matches!(e, BindError::Rejected { .. })),
+        // throttled before anything was done: a refusal, retried by the queue
+        (429, "TooManyRequests", |e| {
+            matches!(e, BindError::Rejected { .. }) && e.code().as_deref() == Some("429")
+        }),
     ];
     for (code, reason, expected) in cases {
         let (client, mut api) = mock_api();
@@ -231,6 +246,8 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
     api.drops_connection().await;
+    // the attempt reads the shoot at once to learn what happened; that read fails too
+    api.drops_connection().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),
@@ -307,7 +324,7 @@ fn test_reporter(client: Client, capacity: usize) -> Reporter {
 #[tokio::test]
 async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     let (client, mut api) = mock_api();
-    let reporter = test_reporter(client, 10);
+    let reporter = test_reporter(client.client(), 10);
     let err = crate::schedule::FitError::NoFit {
         total: 0,
         rejected: vec![],
@@ -511,7 +528,7 @@ async fn a_full_report_queue_drops_reports_and_counts_them() {
     let (client, mut api) = mock_api();
     let m = Metrics::new();
     let reporter = Reporter::new(
-        client,
+        client.client(),
         "me".into(),
         REQUEST_TIMEOUT,
         2,

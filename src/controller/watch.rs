@@ -9,52 +9,23 @@ use std::time::Duration;
 use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;
-use kube::runtime::utils::Backoff;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
+use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
 use super::Shared;
+use super::brief::brief_watch;
 use super::cache::{Cache, Change, WatchedKind};
 use super::carbon_metrics;
+use super::liveness::FEED_SILENCE;
+use super::stack::WATCH_TIMEOUT;
 use crate::api::{
     CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
     PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
 };
 use crate::snapshot::GARDEN_NAMESPACE;
-
-/// Retry delays after a watch error: short enough to notice a restarted API server within
-/// seconds, doubling up to a few seconds so a struggling one is not hammered.
-pub struct WatchBackoff {
-    next: Duration,
-}
-
-const WATCH_BACKOFF_MIN: Duration = Duration::from_millis(250);
-const WATCH_BACKOFF_MAX: Duration = Duration::from_secs(5);
-
-impl Default for WatchBackoff {
-    fn default() -> Self {
-        WatchBackoff {
-            next: WATCH_BACKOFF_MIN,
-        }
-    }
-}
-
-impl Iterator for WatchBackoff {
-    type Item = Duration;
-    fn next(&mut self) -> Option<Duration> {
-        let d = self.next;
-        self.next = (self.next * 2).min(WATCH_BACKOFF_MAX);
-        Some(d)
-    }
-}
-
-impl Backoff for WatchBackoff {
-    fn reset(&mut self) {
-        self.next = WATCH_BACKOFF_MIN;
-    }
-}
 
 /// How one kind is fed into the cache.
 struct Feed<K> {
@@ -120,6 +91,10 @@ pub(super) fn queue_affected(shared: &Shared, key: Option<&str>, change: Change)
     }
 }
 
+/// Feeds one kind into the cache until aborted. The watch asks the server to end it every
+/// [`WATCH_TIMEOUT`] (with a bookmark, so it resumes without a list); after errors it starts
+/// again with kube's jittered backoff (0.8 s doubling to 30 s). A watch that has delivered
+/// nothing for [`FEED_SILENCE`] is dropped and the kind listed again (see `liveness`).
 async fn run_feed<K>(
     shared: Arc<Shared>,
     api: Api<DynamicObject>,
@@ -129,97 +104,140 @@ async fn run_feed<K>(
     K: Resource + DeserializeOwned + Debug,
 {
     let kind = feed.kind;
-    let mut stream = watcher::watcher(api, config)
-        .backoff(WatchBackoff::default())
-        .boxed();
+    let path = api.resource_url().trim_end_matches('/').to_string();
+    let config = config.timeout(WATCH_TIMEOUT.as_secs() as u32);
     let mut listing = false;
-    while let Some(item) = stream.next().await {
-        let event = match item {
-            Ok(ev) => ev.modify(|o| o.metadata.managed_fields = None),
-            Err(watcher::Error::InitialListFailed(kube::Error::Api(s)))
-                if s.code == 404 || (s.code == 403 && kind.optional()) =>
-            {
-                // A kind the API server does not serve, or (for kinds the decision can do
-                // without) one this process may not list: schedule without it, keep trying.
-                if !shared.is_synced(kind) {
-                    let why = if s.code == 404 {
-                        "the API server does not serve this kind"
-                    } else {
-                        "no permission to list this kind (grant list and watch to use it)"
-                    };
-                    warn!(
-                        kind = kind.as_str(),
-                        reason = why,
-                        "treating the kind as empty"
-                    );
-                    shared.mark_synced(kind);
+    loop {
+        let mut stream = watcher::watcher(api.clone(), config.clone())
+            .backoff(watcher::DefaultBackoff::default())
+            .boxed();
+        let started = Instant::now();
+        let mut check = tokio::time::interval(Duration::from_secs(1));
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                item = stream.next() => {
+                    let Some(item) = item else { break };
+                    apply_item(&shared, &feed, &path, &mut listing, item);
+                }
+                _ = check.tick() => {
+                    let silent = shared.feed_age(kind).map(|a| a.watch);
+                    if let Some(silent) = silent
+                        && silent > FEED_SILENCE
+                        && started.elapsed() > FEED_SILENCE
+                    {
+                        warn!(
+                            kind = kind.as_str(),
+                            silent_for = ?Duration::from_secs(silent.as_secs()),
+                            "the watch delivered nothing, not even a bookmark; listing the kind again"
+                        );
+                        shared.metrics.watch_restarted(kind.as_str(), "silent");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Applies one item of a feed's watcher stream to the cache and the queue.
+fn apply_item<K>(
+    shared: &Arc<Shared>,
+    feed: &Feed<K>,
+    path: &str,
+    listing: &mut bool,
+    item: Result<Event<DynamicObject>, watcher::Error>,
+) where
+    K: Resource + DeserializeOwned + Debug,
+{
+    let kind = feed.kind;
+    let event = match item {
+        Ok(ev) => ev.modify(|o| o.metadata.managed_fields = None),
+        Err(watcher::Error::InitialListFailed(kube::Error::Api(s)))
+            if s.code == 404 || (s.code == 403 && kind.optional()) =>
+        {
+            // A kind the API server does not serve, or (for kinds the decision can do
+            // without) one this process may not list: schedule without it, keep trying.
+            if !shared.is_synced(kind) {
+                let why = if s.code == 404 {
+                    "the API server does not serve this kind"
                 } else {
-                    debug!(kind = kind.as_str(), code = s.code, "list still failing");
-                }
-                continue;
-            }
-            Err(e) => {
-                warn!(kind = kind.as_str(), error = %e, "watch failed; retrying");
-                continue;
-            }
-        };
-        match event {
-            Event::Init => {
-                listing = true;
-                shared.lock().begin_relist(kind);
-            }
-            Event::InitApply(obj) | Event::Apply(obj) => {
-                let raw_key = match kind {
-                    WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
-                        obj.metadata.name.clone().unwrap_or_default()
-                    }
-                    _ => object_key(&obj.metadata),
+                    "no permission to list this kind (grant list and watch to use it)"
                 };
-                let decoded = serde_json::to_value(obj)
-                    .map_err(|e| e.to_string())
-                    .and_then(|value| decode_value::<K>(&value).map(|typed| (typed, value)));
-                match decoded {
-                    Ok((typed, value)) => {
-                        let key = (feed.key)(&typed);
-                        let change = match feed.apply_raw {
-                            Some(apply_raw) => apply_raw(&mut shared.lock(), &typed, &value),
-                            None => (feed.apply)(&mut shared.lock(), &typed),
-                        };
-                        queue_affected(&shared, Some(&key), change);
-                        if kind == WatchedKind::CarbonConfigMap && !listing {
-                            carbon_metrics::refresh(&shared);
-                        }
-                    }
-                    Err(e) => {
-                        shared.lock().mark_seen(kind, &raw_key);
-                        warn!(kind = kind.as_str(), object = %raw_key, error = %e, "ignoring malformed object");
-                    }
-                }
-            }
-            Event::Delete(obj) => {
-                let key = match kind {
-                    WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
-                        obj.metadata.name.clone().unwrap_or_default()
-                    }
-                    _ => object_key(&obj.metadata),
-                };
-                let change = remove(&mut shared.lock(), kind, &key);
-                queue_affected(&shared, None, change);
-                if kind == WatchedKind::CarbonConfigMap {
-                    carbon_metrics::deleted(&shared, &key);
-                }
-            }
-            Event::InitDone => {
-                let change = shared.lock().end_relist(kind);
-                queue_affected(&shared, None, change);
-                if listing && !shared.is_synced(kind) {
-                    info!(kind = kind.as_str(), "cache synced");
-                }
-                listing = false;
+                warn!(
+                    kind = kind.as_str(),
+                    reason = why,
+                    "treating the kind as empty"
+                );
                 shared.mark_synced(kind);
-                // the first report once every cache is synced, whichever kind comes last
-                carbon_metrics::refresh(&shared);
+            } else {
+                debug!(kind = kind.as_str(), code = s.code, "list still failing");
             }
+            return;
+        }
+        Err(e) => {
+            shared.metrics.watch_restarted(kind.as_str(), "error");
+            warn!(kind = kind.as_str(), error = %brief_watch(&e), "watch failed; retrying");
+            return;
+        }
+    };
+    match event {
+        Event::Init => {
+            *listing = true;
+            shared.lock().begin_relist(kind);
+        }
+        Event::InitApply(obj) | Event::Apply(obj) => {
+            let raw_key = match kind {
+                WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
+                    obj.metadata.name.clone().unwrap_or_default()
+                }
+                _ => object_key(&obj.metadata),
+            };
+            let decoded = serde_json::to_value(obj)
+                .map_err(|e| e.to_string())
+                .and_then(|value| decode_value::<K>(&value).map(|typed| (typed, value)));
+            match decoded {
+                Ok((typed, value)) => {
+                    let key = (feed.key)(&typed);
+                    let change = match feed.apply_raw {
+                        Some(apply_raw) => apply_raw(&mut shared.lock(), &typed, &value),
+                        None => (feed.apply)(&mut shared.lock(), &typed),
+                    };
+                    queue_affected(shared, Some(&key), change);
+                    if kind == WatchedKind::CarbonConfigMap && !*listing {
+                        carbon_metrics::refresh(shared);
+                    }
+                }
+                Err(e) => {
+                    shared.lock().mark_seen(kind, &raw_key);
+                    warn!(kind = kind.as_str(), object = %raw_key, error = %e, "ignoring malformed object");
+                }
+            }
+        }
+        Event::Delete(obj) => {
+            let key = match kind {
+                WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
+                    obj.metadata.name.clone().unwrap_or_default()
+                }
+                _ => object_key(&obj.metadata),
+            };
+            let change = remove(&mut shared.lock(), kind, &key);
+            queue_affected(shared, None, change);
+            if kind == WatchedKind::CarbonConfigMap {
+                carbon_metrics::deleted(shared, &key);
+            }
+        }
+        Event::InitDone => {
+            let change = shared.lock().end_relist(kind);
+            queue_affected(shared, None, change);
+            if *listing && !shared.is_synced(kind) {
+                info!(kind = kind.as_str(), "cache synced");
+            }
+            *listing = false;
+            shared.track_feed(kind, path);
+            shared.mark_synced(kind);
+            // the first report once every cache is synced, whichever kind comes last
+            carbon_metrics::refresh(shared);
         }
     }
 }
@@ -379,14 +397,5 @@ mod tests {
         .unwrap();
         let err = decode::<Shoot>(obj).unwrap_err();
         assert!(err.starts_with("spec.region: invalid type"), "{err}");
-    }
-
-    #[test]
-    fn watch_backoff_doubles_to_its_cap_and_resets() {
-        let mut b = WatchBackoff::default();
-        let first: Vec<u128> = (0..7).map(|_| b.next().unwrap().as_millis()).collect();
-        assert_eq!(first, [250, 500, 1000, 2000, 4000, 5000, 5000]);
-        b.reset();
-        assert_eq!(b.next(), Some(WATCH_BACKOFF_MIN));
     }
 }

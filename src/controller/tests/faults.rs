@@ -65,16 +65,36 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
             "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 30s}}}\n",
         );
         let (mut delays, mut reports) = (Vec::new(), Vec::new());
+        let mut stored_status = Value::Null;
         for _ in 0..4 {
             let attempt = spawn_attempt(&shared);
-            api.returns_shoot("5", None).await;
-            let put = api.next().await;
+            // the binding carries the object the last read returned, or a fresh read
+            let mut put = api.next().await;
+            if put.method == "GET" {
+                put.reply(server_shoot("5", None));
+                put = api.next().await;
+            }
             assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
             put.fail(code, reason);
-            // reported as upstream reports a refused bind; the status write comes back through
-            // the watch, as it would, and must not wake the shoot before its backoff step
+            // a 5xx does not prove the bind was refused: the shoot is read at once, and shows
+            // it was not applied
+            let read = api.next().await;
+            assert_eq!(
+                (read.method.as_str(), read.path.as_str()),
+                ("GET", SHOOT_PATH)
+            );
+            // the shoot as the server has it: pending, with the status written so far
+            let mut stored = server_shoot("5", None);
+            stored["status"] = stored_status.clone();
+            read.reply(stored);
+            // then reported as upstream reports a failed bind; the status write comes back
+            // through the watch, as it would, and must not wake the shoot before its backoff
+            // step
             let (result, events, status) = answer_reports(&shared, attempt, &mut api).await;
             assert_eq!(result, Attempt::Error, "{code}");
+            stored_status =
+                serde_json::to_value(&shared.lock().pending("garden-a/s1").unwrap().status)
+                    .unwrap();
             reports.push((events, status));
             let failed_at = Instant::now();
             api.is_quiet().await;
@@ -120,13 +140,20 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     let mut hanging = Vec::new();
     let mut binds = 0;
 
-    // 1. the binding gets no answer: outcome unknown, the slot stays counted
+    // 1. the binding gets no answer, nor does the read that follows at once: outcome unknown,
+    // the slot stays counted
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
     let put = api.next().await;
     assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     binds += 1;
     hanging.push(put.respond);
+    let read = api.next().await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    hanging.push(read.respond);
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     let t = Instant::now();
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
@@ -146,6 +173,12 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     binds += 1;
     hanging.push(put.respond);
+    let read = api.next().await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    hanging.push(read.respond);
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     let t = Instant::now();
     api.is_quiet().await;
@@ -372,14 +405,14 @@ const ELECTED: &str = "leaderElection: {leaderElect: true, leaseDuration: 4s, re
 /// Starts a controller whose elector runs against the mock and wins the lease.
 async fn elected(
     api: &mut ApiServer,
-    client: Client,
+    client: Connection,
 ) -> (Arc<Shared>, tokio::sync::watch::Sender<bool>) {
     let c = Controller::new(load_str(ELECTED).unwrap(), client).unwrap();
     let shared = Arc::clone(&c.shared);
     seed_landscape(&shared);
     let elector = c.elector.expect("leaderElect: true");
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    tokio::spawn(elector.run(stop_rx, |_| {}));
+    tokio::spawn(elector.run(stop_rx, || None, |_| {}));
     let get = api.next().await;
     assert_eq!(
         (get.method.as_str(), get.path.as_str()),
@@ -492,12 +525,13 @@ async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blo
     assert!(!shared.is_synced(WatchedKind::Seed), "not treated as empty");
     assert!(shared.unsynced().contains(&WatchedKind::Seed.as_str()));
     let text = logs.text();
+    // the code, reason and message of the answer, not a dump of the whole Status
     assert!(
         text.lines().any(|l| l.contains("WARN")
             && l.contains("watch failed; retrying")
-            && l.contains(
-                "cannot list resource \\\"seeds\\\" in API group \\\"core.gardener.cloud\\\""
-            )),
+            && l.contains("listing: 403 Forbidden: seeds.core.gardener.cloud is forbidden")
+            && l.contains("cannot list resource \"seeds\" in API group \"core.gardener.cloud\"")
+            && !l.contains("Status {")),
         "{text}"
     );
     feed.abort();

@@ -85,7 +85,7 @@ fn answer_other_kinds(call: Call, held: &mut Vec<SendResponse<Response<Body>>>) 
     None
 }
 
-fn controller_without_objects(client: Client) -> Arc<Shared> {
+fn controller_without_objects(client: Connection) -> Arc<Shared> {
     let c = Controller::new(
         load_str("leaderElection: {leaderElect: false}\n").unwrap(),
         client,

@@ -10,12 +10,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
-use kube::Client;
 use kube::client::Body;
 use serde_json::{Value, json};
 use tower_test::mock::{self, Handle, SendResponse};
 
-use super::super::{Attempt, Controller, Shared, process};
+use super::super::{Attempt, Connection, Controller, Shared, process};
 use crate::api::Shoot;
 use crate::compile::load_str;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
@@ -26,10 +25,11 @@ pub(super) type MockHandle = Handle<Request<Body>, Response<Body>>;
 pub(super) const SHOOT_PATH: &str =
     "/apis/core.gardener.cloud/v1beta1/namespaces/garden-a/shoots/s1";
 
-/// A client whose requests the returned [`ApiServer`] answers.
-pub(super) fn mock_api() -> (Client, ApiServer) {
+/// A connection whose requests the returned [`ApiServer`] answers: the production client stack
+/// (rate limit, lease fence, counters, deadlines) with a mock as its innermost service.
+pub(super) fn mock_api() -> (Connection, ApiServer) {
     let (svc, handle) = mock::pair::<Request<Body>, Response<Body>>();
-    (Client::new(svc, "default"), ApiServer(handle))
+    (Connection::mock(svc), ApiServer(handle))
 }
 
 /// The API server's side of a test.
@@ -230,7 +230,7 @@ pub(super) fn observed_shoot() -> Shoot {
 }
 
 /// A controller without leader election (`retrySyncPeriod: 7s`) over [`seed_landscape`].
-pub(super) fn controller(client: Client) -> Arc<Shared> {
+pub(super) fn controller(client: Connection) -> Arc<Shared> {
     controller_from(
         client,
         "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n",
@@ -238,7 +238,7 @@ pub(super) fn controller(client: Client) -> Arc<Shared> {
 }
 
 /// A controller configured by `yaml` over [`seed_landscape`].
-pub(super) fn controller_from(client: Client, yaml: &str) -> Arc<Shared> {
+pub(super) fn controller_from(client: Connection, yaml: &str) -> Arc<Shared> {
     let c = Controller::new(load_str(yaml).unwrap(), client).unwrap();
     let shared = Arc::clone(c.shared());
     seed_landscape(&shared);

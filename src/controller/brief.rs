@@ -1,0 +1,54 @@
+//! API errors in one line for logs and events: the status code, reason and message of an API
+//! answer (kube's own text for these carries a Debug dump of the whole `Status`), and kube's
+//! text for everything else.
+
+use kube::core::Status;
+use kube::runtime::watcher;
+
+fn status(s: &Status) -> String {
+    let reason = if s.reason.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", s.reason)
+    };
+    format!("{}{reason}: {}", s.code, s.message)
+}
+
+/// `409 Conflict: the object has been modified...`, or kube's text when no API answer came.
+pub fn brief(e: &kube::Error) -> String {
+    match e {
+        kube::Error::Api(s) => status(s),
+        other => other.to_string(),
+    }
+}
+
+/// As [`brief`], for the watcher's errors.
+pub fn brief_watch(e: &watcher::Error) -> String {
+    match e {
+        watcher::Error::InitialListFailed(e) => format!("listing: {}", brief(e)),
+        watcher::Error::WatchStartFailed(e) => format!("starting the watch: {}", brief(e)),
+        watcher::Error::WatchError(s) => format!("the watch answered {}", status(s)),
+        watcher::Error::WatchFailed(e) => format!("the watch failed: {}", brief(e)),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_answer_is_one_line_without_a_debug_dump() {
+        let e = kube::Error::Api(
+            Status::failure("the object has been modified", "Conflict")
+                .with_code(409)
+                .boxed(),
+        );
+        assert_eq!(brief(&e), "409 Conflict: the object has been modified");
+        let w = watcher::Error::InitialListFailed(e);
+        assert_eq!(
+            brief_watch(&w),
+            "listing: 409 Conflict: the object has been modified"
+        );
+    }
+}

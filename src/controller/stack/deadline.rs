@@ -1,0 +1,343 @@
+//! Deadlines on every request: a request answers, with its whole body, within its limit; a
+//! watch answers its headers within the limit and then may stay open as long as bytes keep
+//! coming, but is cut once it has been silent for longer than [`WATCH_SILENCE`]. A cut watch
+//! ends with an error, so the watcher restarts it (from its last resourceVersion).
+//!
+//! Every response to a registered feed path (a list page, a watch's events and bookmarks)
+//! marks the feed as live in [`Activity`], which the readiness check and the elector read.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use tokio::time::{Instant, Sleep};
+use tower::{BoxError, Layer, Service};
+
+use super::BoxBody;
+
+/// The server-side timeout every watch asks for (`timeoutSeconds`): a healthy watch ends, with
+/// a bookmark, at least this often.
+pub const WATCH_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A watch that delivers no byte for this long is cut: longer than [`WATCH_TIMEOUT`], after
+/// which a healthy server has closed it. (kube's watcher already gives up on a watch silent
+/// for its timeout plus 5 s and starts another; this is the stack's own bound, whoever reads.)
+pub const WATCH_SILENCE: Duration = Duration::from_secs(40);
+
+/// Why a request was abandoned by this layer.
+#[derive(Debug, thiserror::Error)]
+pub enum Abandoned {
+    #[error("no answer within {0:?}")]
+    NoAnswer(Duration),
+    #[error("the watch delivered nothing for {0:?} (not even a bookmark); restarting it")]
+    Silent(Duration),
+}
+
+/// When each watched collection last delivered something in a response body: a list page, a
+/// watch event, a bookmark, or the clean end of a watch (response headers alone do not count:
+/// a black-holed watch sends them). Keyed by the collection's path
+/// (`/apis/GROUP/VERSION/shoots`); only registered paths are recorded.
+#[derive(Default)]
+pub struct Activity {
+    last: Mutex<HashMap<String, Seen>>,
+}
+
+#[derive(Clone, Copy)]
+struct Seen {
+    /// anything: a list page or a watch
+    any: Instant,
+    /// a watch
+    watch: Instant,
+}
+
+impl Activity {
+    /// Starts recording responses to `path`, as if it had answered now.
+    pub fn register(&self, path: &str) {
+        let now = Instant::now();
+        self.lock().insert(
+            path.to_string(),
+            Seen {
+                any: now,
+                watch: now,
+            },
+        );
+    }
+
+    /// Time since `path` last delivered anything, and since a watch of it last did; `None`
+    /// when it is not registered.
+    pub fn ages(&self, path: &str) -> Option<(Duration, Duration)> {
+        self.lock()
+            .get(path)
+            .map(|s| (s.any.elapsed(), s.watch.elapsed()))
+    }
+
+    fn touch(&self, path: &str, watch: bool) {
+        if let Some(s) = self.lock().get_mut(path) {
+            let now = Instant::now();
+            s.any = now;
+            if watch {
+                s.watch = now;
+            }
+        }
+    }
+
+    fn is_registered(&self, path: &str) -> bool {
+        self.lock().contains_key(path)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Seen>> {
+        self.last.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[derive(Clone)]
+pub struct DeadlineLayer {
+    pub limit: Duration,
+    pub silence: Duration,
+    pub activity: Arc<Activity>,
+}
+
+impl<S> Layer<S> for DeadlineLayer {
+    type Service = Deadline<S>;
+    fn layer(&self, inner: S) -> Deadline<S> {
+        Deadline {
+            inner,
+            layer: self.clone(),
+        }
+    }
+}
+
+pub struct Deadline<S> {
+    inner: S,
+    layer: DeadlineLayer,
+}
+
+fn is_watch(query: Option<&str>) -> bool {
+    query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"))
+}
+
+impl<S, B> Service<Request<B>> for Deadline<S>
+where
+    S: Service<Request<B>, Response = Response<BoxBody>, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = Response<BoxBody>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<BoxBody>, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let watch = is_watch(req.uri().query());
+        let path = req.uri().path().to_string();
+        let activity = self
+            .layer
+            .activity
+            .is_registered(&path)
+            .then(|| (self.layer.activity.clone(), path));
+        let limit = self.layer.limit;
+        let silence = self.layer.silence;
+        let start = Instant::now();
+        let answer = self.inner.call(req);
+        Box::pin(async move {
+            let response = match tokio::time::timeout(limit, answer).await {
+                Ok(r) => r?,
+                Err(_) => return Err(Abandoned::NoAnswer(limit).into()),
+            };
+            let clock = if watch {
+                Clock::Silence(silence)
+            } else {
+                Clock::Total(limit, start + limit)
+            };
+            Ok(response.map(|body| Box::new(DeadlineBody::new(body, clock, activity)) as BoxBody))
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Clock {
+    /// the whole answer by this instant
+    Total(Duration, Instant),
+    /// a byte at least this often
+    Silence(Duration),
+}
+
+/// A response body held to its deadline.
+struct DeadlineBody {
+    inner: BoxBody,
+    clock: Clock,
+    sleep: Pin<Box<Sleep>>,
+    activity: Option<(Arc<Activity>, String)>,
+}
+
+impl DeadlineBody {
+    fn new(inner: BoxBody, clock: Clock, activity: Option<(Arc<Activity>, String)>) -> Self {
+        let at = match clock {
+            Clock::Total(_, at) => at,
+            Clock::Silence(d) => Instant::now() + d,
+        };
+        DeadlineBody {
+            inner,
+            clock,
+            sleep: Box::pin(tokio::time::sleep_until(at)),
+            activity,
+        }
+    }
+}
+
+impl HttpBody for DeadlineBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                if let Clock::Silence(d) = this.clock {
+                    this.sleep.as_mut().reset(Instant::now() + d);
+                }
+                if let Some((a, p)) = &this.activity {
+                    a.touch(p, matches!(this.clock, Clock::Silence(_)));
+                }
+                Poll::Ready(frame)
+            }
+            Poll::Pending => match this.sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(match this.clock {
+                    Clock::Total(limit, _) => Abandoned::NoAnswer(limit).into(),
+                    Clock::Silence(d) => Abandoned::Silent(d).into(),
+                }))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    type Mock = tower_test::mock::Mock<Request<()>, Response<BoxBody>>;
+    type Handle = tower_test::mock::Handle<Request<()>, Response<BoxBody>>;
+
+    fn layered(activity: Arc<Activity>) -> (Deadline<Mock>, Handle) {
+        let (mock, handle): (Mock, Handle) = tower_test::mock::pair();
+        let layer = DeadlineLayer {
+            limit: Duration::from_secs(20),
+            silence: Duration::from_secs(40),
+            activity,
+        };
+        (layer.layer(mock), handle)
+    }
+
+    fn get(uri: &str) -> Request<()> {
+        Request::builder().uri(uri).body(()).unwrap()
+    }
+
+    /// A body that sends what the test pushes into its channel.
+    fn channel_body() -> (tokio::sync::mpsc::Sender<Bytes>, BoxBody) {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(4);
+        let stream = futures::stream::unfold(rx, |mut rx| async move {
+            rx.recv()
+                .await
+                .map(|b| (Ok::<_, BoxError>(Frame::data(b)), rx))
+        });
+        (
+            tx,
+            Box::new(http_body_util::StreamBody::new(Box::pin(stream))),
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_without_headers_is_abandoned_at_its_limit() {
+        let (svc, mut handle) = layered(Arc::default());
+        let call = tokio::spawn(svc.oneshot(get("/apis/g/v1/shoots")));
+        let (_req, _respond) = handle.next_request().await.unwrap();
+        let Err(err) = call.await.unwrap() else {
+            panic!("answered")
+        };
+        assert_eq!(err.to_string(), "no answer within 20s");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_watch_is_cut_and_a_talking_one_is_not() {
+        let activity = Arc::new(Activity::default());
+        activity.register("/apis/g/v1/shoots");
+        let (svc, mut handle) = layered(activity.clone());
+        let call = tokio::spawn(svc.oneshot(get("/apis/g/v1/shoots?watch=true&timeoutSeconds=30")));
+        let (_req, respond) = handle.next_request().await.unwrap();
+        let (tx, body) = channel_body();
+        respond.send_response(Response::new(body));
+        let mut body = call.await.unwrap().unwrap().into_body();
+        // bytes every 35 s keep it open well past the silence limit
+        for _ in 0..3 {
+            tokio::time::sleep(Duration::from_secs(35)).await;
+            tx.send(Bytes::from_static(b"{}\n")).await.unwrap();
+            let frame = body.frame().await.unwrap().unwrap();
+            assert_eq!(frame.into_data().unwrap(), "{}\n");
+            let (any, watch) = activity.ages("/apis/g/v1/shoots").unwrap();
+            assert!(any.is_zero() && watch.is_zero());
+        }
+        let before = Instant::now();
+        let err = body.frame().await.unwrap().unwrap_err();
+        assert_eq!(before.elapsed(), Duration::from_secs(40));
+        assert!(
+            matches!(err.downcast_ref::<Abandoned>(), Some(Abandoned::Silent(_))),
+            "{err}"
+        );
+        let (any, watch) = activity.ages("/apis/g/v1/shoots").unwrap();
+        assert_eq!(
+            (any, watch),
+            (Duration::from_secs(40), Duration::from_secs(40))
+        );
+        drop(tx);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_list_must_deliver_its_whole_body_within_the_limit() {
+        let (svc, mut handle) = layered(Arc::default());
+        let call = tokio::spawn(svc.oneshot(get("/apis/g/v1/shoots?limit=500")));
+        let (_req, respond) = handle.next_request().await.unwrap();
+        let (tx, body) = channel_body();
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        respond.send_response(Response::new(body));
+        let mut body = call.await.unwrap().unwrap().into_body();
+        tx.send(Bytes::from_static(b"{")).await.unwrap();
+        body.frame().await.unwrap().unwrap();
+        let err = body.frame().await.unwrap().unwrap_err();
+        assert_eq!(err.to_string(), "no answer within 20s");
+        assert!(matches!(
+            err.downcast_ref::<Abandoned>(),
+            Some(Abandoned::NoAnswer(_))
+        ));
+        drop(tx);
+    }
+
+    #[test]
+    fn only_watch_queries_are_watches() {
+        assert!(is_watch(Some("allowWatchBookmarks=true&watch=true")));
+        assert!(!is_watch(Some("watch=false")));
+        assert!(!is_watch(Some("labelSelector=watch%3Dtrue")));
+        assert!(!is_watch(None));
+    }
+}

@@ -1,0 +1,150 @@
+//! The API client stack: one composition of layers, built over the network in production and
+//! over a mock service in tests, so the tests exercise the stack production runs.
+//!
+//! ```text
+//! request ─► rate limit ─► lease fence ─► count ─► deadline ─► headers, auth, base URL ─► transport
+//!            (qps, burst)  (writes only)  (rest_client_requests_total)
+//! ```
+//!
+//! - **No hidden retries.** kube's default retry layer is not part of the stack: a request is
+//!   sent once, so every attempt waits for the rate limit, is counted, has its deadline and is
+//!   fenced. Retries are the caller's: the queue for binds (after a 429's Retry-After), the
+//!   watcher's jittered backoff for feeds, the elector for lease requests.
+//! - **Nothing waits forever.** Every request answers, its body included, within the deadline;
+//!   a watch is cut when silent for [`WATCH_SILENCE`] (see `deadline`). Connections use TCP
+//!   keepalive, so a peer that vanished without a FIN is noticed by the kernel as well.
+//! - **Fenced writes** (see `fence`): checked when sent, after the rate-limit wait.
+//! - Lease requests have a client of their own with its own limiter and no fence, so a burst
+//!   of binds never delays the renewal that keeps the lease.
+
+mod deadline;
+mod fence;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use kube::Client;
+use kube::client::{Body, ConfigExt};
+use tower::util::BoxService;
+use tower::{BoxError, Layer, ServiceBuilder, ServiceExt};
+
+use super::leader::Leadership;
+use super::ratelimit;
+use super::rest_metrics::RestClientMetrics;
+
+pub use deadline::{Activity, WATCH_SILENCE, WATCH_TIMEOUT};
+pub use fence::{Budget, Fenced};
+
+/// A response body of any transport.
+pub type BoxBody = Box<dyn http_body::Body<Data = Bytes, Error = BoxError> + Send + Unpin>;
+
+/// The innermost service: what sends a request and returns the answer.
+pub type Transport = BoxService<Request<Body>, Response<BoxBody>, BoxError>;
+
+/// Makes a fresh transport for each client of a set.
+pub type MakeTransport = Arc<dyn Fn() -> Transport + Send + Sync>;
+
+/// TCP keepalive on every connection: first probe after this idle time, then every
+/// [`KEEPALIVE_INTERVAL`], [`KEEPALIVE_RETRIES`] times.
+pub const KEEPALIVE_IDLE: Duration = Duration::from_secs(30);
+pub const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+pub const KEEPALIVE_RETRIES: u32 = 3;
+
+/// What one client of the set is for, and what its stack carries.
+pub struct Layers<'a> {
+    /// `clientConnection.qps` and `burst` (0 qps: no limit), a bucket of this client's own
+    pub qps: f32,
+    pub burst: i32,
+    /// the lease writes are fenced by; `Leadership::always()` for none
+    pub fence: Leadership,
+    /// each request is counted in every one of these
+    pub counters: &'a [&'a RestClientMetrics],
+    /// `host[:port]` for the counters' labels
+    pub host: &'a str,
+    /// the limit of one request
+    pub limit: Duration,
+    pub activity: Arc<Activity>,
+}
+
+/// A client over `transport` with the whole stack.
+pub fn client(transport: Transport, layers: Layers<'_>, default_namespace: &str) -> Client {
+    let deadline = deadline::DeadlineLayer {
+        limit: layers.limit,
+        silence: WATCH_SILENCE,
+        activity: layers.activity,
+    };
+    let mut svc: Transport = BoxService::new(deadline.layer(transport));
+    for counter in layers.counters {
+        svc = BoxService::new(counter.layer(layers.host).layer(svc));
+    }
+    svc = BoxService::new(fence::FenceLayer(layers.fence).layer(svc));
+    if let Some(bucket) = ratelimit::TokenBucket::new(layers.qps, layers.burst) {
+        svc = BoxService::new(ratelimit::RateLimitLayer(bucket).layer(svc));
+    }
+    Client::new(svc, default_namespace)
+}
+
+/// The transport to the cluster of `config`: TLS and authentication as the kubeconfig says,
+/// TCP keepalive, and kube's per-connection timeouts; no retry layer.
+pub fn network(config: &kube::Config) -> Result<MakeTransport, kube::Error> {
+    if let Some(proxy) = &config.proxy_url {
+        return Err(kube::Error::ProxyProtocolUnsupported {
+            proxy_url: Box::new(proxy.clone()),
+        });
+    }
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    http.enforce_http(false);
+    http.set_nodelay(true);
+    http.set_connect_timeout(config.connect_timeout);
+    http.set_keepalive(Some(KEEPALIVE_IDLE));
+    http.set_keepalive_interval(Some(KEEPALIVE_INTERVAL));
+    http.set_keepalive_retries(Some(KEEPALIVE_RETRIES));
+    let https = config.rustls_https_connector_with_connector(http)?;
+    let pool: hyper_util::client::legacy::Client<_, Body> =
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(https);
+    let config = config.clone();
+    // Fail now, not on the first request, when the credentials cannot be set up.
+    config.auth_layer()?;
+    config.extra_headers_layer()?;
+    Ok(Arc::new(move || {
+        let auth = config
+            .auth_layer()
+            .expect("checked when the transport was made");
+        let headers = config
+            .extra_headers_layer()
+            .expect("checked when the transport was made");
+        let svc = ServiceBuilder::new()
+            .layer(config.base_uri_layer())
+            .option_layer(auth)
+            .layer(headers)
+            .map_err(BoxError::from)
+            .service(pool.clone())
+            .map_response(|r: Response<hyper::body::Incoming>| {
+                r.map(|b| Box::new(b.map_err(BoxError::from)) as BoxBody)
+            });
+        BoxService::new(svc)
+    }))
+}
+
+/// A transport over any service answering with kube's body type: a mock in tests.
+#[cfg(any(test, feature = "test-util"))]
+pub fn over<S>(service: S) -> MakeTransport
+where
+    S: tower::Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+{
+    Arc::new(move || {
+        let svc = service
+            .clone()
+            .map_response(|r: Response<Body>| {
+                r.map(|b| Box::new(b.map_err(BoxError::from)) as BoxBody)
+            })
+            .map_err(Into::into);
+        BoxService::new(svc)
+    })
+}
