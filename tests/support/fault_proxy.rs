@@ -157,11 +157,13 @@ struct Inner {
     /// open watch streams: id -> resource
     open: Mutex<HashMap<u64, String>>,
     silenced: Mutex<HashSet<u64>>,
+    /// open streams to be aborted now
+    cut: Mutex<HashSet<u64>>,
     next_id: AtomicU64,
     /// bumped on every change of the faults, so open streams look again
     changed: tokio::sync::watch::Sender<u64>,
-    /// watch events of type ERROR with code 410 (Gone) passed to clients
-    expired: AtomicU64,
+    /// watch events of type ERROR with code 410 (Gone) passed to clients, per resource
+    expired: Mutex<HashMap<String, u64>>,
 }
 
 impl Inner {
@@ -234,9 +236,10 @@ impl FaultProxy {
             owed: Mutex::default(),
             open: Mutex::default(),
             silenced: Mutex::default(),
+            cut: Mutex::default(),
             next_id: AtomicU64::new(0),
             changed: tokio::sync::watch::channel(0).0,
-            expired: AtomicU64::new(0),
+            expired: Mutex::default(),
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
@@ -317,6 +320,22 @@ impl FaultProxy {
         n
     }
 
+    /// Aborts the watches open now on `resource` (`None`: all) mid-body, as a broken
+    /// connection would. Returns how many.
+    pub fn cut_open_watches(&self, resource: Option<&str>) -> usize {
+        let open = self.inner.open.lock().unwrap();
+        let mut cut = self.inner.cut.lock().unwrap();
+        let mut n = 0;
+        for (id, res) in open.iter() {
+            if resource.is_none_or(|r| r == res) && cut.insert(*id) {
+                n += 1;
+            }
+        }
+        drop((open, cut));
+        self.inner.notify();
+        n
+    }
+
     /// Watches being streamed now on `resource` (`None`: all), silenced ones included.
     pub fn open_watches(&self, resource: Option<&str>) -> usize {
         self.inner
@@ -353,9 +372,17 @@ impl FaultProxy {
         m
     }
 
-    /// Watch events of type ERROR with code 410 Gone that went through to a client.
-    pub fn expired_watch_events(&self) -> u64 {
-        self.inner.expired.load(Ordering::SeqCst)
+    /// Watch events of type ERROR with code 410 Gone that went through to a client, on
+    /// `resource` (`None`: all).
+    pub fn expired_watch_events(&self, resource: Option<&str>) -> u64 {
+        self.inner
+            .expired
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(r, _)| resource.is_none_or(|x| x == r.as_str()))
+            .map(|(_, n)| n)
+            .sum()
     }
 }
 
@@ -489,10 +516,9 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
             "admission webhook \"e2e.faults\" denied the request",
         );
     }
-    let black_hole = faults
-        .black_hole
-        .as_ref()
-        .filter(|bh| (class == Class::Watch || bh.lists && class == Class::List) && bh.covers(&resource));
+    let black_hole = faults.black_hole.as_ref().filter(|bh| {
+        (class == Class::Watch || bh.lists && class == Class::List) && bh.covers(&resource)
+    });
     if let Some(bh) = black_hole {
         match bh.silence {
             Silence::AfterHeaders => {
@@ -580,7 +606,7 @@ fn pump(
     delay: Option<Duration>,
 ) -> AxumBody {
     let id = st.next_id.fetch_add(1, Ordering::SeqCst);
-    st.open.lock().unwrap().insert(id, resource);
+    st.open.lock().unwrap().insert(id, resource.clone());
     let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(16);
     tokio::spawn(async move {
         let mut data = AxumBody::new(upstream).into_data_stream();
@@ -594,6 +620,12 @@ fn pump(
         tokio::pin!(cut);
         let mut held: VecDeque<(tokio::time::Instant, Bytes)> = VecDeque::new();
         loop {
+            if st.cut.lock().unwrap().remove(&id) {
+                let _ = tx
+                    .send(Err(std::io::Error::other("cut by the fault proxy")))
+                    .await;
+                break;
+            }
             if st.is_silenced(id) {
                 // a half-open connection: nothing more, the client's socket stays open
                 drop(data);
@@ -605,7 +637,7 @@ fn pump(
                 chunk = data.next() => match chunk {
                     Some(Ok(b)) => {
                         if b.windows(10).any(|w| w == b"\"code\":410") {
-                            st.expired.fetch_add(1, Ordering::SeqCst);
+                            *st.expired.lock().unwrap().entry(resource.clone()).or_default() += 1;
                         }
                         match delay {
                             Some(d) => held.push_back((tokio::time::Instant::now() + d, b)),
