@@ -373,6 +373,7 @@ async fn run(minutes: f64, rate: f64) {
                     storm: Some(Storm {
                         status: 429,
                         retry_after: Some(2),
+                        retry_after_in_body: true,
                         fraction: 0.5,
                         targets: vec![Target::Binds, Target::Lists, Target::Lease],
                     }),

@@ -102,6 +102,9 @@ pub struct Storm {
     pub status: u16,
     /// the `Retry-After` header, in seconds
     pub retry_after: Option<u32>,
+    /// the same in the Status body's `details.retryAfterSeconds`, as kube-apiserver sends it
+    /// (an ingress or gateway sends the header only)
+    pub retry_after_in_body: bool,
     /// the share of matching requests answered so, spread evenly over each client's requests
     /// of each class (0.5: every second one)
     pub fraction: f64,
@@ -445,9 +448,18 @@ const HOP_BY_HOP: [&str; 6] = [
     "content-length",
 ];
 
-fn status_response(code: u16, retry_after: Option<u32>, reason: &str, message: &str) -> Response {
-    let body = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+fn status_response(
+    code: u16,
+    retry_after: Option<u32>,
+    in_body: bool,
+    reason: &str,
+    message: &str,
+) -> Response {
+    let mut body = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "reason": reason, "code": code, "message": message});
+    if let Some(s) = retry_after.filter(|_| in_body) {
+        body["details"] = json!({"retryAfterSeconds": s});
+    }
     let mut r = Response::builder()
         .status(code)
         .header("content-type", "application/json");
@@ -505,13 +517,20 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
                 "the fault proxy answers this request 503",
             ),
         };
-        return status_response(storm.status, storm.retry_after, reason, message);
+        return status_response(
+            storm.status,
+            storm.retry_after,
+            storm.retry_after_in_body,
+            reason,
+            message,
+        );
     }
     if class == Class::Bind && faults.refuse_binds {
         st.answered(idx, 422, Some("refused"));
         return status_response(
             422,
             None,
+            false,
             "Invalid",
             "admission webhook \"e2e.faults\" denied the request",
         );
@@ -535,7 +554,7 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
                 st.seen.lock().unwrap()[idx].fault = Some("no-answer");
                 // held until the client gives up (the connection closes) or 10 minutes
                 tokio::time::sleep(Duration::from_secs(600)).await;
-                return status_response(504, None, "Timeout", "no answer");
+                return status_response(504, None, false, "Timeout", "no answer");
             }
         }
     }
