@@ -52,6 +52,7 @@ pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
     for note in debugging_notes(cfg) {
         tracing::warn!("{note}");
     }
+    exit_on_panic();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
@@ -59,7 +60,10 @@ pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(controller::run_with_signals(compiled)) {
+    let result = runtime.block_on(controller::run_with_signals(compiled));
+    // what is left (idle connections, the blocking pool) does not hold up the exit
+    runtime.shutdown_timeout(std::time::Duration::from_millis(100));
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "gardener-scheduler failed");
@@ -67,6 +71,32 @@ pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Exit code of a process ended by a panic.
+const PANIC_EXIT: i32 = 70;
+
+/// A panic anywhere — a watch feed, a worker, the elector — ends the process with one ERROR line
+/// naming where, so that it is restarted instead of running on half-working (a feed that
+/// panicked would leave its kind unwatched while the process looks healthy).
+fn exit_on_panic() {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".into());
+        let location = info
+            .location()
+            .map_or_else(|| "unknown".into(), |l| l.to_string());
+        let thread = std::thread::current()
+            .name()
+            .unwrap_or("unnamed")
+            .to_string();
+        tracing::error!(panic = %what, %location, %thread, "a task panicked; exiting so that the process is restarted");
+        std::process::exit(PANIC_EXIT);
+    }));
 }
 
 /// Logs go to stderr in `logFormat` at `logLevel`; `RUST_LOG`, when set, refines the filter.
@@ -90,5 +120,51 @@ pub(crate) fn init_logging(cfg: &SchedulerConfiguration) {
             .with_current_span(true)
             .init(),
         config::LogFormat::Text => builder.init(),
+    }
+}
+
+#[cfg(test)]
+mod panic_tests {
+    use super::*;
+
+    /// In a child process (this test binary run again): installs the hook and panics in a
+    /// spawned task, as a feed or worker would.
+    #[test]
+    fn a_panicking_task_ends_the_process_with_a_clear_line() {
+        if std::env::var_os("PANIC_CHILD").is_some() {
+            let _ = tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_ansi(false)
+                .try_init();
+            exit_on_panic();
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            rt.block_on(async {
+                let feed = tokio::spawn(async { panic!("feed broke") });
+                let _ = feed.await;
+                // a process that went on after the panic would get here
+                std::thread::sleep(std::time::Duration::from_secs(5));
+            });
+            std::process::exit(0);
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "cli::run::panic_tests::a_panicking_task_ends_the_process_with_a_clear_line",
+                "--nocapture",
+            ])
+            .env("PANIC_CHILD", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(PANIC_EXIT), "{stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("a task panicked; exiting"))
+            .unwrap_or_else(|| panic!("no ERROR line: {stderr}"));
+        assert!(
+            line.contains("ERROR") && line.contains("feed broke"),
+            "{line}"
+        );
+        assert!(line.contains("src/cli/run.rs"), "names where: {line}");
     }
 }

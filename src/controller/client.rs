@@ -34,6 +34,7 @@ pub async fn client_from_kubeconfig(
         host: connection.host(),
         limit: REQUEST_TIMEOUT,
         activity: Arc::default(),
+        retry_reads: true,
     }))
 }
 
@@ -85,17 +86,17 @@ impl Connection {
     /// A service standing in for the network (a mock), behind the production stack: only the
     /// innermost service differs from production.
     #[cfg(any(test, feature = "test-util"))]
-    pub fn mock<S>(service: S) -> Connection
+    pub fn mock<S, B>(service: S) -> Connection
     where
-        S: tower::Service<
-                http::Request<kube::client::Body>,
-                Response = http::Response<kube::client::Body>,
-            > + Clone
+        S: tower::Service<http::Request<kube::client::Body>, Response = http::Response<B>>
+            + Clone
             + Send
             + Sync
             + 'static,
         S::Future: Send + 'static,
         S::Error: Into<tower::BoxError>,
+        B: http_body::Body<Data = bytes::Bytes> + Send + Unpin + 'static,
+        B::Error: Into<tower::BoxError>,
     {
         Connection::Transport(TransportTo {
             make: stack::over(service),
@@ -122,6 +123,7 @@ impl Connection {
             host: self.host(),
             limit: REQUEST_TIMEOUT,
             activity: Arc::default(),
+            retry_reads: true,
         })
     }
 }
@@ -157,6 +159,7 @@ impl ApiClients {
             host: connection.host(),
             limit,
             activity: activity.clone(),
+            retry_reads: true,
         };
         let requests = [&metrics.runtime.rest_client];
         let reports = [&metrics.runtime.rest_client, &metrics.event_client];
@@ -164,6 +167,7 @@ impl ApiClients {
         let report = connection.client_with(layers(&reports));
         let lease = connection.client_with(Layers {
             fence: Leadership::always(),
+            retry_reads: false,
             ..layers(&requests)
         });
         ApiClients {

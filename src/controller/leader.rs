@@ -253,17 +253,15 @@ fn retryable(e: &LeaseError) -> Option<Duration> {
     }
 }
 
-/// The pause before a lease request is sent again: the server's Retry-After, but at most
-/// [`LEASE_RETRY_MAX`] — losing the lease costs the whole landscape its scheduling, a few
-/// early requests cost the server little (and real clusters exempt leader election from
-/// API priority and fairness).
-fn lease_retry_pause(asked: Duration, attempt: u32) -> Duration {
-    let own = Duration::from_millis(200) * 2u32.saturating_pow(attempt.min(4));
-    asked.max(own).min(LEASE_RETRY_MAX)
+/// The pause before a lease request is sent again: the server's Retry-After, but at most a
+/// quarter of `retryPeriod` — losing the lease costs the whole landscape its scheduling, an
+/// early request costs the server little (and real clusters exempt leader election from API
+/// priority and fairness). Without a Retry-After: 50 ms, doubling, up to the same cap.
+fn lease_retry_pause(asked: Duration, tries: u32, retry_period: Duration) -> Duration {
+    let cap = (retry_period / 4).max(Duration::from_millis(50));
+    let own = Duration::from_millis(50) * 2u32.pow(tries.min(5));
+    asked.max(own).min(cap)
 }
-
-/// The longest pause between two tries of a lease request within one attempt.
-const LEASE_RETRY_MAX: Duration = Duration::from_secs(1);
 
 impl Elector {
     pub fn new(client: Client, cfg: &LeaderElection, identity: String) -> (Elector, Leadership) {
@@ -303,46 +301,98 @@ impl Elector {
     }
 
     /// Tries to acquire or renew until it succeeds, another process holds the lease, or
-    /// `deadline` passes; a throttled, failed or unanswered request is sent again (reading the
-    /// lease again first) within the deadline. `Ok(true)` when this process holds the lease.
+    /// `deadline` passes. Each request that is throttled, fails with a 5xx or gets no answer is
+    /// sent again within the deadline; a write that conflicts (409: another process wrote, or
+    /// an earlier unanswered write of ours applied) reads the lease again. `Ok(true)` when this
+    /// process holds the lease.
     async fn try_until(&mut self, deadline: Instant) -> Result<bool, LeaseError> {
+        loop {
+            let (name, api) = (self.name.clone(), self.api.clone());
+            let got = self
+                .retrying(deadline, |limit| {
+                    let (name, api) = (name.clone(), api.clone());
+                    async move { read(&name, limit, api.get_opt(&name)).await }
+                })
+                .await?;
+            let Some(write) = self.next_write(got) else {
+                return Ok(false);
+            };
+            let written = match write {
+                (Write::Create, lease) => {
+                    self.retrying(deadline, |limit| {
+                        let (name, api, lease) = (name.clone(), api.clone(), lease.clone());
+                        async move {
+                            written(
+                                Write::Create,
+                                &name,
+                                limit,
+                                api.create(&PostParams::default(), &lease),
+                            )
+                            .await
+                        }
+                    })
+                    .await?
+                }
+                (_, lease) => {
+                    self.retrying(deadline, |limit| {
+                        let (name, api, lease) = (name.clone(), api.clone(), lease.clone());
+                        async move {
+                            written(
+                                Write::Update,
+                                &name,
+                                limit,
+                                api.replace(&name, &PostParams::default(), &lease),
+                            )
+                            .await
+                        }
+                    })
+                    .await?
+                }
+            };
+            if let Some(held) = self.observe_written(written) {
+                return Ok(held);
+            }
+        }
+    }
+
+    /// Sends `request` (given the time left) until it succeeds, fails for good, or `deadline`
+    /// would pass before the next try.
+    async fn retrying<T, F, Fut>(&self, deadline: Instant, request: F) -> Result<T, LeaseError>
+    where
+        F: Fn(Duration) -> Fut,
+        Fut: Future<Output = Result<T, LeaseError>>,
+    {
         let mut tries = 0u32;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let result = if left < Duration::from_millis(50) {
+            if left < Duration::from_millis(50) {
                 return Err(LeaseError::Timeout {
                     action: "renewing",
                     lease: self.name.clone(),
                     limit: Duration::ZERO,
                 });
-            } else {
-                self.try_acquire_or_renew(left).await
-            };
-            match result {
-                Ok(Some(held)) => return Ok(held),
-                // our write lost a race (or an earlier, unanswered one of ours applied): read
-                // the lease again and decide afresh
-                Ok(None) => {}
+            }
+            match request(left).await {
+                Ok(v) => return Ok(v),
                 Err(e) => {
                     let Some(asked) = retryable(&e) else {
                         return Err(e);
                     };
-                    let pause = lease_retry_pause(asked, tries);
+                    let pause = lease_retry_pause(asked, tries, self.retry_period);
                     if Instant::now() + pause >= deadline {
                         return Err(e);
                     }
                     debug!(error = %e, ?pause, "lease request failed; trying again");
                     tokio::time::sleep(pause).await;
+                    tries += 1;
                 }
             }
-            tries += 1;
         }
     }
 
-    /// One read and, if this process holds or may take the lease, one write, each within
-    /// `limit`. `Ok(Some(held))`; `Ok(None)` when the write conflicted (409).
-    async fn try_acquire_or_renew(&mut self, limit: Duration) -> Result<Option<bool>, LeaseError> {
-        let got = read(&self.name, limit, self.api.get_opt(&self.name)).await?;
+    /// What to write after reading `got`: a new lease, or the current one renewed or taken
+    /// over; `None` when another process holds it.
+    fn next_write(&mut self, got: Option<Lease>) -> Option<(Write, Lease)> {
         let seconds = self.lease_duration.as_secs_f64().ceil() as i32;
         let Some(mut current) = got else {
             let new = Lease {
@@ -359,16 +409,8 @@ impl Elector {
                     ..Default::default()
                 }),
             };
-            let created = written(
-                Write::Create,
-                &self.name,
-                limit,
-                self.api.create(&PostParams::default(), &new),
-            )
-            .await?;
-            return Ok(self.observe_written(created));
+            return Some((Write::Create, new));
         };
-
         let record = LeaseRecord::of(&current);
         let now = Instant::now();
         let changed_at = match &self.observed {
@@ -379,9 +421,8 @@ impl Elector {
         let mine = record.holder == self.identity;
         let free = record.holder.is_empty() || now.duration_since(changed_at) >= record.duration;
         if !mine && !free {
-            return Ok(Some(false));
+            return None;
         }
-
         let spec = current.spec.get_or_insert_with(Default::default);
         if !mine {
             spec.acquire_time = Some(now_micro());
@@ -391,15 +432,7 @@ impl Elector {
         spec.lease_duration_seconds = Some(seconds);
         spec.renew_time = Some(now_micro());
         current.metadata.managed_fields = None;
-        let updated = written(
-            Write::Update,
-            &self.name,
-            limit,
-            self.api
-                .replace(&self.name, &PostParams::default(), &current),
-        )
-        .await?;
-        Ok(self.observe_written(updated))
+        Some((Write::Update, current))
     }
 
     /// Records a lease this process wrote; `None` when another process wrote first.

@@ -7,10 +7,12 @@ use std::time::Duration;
 
 use tokio::sync::watch as chan;
 use tokio::time::Instant;
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::worker::worker;
-use super::{Controller, ControllerError, REQUEST_TIMEOUT, Shared, carbon_metrics, server, watch};
+use super::{
+    Controller, ControllerError, REQUEST_TIMEOUT, Shared, carbon_metrics, process, server, watch,
+};
 
 /// How long a shutdown waits for in-flight binds and then the queued reports, together.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -145,20 +147,34 @@ impl Controller {
     }
 }
 
-/// Every 10 s: drops binds the watch never confirmed (their shoots are decided again) and
-/// refreshes the carbon metrics.
+/// Every 10 s: reads the shoots of binds the watch has not confirmed for a while and applies
+/// what the reads show, and refreshes the carbon metrics.
 async fn housekeeping(shared: Arc<Shared>) {
     let mut tick = tokio::time::interval(Duration::from_secs(10));
     loop {
         tick.tick().await;
-        let expired = shared.lock().expire_assumptions(Instant::now());
-        for key in expired {
-            warn!(shoot = %key, "bind never showed up in the watch; no longer counting it");
-            shared.queue.add(&key);
+        let unconfirmed = shared.lock().unconfirmed(Instant::now());
+        // a handful per tick: a stalled watch must not turn into a burst of reads
+        for (key, seed) in unconfirmed.into_iter().take(UNCONFIRMED_READS_PER_TICK) {
+            match process::settle_unknown(&shared, &key, &seed).await {
+                process::Settled::Bound => {
+                    info!(shoot = %key, %seed, "bind not yet shown by the watch; a read confirms it")
+                }
+                process::Settled::Other => {
+                    warn!(shoot = %key, %seed, "bind not shown by the watch, and a read shows the shoot elsewhere, pending or gone; counting what the read shows");
+                    shared.queue.add(&key);
+                }
+                process::Settled::Unknown => {
+                    debug!(shoot = %key, "confirming a bind by a read failed; trying again")
+                }
+            }
         }
         carbon_metrics::refresh(&shared);
     }
 }
+
+/// Unconfirmed binds read per housekeeping tick.
+const UNCONFIRMED_READS_PER_TICK: usize = 20;
 
 /// Completes on SIGTERM or SIGINT.
 pub async fn shutdown_signal() {

@@ -28,9 +28,9 @@ impl Shared {
     /// Starts tracking `kind`'s feed at `path` (its collection's URL path), once it has listed.
     pub(super) fn track_feed(&self, kind: WatchedKind, path: &str) {
         let mut feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
-        if !feeds.contains_key(&kind) {
+        if let std::collections::hash_map::Entry::Vacant(e) = feeds.entry(kind) {
             self.activity.register(path);
-            feeds.insert(kind, path.to_string());
+            e.insert(path.to_string());
         }
     }
 

@@ -103,7 +103,7 @@ fn apply_read(shared: &Shared, key: &str, read: Option<(Shoot, serde_json::Value
             // Bound meanwhile: the read version wins. Still pending: the bind did not happen.
             let mut cache = shared.lock();
             let c = cache.forget_assumption(key);
-            let c2 = cache.apply_raw_shoot(&current, &raw);
+            let c2 = cache.apply_read_shoot(&current, &raw);
             drop(cache);
             shared.queue_affected(
                 key,
@@ -373,7 +373,7 @@ async fn bind_decision(
 }
 
 /// What a read after a bind without a conclusive answer showed.
-enum Settled {
+pub(super) enum Settled {
     /// bound to the decided seed: the bind was applied
     Bound,
     /// pending still, bound elsewhere or gone: the cache now holds what the read showed, the
@@ -384,12 +384,12 @@ enum Settled {
 }
 
 /// Reads the shoot after a bind whose outcome is unknown.
-async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Settled {
+pub(super) async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Settled {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
         Ok(Some((current, raw))) if current.spec.seed_name.as_deref() == Some(seed) => {
             // the watch version of a bound shoot settles the assumption
-            let c = shared.lock().apply_raw_shoot(&current, &raw);
+            let c = shared.lock().apply_read_shoot(&current, &raw);
             shared.queue_affected(
                 key,
                 Change {
@@ -429,7 +429,7 @@ async fn reread(shared: &Shared, key: &str) {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
         Ok(Some((current, raw))) => {
-            let c = shared.lock().apply_raw_shoot(&current, &raw);
+            let c = shared.lock().apply_read_shoot(&current, &raw);
             shared.queue_affected(
                 key,
                 Change {

@@ -67,12 +67,24 @@ impl<S> Layer<S> for RateLimitLayer {
     }
 }
 
-/// Holds a token before it reports ready, so each call spends one.
+/// Holds a token before it reports ready, so each call spends one. A clone shares the bucket
+/// and holds no token of its own.
 pub struct RateLimit<S> {
     inner: S,
     bucket: Arc<TokenBucket>,
     permit: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     has_permit: bool,
+}
+
+impl<S: Clone> Clone for RateLimit<S> {
+    fn clone(&self) -> Self {
+        RateLimit {
+            inner: self.inner.clone(),
+            bucket: self.bucket.clone(),
+            permit: None,
+            has_permit: false,
+        }
+    }
 }
 
 impl<S, Req> Service<Req> for RateLimit<S>

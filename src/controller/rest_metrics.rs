@@ -85,6 +85,7 @@ impl<S> Layer<S> for CountRequestsLayer {
     }
 }
 
+#[derive(Clone)]
 pub struct CountRequests<S> {
     inner: S,
     requests: Family<RequestLabels, Counter>,

@@ -421,6 +421,7 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
 
 mod faults;
 mod feeds;
+mod production_stack;
 mod scenario;
 mod shutdown;
 mod storm;

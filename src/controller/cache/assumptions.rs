@@ -11,9 +11,10 @@ use crate::api::{Shoot, object_key};
 use crate::reason::Reason;
 use crate::schedule::FitError;
 
-/// How long a successful bind may stay unconfirmed by the watch before it stops counting.
-/// Far longer than any watch lag; only a shoot deleted while the watch was down needs it.
-const UNCONFIRMED_BIND_TTL: Duration = Duration::from_secs(300);
+/// How long a successful bind may stay unconfirmed by the watch before the shoot is read to
+/// confirm it. Longer than any healthy watch lag; the assumption never simply expires (a stalled
+/// watch is exactly when it would, and the seed would be overcommitted).
+pub const UNCONFIRMED_BIND_CHECK: Duration = Duration::from_secs(30);
 
 /// A placement decided and being (or just) written, counted in usage until the watch shows it.
 #[derive(Clone, Debug, PartialEq)]
@@ -133,22 +134,19 @@ impl Cache {
         self.assumed.get(key)
     }
 
-    /// Drops binds the watch never confirmed within [`UNCONFIRMED_BIND_TTL`]; returns their keys
-    /// (the shoots they had turned away are dropped from the record: they wait for their
-    /// backoff).
-    pub fn expire_assumptions(&mut self, now: Instant) -> Vec<String> {
-        let expired: Vec<String> = self
+    /// Binds the watch has not confirmed for [`UNCONFIRMED_BIND_CHECK`], with their seeds: the
+    /// caller reads each shoot and applies what the read shows.
+    pub fn unconfirmed(&self, now: Instant) -> Vec<(String, String)> {
+        let mut keys: Vec<(String, String)> = self
             .assumed
             .iter()
             .filter(|(_, a)| {
                 a.bound_at
-                    .is_some_and(|t| now.duration_since(t) > UNCONFIRMED_BIND_TTL)
+                    .is_some_and(|t| now.duration_since(t) > UNCONFIRMED_BIND_CHECK)
             })
-            .map(|(k, _)| k.to_string())
+            .map(|(k, a)| (k.to_string(), a.seed.clone()))
             .collect();
-        for k in &expired {
-            self.forget_assumption(k);
-        }
-        expired
+        keys.sort();
+        keys
     }
 }

@@ -71,6 +71,16 @@ pub struct Cache {
     /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile,
     /// first refused first
     refused_for: HashMap<String, Vec<Arc<str>>>,
+    /// shoots applied from a read (after a bind or a conflict) ahead of their watch, at this
+    /// resourceVersion: a watch event or list item older than it is stale and ignored. Dropped
+    /// once the watch catches up, so it holds only the few shoots just read.
+    read_versions: HashMap<Arc<str>, u64>,
+}
+
+/// A resourceVersion as a number: the API server's are etcd revisions, which grow. (They are
+/// opaque by contract; one that is not a number is never taken as older.)
+fn resource_version(shoot: &Shoot) -> Option<u64> {
+    shoot.metadata.resource_version.as_deref()?.parse().ok()
 }
 
 impl Cache {
@@ -93,9 +103,39 @@ impl Cache {
         self.apply_shoot_with_raw(shoot, Some(raw))
     }
 
+    /// Applies a shoot read from the API server outside the watch (after a bind or a
+    /// conflict): newer than what the watch brought so far, so the watch's older versions still
+    /// on their way do not replace it.
+    pub fn apply_read_shoot(&mut self, shoot: &Shoot, raw: &serde_json::Value) -> Change {
+        let change = self.apply_shoot_with_raw(shoot, Some(raw));
+        if let Some(rv) = resource_version(shoot) {
+            self.read_versions
+                .insert(object_key(&shoot.metadata).as_str().into(), rv);
+        }
+        change
+    }
+
+    /// Whether the watch brought an older version of `shoot` than one already read. Once it
+    /// brings the read's version or a newer one, the read's is forgotten.
+    fn stale(&mut self, key: &str, shoot: &Shoot) -> bool {
+        let Some(&read) = self.read_versions.get(key) else {
+            return false;
+        };
+        match resource_version(shoot) {
+            Some(rv) if rv < read => true,
+            _ => {
+                self.read_versions.remove(key);
+                false
+            }
+        }
+    }
+
     fn apply_shoot_with_raw(&mut self, shoot: &Shoot, raw: Option<&serde_json::Value>) -> Change {
         let key = object_key(&shoot.metadata);
         self.mark_seen(WatchedKind::Shoot, &key);
+        if self.stale(&key, shoot) {
+            return Change::default();
+        }
         let mut change = Change::default();
         let old_seeds: Vec<String> = self
             .snapshot
@@ -158,6 +198,7 @@ impl Cache {
         self.snapshot.remove_shoot(key);
         self.shoots.remove(key);
         self.raw.remove(key);
+        self.read_versions.remove(key);
         match self.assumed.remove(key) {
             Some(a) => Change {
                 requeue: self.take_refused(&a.seed, key),

@@ -344,3 +344,30 @@ fn carbon_and_region_configmaps_do_not_disturb_each_other() {
         "a relist of region ConfigMaps leaves forecasts alone: {s:?}"
     );
 }
+
+#[test]
+fn a_watch_event_older_than_a_read_never_replaces_it() {
+    let mut st = Cache::new(names());
+    st.apply_seed(&SeedBuilder::new("s1").build());
+    let pending = ShootBuilder::new("garden-a", "a").build();
+    st.apply_shoot(&with_rv(pending.clone(), "10"));
+    // read after a bind: bound at 12, ahead of the watch
+    let bound = with_rv(ShootBuilder::new("garden-a", "a").seed("s1").build(), "12");
+    let raw = serde_json::to_value(&bound).unwrap();
+    st.apply_read_shoot(&bound, &raw);
+    assert!(st.pending("garden-a/a").is_none());
+    // the watch still delivers the pending version 11 (a label change before the bind)
+    let change = st.apply_shoot(&with_rv(pending.clone(), "11"));
+    assert_eq!(change, Change::default());
+    assert!(
+        st.pending("garden-a/a").is_none(),
+        "an older object replaced a newer one"
+    );
+    assert_eq!(st.snapshot.usage().shoots_on("s1"), 1);
+    // the watch catches up, and later versions apply again
+    st.apply_shoot(&with_rv(bound.clone(), "12"));
+    let unbound = with_rv(pending, "13");
+    assert!(st.apply_shoot(&unbound).enqueue);
+    assert!(st.pending("garden-a/a").is_some());
+    assert_eq!(st.snapshot.usage().shoots_on("s1"), 0);
+}

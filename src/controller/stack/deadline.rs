@@ -113,6 +113,7 @@ impl<S> Layer<S> for DeadlineLayer {
     }
 }
 
+#[derive(Clone)]
 pub struct Deadline<S> {
     inner: S,
     layer: DeadlineLayer,

@@ -60,6 +60,7 @@ impl<S> Layer<S> for FenceLayer {
     }
 }
 
+#[derive(Clone)]
 pub struct Fence<S> {
     inner: S,
     leadership: Leadership,

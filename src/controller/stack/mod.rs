@@ -2,14 +2,16 @@
 //! over a mock service in tests, so the tests exercise the stack production runs.
 //!
 //! ```text
-//! request ─► rate limit ─► lease fence ─► count ─► deadline ─► headers, auth, base URL ─► transport
-//!            (qps, burst)  (writes only)  (rest_client_requests_total)
+//! request ─► read retry ─► rate limit ─► lease fence ─► count ─► deadline ─► headers, auth, URL ─► transport
+//!            (GET only)    (qps, burst)  (writes only)  (rest_client_requests_total)
 //! ```
 //!
-//! - **No hidden retries.** kube's default retry layer is not part of the stack: a request is
-//!   sent once, so every attempt waits for the rate limit, is counted, has its deadline and is
-//!   fenced. Retries are the caller's: the queue for binds (after a 429's Retry-After), the
-//!   watcher's jittered backoff for feeds, the elector for lease requests.
+//! - **No hidden retries.** kube's default retry layer is not part of the stack. A plain read
+//!   turned away with 429, 503 or 504 is sent again a few times after `Retry-After` (see
+//!   `retry`), from the outermost layer, so every try waits for the rate limit, is counted and
+//!   has its deadline. Writes are sent once; their retries are the caller's: the queue for
+//!   binds (no sooner than a 429's Retry-After), the elector for lease requests. Watches start
+//!   again with the watcher's jittered backoff.
 //! - **Nothing waits forever.** Every request answers, its body included, within the deadline;
 //!   a watch is cut when silent for [`WATCH_SILENCE`] (see `deadline`). Connections use TCP
 //!   keepalive, so a peer that vanished without a FIN is noticed by the kernel as well.
@@ -19,6 +21,7 @@
 
 mod deadline;
 mod fence;
+mod retry;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +31,7 @@ use http::{Request, Response};
 use http_body_util::BodyExt;
 use kube::Client;
 use kube::client::{Body, ConfigExt};
-use tower::util::BoxService;
+use tower::util::BoxCloneService;
 use tower::{BoxError, Layer, ServiceBuilder, ServiceExt};
 
 use super::leader::Leadership;
@@ -42,7 +45,7 @@ pub use fence::{Budget, Fenced};
 pub type BoxBody = Box<dyn http_body::Body<Data = Bytes, Error = BoxError> + Send + Unpin>;
 
 /// The innermost service: what sends a request and returns the answer.
-pub type Transport = BoxService<Request<Body>, Response<BoxBody>, BoxError>;
+pub type Transport = BoxCloneService<Request<Body>, Response<BoxBody>, BoxError>;
 
 /// Makes a fresh transport for each client of a set.
 pub type MakeTransport = Arc<dyn Fn() -> Transport + Send + Sync>;
@@ -67,6 +70,9 @@ pub struct Layers<'a> {
     /// the limit of one request
     pub limit: Duration,
     pub activity: Arc<Activity>,
+    /// send plain reads turned away with 429/503/504 again (not for the Lease, whose elector
+    /// retries within its own deadline)
+    pub retry_reads: bool,
 }
 
 /// A client over `transport` with the whole stack.
@@ -76,13 +82,16 @@ pub fn client(transport: Transport, layers: Layers<'_>, default_namespace: &str)
         silence: WATCH_SILENCE,
         activity: layers.activity,
     };
-    let mut svc: Transport = BoxService::new(deadline.layer(transport));
+    let mut svc: Transport = BoxCloneService::new(deadline.layer(transport));
     for counter in layers.counters {
-        svc = BoxService::new(counter.layer(layers.host).layer(svc));
+        svc = BoxCloneService::new(counter.layer(layers.host).layer(svc));
     }
-    svc = BoxService::new(fence::FenceLayer(layers.fence).layer(svc));
+    svc = BoxCloneService::new(fence::FenceLayer(layers.fence).layer(svc));
     if let Some(bucket) = ratelimit::TokenBucket::new(layers.qps, layers.burst) {
-        svc = BoxService::new(ratelimit::RateLimitLayer(bucket).layer(svc));
+        svc = BoxCloneService::new(ratelimit::RateLimitLayer(bucket).layer(svc));
+    }
+    if layers.retry_reads {
+        svc = BoxCloneService::new(retry::ReadRetryLayer.layer(svc));
     }
     Client::new(svc, default_namespace)
 }
@@ -126,25 +135,25 @@ pub fn network(config: &kube::Config) -> Result<MakeTransport, kube::Error> {
             .map_response(|r: Response<hyper::body::Incoming>| {
                 r.map(|b| Box::new(b.map_err(BoxError::from)) as BoxBody)
             });
-        BoxService::new(svc)
+        BoxCloneService::new(svc)
     }))
 }
 
-/// A transport over any service answering with kube's body type: a mock in tests.
+/// A transport over any service: a mock in tests.
 #[cfg(any(test, feature = "test-util"))]
-pub fn over<S>(service: S) -> MakeTransport
+pub fn over<S, B>(service: S) -> MakeTransport
 where
-    S: tower::Service<Request<Body>, Response = Response<Body>> + Clone + Send + Sync + 'static,
+    S: tower::Service<Request<Body>, Response = Response<B>> + Clone + Send + Sync + 'static,
     S::Future: Send + 'static,
     S::Error: Into<BoxError>,
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<BoxError>,
 {
     Arc::new(move || {
         let svc = service
             .clone()
-            .map_response(|r: Response<Body>| {
-                r.map(|b| Box::new(b.map_err(BoxError::from)) as BoxBody)
-            })
+            .map_response(|r: Response<B>| r.map(|b| Box::new(b.map_err(Into::into)) as BoxBody))
             .map_err(Into::into);
-        BoxService::new(svc)
+        BoxCloneService::new(svc)
     })
 }

@@ -1,0 +1,151 @@
+//! Reads that the server turned away for now — 429 Too Many Requests, 503 Service Unavailable,
+//! 504 Gateway Timeout — are sent again, at most [`READ_RETRIES`] times, after the server's
+//! `Retry-After` (at most [`READ_RETRY_MAX`]) or a short doubling pause. Only plain reads
+//! (GET, not watches) are: nothing they do can apply twice. Writes are never sent again by the
+//! stack: their callers decide (the queue, the elector). The layer is the outermost, so each
+//! try waits for the rate limit, is counted and has its own deadline.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::{Method, Request, Response, StatusCode};
+use kube::client::Body;
+use tower::{BoxError, Layer, Service, ServiceExt};
+
+/// How often a read is sent again.
+pub const READ_RETRIES: u32 = 4;
+/// The longest pause before a read is sent again, whatever `Retry-After` says.
+pub const READ_RETRY_MAX: Duration = Duration::from_secs(5);
+
+#[derive(Clone, Copy)]
+pub struct ReadRetryLayer;
+
+impl<S> Layer<S> for ReadRetryLayer {
+    type Service = ReadRetry<S>;
+    fn layer(&self, inner: S) -> ReadRetry<S> {
+        ReadRetry { inner }
+    }
+}
+
+#[derive(Clone)]
+pub struct ReadRetry<S> {
+    inner: S,
+}
+
+fn retried(status: StatusCode) -> bool {
+    matches!(
+        status,
+        StatusCode::TOO_MANY_REQUESTS
+            | StatusCode::SERVICE_UNAVAILABLE
+            | StatusCode::GATEWAY_TIMEOUT
+    )
+}
+
+/// The pause before try `n` (from 0): `Retry-After` in seconds if given, else 250 ms doubling.
+fn pause(retry_after: Option<&http::HeaderValue>, n: u32) -> Duration {
+    let asked = retry_after
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    asked
+        .unwrap_or(Duration::from_millis(250) * 2u32.pow(n.min(4)))
+        .min(READ_RETRY_MAX)
+}
+
+fn is_plain_read<B>(req: &Request<B>) -> bool {
+    req.method() == Method::GET
+        && !req
+            .uri()
+            .query()
+            .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"))
+}
+
+impl<S, B> Service<Request<Body>> for ReadRetry<S>
+where
+    S: Service<Request<Body>, Response = Response<B>, Error = BoxError> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    B: Send + 'static,
+{
+    type Response = Response<B>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<B>, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        if !is_plain_read(&req) {
+            return Box::pin(self.inner.call(req));
+        }
+        // the ready clone takes this call; later tries use fresh clones
+        let spare = self.inner.clone();
+        let first = std::mem::replace(&mut self.inner, spare.clone());
+        let (parts, _) = req.into_parts();
+        let again = move || {
+            let mut r = Request::new(Body::empty());
+            *r.method_mut() = parts.method.clone();
+            *r.uri_mut() = parts.uri.clone();
+            *r.headers_mut() = parts.headers.clone();
+            *r.version_mut() = parts.version;
+            *r.extensions_mut() = parts.extensions.clone();
+            r
+        };
+        Box::pin(async move {
+            let mut answer = { first }.call(again()).await?;
+            for n in 0..READ_RETRIES {
+                if !retried(answer.status()) {
+                    break;
+                }
+                let wait = pause(answer.headers().get(http::header::RETRY_AFTER), n);
+                tracing::debug!(
+                    status = answer.status().as_u16(),
+                    ?wait,
+                    "read turned away; sending it again"
+                );
+                drop(answer);
+                tokio::time::sleep(wait).await;
+                answer = spare.clone().oneshot(again()).await?;
+            }
+            Ok(answer)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pauses_follow_retry_after_within_a_cap() {
+        let v = |s: &str| http::HeaderValue::from_str(s).unwrap();
+        assert_eq!(pause(Some(&v("2")), 0), Duration::from_secs(2));
+        assert_eq!(pause(Some(&v("120")), 0), READ_RETRY_MAX);
+        assert_eq!(pause(None, 0), Duration::from_millis(250));
+        assert_eq!(pause(None, 2), Duration::from_secs(1));
+        assert_eq!(pause(Some(&v("soon")), 1), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn only_plain_reads_are_sent_again() {
+        let req = |m: Method, uri: &str| Request::builder().method(m).uri(uri).body(()).unwrap();
+        assert!(is_plain_read(&req(
+            Method::GET,
+            "/apis/g/v1/shoots?limit=500"
+        )));
+        assert!(!is_plain_read(&req(
+            Method::GET,
+            "/apis/g/v1/shoots?watch=true"
+        )));
+        assert!(!is_plain_read(&req(
+            Method::PUT,
+            "/apis/g/v1/namespaces/a/shoots/s/binding"
+        )));
+        assert!(!is_plain_read(&req(
+            Method::POST,
+            "/apis/events.k8s.io/v1/namespaces/a/events"
+        )));
+    }
+}

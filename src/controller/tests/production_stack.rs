@@ -1,0 +1,440 @@
+//! The faults that only the production client stack meets: a committed bind whose answer is
+//! lost to a gateway, Retry-After on a throttled bind, writes waiting in the rate limiter while
+//! the lease ends, lease renewals through a storm of 429s, a watch that goes silent. Every
+//! client here is built by the production stack; only its innermost service is the mock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use tower_test::mock::SendResponse;
+
+use super::super::leader::Leadership;
+use super::super::stack::Layers;
+use super::*;
+
+/// A committed bind whose answer a gateway replaced by 502: the read shows it applied, so the
+/// shoot is scheduled — a success event, no `SchedulingFailed`, no failed lastOperation, and
+/// the slot stays counted.
+#[tokio::test]
+async fn a_committed_bind_answered_502_is_read_back_and_counts_as_scheduled() {
+    let (client, mut api) = mock_api();
+    let shared = controller(client);
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("5", None).await;
+    let put = api.next().await;
+    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    put.fail(502, "BadGateway");
+    let read = api.next().await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    read.reply(server_shoot("6", Some("seed-1")));
+    let event = api.next().await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    event.echo();
+    assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
+    api.is_quiet().await;
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
+    assert_eq!(attempts(&shared, "scheduled"), 1);
+    assert_eq!(
+        metric(
+            &shared,
+            "gardener_scheduler_bind_errors_total{code=\"502\"}"
+        )
+        .as_deref(),
+        Some("1"),
+        "the lost answer is still counted by its code"
+    );
+}
+
+/// A read turned away with 429 and `Retry-After` is sent again after the pause the server
+/// asked for, each try through the limiter and counted; a write is never sent twice.
+#[tokio::test(start_paused = true)]
+async fn a_throttled_read_is_sent_again_after_retry_after_and_a_write_is_not() {
+    let (connection, mut api) = mock_api();
+    let metrics = Metrics::new();
+    let client = connection.client_with(Layers {
+        qps: 50.0,
+        burst: 100,
+        fence: Leadership::always(),
+        counters: &[&metrics.runtime.rest_client],
+        host: "mock",
+        limit: REQUEST_TIMEOUT,
+        activity: Arc::default(),
+        retry_reads: true,
+    });
+    let shoots: kube::Api<crate::api::Shoot> = kube::Api::namespaced(client, "garden-a");
+    let read = tokio::spawn({
+        let shoots = shoots.clone();
+        async move { shoots.get("s1").await }
+    });
+    let start = Instant::now();
+    let first = api.next().await;
+    first.respond.send_response(
+        http::Response::builder()
+            .status(429)
+            .header("retry-after", "3")
+            .header("content-type", "application/json")
+            .body(kube::client::Body::from(
+                serde_json::to_vec(&json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "reason": "TooManyRequests", "code": 429, "message": "storage is (re)initializing"}))
+                .unwrap(),
+            ))
+            .unwrap(),
+    );
+    let second = api.next().await;
+    assert_eq!(start.elapsed(), Duration::from_secs(3), "after Retry-After");
+    second.reply(server_shoot("5", None));
+    read.await.unwrap().unwrap();
+    assert_eq!(metrics.runtime.rest_client.count("429", "GET", "mock"), 1);
+    assert_eq!(metrics.runtime.rest_client.count("200", "GET", "mock"), 1);
+
+    let write = tokio::spawn(async move {
+        shoots
+            .patch(
+                "s1",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(json!({})),
+            )
+            .await
+    });
+    api.refuses(429, "TooManyRequests").await;
+    assert!(write.await.unwrap().is_err());
+    api.is_quiet().await;
+}
+
+/// A bind throttled with 429 and `retryAfterSeconds: 30` (as the API server sends it) is tried
+/// again no sooner than the server asked, though retrySyncPeriod is 7 s.
+#[tokio::test(start_paused = true)]
+async fn a_throttled_bind_is_retried_no_sooner_than_retry_after() {
+    let (client, mut api) = mock_api();
+    let shared = controller(client);
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("5", None).await;
+    let put = api.next().await;
+    put.respond.send_response(json_response(
+        429,
+        &json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "message": "Too many requests, please try again later.", "reason": "TooManyRequests",
+                "details": {"retryAfterSeconds": 30}, "code": 429}),
+    ));
+    api.accepts_failure_report().await;
+    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    let t = Instant::now();
+    let key = shared.queue().next().await.unwrap();
+    assert_eq!(key.to_string(), "garden-a/s1");
+    let waited = t.elapsed();
+    assert!(
+        waited >= Duration::from_secs(29),
+        "retried after {waited:?}, before the server's Retry-After"
+    );
+    assert_eq!(
+        metric(
+            &shared,
+            "gardener_scheduler_bind_errors_total{code=\"429\"}"
+        )
+        .as_deref(),
+        Some("1")
+    );
+}
+
+fn elected_config() -> crate::config::LeaderElection {
+    crate::config::LeaderElection {
+        lease_duration: Duration::from_secs(4),
+        renew_deadline: Duration::from_secs(3),
+        retry_period: Duration::from_millis(500),
+        ..Default::default()
+    }
+}
+
+/// The fence checks the lease when a write is sent, after the rate-limit wait: a write queued
+/// behind the limiter while the lease is lost never reaches the server; a write on the wire is
+/// abandoned once the lease could have passed on.
+#[tokio::test(start_paused = true)]
+async fn writes_are_fenced_when_sent_not_when_queued() {
+    let (connection, mut api) = mock_api();
+    let (tx, leadership) = Leadership::elected(&elected_config());
+    tx.send(Some(Instant::now())).unwrap();
+    let client = connection.client_with(Layers {
+        qps: 1.0,
+        burst: 1,
+        fence: leadership.clone(),
+        counters: &[],
+        host: "mock",
+        limit: REQUEST_TIMEOUT,
+        activity: Arc::default(),
+        retry_reads: true,
+    });
+    let events: kube::Api<crate::api::Shoot> = kube::Api::namespaced(client, "garden-a");
+    let patch = json!({"metadata": {"labels": {"a": "b"}}});
+    let pp = kube::api::PatchParams::default();
+
+    // the first write takes the one token and is answered
+    let first = {
+        let (events, patch, pp) = (events.clone(), patch.clone(), pp.clone());
+        tokio::spawn(async move {
+            events
+                .patch("s1", &pp, &kube::api::Patch::Merge(&patch))
+                .await
+        })
+    };
+    api.next().await.reply(server_shoot("6", None));
+    first.await.unwrap().unwrap();
+
+    // the second waits a second for a token; meanwhile the lease is lost
+    let second = {
+        let (events, patch, pp) = (events.clone(), patch.clone(), pp.clone());
+        tokio::spawn(async move {
+            events
+                .patch("s1", &pp, &kube::api::Patch::Merge(&patch))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tx.send(None).unwrap();
+    let err = second.await.unwrap().unwrap_err();
+    assert!(err.to_string().contains("does not hold the lease"), "{err}");
+    api.is_quiet().await;
+
+    // leading again: a write that gets no answer is abandoned when the lease could end
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let renewed = Instant::now();
+    tx.send(Some(renewed)).unwrap();
+    let third = tokio::spawn(async move {
+        events
+            .patch("s1", &pp, &kube::api::Patch::Merge(&patch))
+            .await
+    });
+    let (_req, _hold) = api.next_request().await.unwrap();
+    let err = third.await.unwrap().unwrap_err();
+    assert!(err.to_string().contains("lease could have passed"), "{err}");
+    // leaseDuration 4 s less the 1 s margin after the renewal started
+    assert_eq!(renewed.elapsed(), Duration::from_secs(3));
+    assert!(!leadership.is_leader());
+}
+
+fn lease_json(holder: &str, rv: u64) -> Value {
+    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+           "metadata": {"name": "gardener-scheduler-leader-election", "namespace": "garden", "resourceVersion": rv.to_string()},
+           "spec": {"holderIdentity": holder, "leaseDurationSeconds": 4,
+                    "renewTime": "2026-12-01T00:00:00.000000Z", "acquireTime": "2026-12-01T00:00:00.000000Z",
+                    "leaseTransitions": 1}})
+}
+
+fn throttled() -> http::Response<kube::client::Body> {
+    json_response(
+        429,
+        &json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                "message": "Too many requests, please try again later.", "reason": "TooManyRequests",
+                "details": {"retryAfterSeconds": 2}, "code": 429}),
+    )
+}
+
+/// Half of all lease requests answered 429 with Retry-After: 2 for 30 s: every renewal
+/// attempt tries again within renewDeadline, so leadership is never lost.
+#[tokio::test(start_paused = true)]
+async fn lease_renewals_survive_a_storm_of_throttled_answers() {
+    let (connection, mut api) = mock_api();
+    let cfg = elected_config();
+    let (tx, leadership) = Leadership::elected(&cfg);
+    // the process's own lease client: its limiter, no fence, no read retries of its own
+    let clients = ApiClients::new(
+        &connection,
+        &crate::config::ClientConnection::default(),
+        &Leadership::always(),
+        &Metrics::new(),
+        REQUEST_TIMEOUT,
+    );
+    let elector = super::super::Elector::reporting_to(clients.lease, &cfg, "me".into(), tx);
+    let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(elector.run(stop_rx, || None, |_| {}));
+    let start = Instant::now();
+    let mut rv = 1u64;
+    let mut holder = String::new();
+    let mut lost_at = None;
+    let mut requests = 0;
+    // xorshift: which requests the storm throttles, reproducibly
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    while start.elapsed() < Duration::from_secs(40) {
+        let Ok(Some((req, respond))) =
+            tokio::time::timeout(Duration::from_secs(1), api.next_request()).await
+        else {
+            continue;
+        };
+        requests += 1;
+        let storm =
+            start.elapsed() > Duration::from_secs(5) && start.elapsed() < Duration::from_secs(35);
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        if storm && rng.is_multiple_of(2) {
+            respond.send_response(throttled());
+        } else {
+            answer_lease(req, respond, &mut rv, &mut holder).await;
+        }
+        if start.elapsed() > Duration::from_secs(2) && !leadership.is_leader() && lost_at.is_none()
+        {
+            lost_at = Some(start.elapsed());
+        }
+    }
+    assert_eq!(holder, "me");
+    assert_eq!(lost_at, None, "leadership was lost during the storm");
+    // two requests per renewal every 500 ms, and the retries within the storm
+    assert!(
+        requests < 40 * 2 * 2 * 2,
+        "{requests} lease requests in 40 s"
+    );
+}
+
+async fn answer_lease(
+    req: http::Request<kube::client::Body>,
+    respond: SendResponse<http::Response<kube::client::Body>>,
+    rv: &mut u64,
+    holder: &mut String,
+) {
+    let method = req.method().clone();
+    let bytes = req.into_body().collect_bytes().await.unwrap();
+    match method.as_str() {
+        "GET" if holder.is_empty() => respond.send_response(failure(404, "NotFound")),
+        "GET" => respond.send_response(ok(lease_json(holder, *rv))),
+        "POST" | "PUT" => {
+            let mut body: Value = serde_json::from_slice(&bytes).unwrap();
+            *rv += 1;
+            *holder = body["spec"]["holderIdentity"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            body["metadata"]["resourceVersion"] = json!(rv.to_string());
+            respond.send_response(ok(body));
+        }
+        other => panic!("unexpected {other}"),
+    }
+}
+
+type StreamBody = super::super::stack::BoxBody;
+
+fn body_of(v: &Value) -> StreamBody {
+    use http_body_util::BodyExt;
+    Box::new(
+        http_body_util::Full::new(bytes::Bytes::from(serde_json::to_vec(v).unwrap()))
+            .map_err(|never| match never {}),
+    )
+}
+
+fn answered(v: &Value) -> http::Response<StreamBody> {
+    http::Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(body_of(v))
+        .unwrap()
+}
+
+/// A body that never sends a byte: a black-holed watch (the headers came, then nothing).
+fn silent() -> http::Response<StreamBody> {
+    http::Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(
+            Box::new(http_body_util::StreamBody::new(futures::stream::pending::<
+                Result<http_body::Frame<bytes::Bytes>, tower::BoxError>,
+            >())) as StreamBody,
+        )
+        .unwrap()
+}
+
+/// A shoot watch that goes silent (black-holed: headers, then nothing) is dropped after 40 s
+/// and the kind listed again, which brings the shoot created meanwhile; a feed that stays
+/// silent for over 60 s makes `/readyz` fail and shows in the metric.
+#[tokio::test(start_paused = true)]
+async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
+    let (svc, mut handle) =
+        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
+    let c = Controller::new(
+        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
+        Connection::mock(svc),
+    )
+    .unwrap();
+    let shared = Arc::clone(c.shared());
+    let _feeds = watch::spawn_all(&shared);
+    let start = Instant::now();
+    let group = "/apis/core.gardener.cloud/v1beta1";
+    let mut shoot_lists = Vec::new();
+    let mut held = Vec::new();
+    let mut synced_at = None;
+    let mut unready_at = None;
+    while start.elapsed() < Duration::from_secs(150) {
+        if synced_at.is_none() && shared.unsynced().is_empty() {
+            synced_at = Some(start.elapsed());
+        }
+        if unready_at.is_none() && !shared.stale_feeds().is_empty() {
+            unready_at = Some(start.elapsed());
+        }
+        let Ok(Some((req, respond))) =
+            tokio::time::timeout(Duration::from_secs(1), handle.next_request()).await
+        else {
+            continue;
+        };
+        let path = req.uri().path().to_string();
+        let watching = req.uri().query().unwrap_or_default().contains("watch=true");
+        if path == format!("{group}/shoots") {
+            if watching {
+                // every shoot watch is black-holed
+                respond.send_response(silent());
+            } else {
+                let names: Vec<&str> = if shoot_lists.is_empty() {
+                    vec!["a"]
+                } else {
+                    vec!["a", "b"]
+                };
+                shoot_lists.push(start.elapsed());
+                let items: Vec<Value> = names
+                    .iter()
+                    .map(|n| {
+                        let mut s =
+                            serde_json::to_value(ShootBuilder::new("garden-a", n).build()).unwrap();
+                        s["metadata"]["resourceVersion"] = json!("10");
+                        s
+                    })
+                    .collect();
+                respond.send_response(answered(&list_of("ShootList", "10", items)));
+            }
+        } else if watching {
+            // the other kinds' watches end cleanly, as a healthy server ends them
+            held.push(respond);
+        } else {
+            respond.send_response(answered(&list_of("List", "10", vec![])));
+        }
+    }
+    let synced = synced_at.expect("synced");
+    assert!(synced < Duration::from_secs(1), "synced at {synced:?}");
+    assert!(shoot_lists.len() >= 3, "listed again: {shoot_lists:?}");
+    // listed again 40 s after the silent watch started (plus the check's second)
+    let again = shoot_lists[1];
+    assert!(
+        again >= Duration::from_secs(40) && again <= Duration::from_secs(42),
+        "{shoot_lists:?}"
+    );
+    assert!(
+        shared.lock().pending("garden-a/b").is_some(),
+        "the relist brought b"
+    );
+    let unready = unready_at.expect("/readyz turned unready");
+    assert!(
+        unready > Duration::from_secs(60) && unready <= Duration::from_secs(62),
+        "unready at {unready:?}"
+    );
+    assert!(shared.stale_feeds().iter().any(|f| f.starts_with("Shoot")));
+    assert!(
+        metric(
+            &shared,
+            "gardener_scheduler_watch_restarts_total{kind=\"Shoot\",reason=\"silent\"}"
+        )
+        .is_some_and(|v| v.parse::<u64>().unwrap() >= 2)
+    );
+    // the feed still lists: it has data, so the process stays fit to lead
+    assert_eq!(shared.unfit_to_lead(), None);
+    drop(held);
+}
