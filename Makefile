@@ -35,7 +35,7 @@ report-check: ## Render the example plan report in headless Chromium; fail on an
 	hack/ensure-package.sh chromium chromium
 	CARGO=$(CARGO) hack/report-check.sh
 
-soak: ## Churn shoots and seeds for SOAK_MINUTES (10) against a real API server; then check binds, capacity, memory.
+soak: ## Churn shoots and seeds for SOAK_MINUTES (10) against a real API server, two replicas through a fault proxy with faults on a 3-minute cycle; then check binds, capacity, memory.
 	tests/apiserver/ensure.sh >/dev/null
 	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_RATE=$(SOAK_RATE) $(CARGO) test --locked --test soak -- --ignored --nocapture
 

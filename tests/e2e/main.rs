@@ -9,6 +9,7 @@ mod binds;
 mod burst;
 mod carbon;
 mod conflict;
+mod faults;
 mod leader;
 mod metrics;
 mod plan;

@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 
 use gardener_scheduler::api::{CloudProfile, Project, Seed, Shoot};
 
+pub mod fault_proxy;
 pub mod proxy;
 
 /// Upper bound for any wait in these tests; generous for a loaded 2-core machine.
@@ -74,8 +75,14 @@ pub struct ApiServer {
 
 impl ApiServer {
     pub fn start(name: &str) -> ApiServer {
+        ApiServer::start_with_flags(name, &[])
+    }
+
+    /// As [`ApiServer::start`], with extra crd-apiserver flags (e.g. `--watch-cache=false`).
+    pub fn start_with_flags(name: &str, flags: &[&str]) -> ApiServer {
         let state = unique_dir(name);
         let out = Command::new(repo().join("tests/apiserver/start.sh"))
+            .env("E2E_APISERVER_FLAGS", flags.join(" "))
             .arg(apiserver_bin())
             .arg(&state)
             .arg(repo().join("config/crd"))
@@ -107,6 +114,38 @@ impl ApiServer {
             .await
             .unwrap();
         Client::try_from(cfg).unwrap()
+    }
+
+    /// etcd's client port (start.sh records its URL in the state dir).
+    fn etcd_port(&self) -> u16 {
+        let url = std::fs::read_to_string(self.state.join("etcd-client-url")).unwrap();
+        url.trim().rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    /// etcd's current revision, from the header of a range request to its HTTP gateway.
+    pub fn etcd_revision(&self) -> i64 {
+        let (status, body) = http_post(self.etcd_port(), "/v3/kv/range", r#"{"key":"AA=="}"#)
+            .expect("etcd answers on its client port");
+        assert_eq!(status, 200, "etcd range: {body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["header"]["revision"]
+            .as_str()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("no revision in {body}"))
+    }
+
+    /// Compacts etcd up to its current revision: a watch from any older resourceVersion that
+    /// etcd serves (the API server's watch cache off) gets 410 Gone. Returns the revision.
+    pub fn compact_etcd(&self) -> i64 {
+        let rev = self.etcd_revision();
+        let (status, body) = http_post(
+            self.etcd_port(),
+            "/v3/kv/compaction",
+            &format!(r#"{{"revision":"{rev}","physical":true}}"#),
+        )
+        .expect("etcd answers on its client port");
+        assert_eq!(status, 200, "etcd compaction at {rev}: {body}");
+        rev
     }
 
     fn apiserver_pid(&self) -> u32 {
@@ -181,6 +220,17 @@ impl Drop for ApiServer {
 /// Debug logs of the scheduler itself, info of its libraries.
 pub const DEFAULT_RUST_LOG: &str = "info,gardener_scheduler=debug";
 
+/// `leaderElection` timings of a scheduler process.
+#[derive(Clone, Copy)]
+pub enum LeaseTimes {
+    /// 4 s / 3 s / 500 ms: quick takeovers for tests that do not measure them
+    Short,
+    /// no keys in the file: the defaults, upstream's 15 s / 10 s / 2 s
+    Defaults,
+    /// `leaseDuration`, `renewDeadline`, `retryPeriod`
+    Custom(&'static str, &'static str, &'static str),
+}
+
 /// Options for one scheduler process.
 pub struct SchedulerOptions {
     pub leader_elect: bool,
@@ -194,6 +244,9 @@ pub struct SchedulerOptions {
     pub client_rate: Option<(f32, i32)>,
     /// the kubeconfig to reach the API server through; `None`: the API server's own
     pub kubeconfig: Option<PathBuf>,
+    pub lease: LeaseTimes,
+    /// `HOSTNAME` for the process: its leader-election identity starts with `<hostname>_`
+    pub hostname: Option<&'static str>,
 }
 
 impl Default for SchedulerOptions {
@@ -206,6 +259,8 @@ impl Default for SchedulerOptions {
             rust_log: Some(DEFAULT_RUST_LOG),
             client_rate: None,
             kubeconfig: None,
+            lease: LeaseTimes::Short,
+            hostname: None,
         }
     }
 }
@@ -226,6 +281,15 @@ impl Scheduler {
         while metrics_port == health_port {
             metrics_port = free_port();
         }
+        let lease = match opts.lease {
+            LeaseTimes::Short => {
+                "  leaseDuration: 4s\n  renewDeadline: 3s\n  retryPeriod: 500ms\n".to_string()
+            }
+            LeaseTimes::Defaults => String::new(),
+            LeaseTimes::Custom(d, r, p) => {
+                format!("  leaseDuration: {d}\n  renewDeadline: {r}\n  retryPeriod: {p}\n")
+            }
+        };
         let mut config = format!(
             r#"apiVersion: scheduler.config.gardener.cloud/v1alpha1
 kind: SchedulerConfiguration
@@ -233,10 +297,7 @@ logLevel: debug
 logFormat: text
 leaderElection:
   leaderElect: {leader}
-  leaseDuration: 4s
-  renewDeadline: 3s
-  retryPeriod: 500ms
-  resourceName: gardener-scheduler-leader-election
+{lease}  resourceName: gardener-scheduler-leader-election
   resourceNamespace: garden
 server:
   healthProbes: {{bindAddress: 127.0.0.1, port: {health_port}}}
@@ -262,6 +323,11 @@ schedulers:
         let cfg_path = api.state.join(format!("scheduler-{name}.yaml"));
         std::fs::write(&cfg_path, config).unwrap();
         let kubeconfig = opts.kubeconfig.unwrap_or_else(|| api.kubeconfig.clone());
+        let env: Vec<(&str, String)> = opts
+            .hostname
+            .map(|h| ("HOSTNAME", h.to_string()))
+            .into_iter()
+            .collect();
         Self::spawn(
             api,
             name,
@@ -269,7 +335,7 @@ schedulers:
             &kubeconfig,
             (health_port, metrics_port),
             opts.rust_log,
-            &[],
+            &env,
         )
     }
 
@@ -455,6 +521,16 @@ schedulers:
             .and_then(|v| v.trim().parse().ok())
     }
 
+    /// The sum of every sample of `name` whose labels include all of `labels`.
+    pub fn metric_sum(&self, name: &str, labels: &[(&str, &str)]) -> f64 {
+        metric_sum(&self.metrics(), name, labels)
+    }
+
+    /// `/readyz`: status and body; `None` when nothing answers.
+    pub fn readyz(&self) -> Option<(u16, String)> {
+        http_get(self.health_port, "/readyz")
+    }
+
     pub async fn wait_ready(&mut self) {
         let start = Instant::now();
         loop {
@@ -509,6 +585,46 @@ pub fn http_request(port: u16, method: &str, path: &str) -> Option<(u16, String)
         .map(|(_, b)| b.to_string())
         .unwrap_or_default();
     Some((status, body))
+}
+
+/// A minimal HTTP/1.0 POST of a JSON body on 127.0.0.1; `None` when nothing listens.
+pub fn http_post(port: u16, path: &str, body: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(
+        s,
+        "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .ok()?;
+    let mut buf = String::new();
+    s.read_to_string(&mut buf).ok()?;
+    let status = buf.split_whitespace().nth(1)?.parse().ok()?;
+    let body = buf
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Some((status, body))
+}
+
+/// The sum of every sample of `name` in a Prometheus text exposition whose labels include all
+/// of `labels`.
+pub fn metric_sum(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (series, value) = l.rsplit_once(' ')?;
+            let (n, rest) = match series.split_once('{') {
+                Some((n, rest)) => (n, rest.trim_end_matches('}')),
+                None => (series, ""),
+            };
+            (n == name
+                && labels
+                    .iter()
+                    .all(|(k, v)| rest.split(',').any(|kv| kv == format!("{k}=\"{v}\""))))
+            .then(|| value.parse::<f64>().ok())?
+        })
+        .sum()
 }
 
 /// Polls `f` until it returns `Some`, failing with `what` after [`DEADLINE`].
