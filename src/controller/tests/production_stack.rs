@@ -127,7 +127,8 @@ async fn a_throttled_bind_is_retried_no_sooner_than_retry_after() {
             .body(kube::client::Body::from(b"slow down".to_vec()))
             .unwrap()
     };
-    let answers: [(&str, fn() -> http::Response<kube::client::Body>); 2] = [
+    type Answer = fn() -> http::Response<kube::client::Body>;
+    let answers: [(&str, Answer); 2] = [
         ("Status body", from_api_server),
         ("header only", from_gateway),
     ];
