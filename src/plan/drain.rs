@@ -101,7 +101,13 @@ pub fn drain(
             }
         }
     }
-    windows::assign(&mut moves, &move_windows, &settings, cx.now);
+    windows::assign(
+        &mut moves,
+        &move_windows,
+        &settings,
+        cx.now,
+        &super::rooms_in(&before),
+    );
     let seeds_after = seed_loads(&before, &snap, &drained);
     let left: u64 = seeds_after
         .iter()

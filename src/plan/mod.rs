@@ -381,6 +381,16 @@ pub(crate) fn seed_loads(
     loads
 }
 
+/// Each seed's load and capacity in `snap`, for [`windows::assign`].
+pub(crate) fn rooms_in(snap: &Snapshot) -> impl Fn(&str) -> Option<windows::Room> + '_ {
+    move |name| {
+        snap.seed(name).map(|s| windows::Room {
+            load: snap.usage().shoots_on(&s.name),
+            capacity: s.allocatable_shoots(),
+        })
+    }
+}
+
 /// Shoots currently on `seed` (spec.seedName), in creation order then namespace/name.
 pub(crate) fn shoots_on(landscape: &Landscape, seeds: &BTreeSet<String>) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..landscape.shoots.len())

@@ -308,7 +308,13 @@ pub fn rebalance(
         move_windows.push(all_windows[&st.movable[m]].clone());
         current = value;
     }
-    windows::assign(&mut moves, &move_windows, &settings, cx.now);
+    windows::assign(
+        &mut moves,
+        &move_windows,
+        &settings,
+        cx.now,
+        &super::rooms_in(&before_snap),
+    );
     let none = BTreeSet::new();
     let seeds = seed_loads(&before_snap, &st.snap, &none);
     Ok(Plan {
