@@ -141,6 +141,10 @@ pub(crate) struct SourceArgs {
     #[arg(long, value_name = "N", default_value_t = simulate::PAGE_SIZE,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) chunk_size: u32,
+    /// With --live: how long building the client (an exec credential plugin included) and each
+    /// list request, its whole answer included, may take (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub(crate) request_timeout: std::time::Duration,
 }
 
 #[derive(Args)]
