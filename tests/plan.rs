@@ -104,6 +104,7 @@ fn with_cx<T>(l: &Landscape, f: impl FnOnce(&plan::Context) -> T) -> T {
         scheduler_names: &names,
         regions: &regions,
         now: now(),
+        explain: None,
     };
     f(&cx)
 }

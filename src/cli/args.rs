@@ -51,6 +51,10 @@ pub(crate) enum PlanCommand {
         /// What to lower.
         #[arg(long, value_enum, default_value_t = plan::Objective::Spread)]
         objective: plan::Objective,
+        /// Fail (exit status 1, no plan) when the search has not finished after this long
+        /// (Go duration).
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+        timeout: std::time::Duration,
         #[command(flatten)]
         common: PlanArgs,
     },
@@ -80,6 +84,10 @@ pub(crate) struct PlanArgs {
     /// At most this many moves overlap on any one source or destination seed.
     #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_concurrent: u32,
+    /// Explain every move with every seed (scores and rejections, as `simulate --explain`);
+    /// without it, a move's explanation lists the best 10 seeds and counts the rejections.
+    #[arg(long)]
+    pub(crate) explain: bool,
     /// How long one move is assumed to take (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
     pub(crate) move_duration: std::time::Duration,

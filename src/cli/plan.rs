@@ -48,6 +48,11 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
         scheduler_names: &cfg.schedulers.shoot.scheduler_names,
         regions: &regions,
         now,
+        explain: if common.explain {
+            None
+        } else {
+            Some(plan::EXPLAIN_TOP)
+        },
     };
     let settings = plan::windows::Settings {
         horizon_seconds: common.horizon.as_secs() as i64,
@@ -59,11 +64,29 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
         PlanCommand::Rebalance {
             max_moves,
             objective,
+            timeout,
             ..
-        } => plan::rebalance(&cx, *objective, *max_moves, settings),
+        } => {
+            let mut progress = rebalance_progress(*max_moves);
+            let mut budget = plan::Budget::new(
+                Some((std::time::Instant::now() + *timeout, *timeout)),
+                progress
+                    .as_mut()
+                    .map(|p| p as &mut dyn FnMut(usize, usize, usize)),
+            );
+            let result = plan::rebalance_within(&cx, *objective, *max_moves, settings, &mut budget);
+            if progress.is_some() {
+                eprint!("\r\x1b[K");
+            }
+            result
+        }
     };
     let p = match result {
         Ok(p) => p,
+        Err(e @ plan::PlanError::Timeout { .. }) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
@@ -76,4 +99,15 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
         PlanOutput::Html => plan::html::render(&p),
     };
     write_stdout(|out| out.write_all(text.as_bytes()))
+}
+
+/// Progress of a rebalance search on stderr, only when stderr is a terminal: one line,
+/// rewritten between batches of decided shoots.
+fn rebalance_progress(max_moves: usize) -> Option<impl FnMut(usize, usize, usize)> {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal().then_some(move |moves: usize, done: usize, total: usize| {
+        eprint!(
+            "\rrebalance: {moves}/{max_moves} move(s) planned; looking for the next: {done}/{total} shoot(s) decided\x1b[K"
+        );
+    })
 }

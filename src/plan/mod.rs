@@ -24,7 +24,7 @@ use crate::simulate::{Landscape, render_explain, snapshot_of};
 use crate::snapshot::Snapshot;
 
 pub use drain::drain;
-pub use rebalance::{Objective, rebalance};
+pub use rebalance::{Budget, Objective, rebalance, rebalance_within};
 pub use windows::{Timing, WindowError};
 
 /// Input errors: the plan is not computed at all, never computed in part.
@@ -36,6 +36,11 @@ pub enum PlanError {
     NoSeeds,
     #[error(transparent)]
     Window(#[from] WindowError),
+    #[error(
+        "the plan did not finish within {limit_seconds} s (--timeout) after {moves} move(s); \
+         nothing was planned: raise --timeout or lower --max-moves"
+    )]
+    Timeout { limit_seconds: f64, moves: usize },
 }
 
 /// What the plan is for.
@@ -151,7 +156,13 @@ pub struct Context<'a> {
     pub scheduler_names: &'a [String],
     pub regions: &'a Regions,
     pub now: DateTime<Utc>,
+    /// How many feasible seeds each move's explanation lists (`None`: every seed, `--explain`).
+    pub explain: Option<usize>,
 }
+
+/// Feasible seeds a move's explanation lists unless every seed is asked for: a drain of a big
+/// seed at 10,000 seeds would otherwise carry 10,000 lines per move.
+pub const EXPLAIN_TOP: usize = 10;
 
 impl Context<'_> {
     pub(crate) fn snapshot(&self) -> Snapshot {
@@ -278,7 +289,7 @@ pub(crate) fn choose(
                     seed: s.seed.to_string(),
                     score: s.total.into_inner(),
                     reason: reason_line(&d, &s.seed, &skipped),
-                    explanation: render_explain(&key, &Ok(d.clone())),
+                    explanation: explain(&key, &d, cx.explain),
                 };
             }
             Choice::None {
@@ -298,6 +309,40 @@ pub(crate) fn choose(
             reason: e.to_string(),
         },
     }
+}
+
+/// The `simulate --explain` view of a decision, or, with `limit`, its best `limit` feasible
+/// seeds and the rejections counted by reason.
+pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>) -> String {
+    let Some(limit) = limit else {
+        return render_explain(shoot, &Ok(d.clone()));
+    };
+    let top = Decision {
+        seed: d.seed.clone(),
+        profile: d.profile.clone(),
+        ranking: d.ranking.iter().take(limit).cloned().collect(),
+        rejected: Vec::new(),
+    };
+    let mut out = render_explain(shoot, &Ok(top));
+    if d.ranking.len() > limit {
+        out.push_str(&format!(
+            "  … and {} more feasible seed(s) (--explain lists every seed)\n",
+            d.ranking.len() - limit
+        ));
+    }
+    if !d.rejected.is_empty() {
+        let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for r in &d.rejected {
+            *counts.entry((r.stage, r.reason.summary())).or_default() += 1;
+        }
+        let mut counts: Vec<_> = counts.into_iter().collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.push_str(&format!("\nRejected seeds: {}\n", d.rejected.len()));
+        for ((stage, why), n) in counts {
+            out.push_str(&format!("  {n:>6} seed(s) {why} ({stage})\n"));
+        }
+    }
+    out
 }
 
 pub(crate) fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
