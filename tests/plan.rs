@@ -647,3 +647,82 @@ fn a_move_onto_a_full_seed_starts_after_the_move_that_frees_its_slot() {
         }
     }
 }
+
+#[test]
+fn draining_every_seed_says_they_are_being_drained() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed("a", 10, true);
+    text += &seed("b", 10, true);
+    text += &shoot("x", "a", W);
+    text += &shoot("y", "b", W);
+    let l = landscape(&text);
+    let p = with_cx(&l, |cx| {
+        plan::drain(cx, &["a".into(), "b".into()], settings(2, 48)).unwrap()
+    });
+    assert_eq!(p.blocked.len(), 2, "{:#?}", p.blocked);
+    for b in &p.blocked {
+        assert!(
+            b.reason
+                .contains("every seed of the landscape is being drained (a, b)"),
+            "{}",
+            b.reason
+        );
+        assert!(
+            !b.reason.contains("no seeds are registered"),
+            "{}",
+            b.reason
+        );
+    }
+}
+
+#[test]
+fn a_move_longer_than_its_window_is_deferred_not_started_at_the_window() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed("a", 10, true);
+    text += &seed("b", 10, true);
+    text += &shoot("x", "a", W);
+    let l = landscape(&text);
+    let mut long = settings(2, 48);
+    long.move_duration_seconds = 2 * 3600;
+    let p = with_cx(&l, |cx| plan::drain(cx, &["a".into()], long).unwrap());
+    match &p.moves[0].timing {
+        Timing::Deferred { reason, .. } => assert!(
+            reason.contains("no occurrence of its window leaves 2h for the move"),
+            "{reason}"
+        ),
+        other => panic!("a 2h move in a 1h window: {other:?}"),
+    }
+}
+
+#[test]
+fn flags_and_windows_past_what_start_times_can_hold_are_refused() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed("a", 10, true);
+    text += &seed("b", 10, true);
+    text += &shoot("x", "a", W);
+    let f = tmp("edges.yaml", &text);
+    let plan = |args: &[&str]| run(bin().arg("plan").args(args).arg("-f").arg(&f));
+    let (code, _, err) = plan(&["rebalance", "--max-moves", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-moves"), "{err}");
+    let (code, out, err) = plan(&["drain", "a", "--now", "9999-12-31T23:59:59Z"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("would pass the year 9999"), "{err}");
+    let (code, _, err) = plan(&["drain", "a", "--horizon", "1000000h"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--horizon"), "{err}");
+    let leap = CLOUD_PROFILE.to_string()
+        + "---"
+        + &seed("a", 10, true)
+        + &seed("b", 10, true)
+        + &shoot("x", "a", Some(("225960+0000", "235900+0000")));
+    let f = tmp("leap-second.yaml", &leap);
+    let (code, out, err) = run(bin().args(["plan", "drain", "a", "-f"]).arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(!out.contains(":60Z"), "{out}");
+    assert!(
+        err.contains("spec.maintenance.timeWindow.begin: \"225960+0000\" is not HHMMSS+ZZZZ"),
+        "{err}"
+    );
+}

@@ -591,3 +591,82 @@ fn an_answer_that_is_not_a_kubernetes_list_says_so() {
         assert!(!err.contains("could not be reached"), "{err}");
     }
 }
+
+#[test]
+fn timeline_and_a_freeze_answer_in_the_format_asked_for() {
+    let profiles = "example/21-componentconfig-profiles.yaml";
+    let range = "2026-12-01T00:00:00Z..2026-12-08T00:00:00Z";
+    let (code, out, err) = run(bin().args([
+        "simulate",
+        "-f",
+        "example/landscape",
+        "--config",
+        profiles,
+        "--timeline",
+        range,
+        "-o",
+        "json",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert!(
+        v["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["profile"] == "release-weekend (freeze)"),
+        "{out}"
+    );
+    for o in ["html", "yaml"] {
+        let (code, out, err) = run(bin().args([
+            "simulate",
+            "-f",
+            "example/landscape",
+            "--config",
+            profiles,
+            "--timeline",
+            range,
+            "-o",
+            o,
+        ]));
+        assert_eq!(code, 2, "{o}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains("--timeline"), "{err}");
+    }
+    // Inside the freeze: the deferral in the format asked for.
+    let inside = "2026-12-05T12:00:00Z";
+    for (extra, o) in [
+        (&["--replay"][..], "html"),
+        (&["--replay"][..], "yaml"),
+        (&["--replay"][..], "json"),
+        (&["--compare", DEFAULT][..], "html"),
+    ] {
+        let (code, out, err) = run(bin()
+            .args([
+                "simulate",
+                "-f",
+                "example/landscape",
+                "--config",
+                profiles,
+                "--now",
+                inside,
+            ])
+            .args(extra)
+            .args(["-o", o]));
+        assert_eq!(code, 0, "{o}: {err}");
+        match o {
+            "html" => assert!(
+                out.starts_with("<!DOCTYPE html>") && out.contains("Scheduling deferred"),
+                "{out}"
+            ),
+            "yaml" => assert!(
+                out.lines().all(|l| l.starts_with('#')) && out.contains("deferred"),
+                "{out}"
+            ),
+            _ => {
+                let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+                assert_eq!(v["deferred"], true, "{out}");
+            }
+        }
+    }
+}

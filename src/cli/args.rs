@@ -46,8 +46,8 @@ pub(crate) enum PlanCommand {
     /// At most N moves that lower the objective the most.
     Rebalance {
         /// The largest number of moves to plan.
-        #[arg(long, value_name = "N")]
-        max_moves: usize,
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max_moves: u32,
         /// What to lower.
         #[arg(long, value_enum, default_value_t = plan::Objective::Spread)]
         objective: plan::Objective,

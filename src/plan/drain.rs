@@ -90,7 +90,23 @@ pub fn drain(
                 });
                 move_windows.push(window);
             }
-            Choice::None { category, reason } => {
+            Choice::None {
+                mut category,
+                mut reason,
+            } => {
+                let names = || drained.iter().cloned().collect::<Vec<_>>().join(", ");
+                if snap.seeds().next().is_none() {
+                    // Not "no seeds are registered": they are, and they are all being drained.
+                    category = "every seed drained".into();
+                    reason = format!(
+                        "0/0 seeds are available: every seed of the landscape is being drained \
+                         ({})",
+                        names()
+                    );
+                } else if snap.seeds().all(|s| s.usable.is_err()) {
+                    category = "every usable seed drained".into();
+                    reason = format!("{reason} Every usable seed is being drained ({}).", names());
+                }
                 snap.upsert_shoot(shoot);
                 blocked.push(Blocked {
                     shoot: key,

@@ -17,8 +17,8 @@ use crate::snapshot::Snapshot;
 use crate::snapshot::estimate::LatencySources;
 
 use super::{
-    Blocked, Context, Figure, Goal, Move, Plan, PlanError, Timing, destination_blocker,
-    move_warnings, placed_on, seed_loads, source_blocker, unplaced, windows,
+    Blocked, Context, Figure, Goal, Move, Plan, PlanError, Timing, move_warnings, placed_on,
+    seed_loads, source_blocker, unplaced, windows,
 };
 
 /// Latency counted for a shoot-seed pair no source knows.
@@ -66,6 +66,9 @@ struct State<'c, 'a> {
     /// that a candidate's spread costs O(1), not a pass over every seed.
     sum: f64,
     sum_sq: f64,
+    /// Seeds that can receive a migrated control plane (`spec.backup` set, see [`super::destination_blocker`]), so that
+    /// checking a candidate does not search the landscape's seeds.
+    destinations_ok: std::collections::HashSet<String>,
 }
 
 fn util(load: u64, cap: u64) -> f64 {
@@ -258,7 +261,7 @@ impl State<'_, '_> {
             };
             let here = self.at[m].clone();
             for s in &d.ranking {
-                if *s.seed == *here || destination_blocker(self.cx, &s.seed).is_some() {
+                if *s.seed == *here || !self.destinations_ok.contains(&*s.seed) {
                     continue;
                 }
                 let v = self.value_after(m, &s.seed, current);
@@ -376,6 +379,13 @@ fn state<'c, 'a>(cx: &'c Context<'a>, objective: Objective) -> (State<'c, 'a>, V
         counted,
         sum: 0.0,
         sum_sq: 0.0,
+        destinations_ok: cx
+            .landscape
+            .seeds
+            .iter()
+            .filter(|s| s.spec.backup.is_some())
+            .filter_map(|s| s.metadata.name.clone())
+            .collect(),
     };
     st.resum();
     (st, blocked)

@@ -96,6 +96,10 @@ pub fn parse_time(s: &str) -> Result<(NaiveTime, FixedOffset), String> {
     if s.len() != 11 || !s.is_ascii() {
         return Err(bad());
     }
+    // chrono reads second 60 as a leap second; Gardener's format has none.
+    if s[4..6].parse::<u32>().map_or(true, |sec| sec > 59) {
+        return Err(bad());
+    }
     let time = NaiveTime::parse_from_str(&s[..6], "%H%M%S").map_err(|_| bad())?;
     let sign = match &s[6..7] {
         "+" => 1,
@@ -454,6 +458,7 @@ mod tests {
             "250000+0000",
             "220000*0100",
             "220000+2500",
+            "225960+0000",
         ] {
             assert!(parse_time(bad).is_err(), "{bad}");
         }
