@@ -80,6 +80,14 @@ impl State<'_, '_> {
         if let Some(v) = self.latency_cache.get(&(i, seed.to_string())) {
             return *v;
         }
+        let ms = self.latency_uncached(i, seed);
+        self.latency_cache.insert((i, seed.to_string()), ms);
+        ms
+    }
+
+    /// As [`Self::latency`], not kept: candidates' destinations would fill the cache with
+    /// shoots × seeds entries.
+    fn latency_uncached(&self, i: usize, seed: &str) -> f64 {
         let shoot = &self.cx.landscape.shoots[i];
         let sources = LatencySources {
             matrix: None,
@@ -99,8 +107,7 @@ impl State<'_, '_> {
             .as_ref()
             .map(|p| p.type_.clone())
             .unwrap_or_default();
-        let ms = self
-            .snap
+        self.snap
             .seed(seed)
             .and_then(|s| {
                 sources
@@ -108,9 +115,7 @@ impl State<'_, '_> {
                     .to(s)
                     .ms()
             })
-            .unwrap_or(UNKNOWN_LATENCY_MS);
-        self.latency_cache.insert((i, seed.to_string()), ms);
-        ms
+            .unwrap_or(UNKNOWN_LATENCY_MS)
     }
 
     /// The objective on the current state; lower is better.
@@ -140,7 +145,7 @@ impl State<'_, '_> {
             Objective::Latency => {
                 let i = self.movable[m];
                 let from = self.at[m].clone();
-                let delta = self.latency(i, to) - self.latency(i, &from);
+                let delta = self.latency_uncached(i, to) - self.latency(i, &from);
                 current + delta / self.movable.len() as f64
             }
             Objective::Spread => {
@@ -211,6 +216,11 @@ impl State<'_, '_> {
     /// The movable shoots not moved yet, those most likely to improve the objective first:
     /// for spread, the shoots on the most utilised seeds; for latency, the farthest shoots.
     fn promising(&mut self, moved: &BTreeSet<usize>) -> Vec<usize> {
+        let least = self
+            .counted
+            .values()
+            .map(|&(l, c)| util(l, c))
+            .fold(f64::INFINITY, f64::min);
         let mut order: Vec<(f64, usize)> = Vec::new();
         for m in (0..self.movable.len()).filter(|m| !moved.contains(m)) {
             let rank = match self.objective {
@@ -223,7 +233,15 @@ impl State<'_, '_> {
                     self.latency(i, &seed)
                 }
             };
-            order.push((rank, m));
+            // A shoot at no latency cannot get closer; one on the least utilised seed cannot
+            // lower the spread by leaving it.
+            let hopeless = match self.objective {
+                Objective::Latency => rank <= 0.0,
+                Objective::Spread => rank <= least && rank.is_finite(),
+            };
+            if !hopeless {
+                order.push((rank, m));
+            }
         }
         order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         order.into_iter().map(|(_, m)| m).collect()
