@@ -9,7 +9,7 @@ use crate::api::object_key;
 
 use super::{
     Blocked, Choice, Context, Figure, Goal, Move, Plan, PlanError, Timing, choose, move_warnings,
-    placed_on, seed_loads, shoots_on, source_blocker, windows,
+    placed_on, shoots_on, source_blocker, windows,
 };
 
 /// Plans moving every shoot off `seeds`; fails before planning when a seed is unknown or a
@@ -37,8 +37,8 @@ pub fn drain(
         }
     }
     let drained: BTreeSet<String> = seeds.iter().cloned().collect();
-    let before = cx.snapshot();
-    let mut snap = before.clone();
+    let mut snap = cx.snapshot();
+    let before = super::Before::of(&snap, &drained);
     for name in &drained {
         snap.remove_seed(name);
     }
@@ -122,9 +122,9 @@ pub fn drain(
         &move_windows,
         &settings,
         cx.now,
-        &super::rooms_in(&before),
+        &|name: &str| before.room(name),
     );
-    let seeds_after = seed_loads(&before, &snap, &drained);
+    let seeds_after = before.loads(&snap);
     let left: u64 = seeds_after
         .iter()
         .filter(|s| s.drained)

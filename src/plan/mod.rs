@@ -11,7 +11,7 @@ pub mod output;
 pub mod rebalance;
 pub mod windows;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -403,37 +403,72 @@ pub fn by_start(moves: &[Move]) -> Vec<&Move> {
     v
 }
 
-/// Seeds and their load before (`landscape`) and after (`snap` with the moves applied).
+/// The seeds as they were before the plan: their rows of the load table and their room for the
+/// start times. Kept instead of a copy of the snapshot, which at 100,000 shoots costs hundreds of
+/// megabytes.
+pub(crate) struct Before {
+    rows: Vec<SeedLoad>,
+    rooms: HashMap<String, windows::Room>,
+}
+
+impl Before {
+    pub(crate) fn of(snap: &Snapshot, drained: &BTreeSet<String>) -> Before {
+        let mut rows: Vec<SeedLoad> = snap
+            .seeds()
+            .map(|s| {
+                let load = snap.usage().shoots_on(&s.name);
+                SeedLoad {
+                    name: s.name.to_string(),
+                    provider: s.provider.clone(),
+                    region: s.region.clone(),
+                    before: load,
+                    after: load,
+                    capacity: s.allocatable_shoots(),
+                    drained: drained.contains(&*s.name),
+                    unusable: s.usable.as_ref().err().map(|r| r.to_string()),
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            (&a.provider, &a.region, &a.name).cmp(&(&b.provider, &b.region, &b.name))
+        });
+        let rooms = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.name.clone(),
+                    windows::Room {
+                        load: r.before,
+                        capacity: r.capacity,
+                    },
+                )
+            })
+            .collect();
+        Before { rows, rooms }
+    }
+
+    /// Each seed's load and capacity before the plan, for [`windows::assign`].
+    pub(crate) fn room(&self, name: &str) -> Option<windows::Room> {
+        self.rooms.get(name).copied()
+    }
+
+    /// Seeds and their load before and after (`after`: the snapshot with the moves applied).
+    pub(crate) fn loads(self, after: &Snapshot) -> Vec<SeedLoad> {
+        let mut rows = self.rows;
+        for r in &mut rows {
+            r.after = after.usage().shoots_on(&r.name);
+        }
+        rows
+    }
+}
+
+/// Seeds and their load before (`before`) and after (`after` with the moves applied).
 pub(crate) fn seed_loads(
     before: &Snapshot,
     after: &Snapshot,
     drained: &BTreeSet<String>,
 ) -> Vec<SeedLoad> {
-    let mut loads: Vec<SeedLoad> = before
-        .seeds()
-        .map(|s| SeedLoad {
-            name: s.name.to_string(),
-            provider: s.provider.clone(),
-            region: s.region.clone(),
-            before: before.usage().shoots_on(&s.name),
-            after: after.usage().shoots_on(&s.name),
-            capacity: s.allocatable_shoots(),
-            drained: drained.contains(&*s.name),
-            unusable: s.usable.as_ref().err().map(|r| r.to_string()),
-        })
-        .collect();
-    loads.sort_by(|a, b| (&a.provider, &a.region, &a.name).cmp(&(&b.provider, &b.region, &b.name)));
-    loads
-}
-
-/// Each seed's load and capacity in `snap`, for [`windows::assign`].
-pub(crate) fn rooms_in(snap: &Snapshot) -> impl Fn(&str) -> Option<windows::Room> + '_ {
-    move |name| {
-        snap.seed(name).map(|s| windows::Room {
-            load: snap.usage().shoots_on(&s.name),
-            capacity: s.allocatable_shoots(),
-        })
-    }
+    Before::of(before, drained).loads(after)
 }
 
 /// Shoots currently on `seed` (spec.seedName), in creation order then namespace/name.

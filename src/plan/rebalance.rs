@@ -18,7 +18,7 @@ use crate::snapshot::estimate::LatencySources;
 
 use super::{
     Blocked, Context, Figure, Goal, Move, Plan, PlanError, Timing, move_warnings, placed_on,
-    seed_loads, source_blocker, unplaced, windows,
+    source_blocker, unplaced, windows,
 };
 
 /// Latency counted for a shoot-seed pair no source knows.
@@ -442,7 +442,7 @@ pub fn rebalance_within(
         let key = object_key(&cx.landscape.shoots[i].metadata);
         all_windows.insert(i, windows::window_of(&key, cx.landscape.shoot_docs.get(i))?);
     }
-    let before_snap = st.snap.clone();
+    let before_seeds = super::Before::of(&st.snap, &BTreeSet::new());
     let before = st.value();
     let mut current = before;
     let mut moved = BTreeSet::new();
@@ -505,10 +505,9 @@ pub fn rebalance_within(
         &move_windows,
         &settings,
         cx.now,
-        &super::rooms_in(&before_snap),
+        &|name: &str| before_seeds.room(name),
     );
-    let none = BTreeSet::new();
-    let seeds = seed_loads(&before_snap, &st.snap, &none);
+    let seeds = before_seeds.loads(&st.snap);
     Ok(Plan {
         goal: Goal::Rebalance {
             objective,
