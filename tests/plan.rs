@@ -726,3 +726,40 @@ fn flags_and_windows_past_what_start_times_can_hold_are_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn explanations_list_the_best_seeds_and_count_the_rest_unless_every_seed_is_asked_for() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    for n in 0..14 {
+        text += &seed(&format!("s{n:02}"), 100, true);
+    }
+    text += &seed_in("far", "us-east-1", 100, true);
+    text += &shoot("x", "s00", W);
+    let l = landscape(&text);
+    let drain = |explain: Option<usize>| {
+        let profile = Profile::upstream_default();
+        let names = vec!["default-scheduler".to_string()];
+        let regions = Regions::builtin();
+        let cx = plan::Context {
+            landscape: &l,
+            profile: &profile,
+            scheduler_names: &names,
+            regions: &regions,
+            now: now(),
+            explain,
+        };
+        plan::drain(&cx, &["s00".into()], settings(2, 48)).unwrap()
+    };
+    let capped = &drain(Some(plan::EXPLAIN_TOP)).moves[0].explanation;
+    assert!(capped.contains("… and 3 more feasible seed(s)"), "{capped}");
+    assert!(capped.contains("Rejected seeds: 1"), "{capped}");
+    assert!(
+        !capped.contains("s13") || !capped.contains("s12"),
+        "{capped}"
+    );
+    let full = &drain(None).moves[0].explanation;
+    assert!(
+        full.contains("far") && full.contains("s13") && full.contains("s12"),
+        "{full}"
+    );
+}

@@ -495,4 +495,96 @@ mod tests {
             "{e}"
         );
     }
+
+    fn mv(shoot: &str, from: &str, to: &str) -> Move {
+        Move {
+            shoot: shoot.into(),
+            index: 0,
+            from: from.into(),
+            to: to.into(),
+            score: 0.0,
+            reason: String::new(),
+            explanation: String::new(),
+            warnings: Vec::new(),
+            gain: None,
+            timing: Timing::Unscheduled,
+        }
+    }
+
+    fn window(begin: u32, end: u32) -> Window {
+        Window {
+            begin: NaiveTime::from_hms_opt(begin, 0, 0).unwrap(),
+            end: NaiveTime::from_hms_opt(end, 0, 0).unwrap(),
+            offset: FixedOffset::east_opt(0).unwrap(),
+            assumed: false,
+        }
+    }
+
+    #[test]
+    fn an_arrival_waiting_for_a_deferred_departure_is_deferred_too() {
+        // eu is full; a leaves it in a window past the horizon, b arrives in an early window.
+        let mut moves = vec![mv("a", "eu", "ap"), mv("b", "ap", "eu")];
+        let windows = [window(23, 0), window(13, 14)];
+        let settings = Settings {
+            horizon_seconds: 6 * 3600,
+            max_concurrent: 2,
+            move_duration_seconds: 1800,
+        };
+        let rooms = |seed: &str| {
+            Some(Room {
+                load: if seed == "eu" { 1 } else { 0 },
+                capacity: Some(1),
+            })
+        };
+        assign(
+            &mut moves,
+            &windows,
+            &settings,
+            t("2026-12-01T12:00:00Z"),
+            &rooms,
+        );
+        assert!(
+            matches!(moves[0].timing, Timing::Deferred { .. }),
+            "{:?}",
+            moves[0]
+        );
+        match &moves[1].timing {
+            Timing::Deferred { reason, .. } => assert!(
+                reason.contains("eu has no free slot for it until 1 earlier move(s) off it"),
+                "{reason}"
+            ),
+            other => panic!("b would overcommit eu: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_year_of_windows_for_thousands_of_moves_on_one_seed_pair_is_assigned_quickly() {
+        let n = 3000;
+        let mut moves: Vec<Move> = (0..n).map(|i| mv(&format!("s{i:04}"), "a", "b")).collect();
+        let windows = vec![window(22, 23); n];
+        let settings = Settings {
+            horizon_seconds: 8760 * 3600,
+            max_concurrent: 1,
+            move_duration_seconds: 1800,
+        };
+        let started = std::time::Instant::now();
+        assign(
+            &mut moves,
+            &windows,
+            &settings,
+            t("2026-12-01T12:00:00Z"),
+            &|_| None,
+        );
+        // Two moves a night: 3,000 moves take 1,500 nights, past the year's horizon.
+        let scheduled = moves
+            .iter()
+            .filter(|m| matches!(m.timing, Timing::At { .. }))
+            .count();
+        assert_eq!(scheduled, 2 * 365, "{:?}", moves[730].timing);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 }
