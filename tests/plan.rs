@@ -54,6 +54,10 @@ spec: {type: aws}
 
 /// A shoot on `on` with maintenance window `window` (`begin-end`, e.g. `220000+0000-230000+0000`).
 fn shoot(name: &str, on: &str, window: Option<(&str, &str)>) -> String {
+    shoot_in(name, "eu-west-1", on, window)
+}
+
+fn shoot_in(name: &str, region: &str, on: &str, window: Option<(&str, &str)>) -> String {
     let maintenance = window
         .map(|(b, e)| format!("\n  maintenance: {{timeWindow: {{begin: \"{b}\", end: \"{e}\"}}}}"))
         .unwrap_or_default();
@@ -65,7 +69,7 @@ metadata: {{name: {name}, namespace: garden-dev, creationTimestamp: "2026-11-01T
 spec:
   seedName: {on}
   cloudProfile: {{name: aws}}
-  region: eu-west-1
+  region: {region}
   provider: {{type: aws, workers: [{{name: w}}]}}
   kubernetes: {{version: "1.33.0"}}{maintenance}
 ---"#
@@ -100,6 +104,7 @@ fn with_cx<T>(l: &Landscape, f: impl FnOnce(&plan::Context) -> T) -> T {
         scheduler_names: &names,
         regions: &regions,
         now: now(),
+        explain: None,
     };
     f(&cx)
 }
@@ -504,4 +509,257 @@ fn simulate_html_report_is_self_contained() {
     let shoots = table.lines().filter(|l| l.starts_with("garden-")).count();
     let rows = out.matches("<tr><td class=\"seed\">garden-").count();
     assert_eq!(rows, shoots, "{out}");
+}
+
+/// The cycle of issue 30: eu is full; a and c leave it (late windows), b and d come home to it
+/// (early windows). Each arrival needs a slot a departure frees, so it must start after one.
+fn full_seed_cycle() -> String {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed_in("eu", "eu-west-1", 2, true);
+    text += &seed_in("ap", "ap-southeast-1", 2, true);
+    text += &seed_in("us", "us-east-1", 2, true);
+    let late = Some(("230000+0000", "235900+0000"));
+    let early = Some(("200000+0000", "210000+0000"));
+    text += &shoot_in("a", "ap-southeast-1", "eu", late);
+    text += &shoot_in("c", "us-east-1", "eu", late);
+    text += &shoot_in("b", "eu-west-1", "ap", early);
+    text += &shoot_in("d", "eu-west-1", "us", early);
+    text
+}
+
+/// Replays the scheduled moves in start-time order (ends before starts at the same instant)
+/// and returns the highest number of control planes `seed` hosts at any instant.
+fn peak_load(
+    moves: &[(String, String, DateTime<Utc>, DateTime<Utc>)],
+    seed: &str,
+    load: i64,
+) -> i64 {
+    let mut events: Vec<(DateTime<Utc>, i64)> = Vec::new();
+    for (from, to, start, end) in moves {
+        if to == seed {
+            events.push((*start, 1));
+        }
+        if from == seed {
+            events.push((*end, -1));
+        }
+    }
+    events.sort();
+    let (mut now, mut peak) = (load, load);
+    for (_, d) in events {
+        now += d;
+        peak = peak.max(now);
+    }
+    peak
+}
+
+#[test]
+fn a_move_onto_a_full_seed_starts_after_the_move_that_frees_its_slot() {
+    let l = landscape(&full_seed_cycle());
+    let p = with_cx(&l, |cx| {
+        plan::rebalance(cx, Objective::Latency, 4, settings(10, 48)).unwrap()
+    });
+    assert_eq!(p.moves.len(), 4, "{:#?}", p.moves);
+    let timed: Vec<_> = p
+        .moves
+        .iter()
+        .map(|m| match &m.timing {
+            Timing::At { start, end, .. } => (m.from.clone(), m.to.clone(), *start, *end),
+            other => panic!("{}: {other:?}", m.shoot),
+        })
+        .collect();
+    for seed in ["eu", "ap", "us"] {
+        assert!(
+            peak_load(&timed, seed, if seed == "eu" { 2 } else { 1 }) <= 2,
+            "{seed} overcommitted: {timed:#?}"
+        );
+    }
+    // The same plan from the binary, in every output format.
+    let f = tmp("full-seed-cycle.yaml", &full_seed_cycle());
+    let args = |o: &str| {
+        let mut c = bin();
+        c.args([
+            "plan",
+            "rebalance",
+            "--max-moves",
+            "4",
+            "--objective",
+            "latency",
+        ])
+        .args([
+            "--max-concurrent",
+            "10",
+            "--horizon",
+            "48h",
+            "--now",
+            NOW,
+            "-o",
+            o,
+            "-f",
+        ])
+        .arg(&f);
+        c
+    };
+    let (code, out, err) = run(&mut args("json"));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ts = |m: &serde_json::Value, k: &str| {
+        DateTime::parse_from_rfc3339(m["timing"][k].as_str().unwrap())
+            .unwrap()
+            .to_utc()
+    };
+    let timed: Vec<_> = v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["from"].as_str().unwrap().to_string(),
+                m["to"].as_str().unwrap().to_string(),
+                ts(m, "start"),
+                ts(m, "end"),
+            )
+        })
+        .collect();
+    assert!(peak_load(&timed, "eu", 2) <= 2, "{timed:#?}");
+    let first_arrival = timed
+        .iter()
+        .filter(|m| m.1 == "eu")
+        .map(|m| m.2)
+        .min()
+        .unwrap();
+    let first_departure_end = timed
+        .iter()
+        .filter(|m| m.0 == "eu")
+        .map(|m| m.3)
+        .min()
+        .unwrap();
+    assert!(first_arrival >= first_departure_end, "{timed:#?}");
+    for o in ["table", "yaml", "html"] {
+        let (code, out, err) = run(&mut args(o));
+        assert_eq!(code, 0, "{o}: {err}");
+        for (_, _, start, _) in &timed {
+            let t = if o == "html" {
+                start.format("%Y-%m-%d %H:%M").to_string()
+            } else {
+                start.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            };
+            assert!(out.contains(&t), "{o} lacks {t}: {out}");
+        }
+    }
+}
+
+#[test]
+fn draining_every_seed_says_they_are_being_drained() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed("a", 10, true);
+    text += &seed("b", 10, true);
+    text += &shoot("x", "a", W);
+    text += &shoot("y", "b", W);
+    let l = landscape(&text);
+    let p = with_cx(&l, |cx| {
+        plan::drain(cx, &["a".into(), "b".into()], settings(2, 48)).unwrap()
+    });
+    assert_eq!(p.blocked.len(), 2, "{:#?}", p.blocked);
+    for b in &p.blocked {
+        assert!(
+            b.reason
+                .contains("every seed of the landscape is being drained (a, b)"),
+            "{}",
+            b.reason
+        );
+        assert!(
+            !b.reason.contains("no seeds are registered"),
+            "{}",
+            b.reason
+        );
+    }
+}
+
+#[test]
+fn a_move_longer_than_its_window_is_deferred_not_started_at_the_window() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed("a", 10, true);
+    text += &seed("b", 10, true);
+    text += &shoot("x", "a", W);
+    let l = landscape(&text);
+    let mut long = settings(2, 48);
+    long.move_duration_seconds = 2 * 3600;
+    let p = with_cx(&l, |cx| plan::drain(cx, &["a".into()], long).unwrap());
+    match &p.moves[0].timing {
+        Timing::Deferred { reason, .. } => assert!(
+            reason.contains("no occurrence of its window leaves 2h for the move"),
+            "{reason}"
+        ),
+        other => panic!("a 2h move in a 1h window: {other:?}"),
+    }
+}
+
+#[test]
+fn flags_and_windows_past_what_start_times_can_hold_are_refused() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    text += &seed("a", 10, true);
+    text += &seed("b", 10, true);
+    text += &shoot("x", "a", W);
+    let f = tmp("edges.yaml", &text);
+    let plan = |args: &[&str]| run(bin().arg("plan").args(args).arg("-f").arg(&f));
+    let (code, _, err) = plan(&["rebalance", "--max-moves", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-moves"), "{err}");
+    let (code, out, err) = plan(&["drain", "a", "--now", "9999-12-31T23:59:59Z"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("would pass the year 9999"), "{err}");
+    let (code, _, err) = plan(&["drain", "a", "--horizon", "1000000h"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--horizon"), "{err}");
+    let leap = CLOUD_PROFILE.to_string()
+        + "---"
+        + &seed("a", 10, true)
+        + &seed("b", 10, true)
+        + &shoot("x", "a", Some(("225960+0000", "235900+0000")));
+    let f = tmp("leap-second.yaml", &leap);
+    let (code, out, err) = run(bin().args(["plan", "drain", "a", "-f"]).arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(!out.contains(":60Z"), "{out}");
+    assert!(
+        err.contains("spec.maintenance.timeWindow.begin: \"225960+0000\" is not HHMMSS+ZZZZ"),
+        "{err}"
+    );
+}
+
+#[test]
+fn explanations_list_the_best_seeds_and_count_the_rest_unless_every_seed_is_asked_for() {
+    let mut text = CLOUD_PROFILE.to_string() + "---";
+    for n in 0..14 {
+        text += &seed(&format!("s{n:02}"), 100, true);
+    }
+    text += &seed_in("far", "us-east-1", 100, true);
+    text += &shoot("x", "s00", W);
+    let l = landscape(&text);
+    let drain = |explain: Option<usize>| {
+        let profile = Profile::upstream_default();
+        let names = vec!["default-scheduler".to_string()];
+        let regions = Regions::builtin();
+        let cx = plan::Context {
+            landscape: &l,
+            profile: &profile,
+            scheduler_names: &names,
+            regions: &regions,
+            now: now(),
+            explain,
+        };
+        plan::drain(&cx, &["s00".into()], settings(2, 48)).unwrap()
+    };
+    let capped = &drain(Some(plan::EXPLAIN_TOP)).moves[0].explanation;
+    assert!(capped.contains("… and 3 more feasible seed(s)"), "{capped}");
+    assert!(capped.contains("Rejected seeds: 1"), "{capped}");
+    assert!(
+        !capped.contains("s13") || !capped.contains("s12"),
+        "{capped}"
+    );
+    let full = &drain(None).moves[0].explanation;
+    assert!(
+        full.contains("far") && full.contains("s13") && full.contains("s12"),
+        "{full}"
+    );
 }

@@ -338,3 +338,335 @@ fn replay_html_shows_the_landscape_after_replay() {
         );
     }
 }
+
+/// What a fake cluster answers to every request.
+#[derive(Clone, Copy)]
+enum Scenario {
+    /// Accepts the connection and never answers.
+    Silent,
+    /// A SeedList whose items never end.
+    EndlessList,
+    /// A SeedList whose first object holds one string that never ends.
+    EndlessString,
+    /// A SeedList with one object of 9 MiB.
+    HugeObject,
+    /// `{"kind": "PodList", "items": null}` to every list.
+    PodListNull,
+    /// The right kind, `items: null`.
+    SeedListNull,
+    /// An HTML login page with 200.
+    LoginPage,
+    /// A 302 to a login page without a body.
+    EmptyRedirect,
+    /// Bytes that are not JSON, with 200.
+    Garbage,
+}
+
+/// Serves `scenario` on a local port until the test process ends; the kubeconfig for it.
+fn fake_cluster(scenario: Scenario, user: &str) -> std::path::PathBuf {
+    use axum::body::Body;
+    use axum::http::{Response, header};
+    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    std_listener.set_nonblocking(true).unwrap();
+    let port = std_listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
+            if let Scenario::Silent = scenario {
+                let mut held = Vec::new();
+                while let Ok((socket, _)) = listener.accept().await {
+                    held.push(socket);
+                }
+                return;
+            }
+            let head = r#"{"kind":"SeedList","apiVersion":"core.gardener.cloud/v1beta1","metadata":{},"items":["#;
+            let answer = move || -> Response<Body> {
+                let json = |body: Body| {
+                    Response::builder()
+                        .header(header::CONTENT_TYPE, "application/json")
+                        .body(body)
+                        .unwrap()
+                };
+                let endless = |first: &'static str, repeat: &'static str| {
+                    let chunks = futures::stream::once(async move { first.to_string() })
+                        .chain(futures::stream::repeat(repeat.repeat(4096)))
+                        .map(Ok::<_, std::io::Error>);
+                    Body::from_stream(chunks)
+                };
+                use futures::StreamExt;
+                match scenario {
+                    Scenario::Silent => unreachable!(),
+                    Scenario::EndlessList => {
+                        json(endless(head, r#"{"metadata":{"name":"s"}},"#))
+                    }
+                    Scenario::EndlessString => json(endless(
+                        Box::leak(format!(r#"{head}{{"metadata":{{"name":""#).into_boxed_str()),
+                        "a",
+                    )),
+                    Scenario::HugeObject => json(Body::from(format!(
+                        r#"{head}{{"metadata":{{"name":"s","annotations":{{"a":"{}"}}}}}}]}}"#,
+                        "a".repeat(9 << 20)
+                    ))),
+                    Scenario::PodListNull => {
+                        json(Body::from(r#"{"kind": "PodList", "apiVersion": "v1", "items": null}"#))
+                    }
+                    Scenario::SeedListNull => json(Body::from(
+                        r#"{"kind":"SeedList","apiVersion":"core.gardener.cloud/v1beta1","items":null}"#,
+                    )),
+                    Scenario::LoginPage => Response::builder()
+                        .header(header::CONTENT_TYPE, "text/html")
+                        .body(Body::from("<!DOCTYPE html><html><body>Sign in</body></html>"))
+                        .unwrap(),
+                    Scenario::EmptyRedirect => Response::builder()
+                        .status(302)
+                        .header(header::LOCATION, "https://login.example.com/")
+                        .body(Body::empty())
+                        .unwrap(),
+                    Scenario::Garbage => Response::builder()
+                        .body(Body::from("\u{1}\u{2}garbage"))
+                        .unwrap(),
+                }
+            };
+            let app = axum::Router::new().fallback(move || async move { answer() });
+            axum::serve(listener, app).await.unwrap();
+        });
+    });
+    let kubeconfig = format!(
+        r#"apiVersion: v1
+kind: Config
+clusters: [{{name: c, cluster: {{server: "http://127.0.0.1:{port}"}}}}]
+users: [{{name: u, user: {user}}}]
+contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
+current-context: x
+"#
+    );
+    cli_support::tmp(&format!("kubeconfig-{port}"), &kubeconfig)
+}
+
+fn against(scenario: Scenario, extra: &[&str]) -> (i32, String, String, std::time::Duration) {
+    let kc = fake_cluster(scenario, "{token: t}");
+    let started = std::time::Instant::now();
+    let (code, out, err) = run(bin()
+        .args(["simulate", "--kubeconfig"])
+        .arg(&kc)
+        .args(extra));
+    (code, out, err, started.elapsed())
+}
+
+#[test]
+fn a_cluster_that_never_answers_fails_after_the_request_timeout() {
+    for cmd in [
+        &["simulate"][..],
+        &["plan", "rebalance", "--max-moves", "1"][..],
+    ] {
+        let kc = fake_cluster(Scenario::Silent, "{token: t}");
+        let started = std::time::Instant::now();
+        let (code, out, err) = run(bin()
+            .args(cmd)
+            .arg("--kubeconfig")
+            .arg(&kc)
+            .args(["--request-timeout", "1s"]));
+        assert_eq!(code, 1, "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("listing Seeds: the cluster did not answer within 1 s"),
+            "{err}"
+        );
+        assert!(started.elapsed().as_secs() < 20, "{:?}", started.elapsed());
+    }
+}
+
+#[test]
+fn an_exec_credential_plugin_that_never_returns_is_named_after_the_timeout() {
+    let kc = fake_cluster(
+        Scenario::Silent,
+        "{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: sleep, args: ['15']}}",
+    );
+    // The plugin inherits stderr (its messages reach the user): write it to a file, so that
+    // the test waits for the command, not for the plugin it left behind.
+    let log = cli_support::tmp("exec-plugin-stderr", "");
+    let started = std::time::Instant::now();
+    let status = bin()
+        .args(["simulate", "--kubeconfig"])
+        .arg(&kc)
+        .args(["--request-timeout", "1s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .status()
+        .unwrap();
+    let took = started.elapsed();
+    let err = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the exec credential plugin \"sleep\" (user \"u\"")
+            && err.contains("did not answer within 1 s"),
+        "{err}"
+    );
+    assert!(took.as_secs() < 10, "{took:?}");
+}
+
+#[test]
+fn kubeconfig_is_read_as_a_regular_file_of_bounded_size() {
+    let (code, _, err) = run(bin().args(["simulate", "--kubeconfig", "/dev/zero"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("kubeconfig /dev/zero: is a character device, not a regular file"),
+        "{err}"
+    );
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("whatif-fifo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("kubeconfig");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (code, _, err) = run(bin()
+        .args(["plan", "drain", "x", "--kubeconfig"])
+        .arg(&fifo));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("is a named pipe (FIFO), not a regular file"),
+        "{err}"
+    );
+    let big = cli_support::tmp("big-kubeconfig", &"#".repeat(5 << 20));
+    let (code, _, err) = run(bin().args(["simulate", "--kubeconfig"]).arg(&big));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("holds more than the 4194304 bytes accepted"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_endless_answer_stops_at_the_page_or_object_cap_naming_the_kind() {
+    for scenario in [Scenario::EndlessList, Scenario::EndlessString] {
+        let (code, _, err, took) = against(scenario, &[]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("listing Seeds: one page of the answer holds more than 67108864 bytes"),
+            "{err}"
+        );
+        assert!(took.as_secs() < 30, "{took:?}");
+    }
+    let (code, _, err, _) = against(Scenario::HugeObject, &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("listing Seeds: object 0 of a page holds more than 8388608 bytes"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_answer_that_is_not_a_kubernetes_list_says_so() {
+    for (scenario, says) in [
+        (
+            Scenario::PodListNull,
+            "kind \"PodList\", apiVersion \"v1\" where SeedList core.gardener.cloud/v1beta1 was asked for",
+        ),
+        (Scenario::SeedListNull, "SeedList without items"),
+        (Scenario::LoginPage, "an HTML page"),
+        (
+            Scenario::EmptyRedirect,
+            "a redirect to \"https://login.example.com/\"",
+        ),
+        (Scenario::Garbage, "a body starting"),
+    ] {
+        let (code, out, err, _) = against(scenario, &[]);
+        assert_eq!(code, 1, "{err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains("listing Seeds: the server answered")
+                && err.contains("but not with a Kubernetes list"),
+            "{err}"
+        );
+        assert!(err.contains(says), "{says}: {err}");
+        assert!(!err.contains("could not be reached"), "{err}");
+    }
+}
+
+#[test]
+fn timeline_and_a_freeze_answer_in_the_format_asked_for() {
+    let profiles = "example/21-componentconfig-profiles.yaml";
+    let range = "2026-12-01T00:00:00Z..2026-12-08T00:00:00Z";
+    let (code, out, err) = run(bin().args([
+        "simulate",
+        "-f",
+        "example/landscape",
+        "--config",
+        profiles,
+        "--timeline",
+        range,
+        "-o",
+        "json",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert!(
+        v["changes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["profile"] == "release-weekend (freeze)"),
+        "{out}"
+    );
+    for o in ["html", "yaml"] {
+        let (code, out, err) = run(bin().args([
+            "simulate",
+            "-f",
+            "example/landscape",
+            "--config",
+            profiles,
+            "--timeline",
+            range,
+            "-o",
+            o,
+        ]));
+        assert_eq!(code, 2, "{o}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains("--timeline"), "{err}");
+    }
+    // Inside the freeze: the deferral in the format asked for.
+    let inside = "2026-12-05T12:00:00Z";
+    for (extra, o) in [
+        (&["--replay"][..], "html"),
+        (&["--replay"][..], "yaml"),
+        (&["--replay"][..], "json"),
+        (&["--compare", DEFAULT][..], "html"),
+    ] {
+        let (code, out, err) = run(bin()
+            .args([
+                "simulate",
+                "-f",
+                "example/landscape",
+                "--config",
+                profiles,
+                "--now",
+                inside,
+            ])
+            .args(extra)
+            .args(["-o", o]));
+        assert_eq!(code, 0, "{o}: {err}");
+        match o {
+            "html" => assert!(
+                out.starts_with("<!DOCTYPE html>") && out.contains("Scheduling deferred"),
+                "{out}"
+            ),
+            "yaml" => assert!(
+                out.lines().all(|l| l.starts_with('#')) && out.contains("deferred"),
+                "{out}"
+            ),
+            _ => {
+                let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+                assert_eq!(v["deferred"], true, "{out}");
+            }
+        }
+    }
+}

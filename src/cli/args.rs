@@ -46,11 +46,15 @@ pub(crate) enum PlanCommand {
     /// At most N moves that lower the objective the most.
     Rebalance {
         /// The largest number of moves to plan.
-        #[arg(long, value_name = "N")]
-        max_moves: usize,
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        max_moves: u32,
         /// What to lower.
         #[arg(long, value_enum, default_value_t = plan::Objective::Spread)]
         objective: plan::Objective,
+        /// Fail (exit status 1, no plan) when the search has not finished after this long
+        /// (Go duration).
+        #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+        timeout: std::time::Duration,
         #[command(flatten)]
         common: PlanArgs,
     },
@@ -80,6 +84,10 @@ pub(crate) struct PlanArgs {
     /// At most this many moves overlap on any one source or destination seed.
     #[arg(long, value_name = "K", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) max_concurrent: u32,
+    /// Explain every move with every seed (scores and rejections, as `simulate --explain`);
+    /// without it, a move's explanation lists the best 10 seeds and counts the rejections.
+    #[arg(long)]
+    pub(crate) explain: bool,
     /// How long one move is assumed to take (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
     pub(crate) move_duration: std::time::Duration,
@@ -141,6 +149,10 @@ pub(crate) struct SourceArgs {
     #[arg(long, value_name = "N", default_value_t = simulate::PAGE_SIZE,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) chunk_size: u32,
+    /// With --live: how long building the client (an exec credential plugin included) and each
+    /// list request, its whole answer included, may take (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub(crate) request_timeout: std::time::Duration,
 }
 
 #[derive(Args)]

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use gardener_scheduler::chain::ProfileChain;
 use gardener_scheduler::compile::{self, Compiled};
 use gardener_scheduler::config::{self, SchedulerConfiguration};
-use gardener_scheduler::controller;
 use gardener_scheduler::plugin::ClusterData;
 use gardener_scheduler::simulate::{self, Landscape};
 
@@ -162,27 +161,33 @@ pub(crate) fn load_landscape(
         }
     };
     let cc = &cfg.client_connection;
+    let limits = simulate::Limits {
+        timeout: args.request_timeout,
+        ..simulate::Limits::default()
+    };
     let read = runtime.block_on(async {
-        let client = controller::client_from_kubeconfig(
-            &kubeconfig,
-            cc.qps,
-            cc.burst,
-            &controller::RestClientMetrics::default(),
-        )
-        .await
-        .map_err(|e| {
-            say!("error: {e}");
-            ExitCode::from(EXIT_BAD_INPUT)
-        })?;
+        let client = simulate::connect(&kubeconfig, cc.qps, cc.burst, args.request_timeout)
+            .await
+            .map_err(|e| {
+                say!("error: {e}");
+                match e {
+                    simulate::ConnectError::ReadKubeconfig { .. }
+                    | simulate::ConnectError::Client(_) => ExitCode::from(EXIT_BAD_INPUT),
+                    _ => ExitCode::FAILURE,
+                }
+            })?;
         let mut progress = progress_printer();
-        simulate::read_live(&client, args.chunk_size, &data, yaml, &mut progress)
+        simulate::read_live(&client, args.chunk_size, limits, &data, yaml, &mut progress)
             .await
             .map_err(|e| {
                 say!("error: {e}");
                 say!("error: the landscape could not be read completely; nothing was {what}");
                 ExitCode::FAILURE
             })
-    })?;
+    });
+    // A credential plugin that did not answer still holds a blocking thread: do not wait for it.
+    runtime.shutdown_background();
+    let read = read?;
     for w in &read.warnings {
         say!("warning: {w}");
     }

@@ -31,6 +31,12 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Ok(loaded) => loaded,
         Err(code) => return code,
     };
+    if args.timeline.is_some() && matches!(args.output, Output::Yaml | Output::Html) {
+        eprintln!(
+            "error: --timeline: -o yaml and -o html are not available; use -o table or -o json"
+        );
+        return ExitCode::from(EXIT_BAD_INPUT);
+    }
     if args.compare.is_some() && matches!(args.output, Output::Yaml) {
         say!("error: --compare: -o yaml is not available; use -o table or -o json");
         return ExitCode::from(EXIT_BAD_INPUT);
@@ -69,32 +75,66 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         return code;
     }
     if let Some((from, to)) = args.timeline {
-        return write_stdout_text(|out| {
+        let json = matches!(args.output, Output::Json);
+        let timeline = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
             let mut changes = 0;
+            let ts =
+                |t: chrono::DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+            if json {
+                write!(
+                    out,
+                    "{{\"from\": \"{}\", \"to\": \"{}\", \"changes\": [",
+                    ts(from),
+                    ts(to)
+                )?;
+            }
+            let mut truncated = None;
             for step in chain.timeline_steps(from, to) {
                 match step {
+                    TimelineStep::Change(at, entry) if json => {
+                        let sep = if changes == 0 { "\n" } else { ",\n" };
+                        changes += 1;
+                        write!(
+                            out,
+                            "{sep}  {{\"at\": \"{}\", \"profile\": {}}}",
+                            ts(at),
+                            serde_json::to_string(&entry.as_deref())
+                                .map_err(std::io::Error::other)?
+                        )?;
+                    }
                     TimelineStep::Change(at, entry) => {
                         changes += 1;
                         writeln!(
                             out,
                             "{}  {}",
-                            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                            ts(at),
                             entry
                                 .as_deref()
                                 .unwrap_or("- (no profile active: scheduling deferred)")
                         )?;
                     }
+                    TimelineStep::Truncated(at) if json => truncated = Some(at),
                     TimelineStep::Truncated(at) => writeln!(
                         out,
                         "... truncated: the timeline stops at {} after {changes} changes; ask for a shorter range",
-                        at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                        ts(at),
                     )?,
                 }
                 // Each line as soon as it is known: a long range shows progress.
                 out.flush()?;
             }
+            if json {
+                let truncated = truncated.map_or("null".to_string(), |t| format!("\"{}\"", ts(t)));
+                writeln!(out, "\n], \"truncatedAt\": {truncated}}}")?;
+            }
             Ok(())
-        });
+        };
+        // JSON escapes what it carries itself; text shows control characters visibly
+        return if json {
+            write_stdout(timeline)
+        } else {
+            write_stdout_text(timeline)
+        };
     }
     let now = args.now.unwrap_or_else(Utc::now);
     let profile = match chain.select(now) {
@@ -108,13 +148,11 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                     )
                 })
                 .unwrap_or_default();
-            return write_stdout_text(|out| {
-                writeln!(
-                    out,
-                    "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
-                    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                )
-            });
+            let text = format!(
+                "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
+                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            );
+            return write_deferred(args.output, &text, &reason.to_string(), retry_at);
         }
     };
     let names = &cfg.schedulers.shoot.scheduler_names;
@@ -123,13 +161,11 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         let old_profile = match old_chain.select(now) {
             Selection::Profile { profile, .. } => profile,
             Selection::Deferred { reason, .. } => {
-                return write_stdout_text(|out| {
-                    writeln!(
-                        out,
-                        "Scheduling deferred under the old configuration at {}: {reason}. Nothing to compare.",
-                        now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                    )
-                });
+                let text = format!(
+                    "Scheduling deferred under the old configuration at {}: {reason}. Nothing to compare.",
+                    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                );
+                return write_deferred(args.output, &text, &reason.to_string(), None);
             }
         };
         let old_regions = Regions::with_overrides(&old_cfg.schedulers.shoot.regions);
@@ -208,6 +244,45 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                 before_replay.as_ref(),
             );
             out.write_all(text.as_bytes())
+        }
+    })
+}
+
+/// "Scheduling deferred" in the format asked for: a JSON object, a YAML comment, an HTML page,
+/// or the line of text, so that what is redirected into a file is of its kind.
+fn write_deferred(
+    output: Output,
+    text: &str,
+    reason: &str,
+    retry_at: Option<chrono::DateTime<Utc>>,
+) -> ExitCode {
+    if let Output::Table = output {
+        return write_stdout_text(|out| writeln!(out, "{text}"));
+    }
+    write_stdout(|out| match output {
+        Output::Table => writeln!(out, "{text}"),
+        Output::Json => {
+            let v = serde_json::json!({
+                "deferred": true,
+                "reason": reason,
+                "nextChange": retry_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                "message": text,
+            });
+            writeln!(
+                out,
+                "{}",
+                serde_json::to_string_pretty(&v).map_err(std::io::Error::other)?
+            )
+        }
+        Output::Yaml => {
+            let line: String = text
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            writeln!(out, "# {line}")
+        }
+        Output::Html => {
+            out.write_all(plan::html::render_message("Scheduling deferred", text).as_bytes())
         }
     })
 }

@@ -9,7 +9,7 @@ use crate::api::object_key;
 
 use super::{
     Blocked, Choice, Context, Figure, Goal, Move, Plan, PlanError, Timing, choose, move_warnings,
-    placed_on, seed_loads, shoots_on, source_blocker, windows,
+    placed_on, shoots_on, source_blocker, windows,
 };
 
 /// Plans moving every shoot off `seeds`; fails before planning when a seed is unknown or a
@@ -37,8 +37,8 @@ pub fn drain(
         }
     }
     let drained: BTreeSet<String> = seeds.iter().cloned().collect();
-    let before = cx.snapshot();
-    let mut snap = before.clone();
+    let mut snap = cx.snapshot();
+    let before = super::Before::of(&snap, &drained);
     for name in &drained {
         snap.remove_seed(name);
     }
@@ -90,7 +90,23 @@ pub fn drain(
                 });
                 move_windows.push(window);
             }
-            Choice::None { category, reason } => {
+            Choice::None {
+                mut category,
+                mut reason,
+            } => {
+                let names = || drained.iter().cloned().collect::<Vec<_>>().join(", ");
+                if snap.seeds().next().is_none() {
+                    // Not "no seeds are registered": they are, and they are all being drained.
+                    category = "every seed drained".into();
+                    reason = format!(
+                        "0/0 seeds are available: every seed of the landscape is being drained \
+                         ({})",
+                        names()
+                    );
+                } else if snap.seeds().all(|s| s.usable.is_err()) {
+                    category = "every usable seed drained".into();
+                    reason = format!("{reason} Every usable seed is being drained ({}).", names());
+                }
                 snap.upsert_shoot(shoot);
                 blocked.push(Blocked {
                     shoot: key,
@@ -101,8 +117,14 @@ pub fn drain(
             }
         }
     }
-    windows::assign(&mut moves, &move_windows, &settings, cx.now);
-    let seeds_after = seed_loads(&before, &snap, &drained);
+    windows::assign(
+        &mut moves,
+        &move_windows,
+        &settings,
+        cx.now,
+        &|name: &str| before.room(name),
+    );
+    let seeds_after = before.loads(&snap);
     let left: u64 = seeds_after
         .iter()
         .filter(|s| s.drained)

@@ -11,7 +11,7 @@ pub mod output;
 pub mod rebalance;
 pub mod windows;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -24,7 +24,7 @@ use crate::simulate::{Landscape, render_explain, snapshot_of};
 use crate::snapshot::Snapshot;
 
 pub use drain::drain;
-pub use rebalance::{Objective, rebalance};
+pub use rebalance::{Budget, Objective, rebalance, rebalance_within};
 pub use windows::{Timing, WindowError};
 
 /// Input errors: the plan is not computed at all, never computed in part.
@@ -36,6 +36,11 @@ pub enum PlanError {
     NoSeeds,
     #[error(transparent)]
     Window(#[from] WindowError),
+    #[error(
+        "the plan did not finish within {limit_seconds} s (--timeout) after {moves} move(s); \
+         nothing was planned: raise --timeout or lower --max-moves"
+    )]
+    Timeout { limit_seconds: f64, moves: usize },
 }
 
 /// What the plan is for.
@@ -151,7 +156,13 @@ pub struct Context<'a> {
     pub scheduler_names: &'a [String],
     pub regions: &'a Regions,
     pub now: DateTime<Utc>,
+    /// How many feasible seeds each move's explanation lists (`None`: every seed, `--explain`).
+    pub explain: Option<usize>,
 }
+
+/// Feasible seeds a move's explanation lists unless every seed is asked for: a drain of a big
+/// seed at 10,000 seeds would otherwise carry 10,000 lines per move.
+pub const EXPLAIN_TOP: usize = 10;
 
 impl Context<'_> {
     pub(crate) fn snapshot(&self) -> Snapshot {
@@ -278,7 +289,7 @@ pub(crate) fn choose(
                     seed: s.seed.to_string(),
                     score: s.total.into_inner(),
                     reason: reason_line(&d, &s.seed, &skipped),
-                    explanation: render_explain(&key, &Ok(d.clone())),
+                    explanation: explain(&key, &d, cx.explain),
                 };
             }
             Choice::None {
@@ -298,6 +309,40 @@ pub(crate) fn choose(
             reason: e.to_string(),
         },
     }
+}
+
+/// The `simulate --explain` view of a decision, or, with `limit`, its best `limit` feasible
+/// seeds and the rejections counted by reason.
+pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>) -> String {
+    let Some(limit) = limit else {
+        return render_explain(shoot, &Ok(d.clone()));
+    };
+    let top = Decision {
+        seed: d.seed.clone(),
+        profile: d.profile.clone(),
+        ranking: d.ranking.iter().take(limit).cloned().collect(),
+        rejected: Vec::new(),
+    };
+    let mut out = render_explain(shoot, &Ok(top));
+    if d.ranking.len() > limit {
+        out.push_str(&format!(
+            "  … and {} more feasible seed(s) (--explain lists every seed)\n",
+            d.ranking.len() - limit
+        ));
+    }
+    if !d.rejected.is_empty() {
+        let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+        for r in &d.rejected {
+            *counts.entry((r.stage, r.reason.summary())).or_default() += 1;
+        }
+        let mut counts: Vec<_> = counts.into_iter().collect();
+        counts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.push_str(&format!("\nRejected seeds: {}\n", d.rejected.len()));
+        for ((stage, why), n) in counts {
+            out.push_str(&format!("  {n:>6} seed(s) {why} ({stage})\n"));
+        }
+    }
+    out
 }
 
 pub(crate) fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
@@ -358,27 +403,72 @@ pub fn by_start(moves: &[Move]) -> Vec<&Move> {
     v
 }
 
-/// Seeds and their load before (`landscape`) and after (`snap` with the moves applied).
+/// The seeds as they were before the plan: their rows of the load table and their room for the
+/// start times. Kept instead of a copy of the snapshot, which at 100,000 shoots costs hundreds of
+/// megabytes.
+pub(crate) struct Before {
+    rows: Vec<SeedLoad>,
+    rooms: HashMap<String, windows::Room>,
+}
+
+impl Before {
+    pub(crate) fn of(snap: &Snapshot, drained: &BTreeSet<String>) -> Before {
+        let mut rows: Vec<SeedLoad> = snap
+            .seeds()
+            .map(|s| {
+                let load = snap.usage().shoots_on(&s.name);
+                SeedLoad {
+                    name: s.name.to_string(),
+                    provider: s.provider.clone(),
+                    region: s.region.clone(),
+                    before: load,
+                    after: load,
+                    capacity: s.allocatable_shoots(),
+                    drained: drained.contains(&*s.name),
+                    unusable: s.usable.as_ref().err().map(|r| r.to_string()),
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| {
+            (&a.provider, &a.region, &a.name).cmp(&(&b.provider, &b.region, &b.name))
+        });
+        let rooms = rows
+            .iter()
+            .map(|r| {
+                (
+                    r.name.clone(),
+                    windows::Room {
+                        load: r.before,
+                        capacity: r.capacity,
+                    },
+                )
+            })
+            .collect();
+        Before { rows, rooms }
+    }
+
+    /// Each seed's load and capacity before the plan, for [`windows::assign`].
+    pub(crate) fn room(&self, name: &str) -> Option<windows::Room> {
+        self.rooms.get(name).copied()
+    }
+
+    /// Seeds and their load before and after (`after`: the snapshot with the moves applied).
+    pub(crate) fn loads(self, after: &Snapshot) -> Vec<SeedLoad> {
+        let mut rows = self.rows;
+        for r in &mut rows {
+            r.after = after.usage().shoots_on(&r.name);
+        }
+        rows
+    }
+}
+
+/// Seeds and their load before (`before`) and after (`after` with the moves applied).
 pub(crate) fn seed_loads(
     before: &Snapshot,
     after: &Snapshot,
     drained: &BTreeSet<String>,
 ) -> Vec<SeedLoad> {
-    let mut loads: Vec<SeedLoad> = before
-        .seeds()
-        .map(|s| SeedLoad {
-            name: s.name.to_string(),
-            provider: s.provider.clone(),
-            region: s.region.clone(),
-            before: before.usage().shoots_on(&s.name),
-            after: after.usage().shoots_on(&s.name),
-            capacity: s.allocatable_shoots(),
-            drained: drained.contains(&*s.name),
-            unusable: s.usable.as_ref().err().map(|r| r.to_string()),
-        })
-        .collect();
-    loads.sort_by(|a, b| (&a.provider, &a.region, &a.name).cmp(&(&b.provider, &b.region, &b.name)));
-    loads
+    Before::of(before, drained).loads(after)
 }
 
 /// Shoots currently on `seed` (spec.seedName), in creation order then namespace/name.

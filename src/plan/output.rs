@@ -104,7 +104,9 @@ pub fn render_json(plan: &Plan) -> String {
 /// `kubectl replace --raw …/shoots/NAME/binding -f -` takes. Deferred moves are listed as
 /// comments only. Nothing is applied.
 pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
-    let mut out = format!("# {}; not applied\n", title(plan));
+    // Every comment line goes through `escape::comment`: no input string can end a comment and
+    // start a document of its own.
+    let mut out = crate::escape::comment(&format!("{}; not applied", title(plan)));
     let mut first = true;
     for m in &plan.moves {
         let Timing::At { start, .. } = &m.timing else {
@@ -112,10 +114,10 @@ pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
                 Timing::Deferred { reason, .. } => reason.as_str(),
                 _ => "not scheduled",
             };
-            out.push_str(&format!(
-                "# deferred: {} {} -> {}: {reason}\n",
+            out.push_str(&crate::escape::comment(&format!(
+                "deferred: {} {} -> {}: {reason}",
                 m.shoot, m.from, m.to
-            ));
+            )));
             continue;
         };
         let mut doc: Cow<'_, serde_yaml_ng::Value> = match landscape.shoot_docs.get(m.index) {
@@ -138,13 +140,13 @@ pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
             out.push_str("---\n");
         }
         first = false;
-        out.push_str(&format!(
-            "# {} -> {} at {} ({})\n",
+        out.push_str(&crate::escape::comment(&format!(
+            "{} -> {} at {} ({})",
             m.from,
             m.to,
             ts(start),
             m.shoot
-        ));
+        )));
         out.push_str(&serde_yaml_ng::to_string(&*doc).expect("YAML of parsed YAML"));
     }
     out

@@ -17,8 +17,8 @@ use crate::snapshot::Snapshot;
 use crate::snapshot::estimate::LatencySources;
 
 use super::{
-    Blocked, Context, Figure, Goal, Move, Plan, PlanError, Timing, destination_blocker,
-    move_warnings, placed_on, seed_loads, source_blocker, unplaced, windows,
+    Blocked, Context, Figure, Goal, Move, Plan, PlanError, Timing, move_warnings, placed_on,
+    source_blocker, unplaced, windows,
 };
 
 /// Latency counted for a shoot-seed pair no source knows.
@@ -60,6 +60,19 @@ struct State<'c, 'a> {
     at: Vec<String>,
     /// every placed shoot of this scheduler, for the latency mean: (index, seed)
     latency_cache: HashMap<(usize, String), f64>,
+    /// The seeds the spread counts (usable, publishing `allocatable.shoots` > 0): load, capacity.
+    counted: HashMap<String, (u64, u64)>,
+    /// Sum and sum of squares of the counted seeds' utilisation (%), kept with every move so
+    /// that a candidate's spread costs O(1), not a pass over every seed.
+    sum: f64,
+    sum_sq: f64,
+    /// Seeds that can receive a migrated control plane (`spec.backup` set, see [`super::destination_blocker`]), so that
+    /// checking a candidate does not search the landscape's seeds.
+    destinations_ok: std::collections::HashSet<String>,
+}
+
+fn util(load: u64, cap: u64) -> f64 {
+    100.0 * load as f64 / cap as f64
 }
 
 impl State<'_, '_> {
@@ -67,6 +80,14 @@ impl State<'_, '_> {
         if let Some(v) = self.latency_cache.get(&(i, seed.to_string())) {
             return *v;
         }
+        let ms = self.latency_uncached(i, seed);
+        self.latency_cache.insert((i, seed.to_string()), ms);
+        ms
+    }
+
+    /// As [`Self::latency`], not kept: candidates' destinations would fill the cache with
+    /// shoots × seeds entries.
+    fn latency_uncached(&self, i: usize, seed: &str) -> f64 {
         let shoot = &self.cx.landscape.shoots[i];
         let sources = LatencySources {
             matrix: None,
@@ -86,8 +107,7 @@ impl State<'_, '_> {
             .as_ref()
             .map(|p| p.type_.clone())
             .unwrap_or_default();
-        let ms = self
-            .snap
+        self.snap
             .seed(seed)
             .and_then(|s| {
                 sources
@@ -95,9 +115,7 @@ impl State<'_, '_> {
                     .to(s)
                     .ms()
             })
-            .unwrap_or(UNKNOWN_LATENCY_MS);
-        self.latency_cache.insert((i, seed.to_string()), ms);
-        ms
+            .unwrap_or(UNKNOWN_LATENCY_MS)
     }
 
     /// The objective on the current state; lower is better.
@@ -120,6 +138,32 @@ impl State<'_, '_> {
         }
     }
 
+    /// The objective after moving `m` to `to`, from the current value `current`, without
+    /// moving it: only the two seeds (spread) or the one shoot (latency) change.
+    fn value_after(&mut self, m: usize, to: &str, current: f64) -> f64 {
+        match self.objective {
+            Objective::Latency => {
+                let i = self.movable[m];
+                let from = self.at[m].clone();
+                let delta = self.latency_uncached(i, to) - self.latency(i, &from);
+                current + delta / self.movable.len() as f64
+            }
+            Objective::Spread => {
+                let (mut sum, mut sum_sq) = (self.sum, self.sum_sq);
+                for (seed, step) in [(self.at[m].as_str(), -1i64), (to, 1)] {
+                    if let Some(&(load, cap)) = self.counted.get(seed) {
+                        let (old, new) =
+                            (util(load, cap), util(load.saturating_add_signed(step), cap));
+                        sum += new - old;
+                        sum_sq += new * new - old * old;
+                    }
+                }
+                let n = self.counted.len().max(1) as f64;
+                (sum_sq / n - (sum / n).powi(2)).max(0.0).sqrt()
+            }
+        }
+    }
+
     fn shoot(&self, m: usize) -> &Shoot {
         &self.cx.landscape.shoots[self.movable[m]]
     }
@@ -131,7 +175,26 @@ impl State<'_, '_> {
     fn apply(&mut self, m: usize, to: &str) {
         let moved = placed_on(self.shoot(m), to);
         self.snap.upsert_shoot(&moved);
-        self.at[m] = to.to_string();
+        let from = std::mem::replace(&mut self.at[m], to.to_string());
+        for (seed, step) in [(from.as_str(), -1i64), (to, 1)] {
+            if let Some((load, cap)) = self.counted.get_mut(seed) {
+                let old = util(*load, *cap);
+                *load = load.saturating_add_signed(step);
+                let new = util(*load, *cap);
+                self.sum += new - old;
+                self.sum_sq += new * new - old * old;
+            }
+        }
+    }
+
+    /// Recounts the sums from the loads, so that rounding does not add up over many moves.
+    fn resum(&mut self) {
+        self.sum = self.counted.values().map(|&(l, c)| util(l, c)).sum();
+        self.sum_sq = self
+            .counted
+            .values()
+            .map(|&(l, c)| util(l, c).powi(2))
+            .sum();
     }
 
     /// Feasible destinations of movable shoot `m` on the current state, best ranked first.
@@ -150,28 +213,118 @@ impl State<'_, '_> {
         d.map_err(|_| ())
     }
 
-    /// Every feasible move from the current state with the objective value after it.
-    fn candidates(&mut self, moved: &BTreeSet<usize>) -> Vec<(usize, String, f64)> {
+    /// The movable shoots not moved yet, those most likely to improve the objective first:
+    /// for spread, the shoots on the most utilised seeds; for latency, the farthest shoots.
+    fn promising(&mut self, moved: &BTreeSet<usize>) -> Vec<usize> {
+        let least = self
+            .counted
+            .values()
+            .map(|&(l, c)| util(l, c))
+            .fold(f64::INFINITY, f64::min);
+        let mut order: Vec<(f64, usize)> = Vec::new();
+        for m in (0..self.movable.len()).filter(|m| !moved.contains(m)) {
+            let rank = match self.objective {
+                Objective::Spread => self
+                    .counted
+                    .get(&self.at[m])
+                    .map_or(f64::NEG_INFINITY, |&(l, c)| util(l, c)),
+                Objective::Latency => {
+                    let (i, seed) = (self.movable[m], self.at[m].clone());
+                    self.latency(i, &seed)
+                }
+            };
+            // A shoot at no latency cannot get closer; one on the least utilised seed cannot
+            // lower the spread by leaving it.
+            let hopeless = match self.objective {
+                Objective::Latency => rank <= 0.0,
+                Objective::Spread => rank <= least && rank.is_finite(),
+            };
+            if !hopeless {
+                order.push((rank, m));
+            }
+        }
+        order.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        order.into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// Feasible moves from the current state with the objective value after each. With
+    /// `prune`, the shoots are decided in batches of [`BATCH`], most promising first, and the
+    /// search stops after the first batch that holds a move improving on `current`; without,
+    /// every shoot is decided (the exhaustive [`optimum`] needs every move).
+    fn candidates(
+        &mut self,
+        moved: &BTreeSet<usize>,
+        current: f64,
+        prune: bool,
+        budget: &mut Budget,
+    ) -> Result<Vec<(usize, String, f64)>, PlanError> {
+        let order: Vec<usize> = if prune {
+            self.promising(moved)
+        } else {
+            (0..self.movable.len())
+                .filter(|m| !moved.contains(m))
+                .collect()
+        };
         let mut out = Vec::new();
-        for m in 0..self.movable.len() {
-            if moved.contains(&m) {
-                continue;
+        let total = order.len();
+        for (done, m) in order.into_iter().enumerate() {
+            if prune && done > 0 && done % BATCH == 0 {
+                if out.iter().any(|(_, _, v)| *v < current - EPSILON) {
+                    break;
+                }
+                budget.check(done, total)?;
             }
             let Ok(d) = self.destinations(m) else {
                 continue;
             };
-            let current = self.at[m].clone();
+            let here = self.at[m].clone();
             for s in &d.ranking {
-                if *s.seed == *current || destination_blocker(self.cx, &s.seed).is_some() {
+                if *s.seed == *here || !self.destinations_ok.contains(&*s.seed) {
                     continue;
                 }
-                self.apply(m, &s.seed);
-                let v = self.value();
-                self.apply(m, &current);
+                let v = self.value_after(m, &s.seed, current);
                 out.push((m, s.seed.to_string(), v));
             }
         }
-        out
+        Ok(out)
+    }
+}
+
+/// Shoots decided per batch of a pruned search.
+const BATCH: usize = 64;
+
+/// The bounds of a rebalance run: a deadline, and progress for a terminal.
+pub struct Budget<'p> {
+    /// When the run fails instead of going on (`--timeout`).
+    pub deadline: Option<(std::time::Instant, std::time::Duration)>,
+    /// Called between batches: (moves planned, shoots decided this round, shoots to decide).
+    pub progress: Option<&'p mut dyn FnMut(usize, usize, usize)>,
+    moves: usize,
+}
+
+impl<'p> Budget<'p> {
+    pub fn new(
+        deadline: Option<(std::time::Instant, std::time::Duration)>,
+        progress: Option<&'p mut dyn FnMut(usize, usize, usize)>,
+    ) -> Self {
+        Budget {
+            deadline,
+            progress,
+            moves: 0,
+        }
+    }
+
+    fn check(&mut self, done: usize, total: usize) -> Result<(), PlanError> {
+        if let Some(p) = self.progress.as_mut() {
+            p(self.moves, done, total);
+        }
+        match self.deadline {
+            Some((at, limit)) if std::time::Instant::now() >= at => Err(PlanError::Timeout {
+                limit_seconds: limit.as_secs_f64(),
+                moves: self.moves,
+            }),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -225,17 +378,35 @@ fn state<'c, 'a>(cx: &'c Context<'a>, objective: Objective) -> (State<'c, 'a>, V
         movable.push(i);
         at.push(seed);
     }
-    (
-        State {
-            cx,
-            objective,
-            snap,
-            movable,
-            at,
-            latency_cache: HashMap::new(),
-        },
-        blocked,
-    )
+    let counted: HashMap<String, (u64, u64)> = snap
+        .seeds()
+        .filter(|s| s.usable.is_ok())
+        .filter_map(|s| {
+            s.allocatable_shoots()
+                .filter(|c| *c > 0)
+                .map(|c| (s.name.to_string(), (snap.usage().shoots_on(&s.name), c)))
+        })
+        .collect();
+    let mut st = State {
+        cx,
+        objective,
+        snap,
+        movable,
+        at,
+        latency_cache: HashMap::new(),
+        counted,
+        sum: 0.0,
+        sum_sq: 0.0,
+        destinations_ok: cx
+            .landscape
+            .seeds
+            .iter()
+            .filter(|s| s.spec.backup.is_some())
+            .filter_map(|s| s.metadata.name.clone())
+            .collect(),
+    };
+    st.resum();
+    (st, blocked)
 }
 
 const EPSILON: f64 = 1e-9;
@@ -247,6 +418,23 @@ pub fn rebalance(
     max_moves: usize,
     settings: windows::Settings,
 ) -> Result<Plan, PlanError> {
+    rebalance_within(
+        cx,
+        objective,
+        max_moves,
+        settings,
+        &mut Budget::new(None, None),
+    )
+}
+
+/// As [`rebalance`], within `budget`: past its deadline the run fails (no partial plan).
+pub fn rebalance_within(
+    cx: &Context,
+    objective: Objective,
+    max_moves: usize,
+    settings: windows::Settings,
+    budget: &mut Budget,
+) -> Result<Plan, PlanError> {
     let (mut st, blocked) = state(cx, objective);
     // Read every window first: a bad one fails the whole plan.
     let mut all_windows = HashMap::new();
@@ -254,25 +442,26 @@ pub fn rebalance(
         let key = object_key(&cx.landscape.shoots[i].metadata);
         all_windows.insert(i, windows::window_of(&key, cx.landscape.shoot_docs.get(i))?);
     }
-    let before_snap = st.snap.clone();
+    let before_seeds = super::Before::of(&st.snap, &BTreeSet::new());
     let before = st.value();
     let mut current = before;
     let mut moved = BTreeSet::new();
     let mut moves = Vec::new();
     let mut move_windows = Vec::new();
     while moves.len() < max_moves {
+        budget.moves = moves.len();
         let best = st
-            .candidates(&moved)
+            .candidates(&moved, current, true, budget)?
             .into_iter()
             .filter(|(_, _, v)| *v < current - EPSILON)
             .min_by(|a, b| a.2.total_cmp(&b.2));
-        let Some((m, to, value)) = best else { break };
+        let Some((m, to, _)) = best else { break };
         let from = st.at[m].clone();
         let key = st.key(m);
         let decision = st
             .destinations(m)
             .expect("the move was feasible a moment ago");
-        let explanation = crate::simulate::render_explain(&key, &Ok(decision.clone()));
+        let explanation = super::explain(&key, &decision, cx.explain);
         let score = decision
             .ranking
             .iter()
@@ -285,6 +474,9 @@ pub fn rebalance(
             .unwrap_or(0)
             + 1;
         st.apply(m, &to);
+        st.resum();
+        // The reported value is the objective recomputed on the new state, not the estimate.
+        let value = st.value();
         moved.insert(m);
         moves.push(Move {
             shoot: key,
@@ -308,9 +500,14 @@ pub fn rebalance(
         move_windows.push(all_windows[&st.movable[m]].clone());
         current = value;
     }
-    windows::assign(&mut moves, &move_windows, &settings, cx.now);
-    let none = BTreeSet::new();
-    let seeds = seed_loads(&before_snap, &st.snap, &none);
+    windows::assign(
+        &mut moves,
+        &move_windows,
+        &settings,
+        cx.now,
+        &|name: &str| before_seeds.room(name),
+    );
+    let seeds = before_seeds.loads(&st.snap);
     Ok(Plan {
         goal: Goal::Rebalance {
             objective,
@@ -343,7 +540,12 @@ pub fn optimum(cx: &Context, objective: Objective, max_moves: usize) -> f64 {
         if left == 0 {
             return;
         }
-        for (m, to, _) in st.candidates(moved) {
+        let mut unbounded = Budget::new(None, None);
+        let current = st.value();
+        let all = st
+            .candidates(moved, current, false, &mut unbounded)
+            .expect("no deadline");
+        for (m, to, _) in all {
             let from = st.at[m].clone();
             st.apply(m, &to);
             moved.insert(m);

@@ -8,9 +8,13 @@
 //! ConfigMaps) that the API server does not serve or the user may not list is read as empty,
 //! with a warning.
 
-use kube::api::{Api, ApiResource, DynamicObject, ListParams};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{ApiResource, DynamicObject, ListParams};
 use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 
 use super::Landscape;
 use super::values::Values;
@@ -24,6 +28,45 @@ use crate::snapshot::GARDEN_NAMESPACE;
 
 /// Objects per list page unless asked otherwise (`simulate --chunk-size`).
 pub const PAGE_SIZE: u32 = 500;
+
+/// How long one list request may take, headers and body, unless asked otherwise
+/// (`--request-timeout`).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// The most bytes one list page may hold: as much as one `-f` file.
+pub const MAX_PAGE_BYTES: u64 = super::manifests::MAX_FILE_BYTES;
+/// The most bytes one object of a list may hold (etcd refuses objects above 1.5 MiB unless told
+/// otherwise).
+pub const MAX_OBJECT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Bounds of one list request: a server that never answers, or answers without end, fails the
+/// read instead of hanging it or exhausting memory.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub timeout: Duration,
+    pub page_bytes: u64,
+    pub object_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: REQUEST_TIMEOUT,
+            page_bytes: MAX_PAGE_BYTES,
+            object_bytes: MAX_OBJECT_BYTES,
+        }
+    }
+}
+
+/// `30 s`, `1.5 s`, `200 ms`.
+pub fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else if d.as_secs() == 0 {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -44,6 +87,32 @@ pub enum LiveError {
     },
     #[error("listing {what}: the cluster could not be reached: {message}")]
     Unreachable { what: String, message: String },
+    #[error("listing {what}: the cluster did not answer within {} (--request-timeout)", seconds(*.timeout))]
+    Timeout { what: String, timeout: Duration },
+    #[error(
+        "listing {what}: one page of the answer holds more than {limit} bytes; the read stops \
+         here (a smaller --chunk-size makes pages smaller)"
+    )]
+    PageTooLarge { what: String, limit: u64 },
+    #[error(
+        "listing {what}: object {index} of a page holds more than {limit} bytes, more than the \
+         API server stores for one object"
+    )]
+    ObjectTooLarge {
+        what: String,
+        index: usize,
+        limit: u64,
+    },
+    #[error(
+        "listing {what}: the server answered (HTTP {code}{content_type}), but not with a \
+         Kubernetes list: {why}; is the kubeconfig's server the API server?"
+    )]
+    NotAList {
+        what: String,
+        code: u16,
+        content_type: String,
+        why: String,
+    },
 }
 
 /// One kind to read.
@@ -75,6 +144,7 @@ pub struct LiveLandscape {
 pub async fn read_live(
     client: &Client,
     page_size: u32,
+    limits: Limits,
     data: &[ClusterData],
     keep_documents: bool,
     progress: &mut dyn FnMut(Progress<'_>),
@@ -82,11 +152,13 @@ pub async fn read_live(
     let mut l = Landscape::default();
     let mut warnings = Vec::new();
     let mut read = Reader {
+        client,
         page_size: page_size.max(1),
+        limits,
         warnings: &mut warnings,
         progress,
     };
-    let all = |ar: ApiResource| Api::<DynamicObject>::all_with(client.clone(), &ar);
+    let all = |ar: ApiResource| (ar, None);
     let seeds = read
         .list::<Seed>(
             all(ApiResource::erase::<Seed>(&())),
@@ -145,11 +217,7 @@ pub async fn read_live(
         .collect();
     let region_configs = read
         .list::<ConfigMap>(
-            Api::namespaced_with(
-                client.clone(),
-                GARDEN_NAMESPACE,
-                &ApiResource::erase::<ConfigMap>(&()),
-            ),
+            (ApiResource::erase::<ConfigMap>(&()), Some(GARDEN_NAMESPACE)),
             ListParams::default().labels(&format!(
                 "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
             )),
@@ -218,7 +286,9 @@ const OPTIONAL_CARBON_CONFIG_MAPS: Read = Read {
 };
 
 struct Reader<'a, 'p> {
+    client: &'a Client,
     page_size: u32,
+    limits: Limits,
     warnings: &'a mut Vec<String>,
     progress: &'a mut dyn FnMut(Progress<'p>),
 }
@@ -228,7 +298,7 @@ impl Reader<'_, '_> {
     /// `with_document`: also the object as read (managed fields dropped), as YAML.
     async fn list<K: DeserializeOwned + Resource<DynamicType = ()> + Values>(
         &mut self,
-        api: Api<DynamicObject>,
+        (resource, namespace): (ApiResource, Option<&str>),
         params: ListParams,
         read: Read,
         with_document: bool,
@@ -236,14 +306,15 @@ impl Reader<'_, '_> {
         let mut out = Vec::new();
         let mut seen = 0usize;
         let mut token: Option<String> = None;
+        let url = DynamicObject::url_path(&resource, namespace);
         loop {
             let mut page_params = params.clone().limit(self.page_size);
             if let Some(t) = &token {
                 page_params = page_params.continue_token(t);
             }
-            let page = match api.list(&page_params).await {
+            let page = match self.page::<K>(&url, &page_params, &read).await {
                 Ok(page) => page,
-                Err(kube::Error::Api(s)) if read.optional && (s.code == 404 || s.code == 403) => {
+                Err(Failed::Status(s)) if read.optional && (s.code == 404 || s.code == 403) => {
                     let why = if s.code == 404 {
                         "the API server does not serve this kind".to_string()
                     } else {
@@ -260,9 +331,13 @@ impl Reader<'_, '_> {
                     });
                     return Ok(Vec::new());
                 }
-                Err(e) => return Err(classify(&read, e)),
+                Err(Failed::Status(s)) => {
+                    return Err(classify(&read, kube::Error::Api(s)));
+                }
+                Err(Failed::Other(e)) => return Err(e),
             };
-            for mut obj in page.items {
+            for (index, raw) in page.items.unwrap_or_default().into_iter().enumerate() {
+                let mut obj = self.object(&raw, index, &read)?;
                 obj.metadata.managed_fields = None;
                 seen += 1;
                 let key = if obj.metadata.namespace.is_some() {
@@ -297,7 +372,10 @@ impl Reader<'_, '_> {
                 objects: seen,
                 done: false,
             });
-            token = page.metadata.continue_.filter(|t| !t.is_empty());
+            token = page
+                .metadata
+                .and_then(|m| m.continue_)
+                .filter(|t| !t.is_empty());
             if token.is_none() {
                 break;
             }
@@ -309,6 +387,182 @@ impl Reader<'_, '_> {
         });
         Ok(out)
     }
+}
+
+/// One page of a list as the API server writes it: items kept raw until each is checked.
+#[derive(serde::Deserialize)]
+struct Page {
+    kind: Option<String>,
+    #[serde(rename = "apiVersion")]
+    api_version: Option<String>,
+    metadata: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta>,
+    items: Option<Vec<Box<RawValue>>>,
+}
+
+/// A page request that did not give a page: the API server's Status, or anything else.
+enum Failed {
+    Status(Box<kube::core::Status>),
+    Other(LiveError),
+}
+
+impl Reader<'_, '_> {
+    /// One list request, bounded in time (headers and body) and in bytes, and checked to be a
+    /// list of the kind asked for.
+    async fn page<K: Resource<DynamicType = ()>>(
+        &self,
+        url: &str,
+        params: &ListParams,
+        read: &Read,
+    ) -> Result<Page, Failed> {
+        let what = || read.what.to_string();
+        let request = kube::core::Request::new(url)
+            .list(params)
+            .map_err(|e| {
+                Failed::Other(LiveError::Unreachable {
+                    what: what(),
+                    message: e.to_string(),
+                })
+            })?
+            .map(kube::client::Body::from);
+        let timeout = self.limits.timeout;
+        let answer = tokio::time::timeout(timeout, async {
+            let response = self
+                .client
+                .send(request)
+                .await
+                .map_err(|e| Failed::Other(classify(read, e)))?;
+            let (parts, body) = response.into_parts();
+            let mut stream = axum::body::Body::new(body).into_data_stream();
+            let mut bytes = Vec::new();
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(|e| {
+                    Failed::Other(LiveError::Unreachable {
+                        what: what(),
+                        message: format!("reading the answer: {}", with_causes(&*e.into_inner())),
+                    })
+                })?;
+                if (bytes.len() + chunk.len()) as u64 > self.limits.page_bytes {
+                    return Err(Failed::Other(LiveError::PageTooLarge {
+                        what: what(),
+                        limit: self.limits.page_bytes,
+                    }));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            Ok((parts, bytes))
+        })
+        .await;
+        let (parts, bytes) = match answer {
+            Ok(answer) => answer?,
+            Err(_) => {
+                return Err(Failed::Other(LiveError::Timeout {
+                    what: what(),
+                    timeout,
+                }));
+            }
+        };
+        let code = parts.status.as_u16();
+        let content_type = parts
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|t| format!(", {}", clip(t, 60)))
+            .unwrap_or_default();
+        let not_a_list = |why: String| {
+            Failed::Other(LiveError::NotAList {
+                what: what(),
+                code,
+                content_type: content_type.clone(),
+                why,
+            })
+        };
+        if !parts.status.is_success() {
+            // The API server explains a refusal with a Status object; anything else is not it.
+            return match serde_json::from_slice::<kube::core::Status>(&bytes) {
+                Ok(mut s) if s.code != 0 || !s.message.is_empty() || !s.reason.is_empty() => {
+                    s.code = code;
+                    Err(Failed::Status(Box::new(s)))
+                }
+                _ if parts.status.is_redirection() => Err(not_a_list(format!(
+                    "a redirect to {:?}",
+                    parts
+                        .headers
+                        .get(http::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .map(|l| clip(l, 200))
+                        .unwrap_or_default()
+                ))),
+                _ => Err(not_a_list(describe_body(&bytes))),
+            };
+        }
+        let page: Page = serde_json::from_slice(&bytes)
+            .map_err(|e| not_a_list(format!("{} ({e})", describe_body(&bytes))))?;
+        let want_kind = format!("{}List", K::kind(&()));
+        let want_version = K::api_version(&());
+        if page.kind.as_deref() != Some(want_kind.as_str())
+            || page.api_version.as_deref() != Some(&*want_version)
+        {
+            return Err(not_a_list(format!(
+                "kind {:?}, apiVersion {:?} where {want_kind} {want_version} was asked for",
+                clip(page.kind.as_deref().unwrap_or(""), 80),
+                clip(page.api_version.as_deref().unwrap_or(""), 80),
+            )));
+        }
+        if page.items.is_none() {
+            return Err(not_a_list(format!(
+                "{want_kind} without items (an empty list has \"items\": [])"
+            )));
+        }
+        Ok(page)
+    }
+
+    /// One item of a page, within the size an API server stores.
+    fn object(
+        &self,
+        raw: &RawValue,
+        index: usize,
+        read: &Read,
+    ) -> Result<DynamicObject, LiveError> {
+        if raw.get().len() as u64 > self.limits.object_bytes {
+            return Err(LiveError::ObjectTooLarge {
+                what: read.what.to_string(),
+                index,
+                limit: self.limits.object_bytes,
+            });
+        }
+        serde_json::from_str(raw.get()).map_err(|e| LiveError::NotAList {
+            what: read.what.to_string(),
+            code: 200,
+            content_type: String::new(),
+            why: format!("item {index} is not an object with metadata: {e}"),
+        })
+    }
+}
+
+/// At most `max` characters of a server's text, control characters escaped, for a message.
+fn clip(text: &str, max: usize) -> String {
+    let mut out: String = text
+        .chars()
+        .take(max)
+        .flat_map(char::escape_default)
+        .collect();
+    if text.chars().nth(max).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// What a body that is not JSON looks like, for the message: its start, made visible.
+fn describe_body(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "an empty body".into();
+    }
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]);
+    let text = text.trim();
+    if text.to_ascii_lowercase().starts_with("<!doctype html") || text.starts_with("<html") {
+        return "an HTML page (a login or proxy page?)".into();
+    }
+    format!("a body starting \"{}\"", clip(text, 60))
 }
 
 fn classify(read: &Read, e: kube::Error) -> LiveError {

@@ -4,6 +4,7 @@
 //! counts for the following ones, exactly as the controller would see it.
 
 mod compare;
+mod connect;
 mod live;
 mod manifests;
 mod output;
@@ -15,7 +16,11 @@ pub use compare::{
     Comparison, Difference, Placement, Side, Summary, compare, write_compare_json,
     write_compare_table,
 };
-pub use live::{LiveError, LiveLandscape, PAGE_SIZE, Progress, read_live};
+pub use connect::{ConnectError, MAX_KUBECONFIG_BYTES, connect};
+pub use live::{
+    Limits, LiveError, LiveLandscape, MAX_OBJECT_BYTES, MAX_PAGE_BYTES, PAGE_SIZE, Progress,
+    REQUEST_TIMEOUT, read_live,
+};
 pub use manifests::{Landscape, Location, ManifestError, Skipped};
 pub use output::{render_explain, write_json, write_table, write_yaml};
 

@@ -100,6 +100,16 @@ pub(super) fn card_row(h: &mut String, cards: &[(String, String)]) {
     h.push_str("</section>\n");
 }
 
+/// A page that says only `message` (escaped): what `-o html` writes when there is no report to
+/// show (scheduling deferred by the profile chain), so that `> report.html` is still HTML.
+pub fn render_message(title: &str, message: &str) -> String {
+    let mut h = String::new();
+    head(&mut h, title, "");
+    h.push_str(&format!("<section><p>{}</p></section>\n", escape(message)));
+    foot(&mut h);
+    h
+}
+
 /// The page for `plan`.
 pub fn render(plan: &Plan) -> String {
     let mut h = String::new();
