@@ -17,7 +17,6 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
-use super::stack::Budget;
 use crate::config::LeaderElection;
 
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +89,16 @@ async fn written(
             Write::Update | Write::Release => LeaseError::Update { lease, source },
         }),
     }
+}
+
+/// How long a write sent now may take (the lease fence of the client stack asks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    /// no leader election
+    Unlimited,
+    /// not the leader (or too close to the lease's end to send anything)
+    None,
+    Until(Duration),
 }
 
 /// Whether this process may bind, and for how long a write sent now is covered by the lease.

@@ -16,7 +16,7 @@ use std::time::Duration;
 use http::{Method, Request};
 use tower::{BoxError, Layer, Service};
 
-use super::super::leader::Leadership;
+use super::super::leader::{Budget, Leadership};
 
 /// Subtracted from the lease's validity for clock-rate differences and the server's own
 /// processing time.
@@ -102,14 +102,4 @@ where
             }
         }
     }
-}
-
-/// How long a write sent now may take.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Budget {
-    /// no leader election
-    Unlimited,
-    /// not the leader (or too close to the lease's end to send anything)
-    None,
-    Until(Duration),
 }

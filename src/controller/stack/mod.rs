@@ -40,7 +40,7 @@ use super::ratelimit;
 use super::rest_metrics::RestClientMetrics;
 
 pub use deadline::{Abandoned, Activity, WATCH_SILENCE, WATCH_TIMEOUT};
-pub use fence::{Budget, Fenced};
+pub use fence::Fenced;
 
 /// A response body of any transport.
 pub type BoxBody = Box<dyn http_body::Body<Data = Bytes, Error = BoxError> + Send + Unpin>;
@@ -72,7 +72,8 @@ pub struct Layers<'a> {
     pub limit: Duration,
     pub activity: Arc<Activity>,
     /// send plain reads turned away with 429/503/504 again (not for the Lease, whose elector
-    /// retries within its own deadline)
+    /// retries within its own deadline); either way a `Retry-After` header is carried into the
+    /// answer's `details.retryAfterSeconds`
     pub retry_reads: bool,
 }
 
@@ -91,9 +92,12 @@ pub fn client(transport: Transport, layers: Layers<'_>, default_namespace: &str)
     if let Some(bucket) = ratelimit::TokenBucket::new(layers.qps, layers.burst) {
         svc = BoxCloneService::new(ratelimit::RateLimitLayer(bucket).layer(svc));
     }
-    if layers.retry_reads {
-        svc = BoxCloneService::new(retry::ReadRetryLayer.layer(svc));
-    }
+    svc = BoxCloneService::new(
+        retry::ReadRetryLayer {
+            retry_reads: layers.retry_reads,
+        }
+        .layer(svc),
+    );
     Client::new(svc, default_namespace)
 }
 

@@ -23,19 +23,27 @@ pub const READ_RETRIES: u32 = 4;
 /// The longest pause before a read is sent again, whatever `Retry-After` says.
 pub const READ_RETRY_MAX: Duration = Duration::from_secs(5);
 
+/// `retry_reads: false` (the Lease's client, whose elector retries within its own deadline):
+/// reads are sent once too, and only `Retry-After` is carried into the answers.
 #[derive(Clone, Copy)]
-pub struct ReadRetryLayer;
+pub struct ReadRetryLayer {
+    pub retry_reads: bool,
+}
 
 impl<S> Layer<S> for ReadRetryLayer {
     type Service = ReadRetry<S>;
     fn layer(&self, inner: S) -> ReadRetry<S> {
-        ReadRetry { inner }
+        ReadRetry {
+            inner,
+            retry_reads: self.retry_reads,
+        }
     }
 }
 
 #[derive(Clone)]
 pub struct ReadRetry<S> {
     inner: S,
+    retry_reads: bool,
 }
 
 fn retried(status: StatusCode) -> bool {
@@ -69,7 +77,8 @@ fn is_plain_read<B>(req: &Request<B>) -> bool {
 /// The largest error answer whose `Retry-After` is carried into its body.
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// A write turned away with a `Retry-After` header: the header's seconds are put into the
+/// An answer that is not sent again, turned away with a `Retry-After` header: the header's
+/// seconds are put into the
 /// answer's `details.retryAfterSeconds`, where kube-apiserver puts them too, so the caller (the
 /// queue, for a bind) honours a gateway's header as it honours the API server's body. An
 /// answer that is not a `Status` becomes one carrying its text.
@@ -142,7 +151,7 @@ where
     }
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
-        if !is_plain_read(&req) {
+        if !(self.retry_reads && is_plain_read(&req)) {
             let answer = self.inner.call(req);
             return Box::pin(async move {
                 match answer.await {
