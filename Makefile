@@ -25,12 +25,14 @@ build: ## Build the release binary target/release/gardener-scheduler.
 	$(CARGO) build --release --locked
 
 test: ## Run every test, including the chart tests and the end-to-end tests against a real API server.
+	hack/ensure-package.sh chromium chromium
 	hack/tools.sh >/dev/null
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
 	CARGO=$(CARGO) hack/report-check.sh
 
 report-check: ## Render the example plan report in headless Chromium; fail on an empty screenshot or console errors.
+	hack/ensure-package.sh chromium chromium
 	CARGO=$(CARGO) hack/report-check.sh
 
 soak: ## Churn shoots and seeds for SOAK_MINUTES (10) against a real API server, two replicas through a fault proxy with faults on a 3-minute cycle; then check binds, capacity, memory.

@@ -19,7 +19,7 @@ for candidate in chromium chromium-browser google-chrome; do
   fi
 done
 if [[ -z "$browser" ]]; then
-  echo "report-check: no chromium on PATH (apt-get install -y chromium)" >&2
+  echo "report-check: no chromium on PATH (hack/ensure-package.sh chromium chromium installs it)" >&2
   exit 1
 fi
 

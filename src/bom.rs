@@ -12,3 +12,14 @@ pub fn strip_bom(text: &str) -> &str {
 
 #[cfg(test)]
 mod tests;
+
+/// A note for a parser error when `text` holds a byte order mark after its start (files
+/// concatenated with `cat`, each saved with one): the parser's own message never names it.
+pub fn note_inside(text: &str) -> Option<String> {
+    let at = text.char_indices().skip(1).find(|&(_, c)| c == BOM)?.0;
+    let line = text[..at].matches('\n').count() + 1;
+    let column = text[..at].rfind('\n').map_or(at, |nl| at - nl - 1) + 1;
+    Some(format!(
+        " (the text holds a byte order mark, U+FEFF, at line {line} column {column}: remove it; only one at the very start of a file is accepted)"
+    ))
+}

@@ -103,12 +103,20 @@ impl<'a> ShootContext<'a> {
             .ok_or_else(|| invalid("spec.provider.type", "is required".into()))?;
         // Upstream's API server refuses other values; a near miss (`Testing`, `Zone`) would
         // otherwise be read as no purpose or no high availability.
-        if let Some(p) = spec.purpose.as_deref().filter(|p| !p.is_empty())
+        // `""` too: upstream refuses it rather than reading it as unset.
+        if let Some(p) = spec.purpose.as_deref()
             && !PURPOSES.contains(&p)
         {
             return Err(invalid("spec.purpose", unsupported(p, PURPOSES)));
         }
-        if let Some(t) = shoot.failure_tolerance_type()
+        let tolerance = spec
+            .control_plane
+            .as_ref()
+            .and_then(|c| c.high_availability.as_ref())
+            .map(|h| h.failure_tolerance.type_.as_str());
+        // A `highAvailability` without a type (or with `""`) is refused upstream; read as unset,
+        // it would silently drop the shoot's zone requirement.
+        if let Some(t) = tolerance
             && !FAILURE_TOLERANCE_TYPES.contains(&t)
         {
             return Err(invalid(

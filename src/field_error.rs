@@ -55,5 +55,58 @@ pub fn positive_number(path: impl Into<String>, value: f64) -> Option<FieldError
         .then(|| FieldError::new(path, format!("must be a positive number, got {value}")))
 }
 
+/// The largest latency any argument or matrix entry takes, in ms (about 17 minutes): sums of a
+/// few thousand such values stay exact, and a decision's integer costs cannot overflow.
+pub const MAX_LATENCY_MS: f64 = 1_000_000.0;
+/// The largest `fallbackFactor` (ms per step of region-name distance): the longest region names
+/// are a few hundred steps apart, which stays within [`MAX_LATENCY_MS`].
+pub const MAX_FALLBACK_FACTOR: f64 = 1_000.0;
+/// The largest weight of a priority or a resource, and the largest demand weight.
+pub const MAX_WEIGHT: f64 = 1_000_000.0;
+
+/// `must be a positive number of at most MAX, got V` unless `0 < value <= max`.
+pub fn bounded_positive(path: impl Into<String>, value: f64, max: f64) -> Option<FieldError> {
+    (!(value.is_finite() && value > 0.0 && value <= max)).then(|| {
+        FieldError::new(
+            path,
+            format!(
+                "must be a positive number of at most {max}, got {}",
+                number(value)
+            ),
+        )
+    })
+}
+
+/// `must be a number from 0 to MAX, got V` unless `0 <= value <= max`.
+pub fn bounded_non_negative(path: impl Into<String>, value: f64, max: f64) -> Option<FieldError> {
+    (!(value.is_finite() && (0.0..=max).contains(&value))).then(|| {
+        FieldError::new(
+            path,
+            format!("must be a number from 0 to {max}, got {}", number(value)),
+        )
+    })
+}
+
+/// A number as a message shows it: `1e20` rather than 21 digits.
+pub fn number(v: f64) -> String {
+    if v.is_finite() && v.abs() >= 1e15 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
+/// What a JSON value is, as messages name it: `a list`, `text`.
+pub fn kind_of(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "text",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "a mapping",
+    }
+}
+
 /// The message of a duration or count that must not be zero.
 pub const GREATER_THAN_ZERO: &str = "must be greater than zero";

@@ -32,6 +32,8 @@ pub mod context;
 pub mod controller;
 /// CustomResourceDefinitions for development clusters without gardener-apiserver.
 pub mod crds;
+/// Leaf helper: control, line-break, bidi and zero-width characters made visible in output.
+pub mod escape;
 /// Leaf vocabulary: one problem with one field, named by its path.
 pub mod field_error;
 /// Builders for tests and benchmarks (the `test-util` feature; not in release builds).
@@ -43,6 +45,8 @@ pub mod forecast;
 pub mod go_duration;
 /// Reading input files: regular files only, bounded size, nesting checked before parsing.
 pub mod input;
+/// Leaf helper: the Kubernetes rules for names, label keys and values.
+pub mod names;
 /// Leaf vocabulary: a seed's rejection and a shoot's fit error.
 pub mod outcome;
 /// Drain and rebalance plans: where shoots should move, and when.

@@ -2,7 +2,7 @@
 //! priorities, compiled once from the configuration.
 
 use crate::config::{FilterConfig, PriorityConfig, ShootScheduler, Strategy};
-use crate::field_error::{FieldError, positive_number, unsupported_value};
+use crate::field_error::{FieldError, MAX_WEIGHT, bounded_positive, unsupported_value};
 use crate::plugin::ClusterData;
 use crate::predicates::{Stage, build_filters, pipeline};
 use crate::priorities::{self, Priority};
@@ -58,7 +58,11 @@ impl Profile {
         let mut prios = Vec::new();
         for (i, p) in configs.iter().enumerate() {
             let path = format!("{path}.priorities[{i}]");
-            errors.extend(positive_number(format!("{path}.weight"), p.weight));
+            errors.extend(bounded_positive(
+                format!("{path}.weight"),
+                p.weight,
+                MAX_WEIGHT,
+            ));
             if configs[..i].iter().any(|q| q.name == p.name) {
                 errors.push(FieldError::new(
                     format!("{path}.name"),

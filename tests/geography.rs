@@ -457,7 +457,7 @@ fn filter_config_errors_name_the_field() {
         ),
         (
             "schedulers:\n  shoot:\n    filters:\n    - name: MaxLatency\n      args: {maxLatencyMs: -1}\n",
-            "schedulers.shoot.filters[0].args.maxLatencyMs: must be a positive number, got -1",
+            "schedulers.shoot.filters[0].args.maxLatencyMs: must be a positive number of at most 1000000, got -1",
         ),
         (
             "schedulers:\n  shoot:\n    filters:\n    - name: Residency\n      args: {groups: []}\n",
@@ -473,7 +473,7 @@ fn filter_config_errors_name_the_field() {
         ),
         (
             "schedulers:\n  shoot:\n    profiles:\n    - profile:\n        filters:\n        - name: MaxLatency\n          args: {maxLatencyMs: 0}\n",
-            "schedulers.shoot.profiles[0].profile.filters[0].args.maxLatencyMs: must be a positive number, got 0",
+            "schedulers.shoot.profiles[0].profile.filters[0].args.maxLatencyMs: must be a positive number of at most 1000000, got 0",
         ),
     ] {
         let err = load_str(yaml).unwrap_err().to_string();

@@ -265,10 +265,11 @@ fn malformed_region_configmap_fails_only_the_affected_region() {
 
 #[test]
 fn names_and_label_values_at_kubernetes_length_limits_work() {
-    let long_name = "s".repeat(253);
+    // Shoot and Seed names are DNS labels (63 characters) for the API server, as namespaces are.
+    let long_name = "s".repeat(63);
     let long_value = "v".repeat(63);
     let long_ns = format!("garden-{}", "p".repeat(56));
-    let long_seed = "x".repeat(253);
+    let long_seed = "x".repeat(63);
     let extra = format!(
         "apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {{name: {long_name}, namespace: {long_ns}, labels: {{k: {long_value}}}}}\nspec:\n  cloudProfile: {{name: aws}}\n  region: eu-west-1\n  provider: {{type: aws}}\n  seedSelector: {{matchLabels: {{tier: {long_value}}}}}\n---\n{}",
         seed(
@@ -284,7 +285,7 @@ fn names_and_label_values_at_kubernetes_length_limits_work() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&format!("{long_ns}/{long_name}")), "{out}");
     assert!(
-        out.contains(&"x".repeat(253)),
+        out.contains(&"x".repeat(63)),
         "long-named seed chosen:\n{out}"
     );
 }
@@ -930,6 +931,24 @@ fn near_miss_values_upstream_refuses_are_errors_not_defaults() {
             ),
             "invalid shoot: spec.controlPlane.highAvailability.failureTolerance.type: unsupported value \"Zone\": supported values: \"node\", \"zone\"",
         ),
+        (
+            "an empty purpose",
+            shoot(
+                "empty-purpose",
+                &format!("{base}  provider: {{type: aws}}\n  purpose: \"\""),
+            ),
+            "invalid shoot: spec.purpose: unsupported value \"\": supported values: \"evaluation\"",
+        ),
+        (
+            "an empty failure tolerance",
+            shoot(
+                "empty-ha",
+                &format!(
+                    "{base}  provider: {{type: aws}}\n  controlPlane: {{highAvailability: {{failureTolerance: {{type: \"\"}}}}}}"
+                ),
+            ),
+            "invalid shoot: spec.controlPlane.highAvailability.failureTolerance.type: unsupported value \"\": supported values: \"node\", \"zone\"",
+        ),
     ];
     for (name, extra, want) in cases {
         let (code, out, err) = simulate(&extra, None);
@@ -984,6 +1003,342 @@ fn an_infinite_carbon_intensity_is_reported_at_load() {
         err.contains(
             "warning: carbon-intensity ConfigMap kube-system/carbon-ie: binaryData.data: not valid JSON: number out of range"
         ) && err.contains("the locations it would serve score neutral (50)"),
+        "{err}"
+    );
+}
+
+/// Every character that steers a terminal or hides in a name: none may reach the output raw.
+fn assert_no_hidden_characters(what: &str, text: &str) {
+    let hidden: Vec<char> = text
+        .chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n' && c != '\t') || ('\u{200b}'..='\u{206f}').contains(&c)
+        })
+        .collect();
+    assert!(hidden.is_empty(), "{what} holds {hidden:?}:\n{text}");
+}
+
+#[test]
+fn names_the_api_server_would_refuse_are_skipped_and_never_reach_plan_yaml() {
+    let injected =
+        "evil\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: x, namespace: kube-system}\n";
+    let extra = [
+        // A seed name that ends the `# source -> destination` comment of `plan -o yaml`.
+        seed(&format!("{injected:?}"), "spec:\n  provider: {type: aws, region: eu-west-1}"),
+        // Displays as `seed-prod-eu1`.
+        seed("\"seed-\\u202e1ue-dorp\"", "spec:\n  provider: {type: aws, region: eu-west-1}"),
+        seed(
+            "ansi",
+            "spec:\n  provider: {type: aws, region: \"eu-west-1\\e]0;pwned\\a\"}",
+        ),
+        seed(
+            "taint",
+            "spec:\n  provider: {type: aws, region: eu-west-1}\n  taints: [{key: \"a b\"}]",
+        ),
+        seed(
+            "label",
+            "spec:\n  provider: {type: aws, region: eu-west-1}",
+        )
+        .replace("metadata: {name: label}", "metadata: {name: label, labels: {tier: \"prod\\u200b\"}}"),
+        shoot(
+            "\"Web\"",
+            "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}",
+        ),
+        shoot(
+            "bound",
+            "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  seedName: \"good-seed\\n# x\"",
+        ),
+    ]
+    .join("---\n");
+    let (code, out, err) = simulate(&extra, None);
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    for want in [
+        "Seed evil\\u{a}---\\u{a}apiVersion: v1",
+        "metadata.name: must be no more than 63 characters",
+        "Seed seed-\\u{202e}1ue-dorp: metadata.name: \"seed-\\u{202e}1ue-dorp\" is not a lowercase RFC 1123 label",
+        "Seed ansi: spec.provider.region: \"eu-west-1\\u{1b}]0;pwned\\u{7}\" is not a valid label value",
+        "Seed taint: spec.taints[0].key: \"a b\" is not a qualified name",
+        "Seed label: metadata.labels.tier: \"prod\\u{200b}\" is not a valid label value",
+        "Shoot Web: metadata.name: \"Web\" is not a lowercase RFC 1123 label",
+        "Shoot bound: spec.seedName: \"good-seed\\u{a}# x\" is not a lowercase RFC 1123 label",
+    ] {
+        assert!(out.contains(want), "{want}:\n{out}");
+        assert!(err.contains(want), "{want}:\n{err}");
+    }
+    assert_no_hidden_characters("the table", &out);
+    assert_no_hidden_characters("stderr", &err);
+
+    // The plan of the same landscape as YAML: one document per move and nothing else.
+    let seeds = ["src-seed", "dst-seed"].map(|name| {
+        seed(
+            name,
+            "spec:\n  provider: {type: aws, region: eu-west-1}\n  backup: {provider: aws, region: eu-west-1}",
+        )
+        .replace(
+            "status: \"True\"}]",
+            "status: \"True\"}, {type: BackupBucketsReady, status: \"True\"}]",
+        )
+    });
+    let f = write_tmp(
+        "injected-plan.yaml",
+        &format!(
+            "{GOOD}---\n{extra}---\n{}---\n{}---\n{}",
+            seeds[0],
+            seeds[1],
+            shoot(
+                "moving",
+                "  cloudProfile: {name: aws}\n  region: eu-west-1\n  provider: {type: aws}\n  seedName: src-seed"
+            )
+        ),
+    );
+    let (code, out, err) = run_bounded(
+        bin()
+            .args([
+                "plan",
+                "drain",
+                "src-seed",
+                "--now",
+                "2026-12-01T00:00:00Z",
+                "-o",
+                "yaml",
+                "-f",
+            ])
+            .arg(&f),
+    );
+    assert_eq!(code, 0, "{err}");
+    let docs: Vec<serde_yaml_ng::Value> = serde_yaml_ng::Deserializer::from_str(&out)
+        .map(|d| serde::Deserialize::deserialize(d).unwrap())
+        .collect();
+    let kinds: Vec<_> = docs.iter().map(|d| d["kind"].as_str()).collect();
+    assert_eq!(kinds, [Some("Shoot")], "one Shoot, nothing else:\n{out}");
+    assert!(!out.contains("Secret"), "{out}");
+}
+
+#[test]
+fn control_characters_in_human_readable_output_are_made_visible() {
+    // The file name is the one string of the table not checked against Kubernetes rules.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("hostile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("x\u{1b}]0;pwned\u{7}\u{202e}.yaml");
+    std::fs::write(
+        &f,
+        format!(
+            "{GOOD}---\n{}",
+            seed("Bad", "spec:\n  provider: {type: aws, region: eu-west-1}")
+        ),
+    )
+    .unwrap();
+    for args in [
+        &["simulate"][..],
+        &["simulate", "--explain", "garden-dev/good-shoot"],
+    ] {
+        let (code, out, err) = run_bounded(bin().args(args).arg("-f").arg(&f));
+        assert_eq!(code, 0, "{err}");
+        assert_no_hidden_characters("stdout", &out);
+        assert_no_hidden_characters("stderr", &err);
+        assert!(
+            err.contains("x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3: Seed Bad"),
+            "{err}"
+        );
+    }
+    let (_, out, _) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
+    assert!(
+        out.contains("x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3"),
+        "{out}"
+    );
+}
+
+/// `--validate-only` of a configuration that holds `body` after the header: exit status and
+/// stderr.
+fn validate_config(name: &str, body: &str) -> (i32, String) {
+    let f = write_tmp(
+        &format!("config-{name}.yaml"),
+        &format!(
+            "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n{body}\n"
+        ),
+    );
+    let (code, _, err) = run_bounded(bin().arg("--config").arg(&f).arg("--validate-only"));
+    (code, err)
+}
+
+#[test]
+fn configuration_values_that_used_to_load_silently_are_errors_at_the_key_written() {
+    let long = "n".repeat(100_000);
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "empty-client-connection",
+            "clientConnection: []".into(),
+            "clientConnection: must be a mapping, got a list",
+        ),
+        ("empty-server", "server: []".into(), "server: must be a mapping, got a list"),
+        (
+            "empty-shoot",
+            "schedulers: {shoot: []}".into(),
+            "schedulers.shoot: must be a mapping, got a list",
+        ),
+        (
+            "location-pair",
+            "schedulers: {shoot: {regions: [{name: x1, location: [1, 2], country: DE}]}}".into(),
+            "schedulers.shoot.regions[0].location: invalid type: sequence, expected a mapping",
+        ),
+        (
+            "resource-name",
+            format!("leaderElection: {{resourceName: {long}}}"),
+            "leaderElection.resourceName: must be no more than 253 characters, got 100000",
+        ),
+        (
+            "resource-namespace",
+            format!("leaderElection: {{resourceNamespace: {long}}}"),
+            "leaderElection.resourceNamespace: must be no more than 63 characters, got 100000",
+        ),
+        (
+            "scheduler-name",
+            format!("schedulers: {{shoot: {{schedulerNames: [{long}]}}}}"),
+            "schedulers.shoot.schedulerNames[0]: must be no more than 253 characters, got 100000",
+        ),
+        (
+            "residency-uppercase",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: EU}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[0].name: must be a lowercase name",
+        ),
+        (
+            "residency-list",
+            "schedulers: {shoot: {filters: [{name: Residency, args: [1]}]}}".into(),
+            "schedulers.shoot.filters[0].args: must be a mapping of argument names to values, got a list",
+        ),
+        (
+            "residency-duplicate",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: eu}, {name: eu}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[1].name: duplicate group \"eu\"",
+        ),
+        (
+            "residency-empty",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: eu, jurisdictions: []}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[0].jurisdictions: must list at least one jurisdiction",
+        ),
+        (
+            "residency-unknown",
+            "schedulers: {shoot: {filters: [{name: Residency, args: {groups: [{name: x, jurisdictions: [mars]}]}}]}}".into(),
+            "schedulers.shoot.filters[0].args.groups[0].jurisdictions[0]: no region lies in jurisdiction \"mars\"",
+        ),
+        (
+            "capacity-pressure-latency",
+            "schedulers: {shoot: {candidateDeterminationStrategy: Scored, priorities: [{name: CapacityPressure, weight: 1, args: {maxLatencyMs: 1e20}}]}}".into(),
+            "schedulers.shoot.priorities[0].args.maxLatencyMs: must be a positive number of at most 1000000, got 1e20",
+        ),
+        (
+            "bom-inside",
+            "logLevel: info\n\u{feff}logFormat: [".into(),
+            "byte order mark, U+FEFF, at line 4 column 1",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let (code, err) = validate_config(name, &body);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(want), "{name}: want {want:?} in\n{err}");
+    }
+    // A known jurisdiction added by the configuration's own regions is accepted.
+    let (code, err) = validate_config(
+        "residency-own-region",
+        "schedulers: {shoot: {regions: [{name: moon-1, location: {lat: 1, lon: 2}, country: DE, jurisdiction: moon}], filters: [{name: Residency, args: {groups: [{name: moon}]}}]}}",
+    );
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_latency_row_of_100000_columns_and_100000_region_entries_are_refused_quickly() {
+    let row: Vec<String> = (0..100_000).map(|i| format!("r{i}: 1")).collect();
+    let (code, err) = validate_config(
+        "wide-matrix",
+        &format!(
+            "schedulers: {{shoot: {{candidateDeterminationStrategy: Scored, priorities: [{{name: LatencyDistance, weight: 1, args: {{matrix: {{eu-west-1: {{{}}}}}}}}}]}}}}",
+            row.join(", ")
+        ),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("schedulers.shoot.priorities[0].args.matrix: lists more than 500 regions"),
+        "{err}"
+    );
+    let regions: Vec<String> = (0..100_000)
+        .map(|i| format!("{{name: r{i}, location: {{lat: 1, lon: 2}}, country: DE}}"))
+        .collect();
+    let (code, err) = validate_config(
+        "many-regions",
+        &format!(
+            "schedulers: {{shoot: {{regions: [{}]}}}}",
+            regions.join(", ")
+        ),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "schedulers.shoot.regions: holds 100000 entries, more than the 10000 accepted"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_invalid_compare_file_is_named() {
+    let bad = write_tmp(
+        "compare-bad.yaml",
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\nschedulers: {shoot: {priorities: [{name: Nope, weight: 1}]}}\n",
+    );
+    let f = landscape_with_pending(1);
+    let (code, _, err) = run_bounded(
+        bin()
+            .args(["simulate", "-f"])
+            .arg(&f)
+            .arg("--compare")
+            .arg(&bad),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!(
+            "error: --compare {}: invalid config:",
+            bad.display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn seeds_declaring_a_fraction_or_an_exa_of_shoots_are_malformed() {
+    for (name, q, want) in [
+        ("half", "0.5", "\"0.5\" is not a whole number of shoots"),
+        (
+            "exa",
+            "1Ei",
+            "\"1Ei\" is more than the 1000000 shoots a seed can host",
+        ),
+    ] {
+        let extra = seed(name, "spec:\n  provider: {type: aws, region: eu-west-1}").replace(
+            "status:\n",
+            &format!("status:\n  allocatable: {{shoots: \"{q}\"}}\n"),
+        );
+        let (code, out, err) = simulate(&extra, Some("garden-dev/good-shoot"));
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(want), "{name}: want {want:?} in\n{out}");
+    }
+}
+
+#[test]
+fn a_byte_order_mark_inside_a_manifest_and_two_projects_for_one_namespace_are_named() {
+    let (code, _, err) = simulate("\u{feff}kind: [", None);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("byte order mark, U+FEFF, at line"), "{err}");
+    let project = |name: &str| {
+        format!(
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: Project\nmetadata: {{name: {name}}}\nspec: {{namespace: garden-dev}}\n"
+        )
+    };
+    let (code, out, err) = simulate(&format!("{}---\n{}", project("one"), project("two")), None);
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    assert!(
+        err.contains("warning: namespace garden-dev is claimed by Projects one, two; upstream's API server allows one, and its shoots count for project two"),
         "{err}"
     );
 }

@@ -461,3 +461,164 @@ fn yaml_alias_bombs_in_region_configmaps_are_bounded() {
     let err = parse_region_distances(&bomb).unwrap_err();
     assert!(err.contains("not a mapping of region to distance"), "{err}");
 }
+
+/// Every numeric argument of every filter and priority, as `{v}` in a profile: whatever value
+/// the configuration holds, it is refused with the field's path, or every decision finishes.
+const NUMERIC_ARGS: [(&str, &str); 13] = [
+    (
+        "filters[0].args.maxLatencyMs",
+        "filters: [{name: MaxLatency, args: {maxLatencyMs: {v}}}]",
+    ),
+    (
+        "priorities[0].weight",
+        "priorities: [{name: ShootCount, weight: {v}}]",
+    ),
+    (
+        "priorities[0].args.maxLatencyMs",
+        "priorities: [{name: LatencyDistance, weight: 1, args: {maxLatencyMs: {v}}}]",
+    ),
+    (
+        "priorities[0].args.fallbackFactor",
+        "priorities: [{name: LatencyDistance, weight: 1, args: {fallbackFactor: {v}}}]",
+    ),
+    (
+        "priorities[0].args.maxLatencyMs",
+        "priorities: [{name: CapacityPressure, weight: 1, args: {maxLatencyMs: {v}}}]",
+    ),
+    (
+        "priorities[0].args.fallbackFactor",
+        "priorities: [{name: CapacityPressure, weight: 1, args: {fallbackFactor: {v}}}]",
+    ),
+    (
+        "priorities[0].args.plannedUtilisation",
+        "priorities: [{name: CapacityPressure, weight: 1, args: {plannedUtilisation: {v}}}]",
+    ),
+    (
+        "priorities[0].args.replanThreshold",
+        "priorities: [{name: CapacityPressure, weight: 1, args: {replanThreshold: {v}}}]",
+    ),
+    (
+        "priorities[0].args.demand.eu-west-1",
+        "priorities: [{name: CapacityPressure, weight: 1, args: {demand: {eu-west-1: {v}, us-east-1: 1}}}]",
+    ),
+    (
+        "priorities[0].args.resources[0].weight",
+        "priorities: [{name: ResourceFit, weight: 1, args: {resources: [{name: shoots, weight: {v}}]}}]",
+    ),
+    (
+        "priorities[0].args.controlPlaneRequests[0].requests.cpu",
+        "priorities: [{name: ResourceFit, weight: 1, args: {controlPlaneRequests: [{requests: {cpu: {v}}}]}}]",
+    ),
+    (
+        "priorities[0].args.regions.eu-west-1",
+        "priorities: [{name: CarbonIntensity, weight: 1, args: {regions: {eu-west-1: {v}}}}]",
+    ),
+    (
+        "priorities[0].args.scale.worst",
+        "priorities: [{name: CarbonIntensity, weight: 1, args: {scale: {best: 0, worst: {v}}}}]",
+    ),
+];
+
+/// Numbers across the whole range of `f64`: every exponent, both signs, zero, the special
+/// values, and the small numbers people write.
+fn any_number() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        (-308i32..=308, 1.0f64..10.0, any::<bool>()).prop_map(|(e, m, neg)| if neg {
+            -m
+        } else {
+            m
+        } * 10f64.powi(e)),
+        any::<f64>(),
+        (0u32..2_000_000).prop_map(f64::from),
+        Just(0.0),
+        Just(f64::MAX),
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+    ]
+}
+
+/// `v` as YAML writes it.
+fn yaml_number(v: f64) -> String {
+    if v.is_nan() {
+        ".nan".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        }
+    } else {
+        format!("{v:e}")
+    }
+}
+
+/// The decisions of a small landscape, on their own thread: a decision that does not end within
+/// the budget (a minute for three seeds, where one takes microseconds) fails the property
+/// instead of hanging the suite.
+fn decisions_finish(profile: Profile) -> Result<(), String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let seeds = [
+            ("s1", "eu-west-1"),
+            ("s2", "us-east-1"),
+            ("s3", "ap-south-1"),
+        ]
+        .map(|(n, r)| {
+            SeedBuilder::new(n)
+                .region(r)
+                .allocatable("shoots", "3")
+                .build()
+        });
+        let mut snap = build_snapshot(&seeds, &[]);
+        for i in 0..6 {
+            let region = ["eu-west-1", "us-east-1", "eu-central-1"][i % 3];
+            let shoot = ShootBuilder::new("garden-dev", &format!("s{i}"))
+                .region(region)
+                .cloud_profile("aws")
+                .build();
+            if let Ok(d) = schedule(&shoot, &snap, &profile, now()) {
+                let mut bound = shoot.clone();
+                bound.spec.seed_name = Some(d.seed.to_string());
+                snap.upsert_shoot(&bound);
+            }
+        }
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(60)) {
+        Ok(()) => Ok(()),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err("a decision panicked".into()),
+        Err(e) => Err(format!(
+            "the decisions did not finish within the budget: {e}"
+        )),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, .. ProptestConfig::default() })]
+
+    #[test]
+    fn every_numeric_plugin_argument_is_refused_at_its_path_or_every_decision_finishes(
+        field in 0..NUMERIC_ARGS.len(),
+        v in any_number(),
+    ) {
+        let (path, profile) = NUMERIC_ARGS[field];
+        let yaml = format!(
+            "schedulers:\n  shoot:\n    candidateDeterminationStrategy: Scored\n    {}\n",
+            profile.replace("{v}", &yaml_number(v))
+        );
+        match load_str(&yaml) {
+            Err(e) => {
+                let text = e.to_string();
+                prop_assert!(
+                    text.contains(&format!("schedulers.shoot.{path}")),
+                    "{v:e} at {path}: the error names another field: {text}"
+                );
+            }
+            Ok(cfg) => {
+                let profile = Profile::from_config("default", &cfg.config.schedulers.shoot)
+                    .map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
+                decisions_finish(profile).map_err(|e| TestCaseError::fail(format!("{v:e} at {path}: {e}")))?;
+            }
+        }
+    }
+}

@@ -82,6 +82,31 @@ impl ProfileChain {
     /// Builds the chain from `schedulers.shoot`; without `profiles`, one unconditional entry
     /// from the plain keys. Every problem is reported with its field path.
     pub fn from_config(cfg: &ShootScheduler) -> Result<ProfileChain, Vec<FieldError>> {
+        let chain = Self::build_entries(cfg)?;
+        let regions = crate::regions::Regions::with_overrides(&cfg.regions);
+        let mut errors: Vec<FieldError> = Vec::new();
+        for entry in &chain.entries {
+            let EntryKind::Profile(profile) = &entry.kind else {
+                continue;
+            };
+            for stage in &profile.stages {
+                if let crate::predicates::Stage::Filter(f) = stage {
+                    for e in f.check_regions(&regions) {
+                        if !errors.contains(&e) {
+                            errors.push(e);
+                        }
+                    }
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(chain)
+        } else {
+            Err(errors)
+        }
+    }
+
+    fn build_entries(cfg: &ShootScheduler) -> Result<ProfileChain, Vec<FieldError>> {
         let Some(list) = &cfg.profiles else {
             let profile = Profile::from_config("default", cfg)?;
             return Ok(ProfileChain {

@@ -20,21 +20,35 @@ pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 pub(crate) const EXIT_CLOSED_PIPE: u8 = 141;
 
 pub(crate) fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
+    load_config_as("", path, strict)
+}
+
+/// [`load_config`] whose errors and warnings start with `label` (`--compare old.yaml: `), for a
+/// command that reads more than one configuration.
+pub(crate) fn load_config_as(
+    label: &str,
+    path: Option<&PathBuf>,
+    strict: bool,
+) -> Result<Compiled, ExitCode> {
     let unknown = if strict {
         config::UnknownKeys::Reject
     } else {
         config::UnknownKeys::Warn
     };
     compile::load_with(path.map(PathBuf::as_path), unknown).map_err(|e| {
-        eprintln!("error: {e}");
+        say!("error: {label}{e}");
         ExitCode::from(EXIT_BAD_INPUT)
     })
 }
 
 /// For commands that print to the terminal: one line per ignored key.
 pub(crate) fn print_warnings(warnings: &[config::FieldError]) {
+    print_warnings_as("", warnings);
+}
+
+fn print_warnings_as(label: &str, warnings: &[config::FieldError]) {
     for w in warnings {
-        eprintln!("warning: {w}");
+        say!("warning: {label}{w}");
     }
 }
 
@@ -49,16 +63,38 @@ pub(crate) fn write_stdout(write: impl FnOnce(&mut dyn Write) -> std::io::Result
         Err(e) => {
             // Whatever is still buffered cannot be written either; drop it without retrying.
             let _ = out.into_parts();
-            eprintln!("error: writing the output to stdout: {e}");
+            say!("error: writing the output to stdout: {e}");
             ExitCode::FAILURE
         }
     }
 }
 
+/// [`write_stdout`] for human-readable output (tables, text, explanations): every control,
+/// bidi and zero-width character that input put into it is made visible
+/// ([`gardener_scheduler::escape::TextWriter`]).
+pub(crate) fn write_stdout_text(
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> ExitCode {
+    write_stdout(|out| {
+        let mut text = gardener_scheduler::escape::TextWriter::new(out);
+        write(&mut text)?;
+        text.flush()
+    })
+}
+
 /// Loads and compiles a configuration for an offline command (warnings on stderr).
 pub(crate) fn load_offline(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
-    let compiled = load_config(path, strict)?;
-    print_warnings(&compiled.warnings);
+    load_offline_as("", path, strict)
+}
+
+/// [`load_offline`] with every message prefixed by `label`.
+pub(crate) fn load_offline_as(
+    label: &str,
+    path: Option<&PathBuf>,
+    strict: bool,
+) -> Result<Compiled, ExitCode> {
+    let compiled = load_config_as(label, path, strict)?;
+    print_warnings_as(label, &compiled.warnings);
     Ok(compiled)
 }
 
@@ -67,10 +103,10 @@ pub(crate) fn load_offline(path: Option<&PathBuf>, strict: bool) -> Result<Compi
 pub(crate) fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), ExitCode> {
     let level = if strict { "error" } else { "warning" };
     for s in &landscape.skipped {
-        eprintln!("{level}: skipped {s}");
+        say!("{level}: skipped {s}");
     }
     if strict && !landscape.skipped.is_empty() {
-        eprintln!(
+        say!(
             "error: --strict: {} object(s) of the manifests were skipped",
             landscape.skipped.len()
         );
@@ -100,11 +136,12 @@ pub(crate) fn load_landscape(
     let files = match load(&args.files) {
         Ok(l) => l,
         Err(e) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             return Err(ExitCode::from(EXIT_BAD_INPUT));
         }
     };
     if !args.live && args.kubeconfig.is_none() {
+        warn_project_conflicts(&files);
         return Ok(files);
     }
     let kubeconfig = args
@@ -120,7 +157,7 @@ pub(crate) fn load_landscape(
     {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: starting the async runtime: {e}");
+            say!("error: starting the async runtime: {e}");
             return Err(ExitCode::FAILURE);
         }
     };
@@ -134,26 +171,33 @@ pub(crate) fn load_landscape(
         )
         .await
         .map_err(|e| {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             ExitCode::from(EXIT_BAD_INPUT)
         })?;
         let mut progress = progress_printer();
         simulate::read_live(&client, args.chunk_size, &data, yaml, &mut progress)
             .await
             .map_err(|e| {
-                eprintln!("error: {e}");
-                eprintln!("error: the landscape could not be read completely; nothing was {what}");
+                say!("error: {e}");
+                say!("error: the landscape could not be read completely; nothing was {what}");
                 ExitCode::FAILURE
             })
     })?;
     for w in &read.warnings {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     let mut landscape = read.landscape;
     for r in landscape.overlay(files) {
-        eprintln!("overlay: -f replaces {r} of the cluster");
+        say!("overlay: -f replaces {r} of the cluster");
     }
+    warn_project_conflicts(&landscape);
     Ok(landscape)
+}
+
+fn warn_project_conflicts(landscape: &Landscape) {
+    for w in landscape.project_conflicts() {
+        say!("warning: {w}");
+    }
 }
 
 /// Progress of the live read on stderr, only when stderr is a terminal: one line per kind,

@@ -34,7 +34,7 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
     let profile = match chain.select(now) {
         Selection::Profile { profile, .. } => profile,
         Selection::Deferred { reason, .. } => {
-            eprintln!(
+            say!(
                 "error: no profile is active at {}: {reason}; pass --now inside an active entry",
                 now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             );
@@ -65,7 +65,7 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
     let p = match result {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             return ExitCode::from(EXIT_BAD_INPUT);
         }
     };
@@ -75,5 +75,9 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
         PlanOutput::Yaml => plan::output::render_yaml(&landscape, &p),
         PlanOutput::Html => plan::html::render(&p),
     };
-    write_stdout(|out| out.write_all(text.as_bytes()))
+    let write = |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
+    match common.output {
+        PlanOutput::Table => write_stdout_text(write),
+        _ => write_stdout(write),
+    }
 }

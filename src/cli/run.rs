@@ -38,7 +38,7 @@ pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
     if args.validate_only {
         print_warnings(warnings);
         for note in debugging_notes(cfg) {
-            eprintln!("note: {note}");
+            say!("note: {note}");
         }
         return write_stdout(|out| {
             let text = serde_yaml_ng::to_string(cfg).map_err(std::io::Error::other)?;
@@ -56,7 +56,7 @@ pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("error: starting the async runtime: {e}");
+            say!("error: starting the async runtime: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -67,7 +67,7 @@ pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "gardener-scheduler failed");
-            eprintln!("error: {e}");
+            say!("error: {e}");
             ExitCode::FAILURE
         }
     }

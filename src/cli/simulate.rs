@@ -13,6 +13,17 @@ use gardener_scheduler::simulate;
 use super::args::*;
 use super::common::*;
 
+/// Writes the output, escaped as text unless it is JSON, YAML or HTML.
+fn write_output(
+    output: Output,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> ExitCode {
+    match output {
+        Output::Json | Output::Yaml | Output::Html => write_stdout(write),
+        Output::Table => write_stdout_text(write),
+    }
+}
+
 pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     let Compiled {
         config: cfg, chain, ..
@@ -21,11 +32,15 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         Err(code) => return code,
     };
     if args.compare.is_some() && matches!(args.output, Output::Yaml) {
-        eprintln!("error: --compare: -o yaml is not available; use -o table or -o json");
+        say!("error: --compare: -o yaml is not available; use -o table or -o json");
         return ExitCode::from(EXIT_BAD_INPUT);
     }
     let old = match &args.compare {
-        Some(path) => match load_offline(Some(path), args.strict) {
+        Some(path) => match load_offline_as(
+            &format!("--compare {}: ", path.display()),
+            Some(path),
+            args.strict,
+        ) {
             Ok(loaded) => Some((loaded.config, loaded.chain)),
             Err(code) => return code,
         },
@@ -48,13 +63,13 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             names.extend(old_cfg.schedulers.shoot.scheduler_names.iter().cloned());
         }
         let n = simulate::make_pending(&mut landscape, &names);
-        eprintln!("replay: {n} bound shoot(s) made pending again");
+        say!("replay: {n} bound shoot(s) made pending again");
     }
     if let Err(code) = report_skipped(&landscape, args.strict) {
         return code;
     }
     if let Some((from, to)) = args.timeline {
-        return write_stdout(|out| {
+        return write_stdout_text(|out| {
             let mut changes = 0;
             for step in chain.timeline_steps(from, to) {
                 match step {
@@ -93,7 +108,7 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
                     )
                 })
                 .unwrap_or_default();
-            return write_stdout(|out| {
+            return write_stdout_text(|out| {
                 writeln!(
                     out,
                     "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
@@ -108,7 +123,7 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
         let old_profile = match old_chain.select(now) {
             Selection::Profile { profile, .. } => profile,
             Selection::Deferred { reason, .. } => {
-                return write_stdout(|out| {
+                return write_stdout_text(|out| {
                     writeln!(
                         out,
                         "Scheduling deferred under the old configuration at {}: {reason}. Nothing to compare.",
@@ -131,7 +146,7 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             regions: &regions,
         };
         let comparison = simulate::compare(&landscape, &old_side, &new_side, now);
-        return write_stdout(|mut out| match args.output {
+        return write_output(args.output, |mut out| match args.output {
             Output::Json => simulate::write_compare_json(&mut out, &comparison),
             Output::Html => out.write_all(
                 plan::html::render_comparison(
@@ -149,13 +164,13 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     let new_run = || simulate::Simulator::new(&landscape, profile, names, &regions, now);
     let first = new_run();
     for w in first.snapshot().region_config_conflicts() {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     // A forecast that does not parse counts as no forecast (neutral score): say so at load.
     for source in first.snapshot().carbon_sources().iter() {
         for payload in source.data.payloads.values() {
             if let Err(e) = payload {
-                eprintln!(
+                say!(
                     "warning: carbon-intensity ConfigMap {}: {e}; the locations it would serve score neutral (50)",
                     source.data.name
                 );
@@ -167,18 +182,18 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
     if let Some(key) = args.explain {
         // Later decisions cannot change this one: stop once it is made.
         return match run().find(|o| o.shoot == key) {
-            Some(o) => write_stdout(|out| {
+            Some(o) => write_stdout_text(|out| {
                 out.write_all(simulate::render_explain(&o.shoot, &o.result).as_bytes())
             }),
             None => {
-                eprintln!(
+                say!(
                     "error: --explain {key}: no pending shoot with that namespace/name in the manifests"
                 );
                 ExitCode::from(EXIT_BAD_INPUT)
             }
         };
     }
-    write_stdout(|mut out| match args.output {
+    write_output(args.output, |mut out| match args.output {
         Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
         Output::Json => simulate::write_json(&mut out, &mut run, &landscape.skipped),
         Output::Yaml => simulate::write_yaml(&mut out, &landscape, run()),

@@ -121,14 +121,15 @@ fn build(
 ) -> Result<Draft, ConfigError> {
     let mut merged = yaml_to_json(DEFAULTS, "config/defaults.yaml")
         .expect("the embedded defaults are valid YAML");
+    let mut sections = Vec::new();
     if let Some((text, name)) = file {
         let text = strip_bom(text);
         if !text.trim().is_empty() {
-            merge(&mut merged, yaml_to_json(text, name)?);
+            merge(&mut merged, yaml_to_json(text, name)?, "", &mut sections)?;
         }
     }
     if let Some(env) = env {
-        merge(&mut merged, env);
+        merge(&mut merged, env, "", &mut sections)?;
     }
 
     // Deserialize section by section so that a type error in one section does not hide the
@@ -200,8 +201,10 @@ fn render_path(path: &serde_ignored::Path<'_>) -> String {
 /// `null` meaning "not set". Numbers JSON cannot hold (`.nan`, `.inf`, `1e309`) are errors
 /// naming their field, not silently null.
 fn yaml_to_json(text: &str, source: &str) -> Result<Value, ConfigError> {
-    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text)
-        .map_err(|e| ConfigError::Invalid(vec![FieldError::new(source, e.to_string())]))?;
+    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
+        let note = crate::bom::note_inside(text).unwrap_or_default();
+        ConfigError::Invalid(vec![FieldError::new(source, format!("{e}{note}"))])
+    })?;
     if !(doc.is_mapping() || doc.is_null()) {
         return Err(ConfigError::Invalid(vec![FieldError::new(
             source,
@@ -302,19 +305,38 @@ fn describe(v: &serde_yaml_ng::Value) -> &'static str {
     }
 }
 
-/// Later layers win key by key; lists and scalars are replaced whole.
-fn merge(base: &mut Value, over: Value) {
+/// Later layers win key by key; lists and scalars are replaced whole. A section the defaults
+/// hold as a mapping stays one: serde would read `server: []` as a section with every field
+/// left out, so a list or a scalar there is an error at its path (collected in `errors`,
+/// returned once the whole layer is merged).
+fn merge(
+    base: &mut Value,
+    over: Value,
+    path: &str,
+    errors: &mut Vec<FieldError>,
+) -> Result<(), ConfigError> {
     match (base, over) {
         (Value::Object(b), Value::Object(o)) => {
             for (k, v) in o {
+                let at = child(path, &k);
                 match b.get_mut(&k) {
-                    Some(existing) => merge(existing, v),
+                    Some(existing) => {
+                        merge(existing, v, &at, errors)?;
+                    }
                     None => {
                         b.insert(k, v);
                     }
                 }
             }
         }
+        (Value::Object(_), o) => errors.push(FieldError::new(
+            path,
+            format!("must be a mapping, got {}", crate::field_error::kind_of(&o)),
+        )),
         (b, o) => *b = o,
     }
+    if path.is_empty() && !errors.is_empty() {
+        return Err(ConfigError::Invalid(std::mem::take(errors)));
+    }
+    Ok(())
 }

@@ -68,11 +68,17 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
                 unsupported(&le.resource_lock, ["leases"]),
             );
         }
+        // The Lease's name and namespace: the API server would refuse anything else, at every
+        // renewal, long after the configuration loaded.
         if le.resource_name.is_empty() {
             err("leaderElection.resourceName", "is required".into());
+        } else if let Err(e) = crate::names::dns1123_subdomain(&le.resource_name) {
+            err("leaderElection.resourceName", e);
         }
         if le.resource_namespace.is_empty() {
             err("leaderElection.resourceNamespace", "is required".into());
+        } else if let Err(e) = crate::names::dns1123_label(&le.resource_namespace) {
+            err("leaderElection.resourceNamespace", e);
         }
     }
 
@@ -146,6 +152,9 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
                 &format!("schedulers.shoot.schedulerNames[{i}]"),
                 "must not be empty".into(),
             );
+        } else if let Err(e) = crate::names::dns1123_subdomain(n) {
+            // As a pod's schedulerName: the value a shoot's spec.schedulerName is compared with.
+            err(&format!("schedulers.shoot.schedulerNames[{i}]"), e);
         }
     }
     if shoot.backoff.initial.is_zero() {

@@ -5,16 +5,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::field_error::FieldError;
+use crate::field_error::{FieldError, MAX_LATENCY_MS};
 use crate::snapshot::estimate::LatencySources;
 use crate::snapshot::latency::{LatencyTable, MAX_COMPLETED_REGIONS};
 
 /// Matrix files larger than this are refused rather than read into memory.
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
-/// Largest latency accepted in a matrix (1,000 s): far beyond any network, and small enough
-/// that a path through every region stays a finite sum.
-const MAX_LATENCY_MS: f64 = 1_000_000.0;
-
 /// The latency sources of `matrix` / `matrixFile` / `useRegionConfigMaps` args at `path`,
 /// problems are appended to `errors`.
 pub fn sources_from_args(
@@ -24,6 +20,7 @@ pub fn sources_from_args(
     path: &str,
     errors: &mut Vec<FieldError>,
 ) -> LatencySources {
+    let before = errors.len();
     let known = match (matrix, matrix_file) {
         (Some(_), Some(_)) => {
             errors.push(FieldError::new(
@@ -36,6 +33,8 @@ pub fn sources_from_args(
         (None, Some(file)) => read_matrix_file(file, &format!("{path}.matrixFile"), errors),
         (None, None) => None,
     };
+    // A refused matrix is never built: the table is dense, regions × regions.
+    let known = known.filter(|_| errors.len() == before);
     LatencySources {
         matrix: known.map(|k| LatencyTable::new(&k)),
         use_region_config_maps,
@@ -104,6 +103,26 @@ fn parse_matrix(
         }
         return out;
     };
+    // Counted before anything is built, in one pass: a row of 100,000 columns is refused
+    // without a table of 100,000² cells.
+    let mut names: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for (from, row) in rows {
+        names.insert(from);
+        names.extend(
+            row.as_object()
+                .into_iter()
+                .flat_map(|r| r.keys().map(String::as_str)),
+        );
+        if names.len() > MAX_COMPLETED_REGIONS {
+            err(
+                String::new(),
+                format!(
+                    "lists more than {MAX_COMPLETED_REGIONS} regions, at most {MAX_COMPLETED_REGIONS} are supported"
+                ),
+            );
+            return out;
+        }
+    }
     for (from, row) in rows {
         if from.is_empty() {
             err(String::new(), "region names must not be empty".into());

@@ -25,6 +25,17 @@ pub fn parse_args<T: DeserializeOwned + Default>(
     if args.is_null() {
         return Ok(T::default());
     }
+    // serde reads a list as a struct's fields in order: `args: [1]` would be taken apart
+    // position by position and reported at a key nobody wrote.
+    if !args.is_object() {
+        return Err(vec![FieldError::new(
+            path,
+            format!(
+                "must be a mapping of argument names to values, got {}",
+                crate::field_error::kind_of(args)
+            ),
+        )]);
+    }
     serde_path_to_error::deserialize(args.clone()).map_err(|e| {
         let inner = e.path().to_string();
         let p = if inner == "." {

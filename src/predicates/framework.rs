@@ -6,6 +6,7 @@
 use std::any::Any;
 
 use crate::context::ShootContext;
+use crate::field_error::FieldError;
 use crate::outcome::FitError;
 use crate::plugin::ClusterData;
 use crate::reason::Reason;
@@ -33,6 +34,11 @@ pub trait Predicate: Send + Sync {
     ) -> Result<(), Reason>;
     /// Cluster data this filter reads beyond what every decision reads.
     fn cluster_data(&self) -> Vec<ClusterData> {
+        Vec::new()
+    }
+    /// Problems of the arguments that only the region catalogue with the configuration's
+    /// `schedulers.shoot.regions` shows (a jurisdiction no region lies in), with their paths.
+    fn check_regions(&self, _regions: &crate::regions::Regions) -> Vec<FieldError> {
         Vec::new()
     }
 }

@@ -5,8 +5,8 @@
 use serde::Deserialize;
 
 use crate::context::ShootContext;
-use crate::field_error::FieldError;
-use crate::plugin::{parse_args, positive_number, sources_from_args};
+use crate::field_error::{FieldError, MAX_LATENCY_MS, bounded_positive};
+use crate::plugin::{parse_args, sources_from_args};
 use crate::reason::Reason;
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
@@ -51,10 +51,13 @@ pub(super) fn build(
     let a: Args = parse_args(args, path)?;
     let mut errors = Vec::new();
     let max_ms = match a.max_latency_ms {
-        Some(ms) if ms.is_finite() && ms > 0.0 => ms,
         Some(ms) => {
-            errors.extend(positive_number(format!("{path}.maxLatencyMs"), ms));
-            0.0
+            errors.extend(bounded_positive(
+                format!("{path}.maxLatencyMs"),
+                ms,
+                MAX_LATENCY_MS,
+            ));
+            ms
         }
         None => {
             errors.push(FieldError::new(

@@ -18,21 +18,42 @@ pub const NAME: &str = "Residency";
 
 pub struct Residency {
     groups: Vec<Group>,
+    /// Where the arguments are in the configuration, for [`Predicate::check_regions`].
+    path: String,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Group {
+    name: String,
+    jurisdictions: Vec<String>,
+    /// `jurisdictions` was left out and is `[name]`: problems are the name's.
+    defaulted: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Group {
+struct GroupArg {
     name: String,
     /// Default: `[name]`.
     #[serde(default)]
-    jurisdictions: Vec<String>,
+    jurisdictions: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 struct Args {
-    groups: Option<Vec<Group>>,
+    groups: Option<Vec<GroupArg>>,
+}
+
+impl Group {
+    /// The path of jurisdiction `j`: the group's name when the list was left out.
+    fn path_of(&self, at: &str, j: usize) -> String {
+        if self.defaulted {
+            format!("{at}.name")
+        } else {
+            format!("{at}.jurisdictions[{j}]")
+        }
+    }
 }
 
 fn is_name(s: &str) -> bool {
@@ -47,39 +68,94 @@ pub(super) fn build(
 ) -> Result<Box<dyn Predicate>, Vec<FieldError>> {
     let a: Args = parse_args(args, path)?;
     let mut errors = Vec::new();
-    let mut groups = a.groups.unwrap_or_default();
-    if groups.is_empty() {
+    let args = a.groups.unwrap_or_default();
+    if args.is_empty() {
         errors.push(FieldError::new(
             format!("{path}.groups"),
             "must list at least one group, e.g. [{name: eu}]",
         ));
     }
-    for (i, g) in groups.iter_mut().enumerate() {
+    let mut groups = Vec::with_capacity(args.len());
+    for (i, g) in args.into_iter().enumerate() {
         let at = format!("{path}.groups[{i}]");
         if g.name.is_empty() {
             errors.push(FieldError::new(format!("{at}.name"), "is required"));
+        } else if let Some(first) = groups.iter().position(|q: &Group| q.name == g.name) {
+            errors.push(FieldError::new(
+                format!("{at}.name"),
+                format!("duplicate group {:?} (also {path}.groups[{first}])", g.name),
+            ));
         }
-        if g.jurisdictions.is_empty() && !g.name.is_empty() {
-            g.jurisdictions.push(g.name.clone());
-        }
-        for (j, jur) in g.jurisdictions.iter().enumerate() {
+        let group = match g.jurisdictions {
+            Some(list) => {
+                if list.is_empty() {
+                    errors.push(FieldError::new(
+                        format!("{at}.jurisdictions"),
+                        "must list at least one jurisdiction (leave it out to use the group's name)",
+                    ));
+                }
+                Group {
+                    name: g.name,
+                    jurisdictions: list,
+                    defaulted: false,
+                }
+            }
+            None => Group {
+                jurisdictions: vec![g.name.clone()]
+                    .into_iter()
+                    .filter(|n| !n.is_empty())
+                    .collect(),
+                name: g.name,
+                defaulted: true,
+            },
+        };
+        for (j, jur) in group.jurisdictions.iter().enumerate() {
             if !is_name(jur) {
+                let what = if group.defaulted {
+                    " (the group's jurisdiction when jurisdictions is left out)"
+                } else {
+                    ""
+                };
                 errors.push(FieldError::new(
-                    format!("{at}.jurisdictions[{j}]"),
-                    format!("must be a lowercase name such as \"eu\" or \"ch\", got {jur:?}"),
+                    group.path_of(&at, j),
+                    format!("must be a lowercase name such as \"eu\" or \"ch\"{what}, got {jur:?}"),
                 ));
             }
         }
+        groups.push(group);
     }
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(Box::new(Residency { groups }))
+    Ok(Box::new(Residency {
+        groups,
+        path: path.to_string(),
+    }))
 }
 
 impl Predicate for Residency {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn check_regions(&self, regions: &crate::regions::Regions) -> Vec<FieldError> {
+        let known = regions.jurisdictions();
+        let mut errors = Vec::new();
+        for (i, g) in self.groups.iter().enumerate() {
+            let at = format!("{}.groups[{i}]", self.path);
+            for (j, jur) in g.jurisdictions.iter().enumerate() {
+                if known.binary_search(jur).is_err() {
+                    errors.push(FieldError::new(
+                        g.path_of(&at, j),
+                        format!(
+                            "no region lies in jurisdiction {jur:?}: the group would never apply (known: {}; schedulers.shoot.regions can add regions)",
+                            known.join(", ")
+                        ),
+                    ));
+                }
+            }
+        }
+        errors
     }
 
     fn filter(

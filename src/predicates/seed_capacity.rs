@@ -8,7 +8,7 @@ use super::framework::{Predicate, Prepared};
 pub const NAME: &str = "SeedCapacity";
 
 /// A seed publishing `status.allocatable.shoots` takes a shoot only while usage is below it
-/// (rounded up to a whole number, as upstream reads it).
+/// (a whole number; a seed declaring a fraction is malformed).
 pub struct SeedCapacity;
 
 impl Predicate for SeedCapacity {

@@ -645,8 +645,8 @@ mod tests {
                 "scalars out of range",
                 serde_json::json!({"maxLatencyMs": 0, "fallbackFactor": -1, "plannedUtilisation": 0, "replanThreshold": 2}),
                 &[
-                    "p.args.maxLatencyMs: must be a positive number, got 0",
-                    "p.args.fallbackFactor: must be a non-negative number, got -1",
+                    "p.args.maxLatencyMs: must be a positive number of at most 1000000, got 0",
+                    "p.args.fallbackFactor: must be a number from 0 to 1000, got -1",
                     "p.args.plannedUtilisation: must be a number above 0 and at most 10, got 0",
                     "p.args.replanThreshold: must be a number from 0 to 1, got 2",
                 ],
@@ -655,8 +655,8 @@ mod tests {
                 "a negative and a non-numeric forecast entry",
                 serde_json::json!({"demand": {"eu-west-1": -1, "us-east-1": "many", "ap-south-1": 3}}),
                 &[
-                    "p.args.demand.eu-west-1: must be a non-negative number, got -1",
-                    "p.args.demand.us-east-1: must be a non-negative number, got \"many\"",
+                    "p.args.demand.eu-west-1: must be a number from 0 to 1000000, got -1",
+                    "p.args.demand.us-east-1: must be a number from 0 to 1000000, got \"many\"",
                 ],
             ),
             (

@@ -17,6 +17,8 @@ use crate::plugin::{ClusterData, GREATER_THAN_ZERO, parse_args};
 pub const NAME: &str = "CarbonIntensity";
 /// Longest accepted horizon: forecasts rarely reach further.
 const MAX_HORIZON: TimeDelta = TimeDelta::days(7);
+/// The largest carbon intensity an argument takes, gCO2eq/kWh (the dirtiest grids are near 1,000).
+const MAX_INTENSITY: f64 = 100_000.0;
 
 /// Lower expected grid carbon intensity scores higher, on an absolute scale. A preference, never
 /// a filter: a seed without usable data scores exactly 50, neither rewarded nor punished.
@@ -80,10 +82,10 @@ impl CarbonIntensity {
         let mut s = CarbonSettings::default();
 
         for (region, v) in &a.regions {
-            if !(v.is_finite() && *v >= 0.0) {
+            if !(v.is_finite() && (0.0..=MAX_INTENSITY).contains(v)) {
                 err(
                     &format!("regions.{region}"),
-                    format!("must be a number of gCO2eq/kWh >= 0, got {v}"),
+                    format!("must be a number of gCO2eq/kWh from 0 to {MAX_INTENSITY}, got {v}"),
                 );
             }
         }
@@ -148,10 +150,10 @@ impl CarbonIntensity {
         }
         let scale = a.scale.unwrap_or_default();
         for (field, v) in [("scale.best", scale.best), ("scale.worst", scale.worst)] {
-            if !(v.is_finite() && v >= 0.0) {
+            if !(v.is_finite() && (0.0..=MAX_INTENSITY).contains(&v)) {
                 err(
                     field,
-                    format!("must be a number of gCO2eq/kWh >= 0, got {v}"),
+                    format!("must be a number of gCO2eq/kWh from 0 to {MAX_INTENSITY}, got {v}"),
                 );
             }
         }

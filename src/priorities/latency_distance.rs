@@ -8,14 +8,16 @@ use std::sync::Arc;
 use serde::Deserialize;
 
 use crate::context::ShootContext;
-use crate::field_error::FieldError;
+use crate::field_error::{
+    FieldError, MAX_FALLBACK_FACTOR, MAX_LATENCY_MS, bounded_non_negative, bounded_positive,
+};
 use crate::region_distance::region_distance;
 use crate::snapshot::estimate::{LatencySources, round_ms};
 use crate::snapshot::latency::LatencyTable;
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
-use crate::plugin::{parse_args, positive_number, sources_from_args};
+use crate::plugin::{parse_args, sources_from_args};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "LatencyDistance";
@@ -60,16 +62,16 @@ pub(super) fn build(
 ) -> Result<Box<dyn Priority>, Vec<FieldError>> {
     let a: Args = parse_args(args, path)?;
     let mut errors = Vec::new();
-    errors.extend(positive_number(
+    errors.extend(bounded_positive(
         format!("{path}.maxLatencyMs"),
         a.max_latency_ms,
+        MAX_LATENCY_MS,
     ));
-    if !(a.fallback_factor.is_finite() && a.fallback_factor >= 0.0) {
-        errors.push(FieldError::new(
-            format!("{path}.fallbackFactor"),
-            format!("must be a non-negative number, got {}", a.fallback_factor),
-        ));
-    }
+    errors.extend(bounded_non_negative(
+        format!("{path}.fallbackFactor"),
+        a.fallback_factor,
+        MAX_FALLBACK_FACTOR,
+    ));
     let sources = sources_from_args(
         a.matrix.as_ref(),
         a.matrix_file.as_deref(),

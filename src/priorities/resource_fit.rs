@@ -581,7 +581,7 @@ mod tests {
                 "p.args.controlPlaneRequests[0].requests.cpu: \"lots\" is not a quantity",
                 "p.args.controlPlaneRequests[0].requests.memory: must not be negative, got -1073741824",
                 "p.args.controlPlaneRequests[0].requests.shoots: a shoot always demands exactly one shoot slot; remove this entry",
-                "p.args.resources[0].weight: must be a positive number, got 0",
+                "p.args.resources[0].weight: must be a positive number of at most 1000000, got 0",
                 "p.args.resources[1].name: no shoot demands \"gpu\": add it to the requests of controlPlaneRequests",
                 "p.args.resources[2].name: duplicate resource \"cpu\"",
             ]

@@ -107,11 +107,41 @@ pub struct RegionOverride {
     pub jurisdiction: Option<String>,
 }
 
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
 pub struct LocationOverride {
     pub lat: f64,
     pub lon: f64,
+}
+
+/// Only a mapping `{lat, lon}`: serde would also read the list `[1, 2]` as a coordinate pair,
+/// and a list in the wrong order would put the region elsewhere without a word.
+impl<'de> Deserialize<'de> for LocationOverride {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Raw {
+            lat: f64,
+            lon: f64,
+        }
+        struct Mapping;
+        impl<'de> serde::de::Visitor<'de> for Mapping {
+            type Value = LocationOverride;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a mapping {lat: ..., lon: ...}")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let r = Raw::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(LocationOverride {
+                    lat: r.lat,
+                    lon: r.lon,
+                })
+            }
+        }
+        d.deserialize_map(Mapping)
+    }
 }
 
 #[derive(Deserialize)]
@@ -261,6 +291,21 @@ impl Regions {
             .or_else(|| i.by_name.get(region).cloned().flatten())
     }
 
+    /// Every jurisdiction some region lies in, sorted.
+    pub fn jurisdictions(&self) -> Vec<String> {
+        let i = &self.0;
+        let mut all: Vec<String> = i
+            .by_provider
+            .values()
+            .flat_map(HashMap::values)
+            .chain(i.any_provider.values())
+            .map(|s| s.jurisdiction.clone())
+            .collect();
+        all.sort_unstable();
+        all.dedup();
+        all
+    }
+
     /// Every `(provider, region)` of the catalogue, sorted (tests, docs).
     pub fn entries(&self) -> Vec<(String, String, Arc<Site>)> {
         let mut v: Vec<_> = self
@@ -309,14 +354,30 @@ fn merge(known: Option<&Site>, o: &RegionOverride) -> Option<Site> {
     })
 }
 
-/// Every problem of `schedulers.shoot.regions`, each with its field path.
+/// The most entries `schedulers.shoot.regions` takes: the catalogue lists a few hundred regions,
+/// an operator adds or corrects a handful.
+pub const MAX_OVERRIDES: usize = 10_000;
+
+/// Every problem of `schedulers.shoot.regions`, each with its field path; linear in the entries.
 pub fn validate(list: &[RegionOverride], path: &str) -> Vec<FieldError> {
+    if list.len() > MAX_OVERRIDES {
+        return vec![FieldError::new(
+            path,
+            format!(
+                "holds {} entries, more than the {MAX_OVERRIDES} accepted",
+                list.len()
+            ),
+        )];
+    }
     let base = Regions::builtin();
     let mut errors = Vec::new();
+    let mut first: HashMap<(&str, Option<&str>), usize> = HashMap::with_capacity(list.len());
     for (i, o) in list.iter().enumerate() {
         let at = |field: &str| format!("{path}[{i}].{field}");
         if o.name.trim().is_empty() {
             errors.push(FieldError::new(at("name"), "is required"));
+        } else if let Err(e) = crate::names::label_value(&o.name) {
+            errors.push(FieldError::new(at("name"), e));
         }
         if let Some(p) = &o.provider
             && p.trim().is_empty()
@@ -326,10 +387,10 @@ pub fn validate(list: &[RegionOverride], path: &str) -> Vec<FieldError> {
                 "must not be empty (omit it to match every provider)",
             ));
         }
-        if let Some(j) = list[..i]
-            .iter()
-            .position(|q| q.name == o.name && q.provider == o.provider)
-        {
+        let j = *first
+            .entry((o.name.as_str(), o.provider.as_deref()))
+            .or_insert(i);
+        if j != i {
             errors.push(FieldError::new(
                 at("name"),
                 format!("duplicate region {:?} (also {path}[{j}])", o.name),

@@ -13,6 +13,7 @@ use kube::{Client, Resource};
 use serde::de::DeserializeOwned;
 
 use super::Landscape;
+use super::values::Values;
 use crate::api::{
     CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
     PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
@@ -225,7 +226,7 @@ struct Reader<'a, 'p> {
 impl Reader<'_, '_> {
     /// Every object of one kind, page by page; each decoded as the watches decode it.
     /// `with_document`: also the object as read (managed fields dropped), as YAML.
-    async fn list<K: DeserializeOwned + Resource<DynamicType = ()>>(
+    async fn list<K: DeserializeOwned + Resource<DynamicType = ()> + Values>(
         &mut self,
         api: Api<DynamicObject>,
         params: ListParams,
@@ -283,7 +284,7 @@ impl Reader<'_, '_> {
                 } else {
                     None
                 };
-                match decode::<K>(obj) {
+                match decode::<K>(obj).and_then(|o| o.check_values().map(|()| o)) {
                     Ok(typed) => out.push((typed, doc)),
                     Err(e) => self.warnings.push(format!(
                         "skipped malformed {} {key}: {e}",

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
+use super::values::Values;
 use crate::api::{CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot};
 use crate::input::{self, ReadError};
 
@@ -147,7 +148,7 @@ impl Landscape {
                 serde_yaml_ng::Value::deserialize(doc).map_err(|e| ManifestError::Document {
                     path: path.to_path_buf(),
                     index,
-                    message: e.to_string(),
+                    message: format!("{e}{}", crate::bom::note_inside(text).unwrap_or_default()),
                 })?;
             if value.is_null() {
                 continue;
@@ -225,6 +226,32 @@ impl Landscape {
         );
         self.skipped.extend(top.skipped);
         replaced
+    }
+
+    /// Namespaces more than one Project claims (upstream's API server refuses the second
+    /// claim; a landscape put together from files may still hold both): one line each, naming
+    /// the project the shoots there count for, the last one read, as the snapshot reads them.
+    pub fn project_conflicts(&self) -> Vec<String> {
+        let mut claims: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+        for p in &self.projects {
+            if let Some(ns) = p.spec.namespace.as_deref().filter(|n| !n.is_empty()) {
+                claims
+                    .entry(ns)
+                    .or_default()
+                    .push(p.metadata.name.as_deref().unwrap_or_default());
+            }
+        }
+        claims
+            .into_iter()
+            .filter(|(_, projects)| projects.len() > 1)
+            .map(|(ns, projects)| {
+                format!(
+                    "namespace {ns} is claimed by Projects {}; upstream's API server allows one, and its shoots count for project {}",
+                    projects.join(", "),
+                    projects[projects.len() - 1]
+                )
+            })
+            .collect()
     }
 
     fn skip(&mut self, location: Location, message: String) {
@@ -315,7 +342,7 @@ impl Landscape {
             let object = if name.is_empty() {
                 kind
             } else {
-                format!("{kind} {name}")
+                format!("{kind} {}", crate::escape::line(&name))
             };
             self.skip(location, format!("{object}: {message}"));
         }
@@ -323,7 +350,7 @@ impl Landscape {
 
     /// The typed object, or `Err(Some(message))` naming the field, or `Err(None)` for a repeat
     /// (already recorded).
-    fn typed<T: DeserializeOwned + kube::Resource>(
+    fn typed<T: DeserializeOwned + kube::Resource + Values>(
         &mut self,
         value: &serde_yaml_ng::Value,
         kind: &'static str,
@@ -342,6 +369,7 @@ impl Landscape {
         }
         let meta = object.meta();
         require_name(meta, namespaced)?;
+        object.check_values()?;
         let key = if namespaced {
             crate::api::object_key(meta)
         } else {

@@ -7,6 +7,7 @@ mod compare;
 mod live;
 mod manifests;
 mod output;
+mod values;
 
 use chrono::{DateTime, Utc};
 

@@ -38,7 +38,7 @@ pub struct SeedColumns {
     region_groups: FxHashMap<String, Vec<u32>>,
     /// per provider id: the positions of its seeds, in order
     by_provider: Vec<Vec<u32>>,
-    /// per seed: `status.allocatable.shoots` rounded up, when published
+    /// per seed: `status.allocatable.shoots`, when published
     capacity: Vec<Option<u64>>,
     /// per resource any seed publishes: per seed, its `status.allocatable`
     allocatable: Vec<(String, Vec<Option<f64>>)>,
@@ -375,7 +375,7 @@ impl SeedColumns {
         &self.by_provider[provider as usize]
     }
 
-    /// `status.allocatable.shoots` rounded up, when the seed publishes it.
+    /// `status.allocatable.shoots`, when the seed publishes it.
     pub fn capacity(&self, i: u32) -> Option<u64> {
         self.capacity[i as usize]
     }

@@ -34,6 +34,9 @@ pub struct SeedNets {
     pub default_services_reserved: bool,
 }
 
+/// The most shoots `status.allocatable.shoots` may declare.
+pub const MAX_ALLOCATABLE_SHOOTS: f64 = 1_000_000.0;
+
 /// Everything a decision needs to know about one seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeedInfo {
@@ -104,6 +107,19 @@ impl SeedInfo {
         let mut allocatable = BTreeMap::new();
         for (resource, q) in &seed.status.allocatable {
             match quantity::parse(&q.0) {
+                // A number of control planes: whole, and no more than a seed could host
+                // (`1Ei` would overflow the sums of capacity).
+                Ok(v) if resource == "shoots" && v >= 0.0 && v.fract() != 0.0 => problems.push((
+                    format!("status.allocatable.{resource}"),
+                    format!("{:?} is not a whole number of shoots", q.0),
+                )),
+                Ok(v) if resource == "shoots" && v > MAX_ALLOCATABLE_SHOOTS => problems.push((
+                    format!("status.allocatable.{resource}"),
+                    format!(
+                        "{:?} is more than the {MAX_ALLOCATABLE_SHOOTS} shoots a seed can host",
+                        q.0
+                    ),
+                )),
                 Ok(v) if v >= 0.0 => {
                     allocatable.insert(resource.clone(), v);
                 }
@@ -194,8 +210,8 @@ impl SeedInfo {
         }
     }
 
-    /// `status.allocatable.shoots`, when the seed publishes it, rounded up to a whole number as
-    /// upstream's `Quantity.Value()` rounds it (`1500m` allows 2 shoots).
+    /// `status.allocatable.shoots`, when the seed publishes it (a whole number: a fraction makes
+    /// the seed malformed).
     pub fn allocatable_shoots(&self) -> Option<u64> {
         self.allocatable.get("shoots").map(|v| v.ceil() as u64)
     }

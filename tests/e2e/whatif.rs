@@ -427,6 +427,18 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
         .await
         .unwrap();
 
+    // a shoot whose region holds a line break: the schemaless spec lets the API server store
+    // it, and `-o yaml` or a terminal must never see it; skipped as a malformed object
+    let mut injected = shoot_manifest("wi", "injected");
+    injected["spec"]["region"] = json!("eu-west-1\n---\nkind: Secret");
+    raw_ns::<gardener_scheduler::api::Shoot>(&client, "garden-wi")
+        .create(
+            &Default::default(),
+            &serde_json::from_value(injected).unwrap(),
+        )
+        .await
+        .unwrap();
+
     // Projects are optional, as for the scheduler: a warning, and the decision goes on; the
     // malformed shoot is skipped with a warning naming it and its field, as the scheduler does
     let no_projects = RecordingProxy::start(&api, "no-projects", Some("/projects")).await;
@@ -439,6 +451,10 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
     );
     assert!(
         stderr.contains("warning: skipped malformed Shoot garden-wi/broken: spec.region"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: skipped malformed Shoot garden-wi/injected: spec.region: \"eu-west-1\\u{a}---\\u{a}kind: Secret\" is not a valid label value"),
         "{stderr}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("3/3 pending shoots scheduled"));
@@ -465,7 +481,7 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
     let terminal = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{terminal}");
     assert!(terminal.contains("reading Shoots: 2..."), "{terminal}");
-    assert!(terminal.contains("read Shoots: 6"), "{terminal}");
+    assert!(terminal.contains("read Shoots: 7"), "{terminal}");
     assert!(terminal.contains("read Seeds: 2"), "{terminal}");
 
     // nothing listens there

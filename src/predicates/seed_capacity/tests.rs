@@ -20,24 +20,6 @@ fn seed_capacity_table() {
         ("at allocatable is full", Some("3"), 3, false),
         ("zero allocatable takes nothing", Some("0"), 0, false),
         (
-            "a fractional allocatable rounds up: 1500m allows a second shoot",
-            Some("1500m"),
-            1,
-            true,
-        ),
-        (
-            "a fractional allocatable rounds up: 1500m is full at two",
-            Some("1500m"),
-            2,
-            false,
-        ),
-        (
-            "a tiny allocatable rounds up to one shoot",
-            Some("1m"),
-            0,
-            true,
-        ),
-        (
             "a decimal exponent counts whole shoots",
             Some("2e0"),
             2,

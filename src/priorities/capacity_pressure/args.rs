@@ -8,7 +8,10 @@ use std::sync::atomic::AtomicU64;
 use serde::Deserialize;
 
 use super::CapacityPressure;
-use crate::field_error::{FieldError, positive_number};
+use crate::field_error::{
+    FieldError, MAX_FALLBACK_FACTOR, MAX_LATENCY_MS, MAX_WEIGHT, bounded_non_negative,
+    bounded_positive,
+};
 use crate::plugin::{parse_args, sources_from_args};
 
 #[derive(Debug, Deserialize)]
@@ -45,9 +48,15 @@ impl CapacityPressure {
     pub fn from_args(args: &serde_json::Value, path: &str) -> Result<Self, Vec<FieldError>> {
         let a: Args = parse_args(args, path)?;
         let mut errors = Vec::new();
-        errors.extend(positive_number(
+        errors.extend(bounded_positive(
             format!("{path}.maxLatencyMs"),
             a.max_latency_ms,
+            MAX_LATENCY_MS,
+        ));
+        errors.extend(bounded_non_negative(
+            format!("{path}.fallbackFactor"),
+            a.fallback_factor,
+            MAX_FALLBACK_FACTOR,
         ));
         let mut check = |ok: bool, field: &str, what: &str, got: f64| {
             if !ok {
@@ -57,12 +66,6 @@ impl CapacityPressure {
                 ));
             }
         };
-        check(
-            a.fallback_factor.is_finite() && a.fallback_factor >= 0.0,
-            "fallbackFactor",
-            "a non-negative number",
-            a.fallback_factor,
-        );
         check(
             a.planned_utilisation.is_finite()
                 && a.planned_utilisation > 0.0
@@ -123,12 +126,12 @@ fn parse_demand(
             continue;
         }
         match w.as_f64() {
-            Some(v) if v.is_finite() && v >= 0.0 => {
+            Some(v) if v.is_finite() && (0.0..=MAX_WEIGHT).contains(&v) => {
                 out.insert(region.clone(), v);
             }
             _ => errors.push(FieldError::new(
                 format!("{path}.{region}"),
-                format!("must be a non-negative number, got {w}"),
+                format!("must be a number from 0 to {MAX_WEIGHT}, got {w}"),
             )),
         }
     }

@@ -110,7 +110,7 @@ fn invalid_args_are_reported_with_their_paths() {
         (
             json!({"regions": {"a": -1}}),
             "p.args.regions.a",
-            "must be a number of gCO2eq/kWh >= 0, got -1",
+            "must be a number of gCO2eq/kWh from 0 to 100000, got -1",
         ),
         (json!({"horizon": "soon"}), "p.args.horizon", ""),
         (
@@ -141,7 +141,7 @@ fn invalid_args_are_reported_with_their_paths() {
         (
             json!({"scale": {"best": -1}}),
             "p.args.scale.best",
-            "must be a number of gCO2eq/kWh >= 0, got -1",
+            "must be a number of gCO2eq/kWh from 0 to 100000, got -1",
         ),
         (
             json!({"configMapKey": "a/b"}),

@@ -230,8 +230,8 @@ fn bad_scalar_args_and_unknown_keys_are_errors() {
     assert_eq!(
         errors(serde_json::json!({"maxLatencyMs": 0, "fallbackFactor": -1})),
         vec![
-            "p.args.maxLatencyMs: must be a positive number, got 0",
-            "p.args.fallbackFactor: must be a non-negative number, got -1",
+            "p.args.maxLatencyMs: must be a positive number of at most 1000000, got 0",
+            "p.args.fallbackFactor: must be a number from 0 to 1000, got -1",
         ]
     );
     let got = errors(serde_json::json!({"maxLatency": 10}));

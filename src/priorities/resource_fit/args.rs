@@ -6,8 +6,12 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::{FAILURE_TOLERANCES, FitStrategy, PURPOSES, RequestRule, ResourceFit, SHOOTS};
-use crate::field_error::FieldError;
-use crate::plugin::{parse_args, positive_number, unsupported_value};
+use crate::field_error::{FieldError, MAX_WEIGHT, bounded_positive};
+use crate::plugin::{parse_args, unsupported_value};
+
+/// The largest request of one resource (2^63, about 9.2 exa): a quantity beyond what any seed
+/// declares keeps utilisation sums finite.
+const MAX_REQUEST: f64 = 9_223_372_036_854_775_808.0;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
@@ -80,9 +84,13 @@ pub(super) fn from_args(
                 other => Err(format!("{other} is not a quantity")),
             };
             match parsed {
-                Ok(v) if v.is_finite() && v >= 0.0 => {
+                Ok(v) if v.is_finite() && (0.0..=MAX_REQUEST).contains(&v) => {
                     requests.insert(resource.clone(), v);
                 }
+                Ok(v) if v.is_finite() && v >= 0.0 => errors.push(FieldError::new(
+                    at,
+                    format!("must be at most {MAX_REQUEST:e}, got {v:e}"),
+                )),
                 Ok(v) => errors.push(FieldError::new(
                     at,
                     format!("must not be negative, got {v}"),
@@ -105,7 +113,11 @@ pub(super) fn from_args(
         Some(list) => {
             for (i, r) in list.iter().enumerate() {
                 let at = format!("{path}.resources[{i}]");
-                errors.extend(positive_number(format!("{at}.weight"), r.weight));
+                errors.extend(bounded_positive(
+                    format!("{at}.weight"),
+                    r.weight,
+                    MAX_WEIGHT,
+                ));
                 if list[..i].iter().any(|q| q.name == r.name) {
                     errors.push(FieldError::new(
                         format!("{at}.name"),
