@@ -20,7 +20,7 @@ use super::brief::brief_watch;
 use super::cache::{Cache, Change, WatchedKind};
 use super::carbon_metrics;
 use super::liveness::FEED_SILENCE;
-use super::stack::WATCH_TIMEOUT;
+use super::stack::{Abandoned, WATCH_TIMEOUT};
 use crate::api::{
     CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
     PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
@@ -121,6 +121,15 @@ async fn run_feed<K>(
                     apply_item(&shared, &feed, &path, &mut listing, item);
                 }
                 _ = check.tick() => {
+                    // watches the watcher gave up for silence and replaced without a word
+                    for _ in 0..shared.activity.take_silent_drops(&path) {
+                        warn!(
+                            kind = kind.as_str(),
+                            "the watch delivered nothing for over {}s, not even a bookmark; watching again",
+                            WATCH_TIMEOUT.as_secs()
+                        );
+                        shared.metrics.watch_restarted(kind.as_str(), "silent");
+                    }
                     let silent = shared.feed_age(kind).map(|a| a.watch);
                     if let Some(silent) = silent
                         && silent > FEED_SILENCE
@@ -176,8 +185,13 @@ fn apply_item<K>(
             return;
         }
         Err(e) => {
-            shared.metrics.watch_restarted(kind.as_str(), "error");
-            warn!(kind = kind.as_str(), error = %brief_watch(&e), "watch failed; retrying");
+            if Abandoned::is_silence(&e) {
+                shared.metrics.watch_restarted(kind.as_str(), "silent");
+                warn!(kind = kind.as_str(), error = %brief_watch(&e), "the watch went silent; watching again");
+            } else {
+                shared.metrics.watch_restarted(kind.as_str(), "error");
+                warn!(kind = kind.as_str(), error = %brief_watch(&e), "watch failed; retrying");
+            }
             return;
         }
     };

@@ -54,6 +54,27 @@ struct Seen {
     any: Instant,
     /// a watch
     watch: Instant,
+    /// watches given up by their reader after [`WATCH_TIMEOUT`] and more of silence, not yet
+    /// taken by [`Activity::take_silent_drops`]
+    silent_drops: u32,
+}
+
+/// A watch silent this long when its reader drops it was given up for silence (kube's watcher
+/// gives up after its timeout plus 5 s; a healthy server ends a watch at its timeout).
+const GIVEN_UP_AFTER: Duration = Duration::from_secs(WATCH_TIMEOUT.as_secs() + 2);
+
+impl Abandoned {
+    /// Whether `error`, or one of its sources, is a watch cut here for silence.
+    pub fn is_silence(error: &(dyn std::error::Error + 'static)) -> bool {
+        let mut e = Some(error);
+        while let Some(err) = e {
+            if matches!(err.downcast_ref::<Abandoned>(), Some(Abandoned::Silent(_))) {
+                return true;
+            }
+            e = err.source();
+        }
+        false
+    }
 }
 
 impl Activity {
@@ -65,6 +86,7 @@ impl Activity {
             Seen {
                 any: now,
                 watch: now,
+                silent_drops: 0,
             },
         );
     }
@@ -84,6 +106,19 @@ impl Activity {
             if watch {
                 s.watch = now;
             }
+        }
+    }
+
+    /// How many watches of `path` were given up for silence since the last call.
+    pub fn take_silent_drops(&self, path: &str) -> u32 {
+        self.lock()
+            .get_mut(path)
+            .map_or(0, |s| std::mem::take(&mut s.silent_drops))
+    }
+
+    fn silent_drop(&self, path: &str) {
+        if let Some(s) = self.lock().get_mut(path) {
+            s.silent_drops += 1;
         }
     }
 
@@ -177,6 +212,22 @@ struct DeadlineBody {
     clock: Clock,
     sleep: Pin<Box<Sleep>>,
     activity: Option<(Arc<Activity>, String)>,
+    /// the last frame, or the start
+    last: Instant,
+    /// ended, with its end or an error
+    done: bool,
+}
+
+impl Drop for DeadlineBody {
+    /// A watch dropped unfinished after a long silence was given up by its reader: recorded,
+    /// so that the feed says so (the reader itself may say nothing).
+    fn drop(&mut self) {
+        if let (Clock::Silence(_), false, Some((a, p))) = (self.clock, self.done, &self.activity)
+            && self.last.elapsed() >= GIVEN_UP_AFTER
+        {
+            a.silent_drop(p);
+        }
+    }
 }
 
 impl DeadlineBody {
@@ -190,6 +241,8 @@ impl DeadlineBody {
             clock,
             sleep: Box::pin(tokio::time::sleep_until(at)),
             activity,
+            last: Instant::now(),
+            done: false,
         }
     }
 }
@@ -205,6 +258,8 @@ impl HttpBody for DeadlineBody {
         let this = &mut *self;
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => {
+                this.last = Instant::now();
+                this.done = !matches!(frame, Some(Ok(_)));
                 if let Clock::Silence(d) = this.clock {
                     this.sleep.as_mut().reset(Instant::now() + d);
                 }
@@ -214,10 +269,14 @@ impl HttpBody for DeadlineBody {
                 Poll::Ready(frame)
             }
             Poll::Pending => match this.sleep.as_mut().poll(cx) {
-                Poll::Ready(()) => Poll::Ready(Some(Err(match this.clock {
-                    Clock::Total(limit, _) => Abandoned::NoAnswer(limit).into(),
-                    Clock::Silence(d) => Abandoned::Silent(d).into(),
-                }))),
+                Poll::Ready(()) => {
+                    // cut here: the error tells the reader why, so no drop is recorded
+                    this.done = true;
+                    Poll::Ready(Some(Err(match this.clock {
+                        Clock::Total(limit, _) => Abandoned::NoAnswer(limit).into(),
+                        Clock::Silence(d) => Abandoned::Silent(d).into(),
+                    })))
+                }
                 Poll::Pending => Poll::Pending,
             },
         }
@@ -312,6 +371,41 @@ mod tests {
             (Duration::from_secs(40), Duration::from_secs(40))
         );
         drop(tx);
+    }
+
+    /// A watch its reader drops after a long silence (kube's watcher gives up on its own) is
+    /// recorded for the feed to report; one dropped early, or one that ended, is not.
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_given_up_for_silence_is_recorded() {
+        let activity = Arc::new(Activity::default());
+        activity.register("/apis/g/v1/shoots");
+        let (mut svc, mut handle) = layered(activity.clone());
+        for (silent_for, ends, recorded) in [(33, false, 1), (5, false, 0), (33, true, 0)] {
+            let call = tokio::spawn(
+                svc.ready()
+                    .await
+                    .unwrap()
+                    .call(get("/apis/g/v1/shoots?watch=true&timeoutSeconds=30")),
+            );
+            let (_req, respond) = handle.next_request().await.unwrap();
+            let (tx, body) = channel_body();
+            respond.send_response(Response::new(body));
+            let mut body = call.await.unwrap().unwrap().into_body();
+            if ends {
+                drop(tx);
+                assert!(body.frame().await.is_none());
+                tokio::time::sleep(Duration::from_secs(silent_for)).await;
+            } else {
+                tokio::time::sleep(Duration::from_secs(silent_for)).await;
+                drop(tx);
+            }
+            drop(body);
+            assert_eq!(
+                activity.take_silent_drops("/apis/g/v1/shoots"),
+                recorded,
+                "silent for {silent_for}s, ended: {ends}"
+            );
+        }
     }
 
     #[tokio::test(start_paused = true)]

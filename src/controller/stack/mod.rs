@@ -38,7 +38,7 @@ use super::leader::Leadership;
 use super::ratelimit;
 use super::rest_metrics::RestClientMetrics;
 
-pub use deadline::{Activity, WATCH_SILENCE, WATCH_TIMEOUT};
+pub use deadline::{Abandoned, Activity, WATCH_SILENCE, WATCH_TIMEOUT};
 pub use fence::{Budget, Fenced};
 
 /// A response body of any transport.

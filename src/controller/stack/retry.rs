@@ -2,7 +2,8 @@
 //! 504 Gateway Timeout — are sent again, at most [`READ_RETRIES`] times, after the server's
 //! `Retry-After` (at most [`READ_RETRY_MAX`]) or a short doubling pause. Only plain reads
 //! (GET, not watches) are: nothing they do can apply twice. Writes are never sent again by the
-//! stack: their callers decide (the queue, the elector). The layer is the outermost, so each
+//! stack: their callers decide (the queue, the elector); a write's `Retry-After` header is carried
+//! into its answer's `details.retryAfterSeconds` for them. The layer is the outermost, so each
 //! try waits for the rate limit, is counted and has its own deadline.
 
 use std::future::Future;
@@ -11,7 +12,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode};
+use http_body_util::BodyExt;
 use kube::client::Body;
+
+use super::BoxBody;
 use tower::{BoxError, Layer, Service, ServiceExt};
 
 /// How often a read is sent again.
@@ -62,15 +66,76 @@ fn is_plain_read<B>(req: &Request<B>) -> bool {
             .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"))
 }
 
-impl<S, B> Service<Request<Body>> for ReadRetry<S>
+/// The largest error answer whose `Retry-After` is carried into its body.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// A write turned away with a `Retry-After` header: the header's seconds are put into the
+/// answer's `details.retryAfterSeconds`, where kube-apiserver puts them too, so the caller (the
+/// queue, for a bind) honours a gateway's header as it honours the API server's body. An
+/// answer that is not a `Status` becomes one carrying its text.
+async fn carry_retry_after(response: Response<BoxBody>) -> Result<Response<BoxBody>, BoxError> {
+    let seconds = response
+        .headers()
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let (Some(seconds), true) = (seconds, retried(response.status())) else {
+        return Ok(response);
+    };
+    let (parts, mut body) = response.into_parts();
+    let mut bytes = Vec::new();
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                if let Some(data) = frame.data_ref() {
+                    bytes.extend_from_slice(data);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        if bytes.len() > MAX_ERROR_BODY {
+            bytes.truncate(MAX_ERROR_BODY);
+            break;
+        }
+    }
+    let mut status: serde_json::Value = match serde_json::from_slice(&bytes) {
+        Ok(v @ serde_json::Value::Object(_)) if v["kind"] == "Status" => v,
+        _ => serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "code": parts.status.as_u16(),
+            "reason": parts.status.canonical_reason().unwrap_or_default().replace(' ', ""),
+            "message": String::from_utf8_lossy(&bytes).trim(),
+        }),
+    };
+    if status["details"]["retryAfterSeconds"].as_u64().unwrap_or(0) == 0 {
+        if !status["details"].is_object() {
+            status["details"] = serde_json::json!({});
+        }
+        status["details"]["retryAfterSeconds"] = seconds.into();
+    }
+    let mut parts = parts;
+    parts.headers.remove(http::header::CONTENT_LENGTH);
+    parts.headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    let json = serde_json::to_vec(&status).unwrap_or_default();
+    let body = http_body_util::Full::new(bytes::Bytes::from(json))
+        .map_err(|never| -> BoxError { match never {} });
+    Ok(Response::from_parts(parts, Box::new(body) as BoxBody))
+}
+
+impl<S> Service<Request<Body>> for ReadRetry<S>
 where
-    S: Service<Request<Body>, Response = Response<B>, Error = BoxError> + Clone + Send + 'static,
+    S: Service<Request<Body>, Response = Response<BoxBody>, Error = BoxError>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
-    B: Send + 'static,
 {
-    type Response = Response<B>;
+    type Response = Response<BoxBody>;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<B>, BoxError>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<BoxBody>, BoxError>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx)
@@ -78,7 +143,13 @@ where
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         if !is_plain_read(&req) {
-            return Box::pin(self.inner.call(req));
+            let answer = self.inner.call(req);
+            return Box::pin(async move {
+                match answer.await {
+                    Ok(r) => carry_retry_after(r).await,
+                    Err(e) => Err(e),
+                }
+            });
         }
         // the ready clone takes this call; later tries use fresh clones
         let spare = self.inner.clone();

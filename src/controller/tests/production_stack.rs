@@ -106,39 +106,59 @@ async fn a_throttled_read_is_sent_again_after_retry_after_and_a_write_is_not() {
     api.is_quiet().await;
 }
 
-/// A bind throttled with 429 and `retryAfterSeconds: 30` (as the API server sends it) is tried
-/// again no sooner than the server asked, though retrySyncPeriod is 7 s.
+/// A bind throttled with 429 and a Retry-After of 30 s — in the Status body as kube-apiserver
+/// sends it, or only in the header, with a text body, as a gateway sends it — is tried again no
+/// sooner than the server asked, though retrySyncPeriod is 7 s.
 #[tokio::test(start_paused = true)]
 async fn a_throttled_bind_is_retried_no_sooner_than_retry_after() {
-    let (client, mut api) = mock_api();
-    let shared = controller(client);
-    let attempt = spawn_attempt(&shared);
-    api.returns_shoot("5", None).await;
-    let put = api.next().await;
-    put.respond.send_response(json_response(
-        429,
-        &json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                "message": "Too many requests, please try again later.", "reason": "TooManyRequests",
-                "details": {"retryAfterSeconds": 30}, "code": 429}),
-    ));
-    api.accepts_failure_report().await;
-    assert_eq!(attempt.await.unwrap(), Attempt::Error);
-    let t = Instant::now();
-    let key = shared.queue().next().await.unwrap();
-    assert_eq!(key.to_string(), "garden-a/s1");
-    let waited = t.elapsed();
-    assert!(
-        waited >= Duration::from_secs(29),
-        "retried after {waited:?}, before the server's Retry-After"
-    );
-    assert_eq!(
-        metric(
-            &shared,
-            "gardener_scheduler_bind_errors_total{code=\"429\"}"
+    let from_api_server = || {
+        json_response(
+            429,
+            &json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                    "message": "Too many requests, please try again later.", "reason": "TooManyRequests",
+                    "details": {"retryAfterSeconds": 30}, "code": 429}),
         )
-        .as_deref(),
-        Some("1")
-    );
+    };
+    let from_gateway = || {
+        http::Response::builder()
+            .status(429)
+            .header("retry-after", "30")
+            .header("content-type", "text/plain")
+            .body(kube::client::Body::from(b"slow down".to_vec()))
+            .unwrap()
+    };
+    type Answer = fn() -> http::Response<kube::client::Body>;
+    let answers: [(&str, Answer); 2] = [
+        ("Status body", from_api_server),
+        ("header only", from_gateway),
+    ];
+    for (what, answer) in answers {
+        let (client, mut api) = mock_api();
+        let shared = controller(client);
+        let attempt = spawn_attempt(&shared);
+        api.returns_shoot("5", None).await;
+        let put = api.next().await;
+        put.respond.send_response(answer());
+        api.accepts_failure_report().await;
+        assert_eq!(attempt.await.unwrap(), Attempt::Error, "{what}");
+        let t = Instant::now();
+        let key = shared.queue().next().await.unwrap();
+        assert_eq!(key.to_string(), "garden-a/s1");
+        let waited = t.elapsed();
+        assert!(
+            waited >= Duration::from_secs(29),
+            "{what}: retried after {waited:?}, before the server's Retry-After"
+        );
+        assert_eq!(
+            metric(
+                &shared,
+                "gardener_scheduler_bind_errors_total{code=\"429\"}"
+            )
+            .as_deref(),
+            Some("1"),
+            "{what}"
+        );
+    }
 }
 
 fn elected_config() -> crate::config::LeaderElection {
