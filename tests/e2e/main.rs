@@ -18,5 +18,6 @@ mod refusals;
 mod restart;
 mod scheduling;
 mod security;
+mod token;
 mod upstream_config;
 mod whatif;

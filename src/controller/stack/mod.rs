@@ -22,6 +22,7 @@
 mod deadline;
 mod fence;
 mod retry;
+mod token_file;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -115,7 +116,15 @@ pub fn network(config: &kube::Config) -> Result<MakeTransport, kube::Error> {
     let pool: hyper_util::client::legacy::Client<_, Body> =
         hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
             .build(https);
-    let config = config.clone();
+    let mut config = config.clone();
+    // A token file is ours to read (trimmed, read again while running); an inline token takes
+    // precedence over it, as in kube and client-go.
+    let token_file = match config.auth_info.token_file.take() {
+        Some(path) if config.auth_info.token.is_none() => Some(
+            token_file::TokenFileLayer::new(path).map_err(|e| kube::Error::Service(Box::new(e)))?,
+        ),
+        _ => None,
+    };
     // Fail now, not on the first request, when the credentials cannot be set up.
     config.auth_layer()?;
     config.extra_headers_layer()?;
@@ -130,6 +139,7 @@ pub fn network(config: &kube::Config) -> Result<MakeTransport, kube::Error> {
             .layer(config.base_uri_layer())
             .option_layer(auth)
             .layer(headers)
+            .option_layer(token_file.clone())
             .map_err(BoxError::from)
             .service(pool.clone())
             .map_response(|r: Response<hyper::body::Incoming>| {

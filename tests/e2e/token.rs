@@ -1,0 +1,180 @@
+//! A token rotated into a `tokenFile` is used without a restart. The test API server runs
+//! without authentication, so a proxy in front of it authenticates: it accepts exactly one
+//! bearer token at a time and answers 401 Unauthorized, as the API server would, to any other.
+//! The scheduler's kubeconfig names the token by `tokenFile`, as a mounted Secret does.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Body as AxumBody;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use kube::Client;
+use serde_json::json;
+
+use crate::support::*;
+
+#[derive(Clone)]
+struct Gate {
+    client: Client,
+    /// the one token accepted now
+    accepted: Arc<Mutex<String>>,
+    /// every request: when, and the token it carried
+    seen: Arc<Mutex<Vec<(Instant, String)>>>,
+}
+
+const HOP_BY_HOP: [&str; 5] = [
+    "connection",
+    "transfer-encoding",
+    "keep-alive",
+    "host",
+    "authorization",
+];
+
+async fn authenticate(State(gate): State<Gate>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let token = parts
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+        .to_string();
+    gate.seen
+        .lock()
+        .unwrap()
+        .push((Instant::now(), token.clone()));
+    if token != *gate.accepted.lock().unwrap() {
+        let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                            "message": "Unauthorized", "reason": "Unauthorized", "code": 401});
+        return Response::builder()
+            .status(401)
+            .header("content-type", "application/json")
+            .body(AxumBody::from(serde_json::to_vec(&status).unwrap()))
+            .unwrap();
+    }
+    let bytes = axum::body::to_bytes(body, 64 << 20)
+        .await
+        .unwrap_or_default();
+    let uri = parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_default();
+    let mut out = http::Request::builder().method(parts.method).uri(uri);
+    for (k, v) in &parts.headers {
+        if !HOP_BY_HOP.contains(&k.as_str()) {
+            out = out.header(k, v);
+        }
+    }
+    let out = out.body(kube::client::Body::from(bytes.to_vec())).unwrap();
+    match gate.client.send(out).await {
+        Ok(resp) => {
+            let (parts, body) = resp.into_parts();
+            let mut r = Response::builder().status(parts.status);
+            for (k, v) in &parts.headers {
+                if !HOP_BY_HOP.contains(&k.as_str()) {
+                    r = r.header(k, v);
+                }
+            }
+            r.body(AxumBody::new(body)).unwrap()
+        }
+        Err(e) => Response::builder()
+            .status(502)
+            .body(AxumBody::from(e.to_string()))
+            .unwrap(),
+    }
+}
+
+async fn bound_within(client: &Client, name: &str, limit: Duration) -> Option<Duration> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if seed_of(&get_shoot(client, "tok", name).await).is_some() {
+            return Some(start.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    None
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
+    let api = ApiServer::start("token-rotation");
+    let client = api.client().await;
+    base_landscape(&client, "tok").await;
+    create_seed(&client, "s1", 10, &[]).await;
+
+    let token_file = api.state.join("token");
+    std::fs::write(&token_file, "token-one\n").unwrap();
+    let gate = Gate {
+        client: client.clone(),
+        accepted: Arc::new(Mutex::new("token-one".into())),
+        seen: Arc::default(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let app = axum::Router::new()
+        .fallback(authenticate)
+        .with_state(gate.clone());
+    let proxy = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let kubeconfig = api.state.join("kubeconfig-token-file");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: gate\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: e2e\n  user: {{tokenFile: \"{}\"}}\ncontexts:\n- name: gate\n  context: {{cluster: gate, user: e2e}}\ncurrent-context: gate\n",
+            token_file.display()
+        ),
+    )
+    .unwrap();
+    let mut scheduler = Scheduler::start(
+        &api,
+        "token-rotation",
+        SchedulerOptions {
+            kubeconfig: Some(kubeconfig),
+            ..Default::default()
+        },
+    );
+    scheduler.wait_ready().await;
+    create_shoot(&client, "tok", "before").await;
+    assert!(
+        bound_within(&client, "before", Duration::from_secs(30))
+            .await
+            .is_some(),
+        "{}",
+        scheduler.logs()
+    );
+
+    // the Secret is updated: the file holds a new token, and only the new one is accepted
+    let rotated = Instant::now();
+    std::fs::write(&token_file, "token-two\n").unwrap();
+    *gate.accepted.lock().unwrap() = "token-two".into();
+    create_shoot(&client, "tok", "after").await;
+    let bound = bound_within(&client, "after", Duration::from_secs(120)).await;
+    let first_new = gate
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|(at, token)| *at >= rotated && token == "token-two")
+        .map(|(at, _)| at.duration_since(rotated));
+    let refused = gate
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(at, token)| *at >= rotated && token == "token-one")
+        .count();
+    eprintln!(
+        "token rotation: first request with the new token {first_new:?} after the rotation, {refused} requests refused with the old one meanwhile, shoot created after the rotation bound after {bound:?}"
+    );
+    let first_new = first_new.expect("the new token was never sent");
+    assert!(
+        first_new <= Duration::from_secs(75),
+        "the new token took {first_new:?}"
+    );
+    assert!(bound.is_some(), "not bound:\n{}", scheduler.logs());
+    assert!(scheduler.is_running(), "the process restarted or exited");
+    proxy.abort();
+}
