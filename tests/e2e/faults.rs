@@ -265,10 +265,18 @@ async fn a_silent_shoot_watch_is_restarted_and_a_dead_feed_hands_over_to_the_sta
     );
     // checked at the end, so that the second phase runs (and reports) either way
     let mut deferred = Vec::new();
-    let silent_restarts = one.metric_sum(
-        "gardener_scheduler_watch_restarts_total",
-        &[("kind", "Shoot"), ("reason", "silent")],
-    );
+    // the feed notes a watch its watcher gave up on its next check, once a second
+    let noted = Instant::now();
+    let silent_restarts = loop {
+        let n = one.metric_sum(
+            "gardener_scheduler_watch_restarts_total",
+            &[("kind", "Shoot"), ("reason", "silent")],
+        );
+        if n >= 1.0 || noted.elapsed() > Duration::from_secs(5) {
+            break n;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
     if silent_restarts < 1.0 {
         deferred.push(format!(
             "the restart of the silent shoot watch is not counted in \
