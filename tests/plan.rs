@@ -511,7 +511,7 @@ fn simulate_html_report_is_self_contained() {
     assert_eq!(rows, shoots, "{out}");
 }
 
-/// The cycle of issue 30: eu is full; a and c leave it (late windows), b and d come home to it
+/// A cycle of moves: eu is full; a and c leave it (late windows), b and d come home to it
 /// (early windows). Each arrival needs a slot a departure frees, so it must start after one.
 fn full_seed_cycle() -> String {
     let mut text = CLOUD_PROFILE.to_string() + "---";
