@@ -17,7 +17,7 @@ DECISIONS=${DECISIONS:-200}
 DECISIONS_LARGE=${DECISIONS_LARGE:-20}
 decisions() { if [ "$1" -ge 10000 ]; then echo "$DECISIONS_LARGE"; else echo "$DECISIONS"; fi; }
 
-"$(dirname "${BASH_SOURCE[0]}")/ensure-package.sh" valgrind valgrind
+hack/ensure-package.sh valgrind valgrind
 
 bin=$(cargo bench --locked --bench instructions --no-run --message-format=json 2>/dev/null \
   | grep '"kind":\["bench"\]' | grep '"name":"instructions"' \
