@@ -36,21 +36,17 @@ impl Shared {
 
     /// The ages of every tracked feed, in the order of [`WatchedKind::ALL`].
     pub(super) fn feed_ages(&self) -> Vec<(WatchedKind, FeedAges)> {
-        let feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
         WatchedKind::ALL
             .iter()
-            .filter_map(|k| {
-                let (any, watch) = self.activity.ages(feeds.get(k)?)?;
-                Some((*k, FeedAges { any, watch }))
-            })
+            .filter_map(|k| Some((*k, self.feed_age(*k)?)))
             .collect()
     }
 
     /// `kind`'s ages, if tracked.
     pub(super) fn feed_age(&self, kind: WatchedKind) -> Option<FeedAges> {
-        self.feed_ages()
-            .into_iter()
-            .find_map(|(k, a)| (k == kind).then_some(a))
+        let feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
+        let (any, watch) = self.activity.ages(feeds.get(&kind)?)?;
+        Some(FeedAges { any, watch })
     }
 
     /// What makes this process not ready: feeds whose watch has been silent for

@@ -66,14 +66,7 @@ const GIVEN_UP_AFTER: Duration = Duration::from_secs(WATCH_TIMEOUT.as_secs() + 2
 impl Abandoned {
     /// Whether `error`, or one of its sources, is a watch cut here for silence.
     pub fn is_silence(error: &(dyn std::error::Error + 'static)) -> bool {
-        let mut e = Some(error);
-        while let Some(err) = e {
-            if matches!(err.downcast_ref::<Abandoned>(), Some(Abandoned::Silent(_))) {
-                return true;
-            }
-            e = err.source();
-        }
-        false
+        matches!(super::in_chain(error), Some(Abandoned::Silent(_)))
     }
 }
 
@@ -154,7 +147,8 @@ pub struct Deadline<S> {
     layer: DeadlineLayer,
 }
 
-fn is_watch(query: Option<&str>) -> bool {
+/// Whether a request is a watch (`watch=true` in its query).
+pub(super) fn is_watch(query: Option<&str>) -> bool {
     query.is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"))
 }
 

@@ -36,14 +36,7 @@ pub enum Fenced {
 impl Fenced {
     /// The fence's verdict on a request that failed with `error`, if the fence caused it.
     pub fn of<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a Fenced> {
-        let mut e = Some(error);
-        while let Some(err) = e {
-            if let Some(f) = err.downcast_ref::<Fenced>() {
-                return Some(f);
-            }
-            e = err.source();
-        }
-        None
+        super::in_chain(error)
     }
 }
 

@@ -67,11 +67,7 @@ fn pause(retry_after: Option<&http::HeaderValue>, n: u32) -> Duration {
 }
 
 fn is_plain_read<B>(req: &Request<B>) -> bool {
-    req.method() == Method::GET
-        && !req
-            .uri()
-            .query()
-            .is_some_and(|q| q.split('&').any(|kv| kv == "watch=true" || kv == "watch=1"))
+    req.method() == Method::GET && !super::deadline::is_watch(req.uri().query())
 }
 
 /// The largest error answer whose `Retry-After` is carried into its body.
