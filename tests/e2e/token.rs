@@ -23,14 +23,6 @@ struct Gate {
     seen: Arc<Mutex<Vec<(Instant, String)>>>,
 }
 
-const HOP_BY_HOP: [&str; 5] = [
-    "connection",
-    "transfer-encoding",
-    "keep-alive",
-    "host",
-    "authorization",
-];
-
 async fn authenticate(State(gate): State<Gate>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let token = parts
@@ -56,34 +48,7 @@ async fn authenticate(State(gate): State<Gate>, req: Request) -> Response {
     let bytes = axum::body::to_bytes(body, 64 << 20)
         .await
         .unwrap_or_default();
-    let uri = parts
-        .uri
-        .path_and_query()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_default();
-    let mut out = http::Request::builder().method(parts.method).uri(uri);
-    for (k, v) in &parts.headers {
-        if !HOP_BY_HOP.contains(&k.as_str()) {
-            out = out.header(k, v);
-        }
-    }
-    let out = out.body(kube::client::Body::from(bytes.to_vec())).unwrap();
-    match gate.client.send(out).await {
-        Ok(resp) => {
-            let (parts, body) = resp.into_parts();
-            let mut r = Response::builder().status(parts.status);
-            for (k, v) in &parts.headers {
-                if !HOP_BY_HOP.contains(&k.as_str()) {
-                    r = r.header(k, v);
-                }
-            }
-            r.body(AxumBody::new(body)).unwrap()
-        }
-        Err(e) => Response::builder()
-            .status(502)
-            .body(AxumBody::from(e.to_string()))
-            .unwrap(),
-    }
+    crate::support::proxy::forward(&gate.client, parts, bytes).await
 }
 
 async fn bound_within(client: &Client, name: &str, limit: Duration) -> Option<Duration> {

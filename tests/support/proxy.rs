@@ -118,11 +118,22 @@ async fn handle(State(fw): State<Forward>, req: Request) -> Response {
                 .unwrap();
         }
     }
+    forward(&fw.client, parts, bytes).await
+}
+
+/// Sends a request received by a test proxy on to the API server through `client`, and its
+/// answer (streamed: watches stay watches) back; hop-by-hop headers and the caller's
+/// credentials are not passed on. 502 when the API server cannot be reached.
+pub async fn forward(
+    client: &Client,
+    parts: http::request::Parts,
+    bytes: axum::body::Bytes,
+) -> Response {
     let uri = parts
         .uri
         .path_and_query()
         .map(|p| p.as_str().to_string())
-        .unwrap_or(path);
+        .unwrap_or_else(|| parts.uri.path().to_string());
     let mut out = http::Request::builder().method(parts.method).uri(uri);
     for (k, v) in &parts.headers {
         if !HOP_BY_HOP.contains(&k.as_str()) {
@@ -130,7 +141,7 @@ async fn handle(State(fw): State<Forward>, req: Request) -> Response {
         }
     }
     let out = out.body(kube::client::Body::from(bytes.to_vec())).unwrap();
-    match fw.client.send(out).await {
+    match client.send(out).await {
         Ok(resp) => {
             let (parts, body) = resp.into_parts();
             let mut r = Response::builder().status(parts.status);
