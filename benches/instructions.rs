@@ -7,14 +7,17 @@
 //! are counted, not building the landscape. `BENCH_PROFILE=upstream` uses the upstream-equivalent
 //! profile instead of the weighted one. `BENCH_PATH=reference` counts the reference pipeline
 //! (`schedule()`: every stage over every seed, rejections listed) instead of the production
-//! `decide()`.
+//! decision (`decide_within()` with the default `decisionBudget` of 5 s, as the scheduler process
+//! calls it: the deadline is looked at after each stage); `BENCH_PATH=unbounded` counts
+//! `decide()`, the same decision without a deadline.
 
 use std::hint::black_box;
 
 use chrono::{DateTime, Utc};
 use gardener_scheduler::api::Shoot;
 use gardener_scheduler::profile::Profile;
-use gardener_scheduler::schedule::{Decision, FitError, decide, schedule};
+use gardener_scheduler::budget::Deadline;
+use gardener_scheduler::schedule::{Decision, FitError, decide, decide_within, schedule};
 use gardener_scheduler::snapshot::Snapshot;
 
 #[allow(dead_code)]
@@ -24,6 +27,17 @@ use support::landscape::{self, Generator, GridSpec};
 use support::profiles::{self, LatencyArgs};
 
 type Decide = fn(&Shoot, &Snapshot, &Profile, DateTime<Utc>) -> Result<Decision, FitError>;
+
+/// The scheduler process's decision: within the default budget.
+fn production(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+) -> Result<Decision, FitError> {
+    let deadline = Deadline::after(std::time::Duration::from_secs(5));
+    decide_within(shoot, snap, profile, now, &deadline)
+}
 
 /// The counted part: `n` decisions, each result dropped.
 #[inline(never)]
@@ -75,7 +89,8 @@ fn main() {
     );
     let path: Decide = match std::env::var("BENCH_PATH").as_deref() {
         Ok("reference") => schedule,
-        _ => decide,
+        Ok("unbounded") => decide,
+        _ => production,
     };
     let placed = decide_all(&grid.snapshot, &grid.pending, &profile.profile, n, path);
     println!("seeds={seeds} shoots={shoots} decisions={n} placed={placed}");

@@ -49,14 +49,15 @@ for seeds in $SEEDS; do
   done
 done
 
-path=decide; [ "${BENCH_PATH:-}" = reference ] && path=schedule
+path=decide_within
+case "${BENCH_PATH:-}" in reference) path=schedule ;; unbounded) path=decide ;; esac
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
 
 cat <<TEXT
 ## 7. Instructions per decision
 
-The timings above move with the load of this shared machine (compare the runs of one cell across reports). Callgrind's instruction count does not: \`make bench-instructions\` (\`hack/bench-instructions.sh\`, needs valgrind) builds the same landscapes as section 1 and counts only the instructions of the decisions, for the weighted and the upstream-equivalent profile. Decisions go through \`decide()\`, the path the controller takes; \`BENCH_PATH=reference hack/bench-instructions.sh\` counts the reference pipeline \`schedule()\` instead (every stage over every seed, every rejection and every score detail built), which \`simulate\` (\`--explain\`, \`-o json\`) runs.
+The timings above move with the load of this shared machine (compare the runs of one cell across reports). Callgrind's instruction count does not: \`make bench-instructions\` (\`hack/bench-instructions.sh\`, needs valgrind) builds the same landscapes as section 1 and counts only the instructions of the decisions, for the weighted and the upstream-equivalent profile. Decisions go through \`decide_within()\` with the default \`decisionBudget\` of 5 s, as the scheduler process calls it (the deadline is looked at after each stage and every 16 seeds of a stage that asks its filter per seed); \`BENCH_PATH=unbounded\` counts \`decide()\`, the same decision without a deadline, and \`BENCH_PATH=reference hack/bench-instructions.sh\` counts the reference pipeline \`schedule()\` instead (every stage over every seed, every rejection and every score detail built), which \`simulate\` (\`--explain\`, \`-o json\`) runs.
 
 Counted at commit \`$commit\` through \`$path()\`:
 

@@ -16,6 +16,8 @@
 pub mod api;
 /// Leaf helper: a leading UTF-8 byte order mark in user files.
 pub mod bom;
+/// How long one decision may take (leaf).
+pub mod budget;
 /// Carbon-aware placement: what a seed's forecast means for a shoot, and the carbon report.
 pub mod carbon;
 /// The profile chain: time-windowed profiles and freezes; the first active entry applies.

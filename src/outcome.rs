@@ -36,6 +36,9 @@ pub enum FitError {
         region: String,
         message: String,
     },
+    /// The decision did not finish within its budget (`schedulers.shoot.decisionBudget`); it
+    /// gave up in `stage`.
+    OverBudget { budget_ms: u64, stage: &'static str },
 }
 
 impl FitError {
@@ -74,6 +77,11 @@ impl fmt::Display for FitError {
             } => write!(
                 f,
                 "region ConfigMap {config_map}: data[{region}]: {message}"
+            ),
+            FitError::OverBudget { budget_ms, stage } => write!(
+                f,
+                "the decision did not finish within its budget of {budget_ms} ms \
+                 (schedulers.shoot.decisionBudget; it was in stage {stage}): tried again with backoff"
             ),
         }
     }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use tracing::debug_span;
 
 use crate::api::Shoot;
+use crate::budget::Deadline;
 use crate::context::ShootContext;
 pub use crate::outcome::{FitError, Rejection};
 use crate::predicates::Stage;
@@ -178,9 +179,22 @@ pub fn decide(
     profile: &Profile,
     now: DateTime<Utc>,
 ) -> Result<Decision, FitError> {
+    decide_within(shoot, snap, profile, now, &Deadline::NONE)
+}
+
+/// [`decide`], giving up with [`FitError::OverBudget`] once `deadline` has passed (looked at
+/// after each stage and every few seeds of a stage that asks its filter per seed): the
+/// scheduler process's decision.
+pub fn decide_within(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+    deadline: &Deadline,
+) -> Result<Decision, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
-    let scores = fast_scores(&cx, snap, profile)??;
+    let scores = fast_scores(&cx, snap, profile, deadline)??;
     let winner = scores.breakdown(&cx, scores.winner(&cx, snap), snap, profile);
     Ok(Decision {
         seed: winner.seed.to_string(),
@@ -210,7 +224,7 @@ pub fn decide_scores(
     now: DateTime<Utc>,
 ) -> Result<Scores, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
-    let scores = fast_scores(&cx, snap, profile)??;
+    let scores = fast_scores(&cx, snap, profile, &Deadline::NONE)??;
     Ok(Scores {
         seeds: (0..scores.positions.len())
             .map(|i| Arc::clone(scores.seed(i, snap)))
@@ -227,18 +241,19 @@ fn fast_scores(
     cx: &ShootContext,
     snap: &Snapshot,
     profile: &Profile,
+    deadline: &Deadline,
 ) -> Result<Result<fast::Scores, FitError>, FitError> {
-    let kept = candidates_kept(cx, snap, profile)?;
+    let kept = candidates_kept(cx, snap, profile, deadline)?;
     let kept = match kept {
         Some(kept) if !kept.is_empty() => kept,
         // No tier has a seed left, or a set step needs the whole set: every seed goes through
         // every stage, rejections kept for the error.
-        _ => match fast::whole(cx, &profile.stages, snap)? {
+        _ => match fast::whole(cx, &profile.stages, snap, deadline)? {
             Ok(kept) => kept,
             Err(no_fit) => return Ok(Err(no_fit)),
         },
     };
-    Ok(Ok(fast::score(cx, kept, snap, profile)))
+    Ok(Ok(fast::score(cx, kept, snap, profile, deadline)?))
 }
 
 /// The seeds that pass every stage among the region strategy's candidates, tier by tier;
@@ -247,6 +262,7 @@ fn candidates_kept(
     cx: &ShootContext,
     snap: &Snapshot,
     profile: &Profile,
+    deadline: &Deadline,
 ) -> Result<Option<Vec<u32>>, FitError> {
     // The region strategy is the last stage; its candidates replace it.
     let before = match profile.stages.split_last() {
@@ -254,11 +270,11 @@ fn candidates_kept(
         _ => return Ok(None),
     };
     let kept = match RegionStrategy::new(profile.strategy).candidates(cx, snap) {
-        Candidates::All => fast::survivors(cx, None, before, snap)?,
+        Candidates::All => fast::survivors(cx, None, before, snap, deadline)?,
         Candidates::Tiers(tiers) => {
             let mut kept = Some(Vec::new());
             for positions in tiers {
-                kept = fast::survivors(cx, Some(positions), before, snap)?;
+                kept = fast::survivors(cx, Some(positions), before, snap, deadline)?;
                 if kept.as_ref().is_none_or(|k| !k.is_empty()) {
                     break;
                 }

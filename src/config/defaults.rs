@@ -56,6 +56,7 @@ pub fn set_defaults(cfg: &mut SchedulerConfiguration) {
         &mut shoot.retry_sync_period,
         shoot_default.retry_sync_period,
     );
+    zero_to(&mut shoot.decision_budget, shoot_default.decision_budget);
 }
 
 fn zero_to(field: &mut Duration, default: Duration) {

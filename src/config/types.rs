@@ -195,6 +195,11 @@ pub struct ShootScheduler {
     /// Upstream key, kept for compatibility: the requeue period after an API error.
     #[serde(with = "crate::go_duration::serde")]
     pub retry_sync_period: Duration,
+    /// How long one decision may take before the attempt gives up (tried again with
+    /// backoff): a filter or priority that is slower than it should be cannot hold up the
+    /// other shoots.
+    #[serde(with = "crate::go_duration::serde")]
+    pub decision_budget: Duration,
     pub candidate_determination_strategy: String,
     /// Weighted priorities in evaluation order. Absent: `ShootCount` with weight 1.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,6 +225,7 @@ impl Default for ShootScheduler {
         Self {
             concurrent_syncs: 5,
             retry_sync_period: Duration::from_secs(15),
+            decision_budget: Duration::from_secs(5),
             candidate_determination_strategy: "SameRegion".into(),
             priorities: None,
             filters: None,

@@ -8,6 +8,12 @@ use crate::field_error::{FieldError, GREATER_THAN_ZERO, unsupported};
 /// gates every component-base gate set has remain; none of them changes what we do.
 pub const KNOWN_FEATURE_GATES: [&str; 2] = ["AllAlpha", "AllBeta"];
 
+/// The bounds of `schedulers.shoot.decisionBudget`: decisions take microseconds to
+/// milliseconds; a budget below 10 ms would fail decisions that are merely busy, one over five
+/// minutes would hold the cache that long.
+const MIN_DECISION_BUDGET: std::time::Duration = std::time::Duration::from_millis(10);
+const MAX_DECISION_BUDGET: std::time::Duration = std::time::Duration::from_secs(300);
+
 /// Every semantic problem of a configuration, each with its field path.
 pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     let mut e = Vec::new();
@@ -139,6 +145,17 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     }
     if shoot.retry_sync_period.is_zero() {
         err("schedulers.shoot.retrySyncPeriod", GREATER_THAN_ZERO.into());
+    }
+    if !(MIN_DECISION_BUDGET..=MAX_DECISION_BUDGET).contains(&shoot.decision_budget) {
+        err(
+            "schedulers.shoot.decisionBudget",
+            format!(
+                "must be between {}ms and {}m, got {}",
+                MIN_DECISION_BUDGET.as_millis(),
+                MAX_DECISION_BUDGET.as_secs() / 60,
+                crate::go_duration::format(shoot.decision_budget)
+            ),
+        );
     }
     if shoot.scheduler_names.is_empty() {
         err(

@@ -136,8 +136,8 @@ pub struct ApiClients {
     /// client: reports never take the binds' share of the limit)
     pub report: Client,
     /// the Lease: not fenced, never waiting behind binds (as controller-runtime gives leader
-    /// election a client of its own)
-    pub lease: Client,
+    /// election a client of its own); made where the elector runs
+    pub lease: LeaseClient,
     /// when each watched collection last answered
     pub activity: Arc<Activity>,
 }
@@ -165,17 +165,49 @@ impl ApiClients {
         let reports = [&metrics.runtime.rest_client, &metrics.event_client];
         let main = connection.client_with(layers(&requests));
         let report = connection.client_with(layers(&reports));
-        let lease = connection.client_with(Layers {
-            fence: Leadership::always(),
-            retry_reads: false,
-            ..layers(&requests)
-        });
+        let lease = LeaseClient {
+            connection: connection.clone(),
+            qps: cc.qps,
+            burst: cc.burst,
+            requests: metrics.runtime.rest_client.clone(),
+            limit,
+            activity: activity.clone(),
+        };
         ApiClients {
             main,
             report,
             lease,
             activity,
         }
+    }
+}
+
+/// How the Lease's client is made. A client's requests pass through a task of the runtime it
+/// was made on, so the elector makes its client on the thread it runs on (see `lifecycle`):
+/// work that keeps the scheduling runtime busy cannot hold up a renewal.
+#[derive(Clone)]
+pub struct LeaseClient {
+    connection: Connection,
+    qps: f32,
+    burst: i32,
+    requests: RestClientMetrics,
+    limit: Duration,
+    activity: Arc<Activity>,
+}
+
+impl LeaseClient {
+    /// The client, its task on the current runtime.
+    pub fn build(&self) -> Client {
+        self.connection.client_with(Layers {
+            qps: self.qps,
+            burst: self.burst,
+            fence: Leadership::always(),
+            counters: &[&self.requests],
+            host: self.connection.host(),
+            limit: self.limit,
+            activity: self.activity.clone(),
+            retry_reads: false,
+        })
     }
 }
 

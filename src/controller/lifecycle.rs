@@ -5,13 +5,15 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::Notify;
 use tokio::sync::watch as chan;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
 
 use super::worker::worker;
 use super::{
-    Controller, ControllerError, REQUEST_TIMEOUT, Shared, carbon_metrics, process, server, watch,
+    Controller, ControllerError, REQUEST_TIMEOUT, Shared, carbon_metrics, control, process, server,
+    watch,
 };
 
 /// How long a shutdown waits for in-flight binds and then the queued reports, together.
@@ -32,8 +34,9 @@ impl Controller {
 
         let health_addr = server::address(&cfg.server.health_probes);
         let metrics_addr = server::address(&cfg.server.metrics);
-        let health = tokio::net::TcpListener::bind(health_addr)
-            .await
+        // bound here, served on the control thread
+        let health = std::net::TcpListener::bind(health_addr)
+            .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .map_err(|source| ControllerError::Listen {
                 what: "server.healthProbes",
                 address: health_addr,
@@ -46,45 +49,32 @@ impl Controller {
                 address: metrics_addr,
                 source,
             })?;
-        let servers = [
-            tokio::spawn(server::serve(
-                health,
-                server::health_router(shared.clone()),
-                stop_rx.clone(),
-            )),
-            tokio::spawn(server::serve(
-                metrics,
-                server::metrics_router(shared.clone()),
-                stop_rx.clone(),
-            )),
-        ];
+        let metrics_server = tokio::spawn(server::serve(
+            metrics,
+            server::metrics_router(shared.clone()),
+            stop_rx.clone(),
+        ));
         info!(health = %health_addr, metrics = %metrics_addr, binding_mode = ?shared.binding_mode,
               concurrent_syncs = cfg.schedulers.shoot.concurrent_syncs, "gardener-scheduler starting");
 
-        let elector_task = elector.map(|e| {
-            let shared = shared.clone();
-            let lease_name = cfg.leader_election.resource_name.clone();
-            info!(identity = %e.identity(), lease = %format!("{}/{}", cfg.leader_election.resource_namespace, cfg.leader_election.resource_name), "campaigning for leadership");
-            let unfit = {
-                let shared = shared.clone();
-                move || shared.unfit_to_lead()
-            };
-            tokio::spawn(e.run(stop_rx.clone(), unfit, move |leading| {
-                shared.metrics.leader.set(leading as i64);
-                shared.metrics.runtime.set_leader(&lease_name, leading);
-                if leading {
-                    // decide every waiting shoot afresh under the new term; a shoot whose bind
-                    // the API server refused keeps its retry delay
-                    let keys = shared.lock().pending_keys();
-                    for key in keys {
-                        shared.queue.add_unless_retrying(&key);
-                    }
-                }
-            }))
-        });
+        let elected = Arc::new(Notify::new());
+        let control = control::start(control::Parts {
+            health,
+            shared: shared.clone(),
+            elector: elector.map(|e| (e, cfg.leader_election.clone())),
+            elected: elected.clone(),
+            stop: stop_rx.clone(),
+        })
+        .map_err(|source| ControllerError::Listen {
+            what: "server.healthProbes",
+            address: health_addr,
+            source,
+        })?;
 
         let watches = watch::spawn_all(&shared);
         let housekeeping = tokio::spawn(housekeeping(shared.clone()));
+        let heartbeat = tokio::spawn(heartbeat(shared.clone()));
+        let requeue = tokio::spawn(decide_afresh_when_elected(shared.clone(), elected));
 
         tokio::pin!(shutdown);
         let mut workers = Vec::new();
@@ -132,18 +122,44 @@ impl Controller {
             );
         }
         let _ = stop_tx.send(true);
-        if let Some(t) = elector_task {
-            let _ = tokio::time::timeout(REQUEST_TIMEOUT, t).await;
+        // the lease released (or given up on) and the health server stopped
+        if tokio::time::timeout(REQUEST_TIMEOUT + Duration::from_secs(5), control)
+            .await
+            .is_err()
+        {
+            warn!("the leader election and health server did not stop in time");
         }
         for w in watches {
             w.abort();
         }
         housekeeping.abort();
-        for s in servers {
-            let _ = tokio::time::timeout(Duration::from_secs(5), s).await;
-        }
+        heartbeat.abort();
+        requeue.abort();
+        let _ = tokio::time::timeout(Duration::from_secs(5), metrics_server).await;
         info!("stopped");
         Ok(())
+    }
+}
+
+/// On winning the lease: every waiting shoot is decided afresh under the new term (a shoot
+/// whose bind the API server refused keeps its retry delay). Here, not in the elector's
+/// callback: the cache's lock is never taken on the control thread.
+async fn decide_afresh_when_elected(shared: Arc<Shared>, elected: Arc<Notify>) {
+    loop {
+        elected.notified().await;
+        let keys = shared.lock().pending_keys();
+        for key in keys {
+            shared.queue.add_unless_retrying(&key);
+        }
+    }
+}
+
+/// Tells `/healthz` (on the control thread) that this runtime still runs tasks.
+async fn heartbeat(shared: Arc<Shared>) {
+    let mut tick = tokio::time::interval(super::liveness::HEARTBEAT);
+    loop {
+        tick.tick().await;
+        shared.heartbeat.beat();
     }
 }
 

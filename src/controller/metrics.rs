@@ -39,6 +39,12 @@ pub struct CodeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StageLabels {
+    /// the filter, set step or priority the decision was in
+    pub stage: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabels {
     /// the watched kind (`Shoot`, `Seed`, ...)
     pub kind: String,
@@ -76,6 +82,8 @@ pub struct Metrics {
     pub feed_last_activity: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     /// watch restarts by kind and reason
     pub watch_restarts: Family<RestartLabels, Counter>,
+    /// decisions that gave up over their budget, by the stage they were in
+    pub over_budget: Family<StageLabels, Counter>,
     pub carbon: CarbonMetrics,
     /// controller-runtime's and client-go's families, as upstream serves them
     pub runtime: RuntimeMetrics,
@@ -174,8 +182,15 @@ impl Metrics {
             "Watches started again, by kind and reason (silent: nothing arrived for 40 s, so the kind is listed again; error: the list or watch failed)",
             watch_restarts.clone(),
         );
+        let over_budget = Family::<StageLabels, Counter>::default();
+        registry.register(
+            "decisions_over_budget",
+            "Decisions that did not finish within schedulers.shoot.decisionBudget and gave up (the shoot is tried again with backoff), by the filter, set step or priority they were in",
+            over_budget.clone(),
+        );
         let carbon = CarbonMetrics::register(&mut registry);
         Metrics {
+            over_budget,
             feed_last_activity,
             watch_restarts,
             registry,
@@ -210,6 +225,15 @@ impl Metrics {
     pub fn bind_error(&self, code: &str) {
         self.bind_errors
             .get_or_create(&CodeLabels { code: code.into() })
+            .inc();
+    }
+
+    /// Counts a decision that gave up over its budget in `stage`.
+    pub fn over_budget(&self, stage: &str) {
+        self.over_budget
+            .get_or_create(&StageLabels {
+                stage: stage.into(),
+            })
             .inc();
     }
 

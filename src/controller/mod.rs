@@ -25,6 +25,7 @@ mod brief;
 mod cache;
 mod carbon_metrics;
 mod client;
+mod control;
 mod leader;
 mod lifecycle;
 mod liveness;
@@ -79,7 +80,7 @@ use shared::Shared;
 pub use worker::process;
 
 use crate::compile::Compiled;
-use crate::config::{ConfigError, SchedulerConfiguration};
+use crate::config::{self, ConfigError, SchedulerConfiguration};
 
 /// Limit for one API request made while scheduling (reads, binds, events, status).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(20);
@@ -104,7 +105,22 @@ pub enum ControllerError {
 pub struct Controller {
     shared: Arc<Shared>,
     cfg: Arc<SchedulerConfiguration>,
-    elector: Option<Elector>,
+    elector: Option<ElectorPlan>,
+}
+
+/// What the elector is made of once it runs: its client is made on the control thread (see
+/// `lifecycle`).
+struct ElectorPlan {
+    lease: client::LeaseClient,
+    identity: String,
+    tx: tokio::sync::watch::Sender<Option<tokio::time::Instant>>,
+}
+
+impl ElectorPlan {
+    /// The elector, its client's task on the current runtime.
+    fn build(self, cfg: &config::LeaderElection) -> Elector {
+        Elector::reporting_to(self.lease.build(), cfg, self.identity, self.tx)
+    }
 }
 
 impl Controller {
@@ -147,13 +163,10 @@ impl Controller {
             &metrics,
             REQUEST_TIMEOUT,
         );
-        let elector = lease_tx.map(|tx| {
-            Elector::reporting_to(
-                clients.lease.clone(),
-                &cfg.leader_election,
-                identity.clone(),
-                tx,
-            )
+        let elector = lease_tx.map(|tx| ElectorPlan {
+            lease: clients.lease.clone(),
+            identity: identity.clone(),
+            tx,
         });
         let client = clients.main;
         let mut state = Cache::new(shoot_cfg.scheduler_names.clone());
@@ -188,6 +201,8 @@ impl Controller {
             active_profile: Mutex::default(),
             binding_mode: shoot_cfg.binding_mode,
             retry_sync_period: shoot_cfg.retry_sync_period,
+            decision_budget: shoot_cfg.decision_budget,
+            heartbeat: liveness::Heartbeat::new(shoot_cfg.decision_budget),
             cache: Mutex::new(state),
             queue: Queue::with_metrics(
                 BackoffPolicy {

@@ -2,6 +2,7 @@
 //! it, report. The attempt never touches its own key in the queue: it returns an [`Outcome`]
 //! whose [`Requeue`] the worker applies.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -11,8 +12,9 @@ use tracing::{Instrument, debug, info, info_span};
 use super::requeue::{Announce, Announcement, Requeue};
 use super::{AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, bind};
 use crate::api::Shoot;
+use crate::budget::Deadline;
 use crate::chain::Selection;
-use crate::schedule::decide;
+use crate::schedule::{Decision, FitError, decide_within};
 
 /// What happened to one shoot in one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,7 +127,7 @@ fn apply_read(shared: &Shared, key: &str, read: Option<(Shoot, serde_json::Value
 }
 
 /// One scheduling attempt for one shoot.
-pub(super) async fn attempt(shared: &Shared, key: &str) -> Outcome {
+pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
     let uncertain = shared.lock().assumption(key).is_some_and(|a| a.uncertain);
     if uncertain {
         match resolve_uncertain(shared, key).await {
@@ -142,29 +144,26 @@ pub(super) async fn attempt(shared: &Shared, key: &str) -> Outcome {
     }
     let start = Instant::now();
     let now = Utc::now();
-    let (shoot, raw, verdict) = {
-        let mut cache = shared.lock();
-        let Some(shoot) = cache.pending(key) else {
-            return Outcome::new(Attempt::Skipped, Requeue::Forget);
-        };
-        let raw = cache.pending_raw(key);
-        let verdict = match shared.chain.select(now) {
-            Selection::Profile { entry, profile } => {
-                shared.note_active_profile(Some(entry));
-                let result = decide(&shoot, &cache.snapshot, profile, now);
-                match &result {
-                    Ok(d) => cache.assume(&shoot, &d.seed),
-                    Err(fit) => cache.note_refused(key, fit),
-                }
-                Ok((entry.to_string(), result))
-            }
-            Selection::Deferred { reason, retry_at } => {
-                let entry = shared.chain.active(now).map(|e| e.id.clone());
-                shared.note_active_profile(entry.as_deref());
-                Err((entry, reason, retry_at))
-            }
-        };
-        (shoot, raw, verdict)
+    // The decision is CPU work under the cache's lock: it runs on the blocking pool, never on
+    // a thread that serves the watches, and within its budget.
+    let decided = {
+        let shared = Arc::clone(shared);
+        let key = key.to_string();
+        tokio::task::spawn_blocking(move || decide_and_assume(&shared, &key, now)).await
+    };
+    let (shoot, raw, verdict) = match decided {
+        Ok(Some(decided)) => decided,
+        Ok(None) => return Outcome::new(Attempt::Skipped, Requeue::Forget),
+        Err(e) => {
+            // a panic ends the process (the hook in `cli::run`); this is a cancelled task
+            return Outcome::announcing(
+                Attempt::Error,
+                Requeue::Retry,
+                Announce::DecisionFailed {
+                    error: e.to_string(),
+                },
+            );
+        }
     };
     let (entry, result) = match verdict {
         Ok(decided) => decided,
@@ -204,6 +203,25 @@ pub(super) async fn attempt(shared: &Shared, key: &str) -> Outcome {
                 .instrument(span)
                 .await
         }
+        Err(fit @ FitError::OverBudget { .. }) => {
+            let FitError::OverBudget { stage, .. } = &fit else {
+                unreachable!()
+            };
+            shared.metrics.over_budget(stage);
+            shared
+                .metrics
+                .observe(AttemptResult::error, &entry, start.elapsed().as_secs_f64());
+            if shared.leadership.is_leader() {
+                shared.reporter.failed(&shoot, &fit);
+            }
+            Outcome::announcing(
+                Attempt::Error,
+                Requeue::Backoff,
+                Announce::OverBudget {
+                    reason: fit.to_string(),
+                },
+            )
+        }
         Err(fit) => {
             shared.metrics.observe(
                 AttemptResult::unschedulable,
@@ -222,6 +240,44 @@ pub(super) async fn attempt(shared: &Shared, key: &str) -> Outcome {
             )
         }
     }
+}
+
+/// What a decision under the cache's lock found: the pending shoot, the object as sent, and
+/// the chain entry with the decision, or why the chain defers it.
+type Decided = (
+    Arc<Shoot>,
+    Option<Arc<str>>,
+    Result<(String, Result<Decision, FitError>), Deferral>,
+);
+/// Why the chain defers a decision: the active entry, the reason, when to try again.
+type Deferral = (Option<String>, String, Option<chrono::DateTime<Utc>>);
+
+/// Decides `key` and assumes its placement under one hold of the cache's lock; `None` when
+/// the shoot is no longer pending.
+fn decide_and_assume(shared: &Shared, key: &str, now: chrono::DateTime<Utc>) -> Option<Decided> {
+    let mut cache = shared.lock();
+    let shoot = cache.pending(key)?;
+    let raw = cache.pending_raw(key);
+    let verdict = match shared.chain.select(now) {
+        Selection::Profile { entry, profile } => {
+            shared.note_active_profile(Some(entry));
+            let deadline = Deadline::after(shared.decision_budget);
+            let result = decide_within(&shoot, &cache.snapshot, profile, now, &deadline);
+            match &result {
+                Ok(d) => cache.assume(&shoot, &d.seed),
+                // no verdict on the seeds: nothing to note
+                Err(FitError::OverBudget { .. }) => {}
+                Err(fit) => cache.note_refused(key, fit),
+            }
+            Ok((entry.to_string(), result))
+        }
+        Selection::Deferred { reason, retry_at } => {
+            let entry = shared.chain.active(now).map(|e| e.id.clone());
+            shared.note_active_profile(entry.as_deref());
+            Err((entry, reason, retry_at))
+        }
+    };
+    Some((shoot, raw, verdict))
 }
 
 /// Binds a decided shoot (as the leader only) and settles its assumption by the result.

@@ -75,6 +75,10 @@ pub(super) enum Announce {
     BindFailed(BindError),
     /// reading the shoot to learn whether an unanswered bind happened failed
     ReadFailed { error: String },
+    /// the decision did not finish within `schedulers.shoot.decisionBudget`
+    OverBudget { reason: String },
+    /// the decision's task did not complete
+    DecisionFailed { error: String },
 }
 
 impl Announce {
@@ -116,6 +120,12 @@ impl Announcement {
             }
             Announce::ReadFailed { error } => {
                 warn!(%error, ?retry_in, "cannot tell whether the last bind happened; asking again later");
+            }
+            Announce::OverBudget { reason } => {
+                warn!(%reason, ?retry_in, "decision over its budget; trying again later");
+            }
+            Announce::DecisionFailed { error } => {
+                warn!(%error, ?retry_in, "decision failed; trying again");
             }
         }
     }

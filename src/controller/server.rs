@@ -23,8 +23,18 @@ pub fn address(server: &Server) -> SocketAddr {
     SocketAddr::new(ip, server.port as u16)
 }
 
-async fn healthz() -> &'static str {
-    "ok"
+/// Healthy while the scheduling runtime still runs tasks (see `liveness`).
+async fn healthz(Extract(shared): Extract<Arc<Shared>>) -> impl IntoResponse {
+    match shared.heartbeat.stale() {
+        None => (StatusCode::OK, "ok".to_string()),
+        Some(age) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "the scheduling runtime has run no task for {}s",
+                age.as_secs()
+            ),
+        ),
+    }
 }
 
 /// Ready once every cache has synced, and while no feed is stale (see `liveness`).

@@ -28,6 +28,10 @@ pub struct Shared {
     pub(super) active_profile: Mutex<Option<String>>,
     pub(super) binding_mode: BindingMode,
     pub(super) retry_sync_period: Duration,
+    /// how long one decision may take (`schedulers.shoot.decisionBudget`)
+    pub(super) decision_budget: Duration,
+    /// beaten by the scheduling runtime, read by `/healthz`
+    pub(super) heartbeat: super::liveness::Heartbeat,
     /// what the watches brought, and the placements assumed; see [`Shared::lock`]
     pub(super) cache: Mutex<Cache>,
     pub(super) queue: Queue,

@@ -419,6 +419,7 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
     feed.abort();
 }
 
+mod budget;
 mod faults;
 mod feeds;
 mod production_stack;

@@ -38,7 +38,7 @@ pub(super) async fn worker(shared: Arc<Shared>, id: usize) {
 
 /// One scheduling attempt for one shoot, its key requeued as the attempt decided: the only
 /// place the processed key goes back to the queue.
-pub async fn process(shared: &Shared, key: &str) -> Attempt {
+pub async fn process(shared: &Arc<Shared>, key: &str) -> Attempt {
     let Outcome {
         attempt,
         requeue,

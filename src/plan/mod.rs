@@ -390,6 +390,7 @@ pub(crate) fn category_of(profile: &Profile, e: &FitError) -> String {
         }
         FitError::InvalidShoot { field, .. } => format!("invalid shoot ({field})"),
         FitError::InvalidRegionConfig { .. } => "invalid region ConfigMap".into(),
+        FitError::OverBudget { stage, .. } => format!("decision over its budget ({stage})"),
     }
 }
 

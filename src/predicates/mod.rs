@@ -19,6 +19,8 @@ mod provider;
 mod residency;
 mod seed_capacity;
 mod shoot_selector;
+#[cfg(any(test, feature = "test-util"))]
+pub mod slow;
 mod taints;
 mod usable;
 mod zone_preference;
@@ -54,6 +56,13 @@ pub const OPT_IN: &[(&str, Builder)] = &[
     (residency::NAME, residency::build),
 ];
 
+/// Filters that exist for tests only (the `test-util` feature), configured like the opt-in
+/// ones.
+#[cfg(any(test, feature = "test-util"))]
+const TEST_ONLY: &[(&str, Builder)] = &[(slow::NAME, slow::build)];
+#[cfg(not(any(test, feature = "test-util")))]
+const TEST_ONLY: &[(&str, Builder)] = &[];
+
 /// Builds the configured opt-in filters at `path` (`….filters`); errors carry field paths.
 pub fn build_filters(
     configs: &[FilterConfig],
@@ -69,7 +78,7 @@ pub fn build_filters(
                 format!("duplicate filter {:?}", f.name),
             ));
         }
-        let Some((_, builder)) = OPT_IN.iter().find(|(n, _)| *n == f.name) else {
+        let Some((_, builder)) = OPT_IN.iter().chain(TEST_ONLY).find(|(n, _)| *n == f.name) else {
             errors.push(unsupported_value(
                 format!("{at}.name"),
                 &f.name,

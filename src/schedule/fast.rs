@@ -17,6 +17,7 @@ use ipnet::IpNet;
 use ordered_float::NotNan;
 
 use super::{PriorityScore, Rejection, SeedScore, tie_hash};
+use crate::budget::Deadline;
 use crate::cidr::reserved;
 use crate::context::ShootContext;
 use crate::predicates::{Prepared, Stage};
@@ -236,6 +237,7 @@ pub(super) fn survivors(
     start: Option<Vec<u32>>,
     stages: &[Stage],
     snap: &Snapshot,
+    deadline: &Deadline,
 ) -> Result<Option<Vec<u32>>, FitError> {
     let cols = snap.columns();
     let whole = start.is_none();
@@ -254,7 +256,7 @@ pub(super) fn survivors(
             Some(positions) => (positions, false),
             None => from_index(filters, cols),
         };
-        keep_passing(cx, &mut positions, filters, by_provider, snap);
+        keep_passing(cx, &mut positions, filters, by_provider, snap, deadline)?;
         if positions.is_empty() {
             return Ok(Some(positions));
         }
@@ -289,6 +291,7 @@ pub(super) fn survivors(
                 };
                 let mut verdicts = verdicts.into_iter();
                 positions.retain(|_| verdicts.next().flatten().is_none());
+                deadline.check(set_step.name())?;
             }
             _ => {}
         }
@@ -336,7 +339,8 @@ fn keep_passing(
     filters: &[Step],
     by_provider: bool,
     snap: &Snapshot,
-) {
+    deadline: &Deadline,
+) -> Result<(), FitError> {
     let cols = snap.columns();
     let mut provider: Option<&[bool]> = None;
     let mut matches: Option<&[bool]> = None;
@@ -386,10 +390,41 @@ fn keep_passing(
                         .all(|(flag, f)| flag & missing == 0 || f.passes(cx, i, cols, snap))
             }
     });
-    for f in asked {
-        compact(positions, |i| f.passes(cx, i, cols, snap));
+    if let Some(last) = filters.last() {
+        deadline.check(last.stage.name())?;
     }
+    for f in asked {
+        compact_within(
+            positions,
+            |i| f.passes(cx, i, cols, snap),
+            || deadline.check(f.stage.name()),
+        )?;
+    }
+    Ok(())
 }
+
+/// As [`compact`] for a stage that asks its filter per seed: `check` every few seeds says
+/// whether the decision may go on.
+fn compact_within(
+    positions: &mut Vec<u32>,
+    mut keep: impl FnMut(u32) -> bool,
+    check: impl Fn() -> Result<(), FitError>,
+) -> Result<(), FitError> {
+    let mut w = 0;
+    for r in 0..positions.len() {
+        if r % CHECK_EVERY == CHECK_EVERY - 1 {
+            check()?;
+        }
+        let i = positions[r];
+        positions[w] = i;
+        w += usize::from(keep(i));
+    }
+    positions.truncate(w);
+    check()
+}
+
+/// Seeds a per-seed stage asks between two looks at the decision's deadline.
+const CHECK_EVERY: usize = 16;
 
 /// Keeps the positions for which `keep` holds, in order.
 fn compact(positions: &mut Vec<u32>, mut keep: impl FnMut(u32) -> bool) {
@@ -409,6 +444,7 @@ pub(super) fn whole(
     cx: &ShootContext,
     stages: &[Stage],
     snap: &Snapshot,
+    deadline: &Deadline,
 ) -> Result<Result<Vec<u32>, FitError>, FitError> {
     let cols = snap.columns();
     let total = cols.len();
@@ -428,7 +464,16 @@ pub(super) fn whole(
                     Check::Provider(allowed) => vec![None; allowed.len()],
                     _ => Vec::new(),
                 };
+                let mut asked = 0usize;
+                let mut over = Ok(());
                 positions.retain(|&i| {
+                    asked += 1;
+                    if over.is_err() {
+                        return true;
+                    }
+                    if asked.is_multiple_of(CHECK_EVERY) {
+                        over = deadline.check(name);
+                    }
                     if step.passes(cx, i, cols, snap) {
                         return true;
                     }
@@ -445,6 +490,7 @@ pub(super) fn whole(
                         }
                     }
                 });
+                over?;
             }
             Stage::Narrow(set_step) => {
                 let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
@@ -458,6 +504,7 @@ pub(super) fn whole(
                 });
             }
         }
+        deadline.check(name)?;
     }
     if !positions.is_empty() {
         return Ok(Ok(positions));
@@ -497,7 +544,8 @@ pub(super) fn score(
     positions: Vec<u32>,
     snap: &Snapshot,
     profile: &Profile,
-) -> Scores {
+    deadline: &Deadline,
+) -> Result<Scores, FitError> {
     let cols = snap.columns();
     let k = profile.priorities.len();
     let mut priorities = Vec::with_capacity(k);
@@ -541,16 +589,17 @@ pub(super) fn score(
             }
         }
         priorities.push((normalized, values));
+        deadline.check(wp.priority.name())?;
     }
     if totals.len() != positions.len() {
         totals = vec![NotNan::default(); positions.len()];
     }
-    Scores {
+    Ok(Scores {
         positions,
         totals,
         priorities,
         details,
-    }
+    })
 }
 
 impl Scores {

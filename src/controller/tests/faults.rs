@@ -410,7 +410,10 @@ async fn elected(
     let c = Controller::new(load_str(ELECTED).unwrap(), client).unwrap();
     let shared = Arc::clone(&c.shared);
     seed_landscape(&shared);
-    let elector = c.elector.expect("leaderElect: true");
+    let elector = c
+        .elector
+        .expect("leaderElect: true")
+        .build(&c.cfg.leader_election);
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(elector.run(stop_rx, || None, |_| {}));
     let get = api.next().await;

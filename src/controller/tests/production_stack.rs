@@ -268,7 +268,7 @@ async fn lease_renewals_survive_a_storm_of_throttled_answers() {
         &Metrics::new(),
         REQUEST_TIMEOUT,
     );
-    let elector = super::super::Elector::reporting_to(clients.lease, &cfg, "me".into(), tx);
+    let elector = super::super::Elector::reporting_to(clients.lease.build(), &cfg, "me".into(), tx);
     let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(elector.run(stop_rx, || None, |_| {}));
     let start = Instant::now();
