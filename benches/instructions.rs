@@ -15,8 +15,8 @@ use std::hint::black_box;
 
 use chrono::{DateTime, Utc};
 use gardener_scheduler::api::Shoot;
-use gardener_scheduler::profile::Profile;
 use gardener_scheduler::budget::Deadline;
+use gardener_scheduler::profile::Profile;
 use gardener_scheduler::schedule::{Decision, FitError, decide, decide_within, schedule};
 use gardener_scheduler::snapshot::Snapshot;
 

@@ -47,7 +47,8 @@ pub fn drain(
     let mut all_windows = Vec::with_capacity(candidates.len());
     for &i in &candidates {
         let key = object_key(&cx.landscape.shoots[i].metadata);
-        all_windows.push(windows::window_of(&key, cx.landscape.shoot_docs.get(i))?);
+        let doc = cx.landscape.shoot_docs.get(i).and_then(|d| d.value());
+        all_windows.push(windows::window_of(&key, doc.as_ref())?);
     }
     let mut moves = Vec::new();
     let mut move_windows = Vec::new();

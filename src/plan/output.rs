@@ -120,12 +120,13 @@ pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
             )));
             continue;
         };
-        let mut doc: Cow<'_, serde_yaml_ng::Value> = match landscape.shoot_docs.get(m.index) {
-            Some(d) => Cow::Borrowed(d),
-            None => Cow::Owned(
-                serde_yaml_ng::to_value(&landscape.shoots[m.index]).expect("YAML of a shoot"),
-            ),
-        };
+        let mut doc: Cow<'_, serde_yaml_ng::Value> =
+            match landscape.shoot_docs.get(m.index).and_then(|d| d.value()) {
+                Some(d) => Cow::Owned(d),
+                None => Cow::Owned(
+                    serde_yaml_ng::to_value(&landscape.shoots[m.index]).expect("YAML of a shoot"),
+                ),
+            };
         if let Some(spec) = doc
             .to_mut()
             .get_mut("spec")

@@ -440,7 +440,8 @@ pub fn rebalance_within(
     let mut all_windows = HashMap::new();
     for &i in &st.movable {
         let key = object_key(&cx.landscape.shoots[i].metadata);
-        all_windows.insert(i, windows::window_of(&key, cx.landscape.shoot_docs.get(i))?);
+        let doc = cx.landscape.shoot_docs.get(i).and_then(|d| d.value());
+        all_windows.insert(i, windows::window_of(&key, doc.as_ref())?);
     }
     let before_seeds = super::Before::of(&st.snap, &BTreeSet::new());
     let before = st.value();

@@ -179,7 +179,7 @@ pub async fn read_live(
     for (shoot, doc) in shoots {
         l.shoots.push(shoot);
         if keep_documents && let Some(doc) = doc {
-            l.shoot_docs.push(doc);
+            l.shoot_docs.push(super::manifests::Document::of(&doc));
         }
     }
     l.cloud_profiles = read

@@ -64,9 +64,11 @@ pub fn make_pending(landscape: &mut Landscape, scheduler_names: &[String]) -> us
             status.seed_name = None;
         }
         if let Some(doc) = landscape.shoot_docs.get_mut(i)
-            && let Some(spec) = doc.get_mut("spec").and_then(|s| s.as_mapping_mut())
+            && let Some(mut value) = doc.value()
+            && let Some(spec) = value.get_mut("spec").and_then(|s| s.as_mapping_mut())
         {
             spec.remove("seedName");
+            *doc = manifests::Document::of(&value);
         }
         cleared += 1;
     }

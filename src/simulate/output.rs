@@ -217,10 +217,14 @@ pub fn write_yaml(
         .collect();
     let documents = landscape.shoot_docs.len() == landscape.shoots.len();
     for (i, shoot) in landscape.shoots.iter().enumerate() {
-        let mut doc: Cow<'_, serde_yaml_ng::Value> = if documents {
-            Cow::Borrowed(&landscape.shoot_docs[i])
-        } else {
-            Cow::Owned(serde_yaml_ng::to_value(shoot).map_err(io::Error::other)?)
+        let mut doc: Cow<'_, serde_yaml_ng::Value> = match landscape
+            .shoot_docs
+            .get(i)
+            .filter(|_| documents)
+            .and_then(|d| d.value())
+        {
+            Some(value) => Cow::Owned(value),
+            None => Cow::Owned(serde_yaml_ng::to_value(shoot).map_err(io::Error::other)?),
         };
         if let Some(seed) = placed.get(&i)
             && let Some(spec) = doc
