@@ -9,7 +9,9 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info, info_span};
 
 use super::requeue::{Announce, Announcement, Requeue};
-use super::{AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, bind};
+use super::{
+    AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, Waiting, bind,
+};
 use crate::api::Shoot;
 use crate::chain::Selection;
 use crate::schedule::decide;
@@ -154,11 +156,15 @@ pub(super) async fn attempt(shared: &Shared, key: &str) -> Outcome {
                 let result = decide(&shoot, &cache.snapshot, profile, now);
                 match &result {
                     Ok(d) => cache.assume(&shoot, &d.seed),
-                    Err(fit) => cache.note_refused(key, fit),
+                    Err(fit) => {
+                        cache.note_refused(key, fit);
+                        cache.note_waiting(key, Waiting::NoFit(fit.reason_names()));
+                    }
                 }
                 Ok((entry.to_string(), result))
             }
             Selection::Deferred { reason, retry_at } => {
+                cache.note_waiting(key, Waiting::Deferred);
                 let entry = shared.chain.active(now).map(|e| e.id.clone());
                 shared.note_active_profile(entry.as_deref());
                 Err((entry, reason, retry_at))
@@ -267,6 +273,7 @@ async fn bind_decision(
     match result {
         Ok(_) => {
             shared.lock().confirm_bind(key);
+            shared.metrics.bound(shoot);
             shared.metrics.observe(
                 AttemptResult::scheduled,
                 &decision.profile,
@@ -316,6 +323,7 @@ async fn bind_decision(
                 Settled::Bound => {
                     shared.refusals.bound(&shared.metrics);
                     shared.lock().confirm_bind(key);
+                    shared.metrics.bound(shoot);
                     shared.metrics.observe(
                         AttemptResult::scheduled,
                         &decision.profile,
@@ -329,6 +337,7 @@ async fn bind_decision(
                 }
                 Settled::Other => {
                     observe_error();
+                    shared.lock().note_waiting(key, Waiting::BindFailed);
                     // The read shows it was not applied. Answered with a 5xx, the request is over:
                     // a failed bind, reported as upstream reports one if the shoot still waits.
                     // Without an answer it may still be on its way, so nothing is said.
@@ -359,6 +368,7 @@ async fn bind_decision(
         }
         Err(e) => {
             drop_assumption(shared, key);
+            shared.lock().note_waiting(key, Waiting::BindFailed);
             observe_error();
             // As upstream: a refused bind (anything but 409) is reported like a failed decision.
             shared.reporter.bind_failed(shoot, &e);
