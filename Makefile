@@ -24,8 +24,9 @@ help: ## List the targets, one line each.
 build: ## Build the release binary target/release/gardener-scheduler.
 	$(CARGO) build --release --locked
 
-test: ## Run every test, including the chart tests and the end-to-end tests against a real API server.
+test: ## Run every test, including the chart tests, the alert rules under promtool and the end-to-end tests against a real API server and Prometheus.
 	hack/ensure-package.sh chromium chromium
+	hack/ensure-package.sh prometheus promtool
 	hack/tools.sh >/dev/null
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets

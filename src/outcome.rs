@@ -59,6 +59,38 @@ impl FitError {
         hints.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         hints.into_iter().map(|(h, _)| h).take(3).collect()
     }
+
+    /// The distinct reasons seeds were rejected for, by the `reason` names `simulate -o json`
+    /// writes (`capacity`, `taints`, `otherRegion`, ...), sorted; `noSeeds` when there is no
+    /// seed at all, and the error's own `kind` (`invalidShoot`, `invalidRegionConfig`) when the
+    /// shoot could not be decided.
+    pub fn reason_names(&self) -> Vec<String> {
+        let FitError::NoFit { rejected, .. } = self else {
+            return vec![tag(self, "kind")];
+        };
+        if rejected.is_empty() {
+            return vec!["noSeeds".into()];
+        }
+        let mut seen = Vec::new();
+        let mut names = Vec::new();
+        for r in rejected {
+            let d = std::mem::discriminant(&r.reason);
+            if !seen.contains(&d) {
+                seen.push(d);
+                names.push(tag(&r.reason, "reason"));
+            }
+        }
+        names.sort();
+        names
+    }
+}
+
+/// The name serde gives `value`'s variant under the internal tag `field`.
+fn tag(value: &impl Serialize, field: &str) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| Some(v.get(field)?.as_str()?.to_string()))
+        .unwrap_or_default()
 }
 
 impl fmt::Display for FitError {

@@ -188,7 +188,7 @@ impl Manifests {
 
     /// The SchedulerConfiguration text the pod reads, after checking that the pod does read it.
     fn scheduler_config(&self) -> String {
-        let cm = self.one("ConfigMap");
+        let cm = self.named("ConfigMap", "-config");
         let container = self.container();
         let mount = seq(&container["volumeMounts"])
             .iter()
@@ -404,7 +404,10 @@ fn validate_rendered(m: &Manifests) -> Output {
     let config = m.scheduler_config();
     let mount = m.config_mount_path();
     let dir = scratch_dir();
-    for (name, content) in m.one("ConfigMap")["data"].as_mapping().unwrap() {
+    for (name, content) in m.named("ConfigMap", "-config")["data"]
+        .as_mapping()
+        .unwrap()
+    {
         let name = name.as_str().unwrap();
         assert!(
             !name.contains('/'),
@@ -1230,6 +1233,19 @@ fn service_monitor_and_crds_are_off_by_default() {
     .map(String::from)
     .into();
     assert_eq!(kinds, want);
+}
+
+#[test]
+fn all_options_render_the_alerts_and_the_dashboard_too() {
+    let m = render(&[all_options()], &[]);
+    let rule = m.one("PrometheusRule");
+    assert_eq!(rule["apiVersion"], "monitoring.coreos.com/v1");
+    assert_eq!(rule["metadata"]["namespace"], NAMESPACE);
+    assert!(!seq(&rule["spec"]["groups"]).is_empty());
+    let dashboard = m.named("ConfigMap", "-dashboard");
+    assert_eq!(dashboard["metadata"]["namespace"], "monitoring");
+    let kinds = m.kinds();
+    assert!(kinds.contains("PrometheusRule") && kinds.contains("ServiceMonitor"));
 }
 
 #[test]

@@ -73,6 +73,7 @@ impl Shared {
         let mut feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
         if let std::collections::hash_map::Entry::Vacant(e) = feeds.entry(kind) {
             self.activity.register(path);
+            self.metrics.watch_tracked(kind.as_str());
             e.insert(path.to_string());
         }
     }

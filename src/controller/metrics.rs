@@ -9,10 +9,12 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use super::cache::Cache;
+use super::cache::{Cache, Waiting};
 use super::carbon_metrics::CarbonMetrics;
 use super::rest_metrics::RestClientMetrics;
 use super::runtime_metrics::RuntimeMetrics;
+use crate::api::Shoot;
+use k8s_openapi::jiff::Timestamp;
 
 #[derive(Clone, Copy, Debug, Hash, PartialEq, Eq, EncodeLabelValue)]
 #[allow(non_camel_case_types)]
@@ -62,6 +64,32 @@ pub struct SeedLabels {
     pub seed: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReasonLabels {
+    pub reason: String,
+}
+
+/// The `reason` values of `pending_shoots_by_reason`: why a pending shoot waits.
+pub const PENDING_REASONS: [&str; 4] = ["undecided", "unschedulable", "bind_failed", "deferred"];
+
+/// The `reason` label of a pending shoot in this state.
+fn pending_reason(state: Option<&Waiting>) -> &'static str {
+    match state {
+        None => "undecided",
+        Some(Waiting::NoFit(_)) => "unschedulable",
+        Some(Waiting::BindFailed) => "bind_failed",
+        Some(Waiting::Deferred) => "deferred",
+    }
+}
+
+/// Seconds from `then` to `now`, 0 if `then` is later.
+fn seconds_since(now: Timestamp, then: Timestamp) -> f64 {
+    (now.as_millisecond() - then.as_millisecond()).max(0) as f64 / 1000.0
+}
+
+/// The `reason` values of `watch_restarts_total`.
+pub const RESTART_REASONS: [&str; 2] = ["silent", "error"];
+
 pub struct Metrics {
     registry: Registry,
     pub attempts: Family<ResultLabels, Counter>,
@@ -72,6 +100,16 @@ pub struct Metrics {
     pub binds_forbidden: Gauge<i64, AtomicI64>,
     pub leader: Gauge<i64, AtomicI64>,
     pub seed_shoots: Family<SeedLabels, Gauge<i64, AtomicI64>>,
+    /// `status.allocatable.shoots` of each seed that publishes it
+    pub seed_allocatable: Family<SeedLabels, Gauge<i64, AtomicI64>>,
+    /// pending shoots by why they wait (leader only; set before each scrape)
+    pub pending_by_reason: Family<ReasonLabels, Gauge<i64, AtomicI64>>,
+    /// seconds since the oldest pending shoot of each reason was created (leader only)
+    pub pending_oldest: Family<ReasonLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
+    /// pending shoots that fit no seed, by each reason a seed rejected them for (leader only)
+    pub unschedulable: Family<ReasonLabels, Gauge<i64, AtomicI64>>,
+    /// from a shoot's creationTimestamp to its successful bind
+    pub create_to_bound: Histogram,
     /// reports (events, `status.lastOperation`) dropped because their queue was full
     pub events_dropped: Counter,
     /// reports waiting to be sent
@@ -152,6 +190,40 @@ impl Metrics {
             "Shoots counted on each seed, including binds the watch has not shown yet",
             seed_shoots.clone(),
         );
+        let seed_allocatable = Family::<SeedLabels, Gauge<i64, AtomicI64>>::default();
+        registry.register(
+            "seed_allocatable_shoots",
+            "status.allocatable.shoots of each seed that publishes it (seeds without it take any number of shoots)",
+            seed_allocatable.clone(),
+        );
+        let pending_by_reason = Family::<ReasonLabels, Gauge<i64, AtomicI64>>::default();
+        registry.register(
+            "pending_shoots_by_reason",
+            "Pending shoots by why they wait, as their last attempt left them (undecided: not decided yet; unschedulable: no seed fits; bind_failed: a seed fits but the bind failed; deferred: a freeze window or no active profile); served by the leader only",
+            pending_by_reason.clone(),
+        );
+        let pending_oldest =
+            Family::<ReasonLabels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+        registry.register(
+            "pending_shoots_oldest_age_seconds",
+            "Seconds since the creationTimestamp of the oldest pending shoot of each reason of pending_shoots_by_reason, 0 when there is none; served by the leader only",
+            pending_oldest.clone(),
+        );
+        let unschedulable = Family::<ReasonLabels, Gauge<i64, AtomicI64>>::default();
+        registry.register(
+            "unschedulable_shoots",
+            "Pending shoots that fit no seed, by each reason a seed rejected them for (the reason names of simulate -o json: capacity, taints, otherRegion, ...; noSeeds, invalidShoot, invalidRegionConfig); a shoot counts under each of its reasons; served by the leader only",
+            unschedulable.clone(),
+        );
+        let create_to_bound = Histogram::new([
+            0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0,
+            1800.0, 3600.0,
+        ]);
+        registry.register(
+            "shoot_create_to_bound_seconds",
+            "Seconds from a shoot's creationTimestamp to its successful bind by this process",
+            create_to_bound.clone(),
+        );
         let events_dropped = Counter::default();
         registry.register(
             "events_dropped",
@@ -202,6 +274,11 @@ impl Metrics {
             binds_forbidden,
             leader,
             seed_shoots,
+            seed_allocatable,
+            pending_by_reason,
+            pending_oldest,
+            unschedulable,
+            create_to_bound,
             events_dropped,
             events_queued,
             event_client,
@@ -247,17 +324,81 @@ impl Metrics {
             .inc();
     }
 
-    /// Refreshes the gauges that mirror the cache (called before each scrape).
-    pub fn refresh(&self, state: &Cache) {
+    /// Starts `kind`'s restart counters at 0, so the first restart is an increase.
+    pub fn watch_tracked(&self, kind: &str) {
+        for reason in RESTART_REASONS {
+            drop(self.watch_restarts.get_or_create(&RestartLabels {
+                kind: kind.into(),
+                reason: reason.into(),
+            }));
+        }
+    }
+
+    /// Counts a successful bind of `shoot`: the time since it was created.
+    pub fn bound(&self, shoot: &Shoot) {
+        if let Some(created) = &shoot.metadata.creation_timestamp {
+            self.create_to_bound
+                .observe(seconds_since(Timestamp::now(), created.0));
+        }
+    }
+
+    /// Refreshes the gauges that mirror the cache (called before each scrape). Why shoots
+    /// wait is known to the leader only, whose workers decide: standbys serve none of it.
+    pub fn refresh(&self, state: &Cache, leading: bool) {
         self.pending.set(state.pending_count() as i64);
         self.seed_shoots.clear();
+        self.seed_allocatable.clear();
         for seed in state.snapshot.seeds() {
             let n = state.snapshot.usage().shoots_on(&seed.name);
-            self.seed_shoots
-                .get_or_create(&SeedLabels {
-                    seed: seed.name.to_string(),
+            let labels = SeedLabels {
+                seed: seed.name.to_string(),
+            };
+            self.seed_shoots.get_or_create(&labels).set(n as i64);
+            if let Some(capacity) = seed.allocatable_shoots() {
+                self.seed_allocatable
+                    .get_or_create(&labels)
+                    .set(i64::try_from(capacity).unwrap_or(i64::MAX));
+            }
+        }
+        self.pending_by_reason.clear();
+        self.pending_oldest.clear();
+        self.unschedulable.clear();
+        if !leading {
+            return;
+        }
+        let now = Timestamp::now();
+        let mut counts = [0i64; PENDING_REASONS.len()];
+        let mut oldest = [0.0f64; PENDING_REASONS.len()];
+        let mut no_fit: std::collections::BTreeMap<&str, i64> = Default::default();
+        for (state, created) in state.pending_states() {
+            let reason = pending_reason(state);
+            let i = PENDING_REASONS
+                .iter()
+                .position(|r| *r == reason)
+                .unwrap_or(0);
+            counts[i] += 1;
+            if let Some(created) = created {
+                oldest[i] = oldest[i].max(seconds_since(now, created));
+            }
+            if let Some(Waiting::NoFit(reasons)) = state {
+                for r in reasons {
+                    *no_fit.entry(r.as_str()).or_default() += 1;
+                }
+            }
+        }
+        for (i, reason) in PENDING_REASONS.iter().enumerate() {
+            let labels = ReasonLabels {
+                reason: reason.to_string(),
+            };
+            self.pending_by_reason.get_or_create(&labels).set(counts[i]);
+            self.pending_oldest.get_or_create(&labels).set(oldest[i]);
+        }
+        for (reason, n) in no_fit {
+            self.unschedulable
+                .get_or_create(&ReasonLabels {
+                    reason: reason.to_string(),
                 })
-                .set(n as i64);
+                .set(n);
         }
     }
 
@@ -296,7 +437,7 @@ mod tests {
         st.apply_seed(&SeedBuilder::new("s1").build());
         st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s1").build());
         st.apply_shoot(&ShootBuilder::new("garden-a", "b").build());
-        m.refresh(&st);
+        m.refresh(&st, true);
         let text = m.encode();
         for line in [
             "gardener_scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"default\"} 1",
@@ -317,5 +458,191 @@ mod tests {
                 "missing {line:?} in:\n{text}"
             );
         }
+    }
+
+    fn series(text: &str, name: &str) -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn pending_shoots_are_served_by_why_they_wait_and_only_by_the_leader() {
+        let m = Metrics::new();
+        let mut st = Cache::new(vec!["default-scheduler".into()]);
+        st.apply_seed(&SeedBuilder::new("s1").allocatable("shoots", "4").build());
+        st.apply_seed(&SeedBuilder::new("s2").build());
+        st.apply_shoot(&ShootBuilder::new("garden-a", "bound").seed("s1").build());
+        for name in ["new", "full", "tainted", "refused", "frozen"] {
+            st.apply_shoot(
+                &ShootBuilder::new("garden-a", name)
+                    .created("2020-01-01T00:00:00Z")
+                    .build(),
+            );
+        }
+        st.note_waiting(
+            "garden-a/full",
+            Waiting::NoFit(vec!["capacity".into(), "otherRegion".into()]),
+        );
+        st.note_waiting("garden-a/tainted", Waiting::NoFit(vec!["capacity".into()]));
+        st.note_waiting("garden-a/refused", Waiting::BindFailed);
+        st.note_waiting("garden-a/frozen", Waiting::Deferred);
+        // a bound shoot's state is not kept
+        st.note_waiting("garden-a/bound", Waiting::BindFailed);
+
+        m.refresh(&st, true);
+        let text = m.encode();
+        let mut by_reason = series(&text, "gardener_scheduler_pending_shoots_by_reason");
+        by_reason.sort();
+        assert_eq!(
+            by_reason,
+            [
+                "gardener_scheduler_pending_shoots_by_reason{reason=\"bind_failed\"} 1",
+                "gardener_scheduler_pending_shoots_by_reason{reason=\"deferred\"} 1",
+                "gardener_scheduler_pending_shoots_by_reason{reason=\"undecided\"} 1",
+                "gardener_scheduler_pending_shoots_by_reason{reason=\"unschedulable\"} 2",
+            ]
+        );
+        let mut unschedulable = series(&text, "gardener_scheduler_unschedulable_shoots");
+        unschedulable.sort();
+        assert_eq!(
+            unschedulable,
+            [
+                "gardener_scheduler_unschedulable_shoots{reason=\"capacity\"} 2",
+                "gardener_scheduler_unschedulable_shoots{reason=\"otherRegion\"} 1",
+            ]
+        );
+        let age = |reason: &str| -> f64 {
+            let prefix = format!(
+                "gardener_scheduler_pending_shoots_oldest_age_seconds{{reason=\"{reason}\"}} "
+            );
+            text.lines()
+                .find_map(|l| l.strip_prefix(&prefix)?.parse().ok())
+                .unwrap_or_else(|| panic!("{prefix} in:\n{text}"))
+        };
+        // created in 2020: older than 5 years
+        assert!(age("bind_failed") > 5.0 * 365.0 * 86400.0, "{text}");
+        assert_eq!(
+            series(&text, "gardener_scheduler_seed_allocatable_shoots"),
+            ["gardener_scheduler_seed_allocatable_shoots{seed=\"s1\"} 4"],
+            "only seeds that publish a capacity"
+        );
+
+        // a bind that succeeds takes the shoot out of every count
+        st.apply_shoot(&ShootBuilder::new("garden-a", "refused").seed("s2").build());
+        m.refresh(&st, true);
+        let text = m.encode();
+        assert!(
+            text.contains("gardener_scheduler_pending_shoots_by_reason{reason=\"bind_failed\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "gardener_scheduler_pending_shoots_oldest_age_seconds{reason=\"bind_failed\"} 0"
+            ),
+            "{text}"
+        );
+
+        // a standby has not decided anything: it serves no reasons
+        m.refresh(&st, false);
+        let text = m.encode();
+        assert!(series(&text, "gardener_scheduler_pending_shoots_by_reason").is_empty());
+        assert!(series(&text, "gardener_scheduler_unschedulable_shoots").is_empty());
+        assert!(
+            series(
+                &text,
+                "gardener_scheduler_pending_shoots_oldest_age_seconds"
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            series(&text, "gardener_scheduler_pending_shoots"),
+            ["gardener_scheduler_pending_shoots 4"]
+        );
+    }
+
+    #[test]
+    fn watch_restarts_start_at_zero_for_each_tracked_kind() {
+        let m = Metrics::new();
+        m.watch_tracked("Shoot");
+        m.watch_restarted("Shoot", "silent");
+        let text = m.encode();
+        assert!(
+            text.contains(
+                "gardener_scheduler_watch_restarts_total{kind=\"Shoot\",reason=\"silent\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "gardener_scheduler_watch_restarts_total{kind=\"Shoot\",reason=\"error\"} 0"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_bind_counts_the_time_since_the_shoot_was_created() {
+        let m = Metrics::new();
+        m.bound(
+            &ShootBuilder::new("garden-a", "a")
+                .created("2020-01-01T00:00:00Z")
+                .build(),
+        );
+        m.bound(&ShootBuilder::new("garden-a", "b").build());
+        let text = m.encode();
+        assert!(
+            text.contains("gardener_scheduler_shoot_create_to_bound_seconds_count 1"),
+            "a shoot without creationTimestamp is not counted:\n{text}"
+        );
+        assert!(
+            text.contains(
+                "gardener_scheduler_shoot_create_to_bound_seconds_bucket{le=\"3600.0\"} 0"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn reason_names_are_the_distinct_reasons_of_simulate_json() {
+        use crate::outcome::{FitError, Rejection};
+        use crate::reason::Reason;
+        let rejected = |reason: Reason| Rejection {
+            seed: "s".into(),
+            stage: "x",
+            reason,
+        };
+        let fit = FitError::NoFit {
+            total: 3,
+            rejected: vec![
+                rejected(Reason::Capacity {
+                    used: 1,
+                    allocatable: 1,
+                }),
+                rejected(Reason::OtherRegion { region: "a".into() }),
+                rejected(Reason::Capacity {
+                    used: 2,
+                    allocatable: 2,
+                }),
+            ],
+        };
+        assert_eq!(fit.reason_names(), ["capacity", "otherRegion"]);
+        assert_eq!(
+            FitError::NoFit {
+                total: 0,
+                rejected: vec![]
+            }
+            .reason_names(),
+            ["noSeeds"]
+        );
+        assert_eq!(
+            FitError::InvalidShoot {
+                field: "spec.region".into(),
+                message: "is required".into()
+            }
+            .reason_names(),
+            ["invalidShoot"]
+        );
     }
 }

@@ -54,7 +54,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 pub use bind::{BindError, FIELD_MANAGER, bind};
-pub use cache::{Assumption, Cache, Change, WatchedKind};
+pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
 pub use client::{ApiClients, Connection, client_from_kubeconfig};
 pub use leader::{Elector, Leadership, LeaseError, default_identity};

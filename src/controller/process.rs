@@ -10,7 +10,9 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info, info_span};
 
 use super::requeue::{Announce, Announcement, Requeue};
-use super::{AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, bind};
+use super::{
+    AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, Waiting, bind,
+};
 use crate::api::Shoot;
 use crate::budget::Deadline;
 use crate::chain::Selection;
@@ -265,13 +267,19 @@ fn decide_and_assume(shared: &Shared, key: &str, now: chrono::DateTime<Utc>) -> 
             let result = decide_within(&shoot, &cache.snapshot, profile, now, &deadline);
             match &result {
                 Ok(d) => cache.assume(&shoot, &d.seed),
-                // no verdict on the seeds: nothing to note
-                Err(FitError::OverBudget { .. }) => {}
-                Err(fit) => cache.note_refused(key, fit),
+                // no verdict on the seeds: nothing to note but why it waits
+                Err(fit @ FitError::OverBudget { .. }) => {
+                    cache.note_waiting(key, Waiting::NoFit(fit.reason_names()));
+                }
+                Err(fit) => {
+                    cache.note_refused(key, fit);
+                    cache.note_waiting(key, Waiting::NoFit(fit.reason_names()));
+                }
             }
             Ok((entry.to_string(), result))
         }
         Selection::Deferred { reason, retry_at } => {
+            cache.note_waiting(key, Waiting::Deferred);
             let entry = shared.chain.active(now).map(|e| e.id.clone());
             shared.note_active_profile(entry.as_deref());
             Err((entry, reason, retry_at))
@@ -323,6 +331,7 @@ async fn bind_decision(
     match result {
         Ok(_) => {
             shared.lock().confirm_bind(key);
+            shared.metrics.bound(shoot);
             shared.metrics.observe(
                 AttemptResult::scheduled,
                 &decision.profile,
@@ -372,6 +381,7 @@ async fn bind_decision(
                 Settled::Bound => {
                     shared.refusals.bound(&shared.metrics);
                     shared.lock().confirm_bind(key);
+                    shared.metrics.bound(shoot);
                     shared.metrics.observe(
                         AttemptResult::scheduled,
                         &decision.profile,
@@ -385,6 +395,7 @@ async fn bind_decision(
                 }
                 Settled::Other => {
                     observe_error();
+                    shared.lock().note_waiting(key, Waiting::BindFailed);
                     // The read shows it was not applied. Answered with a 5xx, the request is over:
                     // a failed bind, reported as upstream reports one if the shoot still waits.
                     // Without an answer it may still be on its way, so nothing is said.
@@ -415,6 +426,7 @@ async fn bind_decision(
         }
         Err(e) => {
             drop_assumption(shared, key);
+            shared.lock().note_waiting(key, Waiting::BindFailed);
             observe_error();
             // As upstream: a refused bind (anything but 409) is reported like a failed decision.
             shared.reporter.bind_failed(shoot, &e);

@@ -57,7 +57,9 @@ async fn readyz(Extract(shared): Extract<Arc<Shared>>) -> impl IntoResponse {
 }
 
 async fn metrics(Extract(shared): Extract<Arc<Shared>>) -> impl IntoResponse {
-    shared.metrics.refresh(&shared.lock());
+    shared
+        .metrics
+        .refresh(&shared.lock(), shared.leadership.is_leader());
     shared.refresh_feed_metrics();
     (
         [(

@@ -5,6 +5,9 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+#[path = "../support/monitoring.rs"]
+mod monitoring_files;
+
 mod binds;
 mod burst;
 mod carbon;
@@ -14,6 +17,7 @@ mod leader;
 mod metrics;
 mod plan;
 mod profiles;
+mod prometheus;
 mod refusals;
 mod restart;
 mod scheduling;

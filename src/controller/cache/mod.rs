@@ -75,6 +75,22 @@ pub struct Cache {
     /// resourceVersion: a watch event or list item older than it is stale and ignored. Dropped
     /// once the watch catches up, so it holds only the few shoots just read.
     read_versions: HashMap<Arc<str>, u64>,
+    /// per pending shoot that was decided at least once: why it still waits, as its last
+    /// attempt left it. Dropped once the shoot is bound or gone.
+    waiting: HashMap<Arc<str>, Waiting>,
+}
+
+/// Why a pending shoot waits, as its last attempt left it (a shoot never decided has none).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Waiting {
+    /// no seed fits: the distinct reasons seeds were rejected for ([`FitError::reason_names`])
+    ///
+    /// [`FitError::reason_names`]: crate::outcome::FitError::reason_names
+    NoFit(Vec<String>),
+    /// a seed fits, but its bind failed
+    BindFailed,
+    /// a freeze window or no active profile
+    Deferred,
 }
 
 /// A resourceVersion as a number: the API server's are etcd revisions, which grow. (They are
@@ -185,6 +201,7 @@ impl Cache {
             *entry = Some(Arc::new(new));
         } else {
             *entry = None;
+            self.waiting.remove(&key);
         }
         let new_seeds = self.snapshot.usage().seeds_of(&key);
         change.retry_waiting = old_seeds.iter().any(|s| !new_seeds.contains(&s.as_str()));
@@ -199,6 +216,7 @@ impl Cache {
         self.shoots.remove(key);
         self.raw.remove(key);
         self.read_versions.remove(key);
+        self.waiting.remove(key);
         match self.assumed.remove(key) {
             Some(a) => Change {
                 requeue: self.take_refused(&a.seed, key),
@@ -241,6 +259,27 @@ impl Cache {
             .collect();
         keys.sort();
         keys
+    }
+
+    /// Records why the pending shoot `key` still waits after an attempt.
+    pub fn note_waiting(&mut self, key: &str, why: Waiting) {
+        if self.shoots.get(key).is_some_and(Option::is_some) {
+            self.waiting.insert(key.into(), why);
+        }
+    }
+
+    /// Per pending shoot (not being bound): why it waits, with its `creationTimestamp`.
+    pub fn pending_states(
+        &self,
+    ) -> impl Iterator<Item = (Option<&Waiting>, Option<k8s_openapi::jiff::Timestamp>)> + '_ {
+        self.shoots
+            .iter()
+            .filter(|(k, _)| !self.assumed.contains_key(&***k))
+            .filter_map(|(k, v)| {
+                let shoot = v.as_ref()?;
+                let created = shoot.metadata.creation_timestamp.as_ref().map(|t| t.0);
+                Some((self.waiting.get(k), created))
+            })
     }
 
     pub fn pending_count(&self) -> usize {
