@@ -26,6 +26,7 @@ build: ## Build the release binary target/release/gardener-scheduler.
 
 test: ## Run every test, including the chart tests and the end-to-end tests against a real API server.
 	hack/ensure-package.sh chromium chromium
+	hack/ensure-package.sh groff-base nroff
 	hack/tools.sh >/dev/null
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
