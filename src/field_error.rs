@@ -108,5 +108,11 @@ pub fn kind_of(v: &serde_json::Value) -> &'static str {
     }
 }
 
+/// The message of a value below zero where only zero and more mean something, in every reader
+/// alike: `must not be negative, got "-1s"` (`shown` as the input wrote it, with its unit).
+pub fn not_negative(shown: impl fmt::Display) -> String {
+    format!("must not be negative, got {shown}")
+}
+
 /// The message of a duration or count that must not be zero.
 pub const GREATER_THAN_ZERO: &str = "must be greater than zero";

@@ -1,7 +1,11 @@
 //! Durations in Go's `time.ParseDuration` syntax (`1h30m`, `1.5h`, `300ms`, `0`), the syntax of
 //! every duration in upstream Gardener's configuration files.
 //!
-//! A leaf module: it depends on nothing else in the crate, so any input reader can use it.
+//! The keys of ours that earlier releases documented with days and spaces (`1d`, `1h 30m`) read
+//! them still, through [`parse_with_days`]; everything else is Go's syntax alone.
+//!
+//! A leaf module: it depends only on the leaf [`crate::field_error`], so any input reader can use
+//! it.
 
 use std::fmt;
 use std::time::Duration;
@@ -14,14 +18,22 @@ pub enum GoDurationError {
     )]
     Syntax(String),
     #[error(
-        "unknown unit {unit:?} in duration {text:?}: valid units are \"ns\", \"us\" (or \"µs\"), \"ms\", \"s\", \"m\", \"h\""
+        "unknown unit {unit:?} in duration {text:?}: valid units are \"ns\", \"us\" (or \"µs\"), \"ms\", \"s\", \"m\", \"h\"{}",
+        if *days { ", \"d\"" } else { "" }
     )]
-    Unit { text: String, unit: String },
+    Unit {
+        text: String,
+        unit: String,
+        /// Whether `d` was accepted too ([`parse_with_days`]).
+        days: bool,
+    },
     #[error("duration {0:?} is too large")]
     Overflow(String),
-    #[error("must not be negative, got {0:?}")]
+    #[error("{}", crate::field_error::not_negative(format!("{:?}", .0)))]
     Negative(String),
 }
+
+const NANOS_PER_DAY: u128 = 86_400_000_000_000;
 
 const NANOS_PER: [(&str, u128); 9] = [
     ("ns", 1),
@@ -38,6 +50,16 @@ const NANOS_PER: [(&str, u128); 9] = [
 /// Parses `text` as Go's `time.ParseDuration` does, refusing negative values (nothing in the
 /// configuration has a meaning for them) and values beyond Go's range (about 292 years).
 pub fn parse(text: &str) -> Result<Duration, GoDurationError> {
+    parse_as(text, false)
+}
+
+/// [`parse`], also reading the spellings earlier releases documented for some keys of ours: the
+/// unit `d` (24 hours) and spaces between the parts (`1d 12h`, `1h 30m`).
+pub fn parse_with_days(text: &str) -> Result<Duration, GoDurationError> {
+    parse_as(text.trim(), true)
+}
+
+fn parse_as(text: &str, days: bool) -> Result<Duration, GoDurationError> {
     let syntax = || GoDurationError::Syntax(text.to_string());
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
@@ -54,6 +76,9 @@ pub fn parse(text: &str) -> Result<Duration, GoDurationError> {
     const MAX_NANOS: u128 = i64::MAX as u128;
     let mut total: u128 = 0;
     while !rest.is_empty() {
+        if days {
+            rest = rest.trim_start();
+        }
         let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
         let (int_part, after) = rest.split_at(int_len);
         let (frac_part, after) = match after.strip_prefix('.') {
@@ -68,7 +93,7 @@ pub fn parse(text: &str) -> Result<Duration, GoDurationError> {
         }
         let unit_len = after
             .char_indices()
-            .find(|(_, c)| *c == '.' || c.is_ascii_digit())
+            .find(|(_, c)| *c == '.' || c.is_ascii_digit() || (days && c.is_whitespace()))
             .map_or(after.len(), |(i, _)| i);
         let (unit, after) = after.split_at(unit_len);
         if unit.is_empty() {
@@ -78,9 +103,11 @@ pub fn parse(text: &str) -> Result<Duration, GoDurationError> {
             .iter()
             .find(|(u, _)| !u.is_empty() && *u == unit)
             .map(|(_, n)| *n)
+            .or((days && unit == "d").then_some(NANOS_PER_DAY))
             .ok_or_else(|| GoDurationError::Unit {
                 text: text.to_string(),
                 unit: unit.to_string(),
+                days,
             })?;
         let overflow = || GoDurationError::Overflow(text.to_string());
         let int: u128 = if int_part.is_empty() {
@@ -178,6 +205,18 @@ pub mod serde {
         d.deserialize_any(GoDurationVisitor)
     }
 
+    /// `#[serde(default, deserialize_with = "crate::go_duration::serde::option")]` for
+    /// `Option<Duration>` fields: absent or `null` is `None`.
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        struct Present(Duration);
+        impl<'de> serde::Deserialize<'de> for Present {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                deserialize(d).map(Present)
+            }
+        }
+        Ok(<Option<Present> as serde::Deserialize>::deserialize(d)?.map(|p| p.0))
+    }
+
     struct GoDurationVisitor;
 
     fn bare_number<E: de::Error>(shown: &dyn fmt::Display) -> E {
@@ -209,7 +248,7 @@ pub mod serde {
             if v == 0 {
                 Ok(Duration::ZERO)
             } else if v < 0 {
-                Err(E::custom(format!("must not be negative, got {v}")))
+                Err(E::custom(crate::field_error::not_negative(v)))
             } else {
                 Err(bare_number(&v))
             }
@@ -276,8 +315,39 @@ mod tests {
     }
 
     #[test]
+    fn days_and_spaces_are_read_only_where_asked_for() {
+        for (text, want) in [
+            ("1d", ms(86_400_000)),
+            ("1h 30m", ms(5_400_000)),
+            (" 2d 1.5h ", ms(2 * 86_400_000 + 5_400_000)),
+            ("1d12h", ms(129_600_000)),
+            ("90m", ms(5_400_000)),
+            ("0", Duration::ZERO),
+        ] {
+            assert_eq!(parse_with_days(text), Ok(want), "{text}");
+        }
+        assert!(matches!(parse("1d"), Err(GoDurationError::Unit { .. })));
+        assert!(matches!(parse("1h 30m"), Err(GoDurationError::Unit { .. })));
+        for text in ["2days", "1w", "1 h", "d"] {
+            assert!(
+                parse_with_days(text).is_err(),
+                "{text}: {:?}",
+                parse_with_days(text)
+            );
+        }
+        assert_eq!(
+            parse_with_days("-1d"),
+            Err(GoDurationError::Negative("-1d".into()))
+        );
+    }
+
+    #[test]
     fn negative_and_out_of_range_durations_are_refused() {
         assert_eq!(parse("-1s"), Err(GoDurationError::Negative("-1s".into())));
+        assert_eq!(
+            parse("-1s").unwrap_err().to_string(),
+            "must not be negative, got \"-1s\""
+        );
         assert!(matches!(
             parse("3000000h"),
             Err(GoDurationError::Overflow(_))

@@ -67,12 +67,11 @@ pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
-/// Reads a regular file as UTF-8 text (see [`read_bytes`]); a leading byte-order mark is dropped.
+/// Reads a regular file as UTF-8 text (see [`read_bytes`]), as it is: a leading byte order mark
+/// stays for the parser to drop ([`crate::bom::strip_bom`]), which text from the API server
+/// reaches too.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
-    let mut bytes = read_bytes(path, limit)?;
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        bytes.drain(..3);
-    }
+    let bytes = read_bytes(path, limit)?;
     String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8(e.utf8_error()))
 }
 
@@ -207,7 +206,7 @@ mod tests {
             Err(ReadError::TooLarge(1999))
         ));
         assert_eq!(read_bytes(&f, 2000).unwrap().len(), 2000);
-        std::fs::write(&f, b"\xEF\xBB\xBFkind: Seed\n").unwrap();
+        std::fs::write(&f, b"kind: Seed\n").unwrap();
         assert_eq!(read_text(&f, 100).unwrap(), "kind: Seed\n");
         std::fs::remove_dir_all(&dir).unwrap();
     }

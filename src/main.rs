@@ -1,4 +1,5 @@
-//! The `gardener-scheduler` command: `run` (the default), `simulate` and `plan`.
+//! The `gardener-scheduler` command: `run` (the default), `simulate`, `plan`, and the shell
+//! completions and manual page of them all (`completion`, `man`).
 #![forbid(unsafe_code)]
 
 mod cli;
@@ -15,6 +16,8 @@ fn main() -> ExitCode {
         Some(Command::Simulate(args)) => cli::simulate::simulate_cmd(args),
         Some(Command::Run(args)) => cli::run::run_cmd(args),
         Some(Command::Plan(cmd)) => cli::plan::plan_cmd(cmd),
+        Some(Command::Completion { shell }) => cli::generate::completion_cmd(shell),
+        Some(Command::Man { command }) => cli::generate::man_cmd(command.as_deref()),
         None => cli::run::run_cmd(cli.run),
     }
 }

@@ -210,6 +210,28 @@ impl Manifests {
         str_at(&cm["data"], CONFIG_KEY)
     }
 
+    /// The container's `--expect-*` flags: what the chart made the RBAC and ports for.
+    fn expectations(&self) -> Vec<String> {
+        let flags: Vec<String> = seq(&self.container()["args"])
+            .iter()
+            .map(|a| a.as_str().expect("args are strings").to_string())
+            .filter(|a| a.starts_with("--expect-"))
+            .collect();
+        for flag in [
+            "--expect-lease=",
+            "--expect-health-port=",
+            "--expect-metrics-port=",
+            "--expect-binding-mode=",
+            "--expect-carbon-intensity=",
+        ] {
+            assert!(
+                flags.iter().any(|f| f.starts_with(flag)),
+                "the container passes no {flag}: {flags:?}"
+            );
+        }
+        flags
+    }
+
     fn container_port(&self, name: &str) -> i64 {
         let port = seq(&self.container()["ports"])
             .iter()
@@ -376,10 +398,16 @@ fn scratch_dir() -> PathBuf {
 
 /// Runs `gardener-scheduler --config FILE --validate-only`, outside any environment override.
 fn run_validate_only(file: &Path) -> Output {
+    run_validate_only_with(file, &[])
+}
+
+/// [`run_validate_only`] with more flags, such as the container's `--expect-*`.
+fn run_validate_only_with(file: &Path, flags: &[String]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"));
     cmd.arg("--config")
         .arg(file)
         .arg("--validate-only")
+        .args(flags)
         .env_remove("KUBECONFIG");
     for (key, _) in std::env::vars_os() {
         if key.to_string_lossy().starts_with("GARDENER_SCHEDULER_") {
@@ -399,7 +427,8 @@ fn validate_with_binary(config: &str) -> Output {
 }
 
 /// Validates the rendered configuration as the pod would load it: every file of the ConfigMap in
-/// one directory standing in for the volume mount, paths into the mount pointing there.
+/// one directory standing in for the volume mount, paths into the mount pointing there, and the
+/// container's checks of what the RBAC and ports were made for (`--expect-*`).
 fn validate_rendered(m: &Manifests) -> Output {
     let config = m.scheduler_config();
     let mount = m.config_mount_path();
@@ -417,7 +446,7 @@ fn validate_rendered(m: &Manifests) -> Output {
     }
     let file = dir.join(CONFIG_KEY);
     std::fs::write(&file, config.replace(&mount, &dir.display().to_string())).unwrap();
-    let out = run_validate_only(&file);
+    let out = run_validate_only_with(&file, &m.expectations());
     let _ = std::fs::remove_dir_all(&dir);
     out
 }
@@ -1205,6 +1234,20 @@ fn impossible_values_are_refused_at_render_time_naming_the_value() {
             vec!["extraFiles.schedulerconfiguration\\.yaml=x"],
             "extraFiles",
         ),
+        (
+            vec![
+                "existingConfigMap.name=gardener-scheduler-config",
+                "configFile=logLevel: debug",
+            ],
+            "existingConfigMap.name and configFile",
+        ),
+        (
+            vec![
+                "existingConfigMap.name=gardener-scheduler-config",
+                "extraFiles.matrix\\.yaml=a: {}",
+            ],
+            "extraFiles cannot be combined with existingConfigMap.name",
+        ),
     ];
     for (set, value) in cases {
         let out = template_output(&chart(), &[], &set);
@@ -1519,4 +1562,152 @@ fn the_what_if_reader_role_is_off_by_default_and_read_only() {
         assert_eq!(b["subjects"][0]["kind"], "Group");
         assert_eq!(b["subjects"][0]["name"], "landscape-operators");
     }
+}
+
+/// The operator's ConfigMap as the pod would mount it: its key in a directory of its own.
+fn mount_existing(text: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch_dir();
+    let file = dir.join(CONFIG_KEY);
+    std::fs::write(&file, text).unwrap();
+    (dir, file)
+}
+
+#[test]
+fn an_existing_config_map_is_mounted_instead_of_a_rendered_one() {
+    let name = "gardener-scheduler-config-5f2a9c";
+    let m = render(
+        &[],
+        &[
+            &format!("existingConfigMap.name={name}"),
+            "config.leaderElection.resourceNamespace=kube-system",
+            "kubeconfig.secretName=garden-kubeconfig",
+        ],
+    );
+    assert!(
+        m.of_kind("ConfigMap").is_empty(),
+        "no ConfigMap is rendered"
+    );
+    let volume = seq(&m.pod_spec()["volumes"])
+        .iter()
+        .find(|v| v["name"] == "config")
+        .expect("config volume exists");
+    assert_eq!(volume["configMap"]["name"].as_str(), Some(name));
+    assert!(
+        volume["configMap"]["items"].is_null(),
+        "the whole ConfigMap is mounted: files beside the configuration are there too"
+    );
+    let args: Vec<&str> = seq(&m.container()["args"])
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let mount = m.config_mount_path();
+    assert!(
+        args.contains(&format!("--config={mount}/{CONFIG_KEY}").as_str()),
+        "{args:?}"
+    );
+    // The file keeps its own clientConnection.kubeconfig; the flag points at the mounted Secret.
+    assert!(
+        args.contains(&"--kubeconfig=/etc/gardener-scheduler/kubeconfig/kubeconfig"),
+        "{args:?}"
+    );
+    assert!(
+        args.contains(&"--expect-lease=kube-system/gardener-scheduler-leader-election"),
+        "{args:?}"
+    );
+    assert!(args.contains(&"--expect-health-port=10251"), "{args:?}");
+    assert!(args.contains(&"--expect-metrics-port=19251"), "{args:?}");
+    assert!(args.contains(&"--expect-binding-mode=Binding"), "{args:?}");
+    assert!(
+        args.contains(&"--expect-carbon-intensity=false"),
+        "{args:?}"
+    );
+    let role = m.named("Role", "-leader-election");
+    assert_eq!(role["metadata"]["namespace"].as_str(), Some("kube-system"));
+    assert_eq!(
+        grants(role),
+        lease_grants("gardener-scheduler-leader-election")
+    );
+    assert!(
+        m.one("Deployment")["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
+            .is_null(),
+        "the chart cannot checksum a ConfigMap it does not render"
+    );
+}
+
+#[test]
+fn the_operator_config_map_starts_when_the_values_match_it_and_is_refused_naming_the_value_when_not()
+ {
+    let text = std::fs::read_to_string(
+        repo().join("tests/data/upstream-config/operator-rendered-sameregion.yaml"),
+    )
+    .unwrap();
+    let (dir, file) = mount_existing(&text);
+    let existing = "existingConfigMap.name=gardener-scheduler-config";
+
+    // Values that say what the operator's file says (its Lease is in kube-system).
+    let m = render(
+        &[],
+        &[
+            existing,
+            "config.leaderElection.resourceNamespace=kube-system",
+        ],
+    );
+    let out = run_validate_only_with(&file, &m.expectations());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // The default values expect the Lease in the release namespace: the RBAC would not let the
+    // scheduler update the operator's Lease, and the start says so.
+    let m = render(&[], &[existing]);
+    let out = run_validate_only_with(&file, &m.expectations());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("uses the Lease kube-system/gardener-scheduler-leader-election")
+            && stderr.contains(&format!(
+                "may update only {NAMESPACE}/gardener-scheduler-leader-election"
+            ))
+            && stderr.contains("config.leaderElection.resourceNamespace: kube-system"),
+        "{stderr}"
+    );
+
+    // A port the Service and probes do not use.
+    let m = render(
+        &[],
+        &[
+            existing,
+            "config.leaderElection.resourceNamespace=kube-system",
+            "config.server.metrics.port=9090",
+        ],
+    );
+    let out = run_validate_only_with(&file, &m.expectations());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("server.metrics.port: the configuration serves /metrics on port 19251")
+            && stderr.contains("expects port 9090")
+            && stderr.contains("config.server.metrics.port: 19251"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_default_grace_period_outlasts_the_longest_stop() {
+    // After SIGTERM: binds for up to 30 s, then the queued reports at least 5 s; the Lease
+    // release at most 20 s; the HTTP servers 5 s (docs/operations/deployment.md).
+    let longest_stop = 30 + 5 + 20 + 5;
+    let m = render(&[], &[]);
+    let grace = m.pod_spec()["terminationGracePeriodSeconds"]
+        .as_i64()
+        .expect("terminationGracePeriodSeconds is set");
+    assert!(
+        grace >= longest_stop + 5,
+        "terminationGracePeriodSeconds {grace} leaves no margin over the longest stop ({longest_stop} s)"
+    );
 }

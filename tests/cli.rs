@@ -423,3 +423,261 @@ fn a_config_file_that_is_not_a_mapping_is_named_by_its_path() {
         );
     }
 }
+
+/// What bash offers after `words` (the last one being completed), from the script
+/// `completion bash` prints, sourced into a real bash.
+fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cword = words.len() - 1;
+    let probe = format!(
+        "source '{}'\nCOMP_WORDS=({})\nCOMP_CWORD={cword}\n_gardener__scheduler gardener-scheduler '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"\n",
+        script.display(),
+        quoted.join(" "),
+        words[cword],
+        words[cword - 1],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["--norc", "-c", &probe])
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_bash_completion_offers_the_subcommands_and_the_flags_of_each() {
+    let (code, script, err) = run(bin().args(["completion", "bash"]));
+    assert_eq!(code, 0, "{err}");
+    for word in [
+        "simulate",
+        "rebalance",
+        "--filename",
+        "--expect-lease",
+        "--max-moves",
+    ] {
+        assert!(script.contains(word), "the script lacks {word}");
+    }
+    let file = tmp("gardener-scheduler.bash", &script);
+    assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "si"]),
+        ["simulate"]
+    );
+    assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "simulate", "--ti"]),
+        ["--timeline"],
+        "a subcommand's own flags complete after it"
+    );
+    assert_eq!(
+        bash_completes(
+            &file,
+            &["gardener-scheduler", "plan", "rebalance", "--max-m"]
+        ),
+        ["--max-moves"]
+    );
+    assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "simulate", "-o", ""]),
+        ["table", "json", "yaml", "html"]
+    );
+    assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "--expect-binding-mode", ""]),
+        ["Binding", "Patch"]
+    );
+}
+
+#[test]
+fn zsh_and_fish_completions_name_the_command() {
+    let (code, zsh, err) = run(bin().args(["completion", "zsh"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(zsh.starts_with("#compdef gardener-scheduler\n"), "{zsh}");
+    assert!(zsh.contains("--expect-lease"), "{zsh}");
+    let (code, fish, err) = run(bin().args(["completion", "fish"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        fish.lines()
+            .any(|l| l.starts_with("complete -c gardener-scheduler") && l.contains("simulate")),
+        "{fish}"
+    );
+    let (code, _, err) = run(bin().args(["completion", "tcsh"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("possible values: bash"), "{err}");
+}
+
+#[test]
+fn the_man_page_is_roff_that_renders_with_the_command_name() {
+    let (code, page, err) = run(bin().arg("man"));
+    assert_eq!(code, 0, "{err}");
+    assert!(page.contains(".TH gardener-scheduler 1"), "{page}");
+    assert!(
+        page.contains(".SH NAME\ngardener\\-scheduler \\- "),
+        "{page}"
+    );
+    for section in [".SH SYNOPSIS", ".SH OPTIONS", ".SH SUBCOMMANDS"] {
+        assert!(page.contains(section), "no {section}: {page}");
+    }
+    // Rendered as man(1) would, by the formatter it uses (groff's nroff).
+    let file = tmp("gardener-scheduler.1", &page);
+    let out = std::process::Command::new("nroff")
+        .args(["-man", "-Tascii", "-ww"])
+        .arg(&file)
+        .output()
+        .expect("nroff runs (Debian package groff-base; make test installs it)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plain: String = {
+        // nroff -Tascii emboldens by overstriking (c\bc); keep the printed characters.
+        let mut s = String::new();
+        for c in text.chars() {
+            if c == '\u{8}' {
+                s.pop();
+            } else {
+                s.push(c);
+            }
+        }
+        s
+    };
+    assert!(plain.starts_with("gardener-scheduler(1)"), "{plain}");
+    for page in ["run", "simulate", "plan", "completion", "man"] {
+        assert!(
+            plain.contains(&format!("gardener-scheduler-{page}(1)")),
+            "SUBCOMMANDS names {page}'s page: {plain}"
+        );
+    }
+    assert!(plain.contains("--expect-lease"), "{plain}");
+
+    let (code, page, err) = run(bin().args(["man", "simulate"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(page.contains(".TH gardener-scheduler-simulate 1"), "{page}");
+    assert!(page.contains("\\-\\-timeline"), "{page}");
+    let (code, _, err) = run(bin().args(["man", "simulat"]));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("man simulat: no such command; one of: run, simulate, plan"),
+        "{err}"
+    );
+}
+
+const OPERATOR_FILE: &str = "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\nleaderElection: {resourceNamespace: kube-system}\nserver: {metrics: {port: 19252}}\n";
+
+#[test]
+fn a_configuration_other_than_the_installation_expects_stops_the_start_naming_both_values() {
+    let cfg = tmp("operator-lease.yaml", OPERATOR_FILE);
+    let start = |lease: &str, metrics: &str| {
+        run(bin()
+            .args([
+                "--kubeconfig",
+                "/nonexistent/kubeconfig",
+                "--expect-lease",
+                lease,
+                "--expect-health-port",
+                "10251",
+                "--expect-metrics-port",
+                metrics,
+                "--expect-binding-mode",
+                "Binding",
+                "--expect-carbon-intensity",
+                "false",
+                "--config",
+            ])
+            .arg(&cfg))
+    };
+    let (code, out, err) = start("garden/gardener-scheduler-leader-election", "19251");
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        !err.contains("kubeconfig"),
+        "stops before connecting: {err}"
+    );
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "one line per difference: {err}");
+    assert!(
+        lines[0].starts_with("error: leaderElection: ")
+            && lines[0].contains("uses the Lease kube-system/gardener-scheduler-leader-election")
+            && lines[0].contains("may update only garden/gardener-scheduler-leader-election")
+            && lines[0].contains("config.leaderElection.resourceNamespace: kube-system"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with("error: server.metrics.port: ")
+            && lines[1].contains("on port 19252")
+            && lines[1].contains("expects port 19251")
+            && lines[1].contains("config.server.metrics.port: 19252"),
+        "{err}"
+    );
+
+    // Expecting what the file says, the start goes on (to the missing kubeconfig).
+    let (code, _, err) = start("kube-system/gardener-scheduler-leader-election", "19252");
+    assert_eq!(code, 1, "{err}");
+    assert!(!err.contains("--expect"), "{err}");
+    assert!(err.contains("/nonexistent/kubeconfig"), "{err}");
+}
+
+#[test]
+fn leader_election_binding_mode_and_carbon_reads_are_checked_both_ways() {
+    let elect_off = tmp(
+        "no-leader.yaml",
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {bindingMode: Patch, priorities: [{name: CarbonIntensity, args: {regions: {DE: 300}}}]}}\n",
+    );
+    let (code, _, err) = run(bin()
+        .args([
+            "--validate-only",
+            "--expect-lease",
+            "garden/gardener-scheduler-leader-election",
+            "--expect-binding-mode",
+            "Binding",
+            "--expect-carbon-intensity",
+            "false",
+            "--config",
+        ])
+        .arg(&elect_off));
+    assert_eq!(code, 2, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 3, "{err}");
+    assert!(
+        lines[0].contains("leaderElection.leaderElect: the configuration elects no leader")
+            && lines[0].contains("config.leaderElection.leaderElect: false"),
+        "{err}"
+    );
+    assert!(
+        lines[1].contains("binds with Patch")
+            && lines[1].contains("config.schedulers.shoot.bindingMode: Patch"),
+        "{err}"
+    );
+    assert!(
+        lines[2].contains("uses the CarbonIntensity priority")
+            && lines[2].contains("(--expect-carbon-intensity false)"),
+        "{err}"
+    );
+
+    let defaults = tmp("defaults.yaml", "logLevel: info\n");
+    let (code, _, err) = run(bin()
+        .args(["--validate-only", "--expect-lease", "none", "--config"])
+        .arg(&defaults));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("elects a leader through the Lease garden/gardener-scheduler-leader-election, but the installation grants no Lease (--expect-lease none)"), "{err}");
+    let (code, out, err) = run(bin()
+        .args([
+            "--validate-only",
+            "--expect-lease",
+            "garden/gardener-scheduler-leader-election",
+            "--expect-carbon-intensity",
+            "false",
+            "--expect-binding-mode",
+            "Binding",
+            "--config",
+        ])
+        .arg(&defaults));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("resourceNamespace: garden"), "{out}");
+}

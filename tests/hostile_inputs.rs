@@ -109,7 +109,7 @@ fn malformed_seeds_are_skipped_with_the_field_named() {
             "negative allocatable",
             seed("bad", "spec:\n  provider: {type: aws, region: eu-west-1}")
                 .replace("status:\n", "status:\n  allocatable: {shoots: \"-3\"}\n"),
-            "status.allocatable.shoots: \"-3\" is negative",
+            "status.allocatable.shoots: must not be negative, got \"-3\"",
         ),
         (
             "allocatable not a quantity",

@@ -33,6 +33,34 @@ fn window(schedule_yaml: &str) -> Window {
 }
 
 #[test]
+fn an_active_period_reads_go_durations_and_the_days_and_spaces_documented_before() {
+    for (text, minutes) in [
+        ("6h", 360),
+        ("1.5h", 90),
+        ("1h30m", 90),
+        ("1h 30m", 90),
+        ("1d", 1440),
+        ("2d 12h", 3600),
+    ] {
+        let w = window(&format!(
+            "activePeriod: {{startCron: '0 0 * * *', duration: '{text}'}}"
+        ));
+        assert_eq!(
+            w.period.unwrap().duration,
+            Some(chrono::Duration::minutes(minutes)),
+            "{text}"
+        );
+    }
+    let cfg: crate::config::ScheduleConfig =
+        serde_yaml_ng::from_str("activePeriod: {startCron: '0 0 * * *', duration: '-1h'}").unwrap();
+    let errors = Window::from_config(&cfg, "s").unwrap_err();
+    assert_eq!(
+        errors[0].to_string(),
+        "s.activePeriod.duration: must not be negative, got \"-1h\""
+    );
+}
+
+#[test]
 fn activity_table() {
     let between = window("between: {start: '2026-12-01T00:00:00Z', end: '2026-12-02T00:00:00Z'}");
     let friday_night = window("activePeriod: {startCron: '0 22 * * 5', duration: 4h}");
@@ -343,7 +371,7 @@ fn validation_table() {
         (
             "unparsable duration",
             "    - freeze: true\n      schedule: {activePeriod: {startCron: '0 1 * * *', duration: soon}}\n",
-            "schedulers.shoot.profiles[0].schedule.activePeriod.duration: \"soon\"",
+            "schedulers.shoot.profiles[0].schedule.activePeriod.duration: invalid duration \"soon\"",
         ),
         (
             "neither profile nor freeze",

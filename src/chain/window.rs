@@ -68,17 +68,14 @@ impl Window {
             };
             let duration = match ap.duration.as_deref() {
                 None => None,
-                Some(d) => match humantime::parse_duration(d) {
+                Some(d) => match crate::go_duration::parse_with_days(d) {
                     Ok(d) if !d.is_zero() => Duration::from_std(d).ok(),
                     Ok(_) => {
                         errors.push(FieldError::new(format!("{p}.duration"), "must be positive"));
                         None
                     }
                     Err(e) => {
-                        errors.push(FieldError::new(
-                            format!("{p}.duration"),
-                            format!("{d:?}: {e}"),
-                        ));
+                        errors.push(FieldError::new(format!("{p}.duration"), e.to_string()));
                         None
                     }
                 },

@@ -31,6 +31,19 @@ pub(crate) enum Command {
     /// Plan control-plane moves (drain seeds, rebalance) with start times; applies nothing.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Print a completion script for a shell, generated from these commands and flags.
+    Completion {
+        /// The shell to complete in.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), generated from these commands and flags.
+    Man {
+        /// A subcommand's page (`run`, `simulate`, `plan`, `completion`) instead of the whole
+        /// command's.
+        #[arg(value_name = "COMMAND")]
+        command: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -62,22 +75,14 @@ pub(crate) enum PlanCommand {
 
 #[derive(Args)]
 pub(crate) struct PlanArgs {
-    /// SchedulerConfiguration file (defaults apply without one).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) config: Option<PathBuf>,
-    /// Treat keys the configuration does not know as errors instead of warnings, and fail (exit
-    /// status 2) when any object of the landscape is skipped as malformed, unsupported or
-    /// repeated, instead of planning without it.
-    #[arg(long)]
-    pub(crate) strict: bool,
     #[command(flatten)]
-    pub(crate) source: SourceArgs,
+    pub(crate) landscape: LandscapeArgs,
     /// Plan from this instant (RFC 3339) instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     pub(crate) now: Option<DateTime<Utc>>,
     /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = PlanOutput::Table)]
-    pub(crate) output: PlanOutput,
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
+    pub(crate) output: Output,
     /// Moves that cannot start within this long after --now are deferred (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "168h", value_parser = parse_duration)]
     pub(crate) horizon: std::time::Duration,
@@ -91,14 +96,6 @@ pub(crate) struct PlanArgs {
     /// How long one move is assumed to take (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
     pub(crate) move_duration: std::time::Duration,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum PlanOutput {
-    Table,
-    Json,
-    Yaml,
-    Html,
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
@@ -124,11 +121,80 @@ pub(crate) struct RunArgs {
     /// with a warning each).
     #[arg(long)]
     pub(crate) strict: bool,
+    #[command(flatten)]
+    pub(crate) expect: Expectations,
 }
 
-/// Where a command reads its landscape: manifest files, or the cluster with files laid over it.
+/// What the installation was made for, checked against the loaded configuration at start: the
+/// chart grants a Lease, a binding mode and ConfigMap reads, and opens ports, from its values,
+/// also when the configuration comes from a ConfigMap it does not render. A mismatch ends the
+/// process at once (exit status 2) instead of failing later on a permission or a probe.
+#[derive(Args, Clone, Default)]
+#[command(next_help_heading = "Checks against the installation")]
+pub(crate) struct Expectations {
+    /// The Lease leader election must use, or `none` when leader election must be off.
+    #[arg(long, value_name = "NAMESPACE/NAME|none", value_parser = parse_lease)]
+    pub(crate) expect_lease: Option<ExpectedLease>,
+    /// The port server.healthProbes.port must be.
+    #[arg(long, value_name = "PORT")]
+    pub(crate) expect_health_port: Option<u16>,
+    /// The port server.metrics.port must be.
+    #[arg(long, value_name = "PORT")]
+    pub(crate) expect_metrics_port: Option<u16>,
+    /// The mode schedulers.shoot.bindingMode must be.
+    #[arg(long, value_name = "MODE", value_enum)]
+    pub(crate) expect_binding_mode: Option<BindingMode>,
+    /// Whether a profile must use (true) or none may use (false) the CarbonIntensity priority,
+    /// which reads ConfigMaps in every namespace.
+    #[arg(long, value_name = "BOOL")]
+    pub(crate) expect_carbon_intensity: Option<bool>,
+}
+
+/// `--expect-lease`: a Lease, or none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum ExpectedLease {
+    None,
+    Lease { namespace: String, name: String },
+}
+
+pub(crate) fn parse_lease(s: &str) -> Result<ExpectedLease, String> {
+    if s == "none" {
+        return Ok(ExpectedLease::None);
+    }
+    match s.split_once('/') {
+        Some((namespace, name))
+            if !namespace.is_empty() && !name.is_empty() && !name.contains('/') =>
+        {
+            Ok(ExpectedLease::Lease {
+                namespace: namespace.to_string(),
+                name: name.to_string(),
+            })
+        }
+        _ => Err(format!("{s:?}: expected NAMESPACE/NAME or none")),
+    }
+}
+
+/// `--expect-binding-mode`, spelled as schedulers.shoot.bindingMode is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum BindingMode {
+    #[value(name = "Binding")]
+    Binding,
+    #[value(name = "Patch")]
+    Patch,
+}
+
+/// What `simulate` and `plan` decide on: the configuration, and the landscape from manifest
+/// files or from the cluster with files laid over it.
 #[derive(Args)]
-pub(crate) struct SourceArgs {
+pub(crate) struct LandscapeArgs {
+    /// SchedulerConfiguration file (defaults apply without one).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Treat keys the configuration does not know as errors instead of warnings, and fail (exit
+    /// status 2) when any object of the landscape is skipped as malformed, unsupported or
+    /// repeated, instead of deciding without it.
+    #[arg(long)]
+    pub(crate) strict: bool,
     /// Manifest files or directories (multi-document YAML). With --live, they are laid over the
     /// cluster's objects: same kind, namespace and name replaces, anything else is added.
     #[arg(
@@ -155,18 +221,25 @@ pub(crate) struct SourceArgs {
     pub(crate) request_timeout: std::time::Duration,
 }
 
+/// How `simulate` and `plan` print their result.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Output {
+    Table,
+    Json,
+    Yaml,
+    Html,
+}
+
 #[derive(Args)]
 pub(crate) struct SimulateArgs {
-    /// SchedulerConfiguration file (defaults apply without one).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) config: Option<PathBuf>,
-    /// Treat keys the configuration does not know as errors instead of warnings, and fail (exit
-    /// status 2) when any manifest object is skipped as malformed, unsupported or repeated,
-    /// instead of scheduling the rest.
-    #[arg(long)]
-    pub(crate) strict: bool,
     #[command(flatten)]
-    pub(crate) source: SourceArgs,
+    pub(crate) landscape: LandscapeArgs,
+    /// Evaluate at this instant (RFC 3339) instead of the current time.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub(crate) now: Option<DateTime<Utc>>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
+    pub(crate) output: Output,
     /// Decide with --config (new) and with this configuration (old) over the same landscape;
     /// print the shoots placed differently, then a summary of each configuration.
     #[arg(long, value_name = "OLD_CONFIG", conflicts_with_all = ["explain", "timeline"])]
@@ -175,26 +248,12 @@ pub(crate) struct SimulateArgs {
     /// scheduler would schedule), in creation order, each placement counting for the next.
     #[arg(long)]
     pub(crate) replay: bool,
-    /// Evaluate at this instant (RFC 3339) instead of the current time.
-    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
-    pub(crate) now: Option<DateTime<Utc>>,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
-    pub(crate) output: Output,
     /// Explain the decision for one shoot (namespace/name): every seed, best first.
     #[arg(long, value_name = "NAMESPACE/NAME")]
     pub(crate) explain: Option<String>,
     /// Print which profile entry is active when over FROM..TO (RFC 3339), one line per change.
     #[arg(long, value_name = "FROM..TO", value_parser = parse_range)]
     pub(crate) timeline: Option<(DateTime<Utc>, DateTime<Utc>)>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-pub(crate) enum Output {
-    Table,
-    Json,
-    Yaml,
-    Html,
 }
 
 pub(crate) fn parse_time(s: &str) -> Result<DateTime<Utc>, String> {

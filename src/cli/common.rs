@@ -18,7 +18,53 @@ pub(crate) const EXIT_BAD_INPUT: u8 = 2;
 /// process ended by SIGPIPE: `simulate ... | head` ends quietly.
 pub(crate) const EXIT_CLOSED_PIPE: u8 = 141;
 
-pub(crate) fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
+/// Why a command stopped before its output: the messages for stderr (each shown after
+/// `error: `) and the exit status.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) code: u8,
+    pub(crate) messages: Vec<String>,
+}
+
+impl Failure {
+    /// Bad input or configuration: exit status 2.
+    pub(crate) fn bad_input(message: impl Into<String>) -> Self {
+        Failure {
+            code: EXIT_BAD_INPUT,
+            messages: vec![message.into()],
+        }
+    }
+
+    /// Anything else (the cluster could not be read, a search ran out of time): exit status 1.
+    pub(crate) fn failed(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            messages: vec![message.into()],
+        }
+    }
+
+    /// One more line of explanation after the others.
+    pub(crate) fn and(mut self, message: impl Into<String>) -> Self {
+        self.messages.push(message.into());
+        self
+    }
+}
+
+/// What a command returns: the exit status of its output (a closed pipe, a full disk), or why it
+/// stopped before.
+pub(crate) type Outcome = Result<ExitCode, Failure>;
+
+/// The exit status of `outcome`, its messages printed on stderr.
+pub(crate) fn finish(outcome: Outcome) -> ExitCode {
+    outcome.unwrap_or_else(|f| {
+        for m in &f.messages {
+            say!("error: {m}");
+        }
+        ExitCode::from(f.code)
+    })
+}
+
+pub(crate) fn load_config(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, Failure> {
     load_config_as("", path, strict)
 }
 
@@ -28,16 +74,14 @@ pub(crate) fn load_config_as(
     label: &str,
     path: Option<&PathBuf>,
     strict: bool,
-) -> Result<Compiled, ExitCode> {
+) -> Result<Compiled, Failure> {
     let unknown = if strict {
         config::UnknownKeys::Reject
     } else {
         config::UnknownKeys::Warn
     };
-    compile::load_with(path.map(PathBuf::as_path), unknown).map_err(|e| {
-        say!("error: {label}{e}");
-        ExitCode::from(EXIT_BAD_INPUT)
-    })
+    compile::load_with(path.map(PathBuf::as_path), unknown)
+        .map_err(|e| Failure::bad_input(format!("{label}{e}")))
 }
 
 /// For commands that print to the terminal: one line per ignored key.
@@ -82,7 +126,7 @@ pub(crate) fn write_stdout_text(
 }
 
 /// Loads and compiles a configuration for an offline command (warnings on stderr).
-pub(crate) fn load_offline(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, ExitCode> {
+pub(crate) fn load_offline(path: Option<&PathBuf>, strict: bool) -> Result<Compiled, Failure> {
     load_offline_as("", path, strict)
 }
 
@@ -91,7 +135,7 @@ pub(crate) fn load_offline_as(
     label: &str,
     path: Option<&PathBuf>,
     strict: bool,
-) -> Result<Compiled, ExitCode> {
+) -> Result<Compiled, Failure> {
     let compiled = load_config_as(label, path, strict)?;
     print_warnings_as(label, &compiled.warnings);
     Ok(compiled)
@@ -99,17 +143,16 @@ pub(crate) fn load_offline_as(
 
 /// Names every object the load skipped on stderr: warnings, or with `--strict` errors and exit
 /// status 2 (nothing is decided on a landscape missing objects).
-pub(crate) fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), ExitCode> {
+pub(crate) fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), Failure> {
     let level = if strict { "error" } else { "warning" };
     for s in &landscape.skipped {
         say!("{level}: skipped {s}");
     }
     if strict && !landscape.skipped.is_empty() {
-        say!(
-            "error: --strict: {} object(s) of the manifests were skipped",
+        return Err(Failure::bad_input(format!(
+            "--strict: {} object(s) of the manifests were skipped",
             landscape.skipped.len()
-        );
-        return Err(ExitCode::from(EXIT_BAD_INPUT));
+        )));
     }
     Ok(())
 }
@@ -120,25 +163,19 @@ pub(crate) fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), 
 /// `documents` keeps every shoot's document (for `-o yaml`, and for plans: the maintenance
 /// windows and the binding documents); `what` names what a failed read leaves undone.
 pub(crate) fn load_landscape(
-    args: &SourceArgs,
+    args: &LandscapeArgs,
     cfg: &SchedulerConfiguration,
     chains: &[&ProfileChain],
     documents: bool,
     what: &str,
-) -> Result<Landscape, ExitCode> {
+) -> Result<Landscape, Failure> {
     let yaml = documents;
     let load = if yaml {
         Landscape::load_with_documents
     } else {
         Landscape::load
     };
-    let files = match load(&args.files) {
-        Ok(l) => l,
-        Err(e) => {
-            say!("error: {e}");
-            return Err(ExitCode::from(EXIT_BAD_INPUT));
-        }
-    };
+    let files = load(&args.files).map_err(|e| Failure::bad_input(e.to_string()))?;
     if !args.live && args.kubeconfig.is_none() {
         warn_project_conflicts(&files);
         return Ok(files);
@@ -150,16 +187,10 @@ pub(crate) fn load_landscape(
         .unwrap_or_else(|| cfg.client_connection.kubeconfig.clone());
     // What the profiles of every configuration in play declare they read.
     let data: Vec<ClusterData> = chains.iter().flat_map(|c| c.cluster_data()).collect();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
-            say!("error: starting the async runtime: {e}");
-            return Err(ExitCode::FAILURE);
-        }
-    };
+        .map_err(|e| Failure::failed(format!("starting the async runtime: {e}")))?;
     let cc = &cfg.client_connection;
     let limits = simulate::Limits {
         timeout: args.request_timeout,
@@ -168,21 +199,18 @@ pub(crate) fn load_landscape(
     let read = runtime.block_on(async {
         let client = simulate::connect(&kubeconfig, cc.qps, cc.burst, args.request_timeout)
             .await
-            .map_err(|e| {
-                say!("error: {e}");
-                match e {
-                    simulate::ConnectError::ReadKubeconfig { .. }
-                    | simulate::ConnectError::Client(_) => ExitCode::from(EXIT_BAD_INPUT),
-                    _ => ExitCode::FAILURE,
-                }
+            .map_err(|e| match e {
+                simulate::ConnectError::ReadKubeconfig { .. }
+                | simulate::ConnectError::Client(_) => Failure::bad_input(e.to_string()),
+                _ => Failure::failed(e.to_string()),
             })?;
         let mut progress = progress_printer();
         simulate::read_live(&client, args.chunk_size, limits, &data, yaml, &mut progress)
             .await
             .map_err(|e| {
-                say!("error: {e}");
-                say!("error: the landscape could not be read completely; nothing was {what}");
-                ExitCode::FAILURE
+                Failure::failed(e.to_string()).and(format!(
+                    "the landscape could not be read completely; nothing was {what}"
+                ))
             })
     });
     // A credential plugin that did not answer still holds a blocking thread: do not wait for it.

@@ -10,6 +10,7 @@ macro_rules! say {
 
 pub(crate) mod args;
 pub(crate) mod common;
+pub(crate) mod generate;
 pub(crate) mod plan;
 pub(crate) mod run;
 pub(crate) mod simulate;

@@ -13,36 +13,29 @@ use super::args::*;
 use super::common::*;
 
 pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
-    let common = match &cmd {
+    finish(plan(&cmd))
+}
+
+fn plan(cmd: &PlanCommand) -> Outcome {
+    let common = match cmd {
         PlanCommand::Drain { common, .. } | PlanCommand::Rebalance { common, .. } => common,
     };
+    let l = &common.landscape;
     let Compiled {
         config: cfg, chain, ..
-    } = match load_offline(common.config.as_ref(), common.strict) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
+    } = load_offline(l.config.as_ref(), l.strict)?;
     // The documents carry the maintenance windows and make the binding documents.
-    let landscape = match load_landscape(&common.source, &cfg, &[&chain], true, "planned") {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    if let Err(code) = report_skipped(&landscape, common.strict) {
-        return code;
-    }
+    let landscape = load_landscape(l, &cfg, &[&chain], true, "planned")?;
+    report_skipped(&landscape, l.strict)?;
     let now = common.now.unwrap_or_else(Utc::now);
-    if let Err(e) = check_times(now, common) {
-        eprintln!("error: {e}");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
+    check_times(now, common).map_err(Failure::bad_input)?;
     let profile = match chain.select(now) {
         Selection::Profile { profile, .. } => profile,
         Selection::Deferred { reason, .. } => {
-            say!(
-                "error: no profile is active at {}: {reason}; pass --now inside an active entry",
+            return Err(Failure::bad_input(format!(
+                "no profile is active at {}: {reason}; pass --now inside an active entry",
                 now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            );
-            return ExitCode::from(EXIT_BAD_INPUT);
+            )));
         }
     };
     let regions = Regions::with_overrides(&cfg.schedulers.shoot.regions);
@@ -63,51 +56,52 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
         max_concurrent: common.max_concurrent as usize,
         move_duration_seconds: common.move_duration.as_secs().max(1) as i64,
     };
-    let result = match &cmd {
+    let p = match cmd {
         PlanCommand::Drain { seeds, .. } => plan::drain(&cx, seeds, settings),
         PlanCommand::Rebalance {
             max_moves,
             objective,
             timeout,
             ..
-        } => {
-            let mut progress = rebalance_progress(*max_moves as usize);
-            let mut budget = plan::Budget::new(
-                Some((std::time::Instant::now() + *timeout, *timeout)),
-                progress
-                    .as_mut()
-                    .map(|p| p as &mut dyn FnMut(usize, usize, usize)),
-            );
-            let result =
-                plan::rebalance_within(&cx, *objective, *max_moves as usize, settings, &mut budget);
-            if progress.is_some() {
-                eprint!("\r\x1b[K");
-            }
-            result
-        }
-    };
-    let p = match result {
-        Ok(p) => p,
-        Err(e @ plan::PlanError::Timeout { .. }) => {
-            eprintln!("error: {e}");
-            return ExitCode::FAILURE;
-        }
-        Err(e) => {
-            say!("error: {e}");
-            return ExitCode::from(EXIT_BAD_INPUT);
-        }
-    };
+        } => rebalance(&cx, *objective, *max_moves as usize, *timeout, settings),
+    }
+    .map_err(|e| match e {
+        plan::PlanError::Timeout { .. } => Failure::failed(e.to_string()),
+        e => Failure::bad_input(e.to_string()),
+    })?;
     let text = match common.output {
-        PlanOutput::Table => plan::output::render_table(&p),
-        PlanOutput::Json => plan::output::render_json(&p),
-        PlanOutput::Yaml => plan::output::render_yaml(&landscape, &p),
-        PlanOutput::Html => plan::html::render(&p),
+        Output::Table => plan::output::render_table(&p),
+        Output::Json => plan::output::render_json(&p),
+        Output::Yaml => plan::output::render_yaml(&landscape, &p),
+        Output::Html => plan::html::render(&p),
     };
     let write = |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
-    match common.output {
-        PlanOutput::Table => write_stdout_text(write),
+    Ok(match common.output {
+        Output::Table => write_stdout_text(write),
         _ => write_stdout(write),
+    })
+}
+
+/// `plan rebalance`: the search, within `timeout`, showing its progress on a terminal.
+fn rebalance(
+    cx: &plan::Context<'_>,
+    objective: plan::Objective,
+    max_moves: usize,
+    timeout: std::time::Duration,
+    settings: plan::windows::Settings,
+) -> Result<plan::Plan, plan::PlanError> {
+    let mut progress = rebalance_progress(max_moves);
+    let mut budget = plan::Budget::new(
+        Some((std::time::Instant::now() + timeout, timeout)),
+        progress
+            .as_mut()
+            .map(|p| p as &mut dyn FnMut(usize, usize, usize)),
+    );
+    let result = plan::rebalance_within(cx, objective, max_moves, settings, &mut budget);
+    if progress.is_some() {
+        eprint!("\r\x1b[K");
     }
+    result
 }
 
 /// Progress of a rebalance search on stderr, only when stderr is a terminal: one line,
@@ -130,15 +124,15 @@ fn check_times(now: chrono::DateTime<Utc>, common: &PlanArgs) -> Result<(), Stri
     if common.horizon > MAX_HORIZON {
         return Err(format!(
             "--horizon {}: at most {}h (ten years)",
-            humantime::format_duration(common.horizon),
+            gardener_scheduler::go_duration::format(common.horizon),
             MAX_HORIZON.as_secs() / 3600
         ));
     }
     if common.move_duration > common.horizon {
         return Err(format!(
             "--move-duration {} is longer than --horizon {}: no move could be scheduled",
-            humantime::format_duration(common.move_duration),
-            humantime::format_duration(common.horizon)
+            gardener_scheduler::go_duration::format(common.move_duration),
+            gardener_scheduler::go_duration::format(common.horizon)
         ));
     }
     // Two days of slack: a window occurrence may begin a day before and end a day after.
@@ -151,7 +145,7 @@ fn check_times(now: chrono::DateTime<Utc>, common: &PlanArgs) -> Result<(), Stri
             "--now {} with --horizon {}: start times would pass the year 9999, which RFC 3339 \
              cannot write",
             now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            humantime::format_duration(common.horizon)
+            gardener_scheduler::go_duration::format(common.horizon)
         )),
     }
 }

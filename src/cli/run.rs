@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::config::{self, SchedulerConfiguration};
 use gardener_scheduler::controller;
 
@@ -27,23 +28,28 @@ pub(crate) fn debugging_notes(cfg: &SchedulerConfiguration) -> Vec<&'static str>
 }
 
 pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
-    let mut compiled = match load_config(args.config.as_ref(), args.strict) {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
+    finish(run(args))
+}
+
+fn run(args: RunArgs) -> Outcome {
+    let mut compiled = load_config(args.config.as_ref(), args.strict)?;
     if let Some(k) = &args.kubeconfig {
         compiled.config.client_connection.kubeconfig = k.display().to_string();
     }
+    check_expectations(&compiled, &args.expect).map_err(|messages| Failure {
+        code: EXIT_BAD_INPUT,
+        messages,
+    })?;
     let (cfg, warnings) = (&compiled.config, &compiled.warnings);
     if args.validate_only {
         print_warnings(warnings);
         for note in debugging_notes(cfg) {
             say!("note: {note}");
         }
-        return write_stdout(|out| {
+        return Ok(write_stdout(|out| {
             let text = serde_yaml_ng::to_string(cfg).map_err(std::io::Error::other)?;
             out.write_all(text.as_bytes())
-        });
+        }));
     }
     init_logging(cfg);
     for w in warnings {
@@ -53,23 +59,128 @@ pub(crate) fn run_cmd(args: RunArgs) -> ExitCode {
         tracing::warn!("{note}");
     }
     exit_on_panic();
-    let runtime = match tokio::runtime::Runtime::new() {
-        Ok(r) => r,
-        Err(e) => {
-            say!("error: starting the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| Failure::failed(format!("starting the async runtime: {e}")))?;
     let result = runtime.block_on(controller::run_with_signals(compiled));
     // what is left (idle connections, the blocking pool) does not hold up the exit
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            tracing::error!(error = %e, "gardener-scheduler failed");
-            say!("error: {e}");
-            ExitCode::FAILURE
+    result.map(|()| ExitCode::SUCCESS).map_err(|e| {
+        tracing::error!(error = %e, "gardener-scheduler failed");
+        Failure::failed(e.to_string())
+    })
+}
+
+/// Compares the loaded configuration with what the installation was made for (`--expect-*`):
+/// one message per difference, naming the configuration's value, the installation's, and the
+/// chart value that sets the latter.
+fn check_expectations(compiled: &Compiled, expect: &Expectations) -> Result<(), Vec<String>> {
+    let cfg = &compiled.config;
+    let mut problems = Vec::new();
+    let le = &cfg.leader_election;
+    let lease = format!("{}/{}", le.resource_namespace, le.resource_name);
+    match &expect.expect_lease {
+        None => {}
+        Some(ExpectedLease::None) if le.leader_elect => problems.push(format!(
+            "leaderElection.leaderElect: the configuration elects a leader through the Lease \
+             {lease}, but the installation grants no Lease (--expect-lease none); set the chart \
+             values config.leaderElection.leaderElect: true, resourceNamespace and resourceName \
+             to match the configuration"
+        )),
+        Some(ExpectedLease::None) => {}
+        Some(ExpectedLease::Lease { namespace, name }) if !le.leader_elect => {
+            problems.push(format!(
+                "leaderElection.leaderElect: the configuration elects no leader, but the \
+                 installation expects the Lease {namespace}/{name} (--expect-lease \
+                 {namespace}/{name}); every replica would schedule; set the chart value \
+                 config.leaderElection.leaderElect: false (with replicaCount: 1), or enable \
+                 leader election in the configuration"
+            ))
         }
+        Some(ExpectedLease::Lease { namespace, name })
+            if (namespace, name) != (&le.resource_namespace, &le.resource_name) =>
+        {
+            problems.push(format!(
+                "leaderElection: the configuration uses the Lease {lease} \
+                 (resourceNamespace/resourceName), but the installation may update only \
+                 {namespace}/{name} (--expect-lease {namespace}/{name}); set the chart values \
+                 config.leaderElection.resourceNamespace: {} and \
+                 config.leaderElection.resourceName: {}",
+                le.resource_namespace, le.resource_name
+            ))
+        }
+        Some(ExpectedLease::Lease { .. }) => {}
+    }
+    for (key, what, value, flag, expected) in [
+        (
+            "server.healthProbes.port",
+            "/healthz and /readyz",
+            cfg.server.health_probes.port,
+            "--expect-health-port",
+            expect.expect_health_port,
+        ),
+        (
+            "server.metrics.port",
+            "/metrics",
+            cfg.server.metrics.port,
+            "--expect-metrics-port",
+            expect.expect_metrics_port,
+        ),
+    ] {
+        if let Some(port) = expected
+            && i64::from(port) != value
+        {
+            problems.push(format!(
+                "{key}: the configuration serves {what} on port {value}, but the installation \
+                 expects port {port} ({flag} {port}); set the chart value config.{key}: {value}"
+            ));
+        }
+    }
+    if let Some(mode) = expect.expect_binding_mode {
+        let want = match mode {
+            BindingMode::Binding => config::BindingMode::Binding,
+            BindingMode::Patch => config::BindingMode::Patch,
+        };
+        let have = cfg.schedulers.shoot.binding_mode;
+        if have != want {
+            problems.push(format!(
+                "schedulers.shoot.bindingMode: the configuration binds with {have:?}, but the \
+                 installation grants what {want:?} needs (--expect-binding-mode {want:?}); set the chart \
+                 value config.schedulers.shoot.bindingMode: {have:?}"
+            ));
+        }
+    }
+    if let Some(want) = expect.expect_carbon_intensity {
+        let have = compiled
+            .chain
+            .cluster_data()
+            .into_iter()
+            .any(|d| d.into_carbon_settings().is_some());
+        if have != want {
+            let (config_says, grant, fix) = if have {
+                (
+                    "uses the CarbonIntensity priority, which reads ConfigMaps in every namespace",
+                    "grants no such reads",
+                    "add the CarbonIntensity priority to config.schedulers.shoot.priorities (or \
+                     to a profile) as the configuration has it",
+                )
+            } else {
+                (
+                    "uses no CarbonIntensity priority",
+                    "grants reads of ConfigMaps in every namespace for one",
+                    "remove CarbonIntensity from config.schedulers.shoot.priorities and the \
+                     profiles",
+                )
+            };
+            problems.push(format!(
+                "CarbonIntensity: the configuration {config_says}, but the installation {grant} \
+                 (--expect-carbon-intensity {want}); in the chart values, {fix}"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
     }
 }
 

@@ -1,14 +1,17 @@
 //! `gardener-scheduler simulate`: decide offline (or on the live landscape, read-only).
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
-use gardener_scheduler::chain::{Selection, TimelineStep};
+use gardener_scheduler::chain::{ProfileChain, Selection, TimelineStep};
 use gardener_scheduler::compile::Compiled;
+use gardener_scheduler::config::SchedulerConfiguration;
 use gardener_scheduler::plan;
 use gardener_scheduler::regions::Regions;
-use gardener_scheduler::simulate;
+use gardener_scheduler::simulate::{self, Landscape};
+use gardener_scheduler::snapshot::Snapshot;
 
 use super::args::*;
 use super::common::*;
@@ -25,185 +28,244 @@ fn write_output(
 }
 
 pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
-    let Compiled {
-        config: cfg, chain, ..
-    } = match load_offline(args.config.as_ref(), args.strict) {
-        Ok(loaded) => loaded,
-        Err(code) => return code,
-    };
-    if args.timeline.is_some() && matches!(args.output, Output::Yaml | Output::Html) {
-        eprintln!(
-            "error: --timeline: -o yaml and -o html are not available; use -o table or -o json"
-        );
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
-    if args.compare.is_some() && matches!(args.output, Output::Yaml) {
-        say!("error: --compare: -o yaml is not available; use -o table or -o json");
-        return ExitCode::from(EXIT_BAD_INPUT);
-    }
+    finish(simulate(&args))
+}
+
+/// A configuration to decide with, loaded and compiled.
+struct Side {
+    cfg: SchedulerConfiguration,
+    chain: Arc<ProfileChain>,
+}
+
+/// Loads what the flags name, then runs the one mode they ask for: `--timeline`, `--compare`,
+/// `--explain`, or the decisions of every pending shoot.
+fn simulate(args: &SimulateArgs) -> Outcome {
+    check_output(args)?;
+    let l = &args.landscape;
+    let new = side(load_offline(l.config.as_ref(), l.strict)?);
     let old = match &args.compare {
-        Some(path) => match load_offline_as(
+        Some(path) => Some(side(load_offline_as(
             &format!("--compare {}: ", path.display()),
             Some(path),
-            args.strict,
-        ) {
-            Ok(loaded) => Some((loaded.config, loaded.chain)),
-            Err(code) => return code,
-        },
+            l.strict,
+        )?)),
         None => None,
     };
-    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
-    let documents = matches!(args.output, Output::Yaml);
-    let mut chains = vec![&*chain];
-    chains.extend(old.as_ref().map(|(_, c)| &**c));
-    let mut landscape = match load_landscape(&args.source, &cfg, &chains, documents, "simulated") {
-        Ok(l) => l,
-        Err(code) => return code,
+    let (landscape, before_replay) = landscape(args, &new, old.as_ref())?;
+    if let Some(range) = args.timeline {
+        return Ok(timeline(&new.chain, range, args.output));
+    }
+    let now = args.now.unwrap_or_else(Utc::now);
+    let profile = match new.chain.select(now) {
+        Selection::Profile { profile, .. } => profile,
+        Selection::Deferred { reason, retry_at } => {
+            let next = retry_at
+                .map(|t| format!("; next change at {}", rfc3339(t)))
+                .unwrap_or_default();
+            let text = format!(
+                "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
+                rfc3339(now)
+            );
+            return Ok(write_deferred(
+                args.output,
+                &text,
+                &reason.to_string(),
+                retry_at,
+            ));
+        }
     };
-    // The HTML report of a replay shows each seed's load as bound before the replay.
-    let before_replay = (args.replay && matches!(args.output, Output::Html))
-        .then(|| simulate::snapshot_of(&landscape));
+    let regions = Regions::with_overrides(&new.cfg.schedulers.shoot.regions);
+    let new_side = simulate::Side {
+        label: "new",
+        profile,
+        scheduler_names: &new.cfg.schedulers.shoot.scheduler_names,
+        regions: &regions,
+    };
+    if let Some(old) = &old {
+        return Ok(compare(args, &landscape, old, &new_side, now));
+    }
+    let first =
+        simulate::Simulator::new(&landscape, profile, new_side.scheduler_names, &regions, now);
+    warn_about_snapshot(first.snapshot());
+    match &args.explain {
+        Some(key) => explain(first, key),
+        None => Ok(decide(
+            args,
+            &landscape,
+            &new_side,
+            now,
+            first,
+            before_replay,
+        )),
+    }
+}
+
+fn side(compiled: Compiled) -> Side {
+    Side {
+        cfg: compiled.config,
+        chain: compiled.chain,
+    }
+}
+
+/// The output formats a mode cannot write are refused before anything is loaded.
+fn check_output(args: &SimulateArgs) -> Result<(), Failure> {
+    if args.timeline.is_some() && matches!(args.output, Output::Yaml | Output::Html) {
+        return Err(Failure::bad_input(
+            "--timeline: -o yaml and -o html are not available; use -o table or -o json",
+        ));
+    }
+    if args.compare.is_some() && args.output == Output::Yaml {
+        return Err(Failure::bad_input(
+            "--compare: -o yaml is not available; use -o table or -o json",
+        ));
+    }
+    Ok(())
+}
+
+/// The landscape of the flags, with `--replay` applied and skipped objects reported; with
+/// `--replay -o html`, also each seed's load as bound before the replay (the report shows it).
+fn landscape(
+    args: &SimulateArgs,
+    new: &Side,
+    old: Option<&Side>,
+) -> Result<(Landscape, Option<Snapshot>), Failure> {
+    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
+    let documents = args.output == Output::Yaml;
+    let mut chains = vec![&*new.chain];
+    chains.extend(old.map(|o| &*o.chain));
+    let mut landscape = load_landscape(&args.landscape, &new.cfg, &chains, documents, "simulated")?;
+    let before_replay =
+        (args.replay && args.output == Output::Html).then(|| simulate::snapshot_of(&landscape));
     if args.replay {
-        let mut names = cfg.schedulers.shoot.scheduler_names.clone();
-        if let Some((old_cfg, _)) = &old {
-            names.extend(old_cfg.schedulers.shoot.scheduler_names.iter().cloned());
+        let mut names = new.cfg.schedulers.shoot.scheduler_names.clone();
+        if let Some(old) = old {
+            names.extend(old.cfg.schedulers.shoot.scheduler_names.iter().cloned());
         }
         let n = simulate::make_pending(&mut landscape, &names);
         say!("replay: {n} bound shoot(s) made pending again");
     }
-    if let Err(code) = report_skipped(&landscape, args.strict) {
-        return code;
-    }
-    if let Some((from, to)) = args.timeline {
-        let json = matches!(args.output, Output::Json);
-        let timeline = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
-            let mut changes = 0;
-            let ts =
-                |t: chrono::DateTime<Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-            if json {
-                write!(
-                    out,
-                    "{{\"from\": \"{}\", \"to\": \"{}\", \"changes\": [",
-                    ts(from),
-                    ts(to)
-                )?;
-            }
-            let mut truncated = None;
-            for step in chain.timeline_steps(from, to) {
-                match step {
-                    TimelineStep::Change(at, entry) if json => {
-                        let sep = if changes == 0 { "\n" } else { ",\n" };
-                        changes += 1;
-                        write!(
-                            out,
-                            "{sep}  {{\"at\": \"{}\", \"profile\": {}}}",
-                            ts(at),
-                            serde_json::to_string(&entry.as_deref())
-                                .map_err(std::io::Error::other)?
-                        )?;
-                    }
-                    TimelineStep::Change(at, entry) => {
-                        changes += 1;
-                        writeln!(
-                            out,
-                            "{}  {}",
-                            ts(at),
-                            entry
-                                .as_deref()
-                                .unwrap_or("- (no profile active: scheduling deferred)")
-                        )?;
-                    }
-                    TimelineStep::Truncated(at) if json => truncated = Some(at),
-                    TimelineStep::Truncated(at) => writeln!(
+    report_skipped(&landscape, args.landscape.strict)?;
+    Ok((landscape, before_replay))
+}
+
+fn rfc3339(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// `--timeline FROM..TO`: one line (or JSON object) per change of the active profile entry.
+fn timeline(
+    chain: &ProfileChain,
+    (from, to): (DateTime<Utc>, DateTime<Utc>),
+    output: Output,
+) -> ExitCode {
+    let json = output == Output::Json;
+    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
+        let mut changes = 0;
+        if json {
+            write!(
+                out,
+                "{{\"from\": \"{}\", \"to\": \"{}\", \"changes\": [",
+                rfc3339(from),
+                rfc3339(to)
+            )?;
+        }
+        let mut truncated = None;
+        for step in chain.timeline_steps(from, to) {
+            match step {
+                TimelineStep::Change(at, entry) if json => {
+                    let sep = if changes == 0 { "\n" } else { ",\n" };
+                    changes += 1;
+                    write!(
                         out,
-                        "... truncated: the timeline stops at {} after {changes} changes; ask for a shorter range",
-                        ts(at),
-                    )?,
+                        "{sep}  {{\"at\": \"{}\", \"profile\": {}}}",
+                        rfc3339(at),
+                        serde_json::to_string(&entry.as_deref()).map_err(std::io::Error::other)?
+                    )?;
                 }
-                // Each line as soon as it is known: a long range shows progress.
-                out.flush()?;
+                TimelineStep::Change(at, entry) => {
+                    changes += 1;
+                    writeln!(
+                        out,
+                        "{}  {}",
+                        rfc3339(at),
+                        entry
+                            .as_deref()
+                            .unwrap_or("- (no profile active: scheduling deferred)")
+                    )?;
+                }
+                TimelineStep::Truncated(at) if json => truncated = Some(at),
+                TimelineStep::Truncated(at) => writeln!(
+                    out,
+                    "... truncated: the timeline stops at {} after {changes} changes; ask for a shorter range",
+                    rfc3339(at),
+                )?,
             }
-            if json {
-                let truncated = truncated.map_or("null".to_string(), |t| format!("\"{}\"", ts(t)));
-                writeln!(out, "\n], \"truncatedAt\": {truncated}}}")?;
-            }
-            Ok(())
-        };
-        // JSON escapes what it carries itself; text shows control characters visibly
-        return if json {
-            write_stdout(timeline)
-        } else {
-            write_stdout_text(timeline)
-        };
+            // Each line as soon as it is known: a long range shows progress.
+            out.flush()?;
+        }
+        if json {
+            let truncated = truncated.map_or("null".to_string(), |t| format!("\"{}\"", rfc3339(t)));
+            writeln!(out, "\n], \"truncatedAt\": {truncated}}}")?;
+        }
+        Ok(())
+    };
+    // JSON escapes what it carries itself; text shows control characters visibly
+    if json {
+        write_stdout(write)
+    } else {
+        write_stdout_text(write)
     }
-    let now = args.now.unwrap_or_else(Utc::now);
-    let profile = match chain.select(now) {
+}
+
+/// `--compare OLD_CONFIG`: the shoots the two configurations place differently.
+fn compare(
+    args: &SimulateArgs,
+    landscape: &Landscape,
+    old: &Side,
+    new_side: &simulate::Side<'_>,
+    now: DateTime<Utc>,
+) -> ExitCode {
+    let old_profile = match old.chain.select(now) {
         Selection::Profile { profile, .. } => profile,
-        Selection::Deferred { reason, retry_at } => {
-            let next = retry_at
-                .map(|t| {
-                    format!(
-                        "; next change at {}",
-                        t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                    )
-                })
-                .unwrap_or_default();
+        Selection::Deferred { reason, .. } => {
             let text = format!(
-                "Scheduling deferred at {}: {reason}{next}. Pending shoots stay pending.",
-                now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                "Scheduling deferred under the old configuration at {}: {reason}. Nothing to compare.",
+                rfc3339(now)
             );
-            return write_deferred(args.output, &text, &reason.to_string(), retry_at);
+            return write_deferred(args.output, &text, &reason.to_string(), None);
         }
     };
-    let names = &cfg.schedulers.shoot.scheduler_names;
-    let regions = Regions::with_overrides(&cfg.schedulers.shoot.regions);
-    if let Some((old_cfg, old_chain)) = &old {
-        let old_profile = match old_chain.select(now) {
-            Selection::Profile { profile, .. } => profile,
-            Selection::Deferred { reason, .. } => {
-                let text = format!(
-                    "Scheduling deferred under the old configuration at {}: {reason}. Nothing to compare.",
-                    now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-                );
-                return write_deferred(args.output, &text, &reason.to_string(), None);
-            }
-        };
-        let old_regions = Regions::with_overrides(&old_cfg.schedulers.shoot.regions);
-        let old_side = simulate::Side {
-            label: "old",
-            profile: old_profile,
-            scheduler_names: &old_cfg.schedulers.shoot.scheduler_names,
-            regions: &old_regions,
-        };
-        let new_side = simulate::Side {
-            label: "new",
-            profile,
-            scheduler_names: names,
-            regions: &regions,
-        };
-        let comparison = simulate::compare(&landscape, &old_side, &new_side, now);
-        return write_output(args.output, |mut out| match args.output {
-            Output::Json => simulate::write_compare_json(&mut out, &comparison),
-            Output::Html => out.write_all(
-                plan::html::render_comparison(
-                    &comparison,
-                    &old_profile.name,
-                    &profile.name,
-                    now,
-                    args.replay,
-                )
-                .as_bytes(),
-            ),
-            _ => simulate::write_compare_table(&mut out, &comparison),
-        });
-    }
-    let new_run = || simulate::Simulator::new(&landscape, profile, names, &regions, now);
-    let first = new_run();
-    for w in first.snapshot().region_config_conflicts() {
+    let old_regions = Regions::with_overrides(&old.cfg.schedulers.shoot.regions);
+    let old_side = simulate::Side {
+        label: "old",
+        profile: old_profile,
+        scheduler_names: &old.cfg.schedulers.shoot.scheduler_names,
+        regions: &old_regions,
+    };
+    let comparison = simulate::compare(landscape, &old_side, new_side, now);
+    write_output(args.output, |mut out| match args.output {
+        Output::Json => simulate::write_compare_json(&mut out, &comparison),
+        Output::Html => out.write_all(
+            plan::html::render_comparison(
+                &comparison,
+                &old_profile.name,
+                &new_side.profile.name,
+                now,
+                args.replay,
+            )
+            .as_bytes(),
+        ),
+        _ => simulate::write_compare_table(&mut out, &comparison),
+    })
+}
+
+/// Warnings about the landscape as the decisions see it, once.
+fn warn_about_snapshot(snapshot: &Snapshot) {
+    for w in snapshot.region_config_conflicts() {
         say!("warning: {w}");
     }
     // A forecast that does not parse counts as no forecast (neutral score): say so at load.
-    for source in first.snapshot().carbon_sources().iter() {
+    for source in snapshot.carbon_sources().iter() {
         for payload in source.data.payloads.values() {
             if let Err(e) = payload {
                 say!(
@@ -213,33 +275,59 @@ pub(crate) fn simulate_cmd(args: SimulateArgs) -> ExitCode {
             }
         }
     }
-    let mut first = Some(first);
-    let mut run = || first.take().unwrap_or_else(new_run);
-    if let Some(key) = args.explain {
-        // Later decisions cannot change this one: stop once it is made.
-        return match run().find(|o| o.shoot == key) {
-            Some(o) => write_stdout_text(|out| {
-                out.write_all(simulate::render_explain(&o.shoot, &o.result).as_bytes())
-            }),
-            None => {
-                say!(
-                    "error: --explain {key}: no pending shoot with that namespace/name in the manifests"
-                );
-                ExitCode::from(EXIT_BAD_INPUT)
-            }
-        };
+}
+
+/// `--explain NAMESPACE/NAME`: every seed for one shoot, best first.
+fn explain(mut decisions: simulate::Simulator<'_>, key: &str) -> Outcome {
+    // Later decisions cannot change this one: stop once it is made.
+    match decisions.find(|o| o.shoot == key) {
+        Some(o) => Ok(write_stdout_text(|out| {
+            out.write_all(simulate::render_explain(&o.shoot, &o.result).as_bytes())
+        })),
+        None => Err(Failure::bad_input(format!(
+            "--explain {key}: no pending shoot with that namespace/name in the manifests"
+        ))),
     }
+}
+
+/// Every pending shoot's decision, in the format asked for.
+fn decide(
+    args: &SimulateArgs,
+    landscape: &Landscape,
+    side: &simulate::Side<'_>,
+    now: DateTime<Utc>,
+    first: simulate::Simulator<'_>,
+    before_replay: Option<Snapshot>,
+) -> ExitCode {
+    let mut first = Some(first);
+    let mut run = || {
+        first.take().unwrap_or_else(|| {
+            simulate::Simulator::new(
+                landscape,
+                side.profile,
+                side.scheduler_names,
+                side.regions,
+                now,
+            )
+        })
+    };
     write_output(args.output, |mut out| match args.output {
         Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
         Output::Json => simulate::write_json(&mut out, &mut run, &landscape.skipped),
-        Output::Yaml => simulate::write_yaml(&mut out, &landscape, run()),
+        Output::Yaml => simulate::write_yaml(&mut out, landscape, run()),
         Output::Html => {
             // The report shows every seed's utilisation after all decisions: it needs them all.
-            let sim = simulate::simulate(&landscape, profile, names, &regions, now);
+            let sim = simulate::simulate(
+                landscape,
+                side.profile,
+                side.scheduler_names,
+                side.regions,
+                now,
+            );
             let text = plan::html::render_simulation(
-                &landscape,
+                landscape,
                 &sim,
-                profile,
+                side.profile,
                 now,
                 before_replay.as_ref(),
             );
@@ -254,7 +342,7 @@ fn write_deferred(
     output: Output,
     text: &str,
     reason: &str,
-    retry_at: Option<chrono::DateTime<Utc>>,
+    retry_at: Option<DateTime<Utc>>,
 ) -> ExitCode {
     if let Output::Table = output {
         return write_stdout_text(|out| writeln!(out, "{text}"));
@@ -265,7 +353,7 @@ fn write_deferred(
             let v = serde_json::json!({
                 "deferred": true,
                 "reason": reason,
-                "nextChange": retry_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
+                "nextChange": retry_at.map(rfc3339),
                 "message": text,
             });
             writeln!(

@@ -262,7 +262,7 @@ fn parse_point(item: &Value, path: &str) -> Result<(String, Point), CarbonError>
     if value < 0.0 {
         return Err(bad(
             "value",
-            format!("must not be negative, got {value} gCO2eq/kWh"),
+            crate::field_error::not_negative(format!("{value} gCO2eq/kWh")),
         ));
     }
     let end = start

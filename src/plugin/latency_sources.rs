@@ -149,9 +149,13 @@ fn parse_matrix(
                 Some(ms) if ms.is_finite() && ms >= 0.0 => {
                     parsed.insert(to.clone(), ms);
                 }
+                Some(ms) if ms < 0.0 => err(
+                    format!("{from}.{to}"),
+                    format!("latency {}", crate::field_error::not_negative(v)),
+                ),
                 _ => err(
                     format!("{from}.{to}"),
-                    format!("latency must be a non-negative number, got {v}"),
+                    format!("latency must be a number of ms, got {v}"),
                 ),
             }
         }

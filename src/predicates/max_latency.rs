@@ -206,7 +206,7 @@ mod tests {
         );
         assert_eq!(
             errs(serde_json::json!({"maxLatencyMs": 10, "matrix": {"a": {"b": -1}}})),
-            vec!["f.args.matrix.a.b: latency must be a non-negative number, got -1"]
+            vec!["f.args.matrix.a.b: latency must not be negative, got -1"]
         );
         assert!(
             errs(serde_json::json!({"maxLatency": 10}))[0]

@@ -672,7 +672,7 @@ mod tests {
             (
                 "a bad latency matrix entry",
                 serde_json::json!({"matrix": {"a": {"b": -5}}}),
-                &["p.args.matrix.a.b: latency must be a non-negative number, got -5"],
+                &["p.args.matrix.a.b: latency must not be negative, got -5"],
             ),
             ("defaults", serde_json::Value::Null, &[]),
         ];

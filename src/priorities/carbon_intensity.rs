@@ -34,11 +34,11 @@ struct Args {
     config_map_key: Option<String>,
     location_label: Option<String>,
     region_locations: BTreeMap<String, String>,
-    #[serde(with = "humantime_serde")]
+    #[serde(deserialize_with = "crate::go_duration::serde::option")]
     horizon: Option<Duration>,
-    #[serde(with = "humantime_serde")]
+    #[serde(deserialize_with = "crate::go_duration::serde::option")]
     max_staleness: Option<Duration>,
-    #[serde(with = "humantime_serde")]
+    #[serde(deserialize_with = "crate::go_duration::serde::option")]
     removal_grace_period: Option<Duration>,
     scale: Option<ScaleArgs>,
 }

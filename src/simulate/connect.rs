@@ -64,7 +64,10 @@ fn paths(kubeconfig: &str) -> Vec<PathBuf> {
 fn exec_plugin(files: &[(PathBuf, String)]) -> Option<(String, String, String)> {
     let configs: Vec<(&PathBuf, kube::config::Kubeconfig)> = files
         .iter()
-        .filter_map(|(p, text)| Some((p, kube::config::Kubeconfig::from_yaml(text).ok()?)))
+        .filter_map(|(p, text)| {
+            let text = crate::bom::strip_bom(text);
+            Some((p, kube::config::Kubeconfig::from_yaml(text).ok()?))
+        })
         .collect();
     let current = configs
         .iter()

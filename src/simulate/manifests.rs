@@ -157,7 +157,7 @@ impl Landscape {
     /// is an error; a document that does not make a supported object is skipped and recorded in
     /// [`Landscape::skipped`].
     pub fn add_text(&mut self, path: &Path, text: &str) -> Result<(), ManifestError> {
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = crate::bom::strip_bom(text);
         input::check_nesting(text).map_err(|e| ManifestError::Read {
             path: path.to_path_buf(),
             source: ReadError::Io(std::io::Error::other(e.to_string())),

@@ -125,7 +125,7 @@ impl SeedInfo {
                 }
                 Ok(_) => problems.push((
                     format!("status.allocatable.{resource}"),
-                    format!("{:?} is negative", q.0),
+                    crate::field_error::not_negative(format!("{:?}", q.0)),
                 )),
                 Err(e) => problems.push((format!("status.allocatable.{resource}"), e)),
             }

@@ -67,10 +67,15 @@ schedulerconfiguration.yaml
 The SchedulerConfiguration as YAML: values.config, then configFile (an existing configuration
 file, merged key by key over it), then the fields the chart owns. Templates read every setting
 through this (`include ... | fromYaml`), so ports, the Lease and the binding mode in the manifests
-always match the file the binary loads.
+always match the file the binary loads. With existingConfigMap.name the file is not the chart's:
+these settings come from values.config alone, and the container's --expect-* flags make the
+binary refuse a file that disagrees.
 */}}
 {{- define "gardener-scheduler.config" -}}
 {{- $cfg := deepCopy .Values.config }}
+{{- if and .Values.existingConfigMap.name .Values.configFile }}
+{{- fail "existingConfigMap.name and configFile exclude each other: the pods read the configuration from the existing ConfigMap, so the chart renders none" }}
+{{- end }}
 {{- if .Values.configFile }}
 {{- $file := fromYaml .Values.configFile }}
 {{- if hasKey $file "Error" }}
@@ -110,6 +115,11 @@ kind: SchedulerConfiguration
 {{ toYaml (omit $cfg "apiVersion" "kind") }}
 {{- end }}
 
+{{/* The ConfigMap the pods mount: the one the chart renders, or existingConfigMap.name. */}}
+{{- define "gardener-scheduler.configMapName" -}}
+{{- default (printf "%s-config" (include "gardener-scheduler.fullname" .)) .Values.existingConfigMap.name }}
+{{- end }}
+
 {{/* Fails the render on combinations that cannot work, naming the values to change. */}}
 {{- define "gardener-scheduler.validate" -}}
 {{- $cfg := include "gardener-scheduler.config" . | fromYaml }}
@@ -121,6 +131,11 @@ kind: SchedulerConfiguration
 {{- end }}
 {{- if lt (int .Values.replicaCount) 0 }}
 {{- fail "replicaCount must be >= 0" }}
+{{- end }}
+{{- if .Values.existingConfigMap.name }}
+{{- if .Values.extraFiles }}
+{{- fail "extraFiles cannot be combined with existingConfigMap.name: put the files into that ConfigMap, beside schedulerconfiguration.yaml" }}
+{{- end }}
 {{- end }}
 {{- if not (has $cfg.schedulers.shoot.bindingMode (list "Binding" "Patch")) }}
 {{- fail (printf "config.schedulers.shoot.bindingMode: unsupported value %q: supported values: \"Binding\", \"Patch\"" (toString $cfg.schedulers.shoot.bindingMode)) }}

@@ -119,9 +119,19 @@ fn invalid_args_are_reported_with_their_paths() {
             "must be greater than zero",
         ),
         (
-            json!({"horizon": "8d"}),
+            json!({"horizon": "169h"}),
             "p.args.horizon",
             "must be at most 168h",
+        ),
+        (
+            json!({"horizon": "8d"}),
+            "p.args.horizon",
+            "unknown unit \"d\" in duration \"8d\"",
+        ),
+        (
+            json!({"horizon": "-1h"}),
+            "p.args.horizon",
+            "must not be negative, got \"-1h\"",
         ),
         (
             json!({"maxStaleness": "0s"}),

@@ -206,8 +206,8 @@ fn every_bad_matrix_entry_is_reported_with_its_path() {
     assert_eq!(
         got,
         vec![
-            "p.args.matrix.eu-west-1.eu-central-1: latency must be a non-negative number, got \"far\"",
-            "p.args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5",
+            "p.args.matrix.eu-west-1.eu-central-1: latency must be a number of ms, got \"far\"",
+            "p.args.matrix.eu-west-1.us-east-1: latency must not be negative, got -5",
             "p.args.matrix.us-east-1: must be a mapping of region to latency in ms",
         ]
     );
@@ -266,7 +266,7 @@ fn matrix_file_entries_are_checked_like_inline_ones() {
     assert_eq!(
         got,
         vec![format!(
-            "p.args.matrixFile: {}: a.c: latency must be a non-negative number, got -1",
+            "p.args.matrixFile: {}: a.c: latency must not be negative, got -1",
             file.display()
         )]
     );
@@ -290,7 +290,7 @@ schedulers:
 "#;
     let err = crate::compile::load_str(yaml).unwrap_err().to_string();
     assert!(
-            err.contains("schedulers.shoot.priorities[1].args.matrix.eu-west-1.us-east-1: latency must be a non-negative number, got -5"),
+            err.contains("schedulers.shoot.priorities[1].args.matrix.eu-west-1.us-east-1: latency must not be negative, got -5"),
             "{err}"
         );
     assert!(!err.contains("westEurope"), "{err}");

@@ -91,10 +91,7 @@ pub(super) fn from_args(
                     at,
                     format!("must be at most {MAX_REQUEST:e}, got {v:e}"),
                 )),
-                Ok(v) => errors.push(FieldError::new(
-                    at,
-                    format!("must not be negative, got {v}"),
-                )),
+                Ok(v) => errors.push(FieldError::new(at, crate::field_error::not_negative(v))),
                 Err(e) => errors.push(FieldError::new(at, e)),
             }
         }
