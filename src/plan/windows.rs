@@ -328,7 +328,8 @@ pub fn assign(
                         moves[i].timing = Timing::Deferred {
                             window: windows[i].label(),
                             reason: format!(
-                                "{} has no free slot for it until {} earlier move(s) off it have                                  ended, and only {} of them are scheduled",
+                                "{} has no free slot for it until {} earlier move(s) off it have \
+                                 ended, and only {} of them are scheduled",
                                 moves[i].to,
                                 need,
                                 ends.len()
@@ -558,7 +559,9 @@ mod tests {
     }
 
     #[test]
-    fn a_year_of_windows_for_thousands_of_moves_on_one_seed_pair_is_assigned_quickly() {
+    fn a_year_of_windows_for_thousands_of_moves_on_one_seed_pair_is_assigned() {
+        // Its cost is measured by `cargo bench --bench plan` (the `--max-concurrent 1 --horizon
+        // 8760h` rows of docs/performance.md section 8), not timed here.
         let n = 3000;
         let mut moves: Vec<Move> = (0..n).map(|i| mv(&format!("s{i:04}"), "a", "b")).collect();
         let windows = vec![window(22, 23); n];
@@ -567,7 +570,6 @@ mod tests {
             max_concurrent: 1,
             move_duration_seconds: 1800,
         };
-        let started = std::time::Instant::now();
         assign(
             &mut moves,
             &windows,
@@ -581,10 +583,5 @@ mod tests {
             .filter(|m| matches!(m.timing, Timing::At { .. }))
             .count();
         assert_eq!(scheduled, 2 * 365, "{:?}", moves[730].timing);
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(20),
-            "{:?}",
-            started.elapsed()
-        );
     }
 }
