@@ -25,9 +25,7 @@ build: ## Build the release binary target/release/gardener-scheduler.
 	$(CARGO) build --release --locked
 
 test: ## Run every test, including the chart tests, the alert rules under promtool and the end-to-end tests against a real API server and Prometheus.
-	hack/ensure-package.sh chromium chromium
-	hack/ensure-package.sh prometheus promtool
-	hack/ensure-package.sh groff-base nroff
+	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff
 	hack/tools.sh >/dev/null
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
