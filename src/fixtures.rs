@@ -76,7 +76,7 @@ impl SeedBuilder {
         self
     }
     pub fn visible(mut self, v: bool) -> Self {
-        self.0.spec.settings.scheduling.visible = v;
+        self.0.spec.settings.scheduling = Some(crate::api::SeedScheduling { visible: Some(v) });
         self
     }
     pub fn no_last_operation(mut self) -> Self {

@@ -6,6 +6,7 @@
 //! whole watch or manifest file.
 
 mod cloudprofile;
+pub mod defaults;
 mod project;
 mod seed;
 mod shoot;

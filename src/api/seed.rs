@@ -66,28 +66,31 @@ pub struct SeedProvider {
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedSettings {
-    #[serde(default)]
-    pub scheduling: SeedScheduling,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduling: Option<SeedScheduling>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zone_selection: Option<ZoneSelection>,
 }
 
-#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct SeedScheduling {
-    /// Invisible seeds are skipped by the scheduler; Gardener defaults this to `true`.
-    #[serde(default = "default_true")]
-    pub visible: bool,
+    /// Invisible seeds are skipped by the scheduler. A stored seed always has it (upstream's
+    /// field is not optional); only a file read as written can lack it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub visible: Option<bool>,
 }
 
-impl Default for SeedScheduling {
-    fn default() -> Self {
-        Self { visible: true }
+impl SeedSettings {
+    /// Whether the scheduler considers the seed. A file read as written without
+    /// `scheduling.visible` counts as visible; see [`crate::api::defaults`] for how
+    /// gardener-apiserver would store it.
+    pub fn visible(&self) -> bool {
+        self.scheduling
+            .as_ref()
+            .and_then(|s| s.visible)
+            .unwrap_or(true)
     }
-}
-
-fn default_true() -> bool {
-    true
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

@@ -204,6 +204,11 @@ pub(crate) struct LandscapeArgs {
         required_unless_present_any = ["live", "kubeconfig"]
     )]
     pub(crate) files: Vec<PathBuf>,
+    /// Decide on the objects of the files exactly as written, without the defaults
+    /// gardener-apiserver applies when it stores them (a protected-seed toleration for shoots
+    /// in the garden namespace, `spec.networking`, seed visibility; see the what-if guide).
+    #[arg(long)]
+    pub(crate) as_written: bool,
     /// Read the landscape from the cluster (read-only): kubeconfig from --kubeconfig, else
     /// clientConnection.kubeconfig of --config, else $KUBECONFIG, ~/.kube/config or in-cluster.
     #[arg(long)]

@@ -170,12 +170,8 @@ pub(crate) fn load_landscape(
     what: &str,
 ) -> Result<Landscape, Failure> {
     let yaml = documents;
-    let load = if yaml {
-        Landscape::load_with_documents
-    } else {
-        Landscape::load
-    };
-    let files = load(&args.files).map_err(|e| Failure::bad_input(e.to_string()))?;
+    let files = Landscape::load_as(&args.files, yaml, args.as_written)
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
     if !args.live && args.kubeconfig.is_none() {
         warn_project_conflicts(&files);
         return Ok(files);

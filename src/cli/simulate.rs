@@ -88,7 +88,7 @@ fn simulate(args: &SimulateArgs) -> Outcome {
         simulate::Simulator::new(&landscape, profile, new_side.scheduler_names, &regions, now);
     warn_about_snapshot(first.snapshot());
     match &args.explain {
-        Some(key) => explain(first, key),
+        Some(key) => explain(&landscape, first, key),
         None => Ok(decide(
             args,
             &landscape,
@@ -278,11 +278,14 @@ fn warn_about_snapshot(snapshot: &Snapshot) {
 }
 
 /// `--explain NAMESPACE/NAME`: every seed for one shoot, best first.
-fn explain(mut decisions: simulate::Simulator<'_>, key: &str) -> Outcome {
+fn explain(landscape: &Landscape, mut decisions: simulate::Simulator<'_>, key: &str) -> Outcome {
     // Later decisions cannot change this one: stop once it is made.
     match decisions.find(|o| o.shoot == key) {
         Some(o) => Ok(write_stdout_text(|out| {
-            out.write_all(simulate::render_explain(&o.shoot, &o.result).as_bytes())
+            let defaults = landscape.default_notes(&o.shoot);
+            out.write_all(
+                simulate::render_explain_with_defaults(&o.shoot, &o.result, &defaults).as_bytes(),
+            )
         })),
         None => Err(Failure::bad_input(format!(
             "--explain {key}: no pending shoot with that namespace/name in the manifests"

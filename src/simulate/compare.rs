@@ -178,7 +178,11 @@ fn run(
             .filter(|q| q.seed != p.seed)
         {
             let standing = q.seed.as_deref().map(|seed| standing(&o.result, seed));
-            let explanation = super::render_explain(&o.shoot, &o.result);
+            let explanation = super::render_explain_with_defaults(
+                &o.shoot,
+                &o.result,
+                &landscape.default_notes(&o.shoot),
+            );
             standings.insert(o.shoot.clone(), (standing, explanation));
         }
         order.push(o.shoot.clone());

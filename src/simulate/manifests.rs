@@ -6,7 +6,7 @@
 //! not fit its type, or repeats an object already read, is skipped and reported with its file and
 //! document index (as the controller skips a malformed object of a watch), and the rest loads.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::values::Values;
+use crate::api::defaults::{self, Applied};
 use crate::api::{CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot};
 use crate::input::{self, ReadError};
 
@@ -104,26 +105,89 @@ pub struct Landscape {
     pub config_maps: Vec<ConfigMap>,
     /// Objects not loaded: malformed, unsupported or repeated, in reading order.
     pub skipped: Vec<Skipped>,
+    /// The defaults applied to the shoots read from files ([`crate::api::defaults`]), by
+    /// `namespace/name`; shoots without any are not listed.
+    pub shoot_defaults: HashMap<String, Vec<Applied>>,
+    /// The defaults applied to the seeds read from files, by name.
+    pub seed_defaults: BTreeMap<String, Vec<Applied>>,
+    /// Objects from files are decided on exactly as written, without upstream's defaults.
+    as_written: bool,
     /// kind/namespace/name -> where it was first read
     seen: HashMap<(&'static str, String), Location>,
     bytes_read: u64,
 }
 
 impl Landscape {
-    /// Loads every path (files, or directories read recursively in name order).
+    /// Loads every path (files, or directories read recursively in name order), each object
+    /// as gardener-apiserver would store it (upstream's defaults applied).
     pub fn load(paths: &[PathBuf]) -> Result<Landscape, ManifestError> {
-        Self::load_into(Landscape::default(), paths)
+        Self::load_as(paths, false, false)
     }
 
     /// Loads like [`Landscape::load`] and keeps each Shoot's original document in `shoot_docs`.
     pub fn load_with_documents(paths: &[PathBuf]) -> Result<Landscape, ManifestError> {
+        Self::load_as(paths, true, false)
+    }
+
+    /// Loads like [`Landscape::load`]; `documents` keeps each Shoot's original document, and
+    /// `as_written` leaves every object exactly as written (no defaults applied).
+    pub fn load_as(
+        paths: &[PathBuf],
+        documents: bool,
+        as_written: bool,
+    ) -> Result<Landscape, ManifestError> {
         Self::load_into(
             Landscape {
-                keep_documents: true,
-                ..Default::default()
+                keep_documents: documents,
+                ..Landscape::reading_as_written(as_written)
             },
             paths,
         )
+    }
+
+    /// An empty landscape whose [`Landscape::add_text`] reads objects as written (`true`) or
+    /// with upstream's defaults (`false`, as [`Landscape::default`]).
+    pub fn reading_as_written(as_written: bool) -> Landscape {
+        Landscape {
+            as_written,
+            ..Default::default()
+        }
+    }
+
+    /// The defaults that change how the decision reads this shoot or the landscape's seeds, one
+    /// line each with upstream's source file, for an explanation. `spec.networking` added counts
+    /// only where there is something to check: the shoot's `status.networking`, or a seed's
+    /// `shootDefaults`.
+    pub fn default_notes(&self, shoot_key: &str) -> Vec<String> {
+        let networks_to_check = || {
+            self.shoots
+                .iter()
+                .find(|s| crate::api::object_key(&s.metadata) == shoot_key)
+                .is_some_and(|s| s.status.as_ref().is_some_and(|s| s.networking.is_some()))
+                || self
+                    .seeds
+                    .iter()
+                    .any(|s| s.spec.networks.shoot_defaults.is_some())
+        };
+        let mut notes = Vec::new();
+        for a in self
+            .shoot_defaults
+            .get(shoot_key)
+            .into_iter()
+            .flatten()
+            .filter(|a| a.decides())
+        {
+            if *a == Applied::Networking && !networks_to_check() {
+                continue;
+            }
+            notes.push(format!("{a} ({})", a.source()));
+        }
+        for (name, applied) in &self.seed_defaults {
+            for a in applied.iter().filter(|a| a.decides()) {
+                notes.push(format!("seed {name}: {a} ({})", a.source()));
+            }
+        }
+        notes
     }
 
     fn load_into(mut landscape: Landscape, paths: &[PathBuf]) -> Result<Landscape, ManifestError> {
@@ -244,6 +308,8 @@ impl Landscape {
             &mut replaced,
         );
         self.skipped.extend(top.skipped);
+        self.shoot_defaults.extend(top.shoot_defaults);
+        self.seed_defaults.extend(top.seed_defaults);
         replaced
     }
 
@@ -313,7 +379,14 @@ impl Landscape {
         let result = match (api_version.as_str(), kind.as_str()) {
             ("core.gardener.cloud/v1beta1", "Shoot") => self
                 .typed::<Shoot>(&value, "Shoot", true, &location, text)
-                .map(|shoot| {
+                .map(|mut shoot| {
+                    if !self.as_written {
+                        let applied = defaults::shoot(&mut shoot);
+                        if !applied.is_empty() {
+                            let key = crate::api::object_key(&shoot.metadata);
+                            self.shoot_defaults.insert(key, applied);
+                        }
+                    }
                     self.shoots.push(shoot);
                     if self.keep_documents {
                         self.shoot_docs.push(Document::of(&value));
@@ -321,7 +394,15 @@ impl Landscape {
                 }),
             ("core.gardener.cloud/v1beta1", "Seed") => self
                 .typed::<Seed>(&value, "Seed", false, &location, text)
-                .map(|o| self.seeds.push(o)),
+                .map(|mut seed| {
+                    if !self.as_written {
+                        let applied = defaults::seed(&mut seed);
+                        if !applied.is_empty() {
+                            self.seed_defaults.insert(seed.name().to_string(), applied);
+                        }
+                    }
+                    self.seeds.push(seed);
+                }),
             ("core.gardener.cloud/v1beta1", "CloudProfile") => self
                 .typed::<CloudProfile>(&value, "CloudProfile", false, &location, text)
                 .map(|o| self.cloud_profiles.push(o)),

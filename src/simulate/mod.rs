@@ -22,7 +22,9 @@ pub use live::{
     REQUEST_TIMEOUT, read_live,
 };
 pub use manifests::{Landscape, Location, ManifestError, Skipped};
-pub use output::{render_explain, write_json, write_table, write_yaml};
+pub use output::{
+    render_explain, render_explain_with_defaults, write_json, write_table, write_yaml,
+};
 
 pub use crate::api::is_pending;
 use crate::profile::Profile;

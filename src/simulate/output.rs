@@ -248,6 +248,27 @@ pub fn write_yaml(
 
 /// Every seed for one shoot: its score breakdown (best first), then the rejected seeds with the
 /// stage that rejected them.
+/// [`render_explain`] with the defaults that changed how the files are read (see
+/// [`Landscape::default_notes`]) after the shoot's line.
+pub fn render_explain_with_defaults(
+    shoot: &str,
+    result: &Result<Decision, FitError>,
+    defaults: &[String],
+) -> String {
+    let mut out = render_explain(shoot, result);
+    if !defaults.is_empty() {
+        let at = out.find('\n').map_or(out.len(), |i| i + 1);
+        let mut block = String::from(
+            "Read as gardener-apiserver would store it (--as-written reads the files as they are):\n",
+        );
+        for d in defaults {
+            block.push_str(&format!("  default: {d}\n"));
+        }
+        out.insert_str(at, &block);
+    }
+    out
+}
+
 pub fn render_explain(shoot: &str, result: &Result<Decision, FitError>) -> String {
     let mut out = format!("Shoot {shoot}\n");
     let rejected = match result {

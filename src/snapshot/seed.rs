@@ -229,7 +229,7 @@ fn readiness(seed: &Seed) -> Result<(), Reason> {
     if seed.metadata.deletion_timestamp.is_some() {
         return Err(Reason::Deleting);
     }
-    if !seed.spec.settings.scheduling.visible {
+    if !seed.spec.settings.visible() {
         return Err(Reason::Invisible);
     }
     if seed.status.last_operation.is_none() {
