@@ -2,17 +2,22 @@
 //! development clusters that run without gardener-apiserver.
 //!
 //! Schemas keep unknown fields: the definitions describe where things are (`spec`, `status` as a
-//! subresource, printer columns), not Gardener's validation. The rendered YAML lives in
+//! subresource, printer columns), not Gardener's validation. They declare the defaults of
+//! [`crate::api::defaults`] that a structural schema can express, so that the API server stores
+//! objects shaped as gardener-apiserver stores them; the toleration a shoot in namespace `garden`
+//! gets depends on the namespace, which a schema cannot express. The rendered YAML lives in
 //! `config/crd/`; `make crds` rewrites it and a test fails when it drifts.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
     CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceStatus,
-    CustomResourceSubresources, CustomResourceValidation, JSONSchemaProps,
+    CustomResourceSubresources, CustomResourceValidation, JSON, JSONSchemaProps,
+    JSONSchemaPropsOrArray,
 };
 use kube::api::ObjectMeta;
 
-use crate::api::{GROUP, VERSION};
+use crate::api::defaults::{DEFAULT_IP_FAMILY, DEFAULT_PURPOSE};
+use crate::api::{DEFAULT_SCHEDULER_NAME, GROUP, VERSION};
 
 struct Kind {
     kind: &'static str,
@@ -76,6 +81,68 @@ fn open_object() -> JSONSchemaProps {
     }
 }
 
+/// A schema of `type` with a default value.
+fn defaulted(type_: &str, default: serde_json::Value) -> JSONSchemaProps {
+    JSONSchemaProps {
+        type_: Some(type_.into()),
+        default: Some(JSON(default)),
+        ..Default::default()
+    }
+}
+
+/// An open object with these properties declared.
+fn open_with(properties: &[(&str, JSONSchemaProps)]) -> JSONSchemaProps {
+    JSONSchemaProps {
+        properties: Some(
+            properties
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        ),
+        ..open_object()
+    }
+}
+
+/// `spec` of a kind: open, with the defaults a structural schema can express.
+fn spec_schema(kind: &str) -> JSONSchemaProps {
+    match kind {
+        "Shoot" => {
+            let ip_families = JSONSchemaProps {
+                items: Some(JSONSchemaPropsOrArray::Schema(Box::new(JSONSchemaProps {
+                    type_: Some("string".into()),
+                    ..Default::default()
+                }))),
+                ..defaulted("array", serde_json::json!([DEFAULT_IP_FAMILY]))
+            };
+            let networking = JSONSchemaProps {
+                default: Some(JSON(serde_json::json!({}))),
+                ..open_with(&[("ipFamilies", ip_families)])
+            };
+            open_with(&[
+                ("networking", networking),
+                ("purpose", defaulted("string", DEFAULT_PURPOSE.into())),
+                (
+                    "schedulerName",
+                    defaulted("string", DEFAULT_SCHEDULER_NAME.into()),
+                ),
+            ])
+        }
+        "Seed" => {
+            // A stored seed always has `visible`: `scheduling` without it is `false`.
+            let scheduling = JSONSchemaProps {
+                default: Some(JSON(serde_json::json!({"visible": true}))),
+                ..open_with(&[("visible", defaulted("boolean", false.into()))])
+            };
+            let settings = JSONSchemaProps {
+                default: Some(JSON(serde_json::json!({}))),
+                ..open_with(&[("scheduling", scheduling)])
+            };
+            open_with(&[("settings", settings)])
+        }
+        _ => open_object(),
+    }
+}
+
 fn crd(k: &Kind) -> CustomResourceDefinition {
     let mut columns: Vec<CustomResourceColumnDefinition> = k
         .columns
@@ -94,7 +161,7 @@ fn crd(k: &Kind) -> CustomResourceDefinition {
         ..Default::default()
     });
     let mut props = std::collections::BTreeMap::new();
-    props.insert("spec".to_string(), open_object());
+    props.insert("spec".to_string(), spec_schema(k.kind));
     props.insert("status".to_string(), open_object());
     CustomResourceDefinition {
         metadata: ObjectMeta {

@@ -517,3 +517,108 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
     assert!(stderr.contains("bad-overlay.yaml"), "{stderr}");
     assert!(out.stdout.is_empty());
 }
+
+/// The CRDs default what a structural schema can express: the test API server stores a bare
+/// shoot and seeds as gardener-apiserver would, and `simulate --kubeconfig` on them decides as
+/// `simulate -f` on the same objects written by hand (the files get the same defaults).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_crds_store_the_defaults_files_are_read_with() {
+    let api = ApiServer::start("defaults");
+    let client = api.client().await;
+    let cloud_profile = json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+        "metadata": {"name": "local"},
+        "spec": {"type": "local", "regions": [{"name": "local-1"}]}});
+    let seed = |name: &str, spec_extra: Value| {
+        let mut spec = json!({"provider": {"type": "local", "region": "local-1"},
+            "networks": {"pods": "10.1.0.0/16", "services": "10.2.0.0/16"}});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(spec_extra.as_object().unwrap().clone());
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+            "metadata": {"name": name}, "spec": spec})
+    };
+    let plain = seed("plain", json!({}));
+    // `scheduling` without `visible`: stored invisible.
+    let hidden = seed("hidden", json!({"settings": {"scheduling": {}}}));
+    let shoot = json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+        "metadata": {"name": "bare", "namespace": "garden-dev"},
+        "spec": {"cloudProfileName": "local", "region": "local-1",
+                 "provider": {"type": "local", "workers": [{"name": "w"}]}}});
+    ensure_namespace(&client, "garden-dev").await;
+    let post = kube::api::PostParams::default();
+    let obj =
+        |v: &Value| -> kube::api::DynamicObject { serde_json::from_value(v.clone()).unwrap() };
+    raw::<gardener_scheduler::api::CloudProfile>(&client)
+        .create(&post, &obj(&cloud_profile))
+        .await
+        .unwrap();
+    for s in [&plain, &hidden] {
+        raw::<gardener_scheduler::api::Seed>(&client)
+            .create(&post, &obj(s))
+            .await
+            .unwrap();
+        set_seed_status(&client, s["metadata"]["name"].as_str().unwrap(), 10).await;
+    }
+    raw_ns::<gardener_scheduler::api::Shoot>(&client, "garden-dev")
+        .create(&post, &obj(&shoot))
+        .await
+        .unwrap();
+
+    let stored = raw_ns::<gardener_scheduler::api::Shoot>(&client, "garden-dev")
+        .get("bare")
+        .await
+        .unwrap()
+        .data;
+    assert_eq!(stored["spec"]["purpose"], "evaluation", "{stored}");
+    assert_eq!(
+        stored["spec"]["schedulerName"], "default-scheduler",
+        "{stored}"
+    );
+    assert_eq!(
+        stored["spec"]["networking"],
+        json!({"ipFamilies": ["IPv4"]}),
+        "{stored}"
+    );
+    let seeds = raw::<gardener_scheduler::api::Seed>(&client);
+    let visible = |v: &Value| v["spec"]["settings"]["scheduling"]["visible"].clone();
+    assert_eq!(
+        visible(&seeds.get("plain").await.unwrap().data),
+        json!(true)
+    );
+    assert_eq!(
+        visible(&seeds.get("hidden").await.unwrap().data),
+        json!(false)
+    );
+
+    // The same objects by hand, with the status the seeds were given.
+    let status = json!({"lastOperation": {"type": "Reconcile", "state": "Succeeded"},
+        "conditions": [{"type": "GardenletReady", "status": "True"}],
+        "allocatable": {"shoots": "10"}});
+    let mut files = vec![cloud_profile.clone(), shoot.clone()];
+    for mut s in [plain, hidden] {
+        s["status"] = status.clone();
+        files.push(s);
+    }
+    let file = api.state.join("by-hand.yaml");
+    let text: Vec<String> = files
+        .iter()
+        .map(|v| serde_yaml_ng::to_string(v).unwrap())
+        .collect();
+    std::fs::write(&file, text.join("---\n")).unwrap();
+    let now = "2026-01-01T00:00:00Z";
+    let from_files = json_out(
+        &simulate(vec![
+            "-f".into(),
+            file.display().to_string(),
+            "--now".into(),
+            now.into(),
+            "-o".into(),
+            "json".into(),
+        ])
+        .await,
+    );
+    let live = json_out(&simulate(args(&api.kubeconfig, &["-o", "json"])).await);
+    let want = vec![("garden-dev/bare".to_string(), "plain".to_string())];
+    assert_eq!(decisions(&from_files), want, "{from_files}");
+    assert_eq!(decisions(&live), want, "{live}");
+}
