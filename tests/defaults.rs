@@ -306,14 +306,28 @@ fn plan_reads_the_files_with_the_defaults_too() {
         let (code, out, err) = run(&mut c);
         assert_eq!(code, 0, "{err}");
         let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-        let moves: Vec<String> = v["moves"]
+        let moves: Vec<(String, String)> = v["moves"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|m| m["to"].as_str().unwrap().to_string())
+            .map(|m| {
+                (
+                    m["to"].as_str().unwrap().to_string(),
+                    m["explanation"].as_str().unwrap().to_string(),
+                )
+            })
             .collect();
         (moves, v["blocked"].as_array().unwrap().len())
     };
-    assert_eq!(plan(false), (vec!["protected".to_string()], 0));
+    let (moves, blocked) = plan(false);
+    assert_eq!((moves.len(), blocked), (1, 0), "{moves:?}");
+    assert_eq!(moves[0].0, "protected");
+    assert!(
+        moves[0]
+            .1
+            .contains("default: toleration for seed.gardener.cloud/protected added"),
+        "the move's explanation names the default: {}",
+        moves[0].1
+    );
     assert_eq!(plan(true), (vec![], 1));
 }

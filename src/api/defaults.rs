@@ -39,8 +39,8 @@ pub enum Applied {
     /// `spec.schedulerName: default-scheduler`.
     SchedulerName,
     /// `spec.networking: {}`: a stored shoot always has it, so its networks (`status.networking`
-    /// and the seed's `shootDefaults`) are checked.
-    Networking,
+    /// and the seed's `shootDefaults`) are checked. `status`: the shoot has `status.networking`.
+    Networking { status: bool },
     /// `spec.networking.ipFamilies: [IPv4]`.
     IpFamilies,
     /// A toleration for `seed.gardener.cloud/protected` without a value, for a shoot in the
@@ -60,7 +60,7 @@ impl Applied {
         match self {
             Applied::Purpose => "spec.purpose",
             Applied::SchedulerName => "spec.schedulerName",
-            Applied::Networking => "spec.networking",
+            Applied::Networking { .. } => "spec.networking",
             Applied::IpFamilies => "spec.networking.ipFamilies",
             Applied::ProtectedToleration { .. } => "spec.tolerations",
             Applied::SeedScheduling => "spec.settings.scheduling",
@@ -83,7 +83,9 @@ impl Applied {
     pub fn decides(&self) -> bool {
         matches!(
             self,
-            Applied::Networking | Applied::ProtectedToleration { .. } | Applied::SeedInvisible
+            Applied::Networking { .. }
+                | Applied::ProtectedToleration { .. }
+                | Applied::SeedInvisible
         )
     }
 }
@@ -95,8 +97,11 @@ impl fmt::Display for Applied {
             Applied::SchedulerName => {
                 write!(f, "spec.schedulerName set to {DEFAULT_SCHEDULER_NAME}")
             }
-            Applied::Networking => f.write_str(
-                "spec.networking added: every stored shoot has it, so the shoot's networks are checked",
+            Applied::Networking { status: true } => f.write_str(
+                "spec.networking added: every stored shoot has it, so status.networking and the seeds' shootDefaults are checked",
+            ),
+            Applied::Networking { status: false } => f.write_str(
+                "spec.networking added: every stored shoot has it, so the seeds' shootDefaults are checked",
             ),
             Applied::IpFamilies => {
                 write!(f, "spec.networking.ipFamilies set to [{DEFAULT_IP_FAMILY}]")
@@ -147,8 +152,12 @@ pub fn shoot(shoot: &mut Shoot) -> Vec<Applied> {
             applied.push(Applied::ProtectedToleration { shadowed });
         }
     }
+    let status = shoot
+        .status
+        .as_ref()
+        .is_some_and(|s| s.networking.is_some());
     let networking = spec.networking.get_or_insert_with(|| {
-        applied.push(Applied::Networking);
+        applied.push(Applied::Networking { status });
         ShootNetworking::default()
     });
     if networking.ip_families.is_empty() {

@@ -1,7 +1,9 @@
 //! Read-only serde types for the `core.gardener.cloud/v1beta1` objects the scheduler reads.
 //!
-//! Only the fields a scheduling decision needs are modelled; unknown fields are ignored and absent
-//! fields take the Gardener API defaults. Required-by-Gardener fields are still `Option`/defaulted
+//! Only the fields a scheduling decision needs are modelled; unknown fields are ignored. Objects
+//! from the API server carry gardener-apiserver's defaults; objects from files get them from
+//! [`defaults`], and where a file is read as written an absent field is read as the decision
+//! reads it unset. Required-by-Gardener fields are still `Option`/defaulted
 //! here so that a malformed object becomes a clear per-object error later instead of failing a
 //! whole watch or manifest file.
 

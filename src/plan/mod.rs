@@ -20,7 +20,7 @@ use crate::api::{Seed, Shoot, object_key};
 use crate::profile::Profile;
 use crate::regions::Regions;
 use crate::schedule::{Decision, FitError, schedule};
-use crate::simulate::{Landscape, render_explain, snapshot_of};
+use crate::simulate::{Landscape, render_explain_with_defaults, snapshot_of};
 use crate::snapshot::Snapshot;
 
 pub use drain::drain;
@@ -289,7 +289,7 @@ pub(crate) fn choose(
                     seed: s.seed.to_string(),
                     score: s.total.into_inner(),
                     reason: reason_line(&d, &s.seed, &skipped),
-                    explanation: explain(&key, &d, cx.explain),
+                    explanation: explain(&key, &d, cx.explain, &cx.landscape.default_notes(&key)),
                 };
             }
             Choice::None {
@@ -312,10 +312,11 @@ pub(crate) fn choose(
 }
 
 /// The `simulate --explain` view of a decision, or, with `limit`, its best `limit` feasible
-/// seeds and the rejections counted by reason.
-pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>) -> String {
+/// seeds and the rejections counted by reason; `defaults`: the defaults that changed how the
+/// files are read ([`Landscape::default_notes`]).
+pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>, defaults: &[String]) -> String {
     let Some(limit) = limit else {
-        return render_explain(shoot, &Ok(d.clone()));
+        return render_explain_with_defaults(shoot, &Ok(d.clone()), defaults);
     };
     let top = Decision {
         seed: d.seed.clone(),
@@ -323,7 +324,7 @@ pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>) -> String {
         ranking: d.ranking.iter().take(limit).cloned().collect(),
         rejected: Vec::new(),
     };
-    let mut out = render_explain(shoot, &Ok(top));
+    let mut out = render_explain_with_defaults(shoot, &Ok(top), defaults);
     if d.ranking.len() > limit {
         out.push_str(&format!(
             "  … and {} more feasible seed(s) (--explain lists every seed)\n",

@@ -462,7 +462,12 @@ pub fn rebalance_within(
         let decision = st
             .destinations(m)
             .expect("the move was feasible a moment ago");
-        let explanation = super::explain(&key, &decision, cx.explain);
+        let explanation = super::explain(
+            &key,
+            &decision,
+            cx.explain,
+            &cx.landscape.default_notes(&key),
+        );
         let score = decision
             .ranking
             .iter()

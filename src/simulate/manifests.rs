@@ -5,6 +5,8 @@
 //! in total. A file that cannot be read or parsed as YAML stops the load; one object that does
 //! not fit its type, or repeats an object already read, is skipped and reported with its file and
 //! document index (as the controller skips a malformed object of a watch), and the rest loads.
+//! Each Shoot and Seed read gets the defaults gardener-apiserver would apply when storing it
+//! ([`crate::api::defaults`]), unless the landscape reads objects as written.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -159,15 +161,10 @@ impl Landscape {
     /// only where there is something to check: the shoot's `status.networking`, or a seed's
     /// `shootDefaults`.
     pub fn default_notes(&self, shoot_key: &str) -> Vec<String> {
-        let networks_to_check = || {
-            self.shoots
+        let seed_defaults = || {
+            self.seeds
                 .iter()
-                .find(|s| crate::api::object_key(&s.metadata) == shoot_key)
-                .is_some_and(|s| s.status.as_ref().is_some_and(|s| s.networking.is_some()))
-                || self
-                    .seeds
-                    .iter()
-                    .any(|s| s.spec.networks.shoot_defaults.is_some())
+                .any(|s| s.spec.networks.shoot_defaults.is_some())
         };
         let mut notes = Vec::new();
         for a in self
@@ -177,7 +174,7 @@ impl Landscape {
             .flatten()
             .filter(|a| a.decides())
         {
-            if *a == Applied::Networking && !networks_to_check() {
+            if *a == (Applied::Networking { status: false }) && !seed_defaults() {
                 continue;
             }
             notes.push(format!("{a} ({})", a.source()));

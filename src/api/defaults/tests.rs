@@ -24,7 +24,7 @@ fn a_bare_shoot_gets_purpose_networking_ip_families_and_scheduler_name() {
         applied,
         [
             Applied::Purpose,
-            Applied::Networking,
+            Applied::Networking { status: false },
             Applied::IpFamilies,
             Applied::SchedulerName
         ]
@@ -252,7 +252,7 @@ fn only_defaults_the_decision_reads_differently_are_decisive() {
     let decisive: Vec<bool> = [
         Applied::Purpose,
         Applied::SchedulerName,
-        Applied::Networking,
+        Applied::Networking { status: false },
         Applied::IpFamilies,
         Applied::ProtectedToleration { shadowed: None },
         Applied::SeedScheduling,
@@ -278,5 +278,71 @@ fn messages_name_the_reason() {
         .contains("seed.gardener.cloud/protected=x is no longer tolerated")
     );
     assert_eq!(Applied::SeedInvisible.source(), SEED_SOURCE);
-    assert_eq!(Applied::Networking.source(), SHOOT_SOURCE);
+    assert_eq!(Applied::Networking { status: true }.source(), SHOOT_SOURCE);
+}
+
+/// Every combination of the fields the defaults look at: defaulting a defaulted object applies
+/// nothing and changes nothing, and a default is reported exactly when the object changed.
+#[test]
+fn defaulting_is_idempotent_for_every_combination_of_the_fields_it_reads() {
+    let namespaces = ["garden", "garden-dev"];
+    let tolerations = [
+        "[]",
+        "[{key: seed.gardener.cloud/protected}]",
+        "[{key: seed.gardener.cloud/protected, value: x}]",
+        "[{key: seed.gardener.cloud/protected, value: \"\"}]",
+        "[{key: seed.gardener.cloud/protected, value: x}, {key: seed.gardener.cloud/protected}]",
+        "[{key: other}]",
+    ];
+    let networking = [
+        "",
+        "networking: {}",
+        "networking: {ipFamilies: [IPv6]}",
+        "networking: {pods: 10.0.0.0/16}",
+    ];
+    let purposes = ["", "purpose: testing"];
+    let scheduler_names = ["", "schedulerName: other"];
+    let statuses = ["", "status: {networking: {services: [10.1.0.0/16]}}"];
+    let mut n = 0;
+    for ns in namespaces {
+        for t in tolerations {
+            for net in networking {
+                for p in purposes {
+                    for sn in scheduler_names {
+                        for st in statuses {
+                            let yaml = format!(
+                                "metadata: {{name: a, namespace: {ns}}}\nspec:\n  tolerations: {t}\n  {net}\n  {p}\n  {sn}\n{st}\n"
+                            );
+                            let original = shoot_yaml(&yaml);
+                            let mut once = original.clone();
+                            let applied = shoot(&mut once);
+                            assert_eq!(applied.is_empty(), once == original, "{yaml}");
+                            let mut twice = once.clone();
+                            assert_eq!(shoot(&mut twice), [], "{yaml}");
+                            assert_eq!(twice, once, "{yaml}");
+                            assert!(once.spec.networking.is_some(), "{yaml}");
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(n, 2 * 6 * 4 * 2 * 2 * 2);
+    for settings in [
+        "",
+        "settings: {}",
+        "settings: {scheduling: {}}",
+        "settings: {scheduling: {visible: true}}",
+        "settings: {scheduling: {visible: false}}",
+    ] {
+        let yaml = format!("metadata: {{name: s}}\nspec:\n  {settings}\n");
+        let original = seed_yaml(&yaml);
+        let mut once = original.clone();
+        let applied = seed(&mut once);
+        assert_eq!(applied.is_empty(), once == original, "{yaml}");
+        let mut twice = once.clone();
+        assert_eq!(seed(&mut twice), [], "{yaml}");
+        assert_eq!(twice, once, "{yaml}");
+    }
 }

@@ -80,7 +80,11 @@ pub fn render_simulation(
                 escape(&o.shoot),
                 escape(&d.seed),
                 escape(&crate::plan::reason_line(d, &d.seed, &[])),
-                escape(&crate::simulate::render_explain(&o.shoot, &o.result))
+                escape(&crate::simulate::render_explain_with_defaults(
+                    &o.shoot,
+                    &o.result,
+                    &landscape.default_notes(&o.shoot)
+                ))
             );
         }
         h.push_str("</tbody></table>\n");
