@@ -122,6 +122,66 @@ impl fmt::Display for Applied {
     }
 }
 
+/// The defaults applied to one object, kept compactly for every object of a large landscape: a
+/// bit per default, and the one value a default can carry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AppliedSet {
+    bits: u8,
+    shadowed: Option<Box<str>>,
+}
+
+/// The order of [`AppliedSet`]'s bits, which is also upstream's order of applying them.
+const ORDER: [fn(&Applied) -> bool; 8] = [
+    |a| *a == Applied::Purpose,
+    |a| matches!(a, Applied::ProtectedToleration { .. }),
+    |a| *a == Applied::Networking { status: false },
+    |a| *a == Applied::Networking { status: true },
+    |a| *a == Applied::IpFamilies,
+    |a| *a == Applied::SchedulerName,
+    |a| *a == Applied::SeedScheduling,
+    |a| *a == Applied::SeedInvisible,
+];
+
+impl AppliedSet {
+    pub fn of(applied: &[Applied]) -> AppliedSet {
+        let mut set = AppliedSet::default();
+        for a in applied {
+            if let Some(bit) = ORDER.iter().position(|is| is(a)) {
+                set.bits |= 1 << bit;
+            }
+            if let Applied::ProtectedToleration { shadowed: Some(v) } = a {
+                set.shadowed = Some(v.as_str().into());
+            }
+        }
+        set
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+
+    /// The defaults, in the order they were applied.
+    pub fn applied(&self) -> Vec<Applied> {
+        let all = [
+            Applied::Purpose,
+            Applied::ProtectedToleration {
+                shadowed: self.shadowed.as_deref().map(str::to_string),
+            },
+            Applied::Networking { status: false },
+            Applied::Networking { status: true },
+            Applied::IpFamilies,
+            Applied::SchedulerName,
+            Applied::SeedScheduling,
+            Applied::SeedInvisible,
+        ];
+        all.into_iter()
+            .enumerate()
+            .filter(|(bit, _)| self.bits & (1 << bit) != 0)
+            .map(|(_, a)| a)
+            .collect()
+    }
+}
+
 /// Applies the shoot defaults the decision reads; returns those applied, in upstream's order.
 pub fn shoot(shoot: &mut Shoot) -> Vec<Applied> {
     let mut applied = Vec::new();

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::values::Values;
-use crate::api::defaults::{self, Applied};
+use crate::api::defaults::{self, Applied, AppliedSet};
 use crate::api::{CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot};
 use crate::input::{self, ReadError};
 
@@ -109,9 +109,9 @@ pub struct Landscape {
     pub skipped: Vec<Skipped>,
     /// The defaults applied to the shoots read from files ([`crate::api::defaults`]), by
     /// `namespace/name`; shoots without any are not listed.
-    pub shoot_defaults: HashMap<String, Vec<Applied>>,
+    pub shoot_defaults: HashMap<Box<str>, AppliedSet>,
     /// The defaults applied to the seeds read from files, by name.
-    pub seed_defaults: BTreeMap<String, Vec<Applied>>,
+    pub seed_defaults: BTreeMap<String, AppliedSet>,
     /// Objects from files are decided on exactly as written, without upstream's defaults.
     as_written: bool,
     /// kind/namespace/name -> where it was first read
@@ -167,20 +167,20 @@ impl Landscape {
                 .any(|s| s.spec.networks.shoot_defaults.is_some())
         };
         let mut notes = Vec::new();
-        for a in self
-            .shoot_defaults
-            .get(shoot_key)
+        let shoot = self.shoot_defaults.get(shoot_key);
+        for a in shoot
+            .map(AppliedSet::applied)
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
-            .filter(|a| a.decides())
+            .filter(Applied::decides)
         {
-            if *a == (Applied::Networking { status: false }) && !seed_defaults() {
+            if a == (Applied::Networking { status: false }) && !seed_defaults() {
                 continue;
             }
             notes.push(format!("{a} ({})", a.source()));
         }
         for (name, applied) in &self.seed_defaults {
-            for a in applied.iter().filter(|a| a.decides()) {
+            for a in applied.applied().into_iter().filter(Applied::decides) {
                 notes.push(format!("seed {name}: {a} ({})", a.source()));
             }
         }
@@ -381,7 +381,8 @@ impl Landscape {
                         let applied = defaults::shoot(&mut shoot);
                         if !applied.is_empty() {
                             let key = crate::api::object_key(&shoot.metadata);
-                            self.shoot_defaults.insert(key, applied);
+                            self.shoot_defaults
+                                .insert(key.into(), AppliedSet::of(&applied));
                         }
                     }
                     self.shoots.push(shoot);
@@ -395,7 +396,8 @@ impl Landscape {
                     if !self.as_written {
                         let applied = defaults::seed(&mut seed);
                         if !applied.is_empty() {
-                            self.seed_defaults.insert(seed.name().to_string(), applied);
+                            let set = AppliedSet::of(&applied);
+                            self.seed_defaults.insert(seed.name().to_string(), set);
                         }
                     }
                     self.seeds.push(seed);

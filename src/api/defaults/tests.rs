@@ -346,3 +346,37 @@ fn defaulting_is_idempotent_for_every_combination_of_the_fields_it_reads() {
         assert_eq!(twice, once, "{yaml}");
     }
 }
+
+#[test]
+fn an_applied_set_gives_back_the_defaults_it_was_made_of() {
+    let lists = [
+        vec![],
+        vec![
+            Applied::Purpose,
+            Applied::ProtectedToleration {
+                shadowed: Some("x".into()),
+            },
+            Applied::Networking { status: true },
+            Applied::IpFamilies,
+            Applied::SchedulerName,
+        ],
+        vec![
+            Applied::ProtectedToleration { shadowed: None },
+            Applied::Networking { status: false },
+        ],
+        vec![Applied::SeedScheduling],
+        vec![Applied::SeedInvisible],
+    ];
+    for list in lists {
+        let set = AppliedSet::of(&list);
+        assert_eq!(set.is_empty(), list.is_empty());
+        assert_eq!(set.applied(), list);
+    }
+    let mut s = shoot_yaml("metadata: {name: a, namespace: garden}");
+    let applied = shoot(&mut s);
+    assert_eq!(
+        AppliedSet::of(&applied).applied(),
+        applied,
+        "upstream's order"
+    );
+}
