@@ -196,7 +196,7 @@ fn a_seed_change_gardener_apiserver_refuses_is_named() {
     let from = with_dns("a", "internal.example.com", &["example.com"]);
     assert_eq!(
         refusal(
-            &shoot,
+            domain_of(&shoot),
             Some(&from),
             &with_dns("b", "internal.example.com", &["example.com"])
         ),
@@ -204,7 +204,7 @@ fn a_seed_change_gardener_apiserver_refuses_is_named() {
     );
     assert_eq!(
         refusal(
-            &shoot,
+            domain_of(&shoot),
             Some(&from),
             &with_dns("b", "other.example.com", &["example.com"])
         ),
@@ -216,7 +216,7 @@ fn a_seed_change_gardener_apiserver_refuses_is_named() {
     );
     assert_eq!(
         refusal(
-            &shoot,
+            domain_of(&shoot),
             Some(&from),
             &with_dns("b", "internal.example.com", &["example.org"])
         ),
@@ -238,7 +238,7 @@ fn a_seed_change_gardener_apiserver_refuses_is_named() {
         .build();
     assert_eq!(
         refusal(
-            &own,
+            domain_of(&own),
             Some(&from),
             &with_dns("b", "internal.example.com", &[])
         ),
