@@ -105,6 +105,8 @@ fn with_cx<T>(l: &Landscape, f: impl FnOnce(&plan::Context) -> T) -> T {
         regions: &regions,
         now: now(),
         explain: None,
+        live_migration: false,
+        prefer_live: false,
     };
     f(&cx)
 }
@@ -747,6 +749,8 @@ fn explanations_list_the_best_seeds_and_count_the_rest_unless_every_seed_is_aske
             regions: &regions,
             now: now(),
             explain,
+            live_migration: false,
+            prefer_live: false,
         };
         plan::drain(&cx, &["s00".into()], settings(2, 48)).unwrap()
     };

@@ -22,14 +22,14 @@ pub use k8s_openapi::api::core::v1::ConfigMap;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 pub use project::{Project, ProjectSpec};
 pub use seed::{
-    Condition, Seed, SeedBackup, SeedDns, SeedDnsDefault, SeedNetworks, SeedProvider,
+    Condition, Gardener, Seed, SeedBackup, SeedDns, SeedDnsDefault, SeedNetworks, SeedProvider,
     SeedScheduling, SeedSettings, SeedSpec, SeedStatus, SeedTaint, ShootNetworkDefaults,
     ZoneSelection,
 };
 pub use shoot::{
-    AccessRestriction, ControlPlane, FailureTolerance, HighAvailability, LastOperation, Shoot,
-    ShootDns, ShootNetworking, ShootProvider, ShootSpec, ShootStatus, StatusNetworking, Toleration,
-    Worker, is_pending,
+    AccessRestriction, ControlPlane, FailureTolerance, Hibernation, HighAvailability,
+    LastOperation, Shoot, ShootDns, ShootNetworking, ShootProvider, ShootSpec, ShootStatus,
+    StatusNetworking, Toleration, Worker, is_pending,
 };
 
 /// API group and version of every Gardener type here.

@@ -140,6 +140,9 @@ pub struct SeedDns {
         deserialize_with = "null_as_default"
     )]
     pub defaults: Vec<SeedDnsDefault>,
+    /// Read by plans: a migration may not change the internal domain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub internal: Option<SeedDnsDefault>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -174,6 +177,17 @@ pub struct SeedStatus {
         deserialize_with = "null_as_default"
     )]
     pub allocatable: BTreeMap<String, Quantity>,
+    /// Read by plans: a live migration needs the same gardenlet version on both seeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gardener: Option<Gardener>,
+}
+
+/// `status.gardener`: the gardenlet that reports for the seed.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Gardener {
+    #[serde(default)]
+    pub version: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]

@@ -54,6 +54,16 @@ pub struct ShootSpec {
     pub access_restrictions: Vec<AccessRestriction>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dns: Option<ShootDns>,
+    /// Read by plans: a hibernated shoot cannot be migrated live.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hibernation: Option<Hibernation>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Hibernation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -163,6 +173,8 @@ pub struct ShootStatus {
     pub networking: Option<StatusNetworking>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_operation: Option<LastOperation>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_hibernated: bool,
 }
 
 /// `status.networking`: the CIDRs actually in use; lists (dual-stack), a single string accepted.

@@ -96,6 +96,15 @@ pub(crate) struct PlanArgs {
     /// How long one move is assumed to take (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "30m", value_parser = parse_duration)]
     pub(crate) move_duration: std::time::Duration,
+    /// gardener-apiserver runs with the LiveControlPlaneMigration feature gate: moves that meet
+    /// its prerequisites are planned live (the binding carries
+    /// migration.gardener.cloud/live-migrate: "true"); without it every move is classic.
+    #[arg(long)]
+    pub(crate) live_migration: bool,
+    /// With --live-migration, a drain moves a highly available shoot to the best destination
+    /// it can reach live rather than a better-ranked one it cannot.
+    #[arg(long, requires = "live_migration")]
+    pub(crate) prefer_live: bool,
 }
 
 pub(crate) fn parse_duration(s: &str) -> Result<std::time::Duration, String> {

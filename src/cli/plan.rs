@@ -50,6 +50,8 @@ fn plan(cmd: &PlanCommand) -> Outcome {
         } else {
             Some(plan::EXPLAIN_TOP)
         },
+        live_migration: common.live_migration,
+        prefer_live: common.prefer_live,
     };
     let settings = plan::windows::Settings {
         horizon_seconds: common.horizon.as_secs() as i64,

@@ -75,12 +75,14 @@ pub fn drain(
                 score,
                 reason,
                 explanation,
+                migration,
             } => {
                 snap.upsert_shoot(&placed_on(shoot, &seed));
                 moves.push(Move {
                     shoot: key,
                     index: i,
                     warnings: move_warnings(cx, &from, &seed),
+                    migration,
                     from,
                     to: seed,
                     score,
@@ -152,5 +154,6 @@ pub fn drain(
             unit: "shoots".into(),
         }],
         windows: settings,
+        stamp: super::Stamp::of(cx),
     })
 }

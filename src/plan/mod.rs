@@ -1,12 +1,14 @@
 //! `gardener-scheduler plan`: drain and rebalance plans over a landscape read from manifests.
 //!
 //! Every move is decided by the production [`schedule`] on a snapshot that already counts the
-//! moves planned before it, then checked against the preconditions of Gardener's control-plane
-//! migration (both seeds configure `spec.backup`). Start times come from [`windows`]. Nothing
-//! here writes anywhere: the command prints the plan.
+//! moves planned before it, then checked against what gardener-apiserver checks for a seed
+//! change ([`migration`]: backup on both seeds, the internal and default domains), and marked
+//! live or classic with the reasons. Start times come from [`windows`]. Nothing here writes
+//! anywhere: the command prints the plan.
 
 pub mod drain;
 pub mod html;
+pub mod migration;
 pub mod output;
 pub mod rebalance;
 pub mod windows;
@@ -76,6 +78,8 @@ pub struct Move {
     pub explanation: String,
     /// Things the operator must check that do not block the move (e.g. another provider type).
     pub warnings: Vec<String>,
+    /// Live or classic, and why not live.
+    pub migration: migration::Migration,
     /// For rebalance: how much this move improved the objective.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gain: Option<f64>,
@@ -135,6 +139,70 @@ pub struct Plan {
     pub figures: Vec<Figure>,
     /// Scheduling settings of the start times.
     pub windows: windows::Settings,
+    /// What the plan was computed from.
+    pub stamp: Stamp,
+}
+
+/// What a plan was computed from, so that a saved plan can be told apart from the landscape
+/// it is carried out on.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stamp {
+    /// The wall-clock time the plan was computed (`now` is the time it plans from).
+    #[serde(serialize_with = "windows::rfc3339")]
+    pub computed_at: DateTime<Utc>,
+    /// `gardener-scheduler` and its version.
+    pub generator: String,
+    /// A digest of every Seed and Shoot the plan read: their names, resourceVersions, seeds and
+    /// specs (xxh3-64, hex).
+    pub landscape: String,
+    /// The objects behind the digest.
+    pub seeds: usize,
+    pub shoots: usize,
+    /// The profile the moves were decided with.
+    pub profile: String,
+    /// Whether live migrations were allowed (`--live-migration`), and preferred.
+    pub live_migration: bool,
+    pub prefer_live: bool,
+}
+
+impl Stamp {
+    pub(crate) fn of(cx: &Context) -> Stamp {
+        use std::hash::Hasher;
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for seed in &cx.landscape.seeds {
+            h.write(serde_json::to_string(seed).unwrap_or_default().as_bytes());
+            h.write_u8(0);
+        }
+        for shoot in &cx.landscape.shoots {
+            let m = &shoot.metadata;
+            for part in [
+                m.namespace.as_deref(),
+                m.name.as_deref(),
+                m.resource_version.as_deref(),
+                shoot.spec.seed_name.as_deref(),
+            ] {
+                h.write(part.unwrap_or_default().as_bytes());
+                h.write_u8(0);
+            }
+            h.write(
+                serde_json::to_string(&shoot.spec)
+                    .unwrap_or_default()
+                    .as_bytes(),
+            );
+            h.write_u8(1);
+        }
+        Stamp {
+            computed_at: Utc::now(),
+            generator: format!("gardener-scheduler {}", env!("CARGO_PKG_VERSION")),
+            landscape: format!("{:016x}", h.finish()),
+            seeds: cx.landscape.seeds.len(),
+            shoots: cx.landscape.shoots.len(),
+            profile: cx.profile.name.clone(),
+            live_migration: cx.live_migration,
+            prefer_live: cx.prefer_live,
+        }
+    }
 }
 
 impl Plan {
@@ -147,6 +215,9 @@ impl Plan {
     pub fn deferred(&self) -> usize {
         self.moves.len() - self.scheduled()
     }
+    pub fn live(&self) -> usize {
+        self.moves.iter().filter(|m| m.migration.is_live()).count()
+    }
 }
 
 /// The inputs every plan shares.
@@ -158,6 +229,12 @@ pub struct Context<'a> {
     pub now: DateTime<Utc>,
     /// How many feasible seeds each move's explanation lists (`None`: every seed, `--explain`).
     pub explain: Option<usize>,
+    /// gardener-apiserver's `LiveControlPlaneMigration` feature gate is on: moves that meet
+    /// the prerequisites are live.
+    pub live_migration: bool,
+    /// A drain takes, for a highly available shoot, the best destination it can move to live
+    /// over a better-ranked one it cannot.
+    pub prefer_live: bool,
 }
 
 /// Feasible seeds a move's explanation lists unless every seed is asked for: a drain of a big
@@ -219,15 +296,41 @@ pub(crate) fn source_blocker(cx: &Context, shoot: &Shoot, from: &str) -> Option<
     }
 }
 
-/// Why `to` cannot receive a migrated control plane, if it cannot (beyond the scheduler's
-/// own filters).
-pub(crate) fn destination_blocker(cx: &Context, to: &str) -> Option<String> {
+/// Why gardener-apiserver would refuse to move `shoot` from `from` to `to`, if it would
+/// (beyond the scheduler's own filters; see [`migration::refusal`]).
+pub(crate) fn destination_blocker(
+    cx: &Context,
+    shoot: &Shoot,
+    from: &str,
+    to: &str,
+) -> Option<String> {
     match cx.seed(to) {
-        Some(seed) if seed.spec.backup.is_none() => Some(format!(
-            "seed {to} has no spec.backup: a migration destination needs one"
-        )),
-        Some(_) => None,
+        Some(seed) => migration::refusal(migration::domain_of(shoot), cx.seed(from), seed),
         None => Some(format!("seed {to} is not in the landscape")),
+    }
+}
+
+/// The kind of the migration of `shoot` from `from` to `to`.
+pub(crate) fn migration_of(
+    cx: &Context,
+    shoot: &Shoot,
+    from: &str,
+    to: &str,
+    snap: &Snapshot,
+) -> migration::Migration {
+    match (cx.seed(from), cx.seed(to)) {
+        (Some(a), Some(b)) => migration::kind(
+            shoot,
+            a,
+            b,
+            snap,
+            &cx.landscape.config_maps,
+            cx.live_migration,
+        ),
+        _ => migration::Migration {
+            kind: migration::Kind::Classic,
+            not_live: vec!["a seed of the move is not in the landscape".into()],
+        },
     }
 }
 
@@ -257,6 +360,7 @@ pub(crate) enum Choice {
         score: f64,
         reason: String,
         explanation: String,
+        migration: migration::Migration,
     },
     None {
         category: String,
@@ -265,7 +369,9 @@ pub(crate) enum Choice {
 }
 
 /// The best destination for `shoot` (already unplaced in `snap`) among the seeds the profile
-/// ranks, skipping `excluded` and seeds that fail a migration precondition.
+/// ranks, skipping `excluded` and seeds gardener-apiserver would refuse; with
+/// [`Context::prefer_live`], a highly available shoot takes the best one it can move to live,
+/// if there is one.
 pub(crate) fn choose(
     cx: &Context,
     shoot: &Shoot,
@@ -274,22 +380,57 @@ pub(crate) fn choose(
 ) -> Choice {
     let pending = unplaced(shoot);
     let key = object_key(&shoot.metadata);
+    let from = shoot.spec.seed_name.clone().unwrap_or_default();
+    let wants_live = cx.prefer_live
+        && cx.live_migration
+        && shoot
+            .spec
+            .control_plane
+            .as_ref()
+            .and_then(|c| c.high_availability.as_ref())
+            .is_some();
     match schedule(&pending, snap, cx.profile, cx.now) {
         Ok(d) => {
             let mut skipped = Vec::new();
+            let mut best: Option<(&crate::schedule::SeedScore, migration::Migration)> = None;
+            // what was skipped above the destination chosen so far
+            let mut skipped_above = 0;
             for s in &d.ranking {
                 if excluded.contains(&*s.seed) {
                     continue;
                 }
-                if let Some(why) = destination_blocker(cx, &s.seed) {
+                if let Some(why) = destination_blocker(cx, shoot, &from, &s.seed) {
                     skipped.push(why);
                     continue;
                 }
+                let m = migration_of(cx, shoot, &from, &s.seed, snap);
+                let live = m.is_live();
+                if best.is_none() {
+                    best = Some((s, m));
+                    skipped_above = skipped.len();
+                } else if live {
+                    // a better-ranked destination that is not live is passed over
+                    let (first, _) = best.take().expect("set above");
+                    skipped.push(format!(
+                        "{} (score {:.1}) ranks higher but cannot be reached live; --prefer-live",
+                        first.seed,
+                        first.total.into_inner()
+                    ));
+                    best = Some((s, m));
+                    skipped_above = skipped.len();
+                }
+                if live || !wants_live {
+                    break;
+                }
+            }
+            if let Some((s, migration)) = best {
+                skipped.truncate(skipped_above);
                 return Choice::To {
                     seed: s.seed.to_string(),
                     score: s.total.into_inner(),
                     reason: reason_line(&d, &s.seed, &skipped),
                     explanation: explain(&key, &d, cx.explain, &cx.landscape.default_notes(&key)),
+                    migration,
                 };
             }
             Choice::None {

@@ -33,11 +33,12 @@ pub fn render_table(plan: &Plan) -> String {
         plan.profile,
         ts(&plan.now)
     );
-    let mut rows: Vec<[String; 5]> = vec![[
+    let mut rows: Vec<[String; 6]> = vec![[
         "START".into(),
         "SHOOT".into(),
         "FROM".into(),
         "TO".into(),
+        "MIGRATION".into(),
         "WHY".into(),
     ]];
     for m in super::by_start(&plan.moves) {
@@ -53,9 +54,20 @@ pub fn render_table(plan: &Plan) -> String {
         for w in &m.warnings {
             why.push_str(&format!(" [warning: {w}]"));
         }
-        rows.push([start, m.shoot.clone(), m.from.clone(), m.to.clone(), why]);
+        let kind = match m.migration.kind {
+            super::migration::Kind::Live => "live",
+            super::migration::Kind::Classic => "classic",
+        };
+        rows.push([
+            start,
+            m.shoot.clone(),
+            m.from.clone(),
+            m.to.clone(),
+            kind.into(),
+            why,
+        ]);
     }
-    let widths: Vec<usize> = (0..4)
+    let widths: Vec<usize> = (0..5)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     if plan.moves.is_empty() {
@@ -65,7 +77,7 @@ pub fn render_table(plan: &Plan) -> String {
             for (c, w) in widths.iter().enumerate() {
                 out.push_str(&format!("{:<w$}  ", r[c], w = w));
             }
-            out.push_str(&r[4]);
+            out.push_str(&r[5]);
             out.push('\n');
         }
     }
@@ -85,6 +97,7 @@ pub fn render_table(plan: &Plan) -> String {
             f.unit
         ));
     }
+    out.push_str(&migration_line(plan));
     out.push_str(&format!(
         "{} move(s): {} scheduled, {} deferred; {} shoot(s) cannot move.\n",
         plan.moves.len(),
@@ -93,6 +106,33 @@ pub fn render_table(plan: &Plan) -> String {
         plan.blocked.len()
     ));
     out
+}
+
+/// How many moves are live, and what keeps the others classic, most common first.
+pub fn migration_line(plan: &Plan) -> String {
+    let live = plan.live();
+    let classic = plan.moves.len() - live;
+    let mut line = format!("Migrations: {live} live, {classic} classic");
+    if !plan.stamp.live_migration {
+        line.push_str(" (without --live-migration every move is classic)");
+    } else if classic > 0 {
+        let mut why: std::collections::BTreeMap<&str, usize> = Default::default();
+        for m in &plan.moves {
+            for r in &m.migration.not_live {
+                *why.entry(r.as_str()).or_default() += 1;
+            }
+        }
+        let mut why: Vec<_> = why.into_iter().collect();
+        why.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let top: Vec<String> = why
+            .iter()
+            .take(3)
+            .map(|(r, n)| format!("{n}× {r}"))
+            .collect();
+        line.push_str(&format!("; not live: {}", top.join("; ")));
+    }
+    line.push('\n');
+    line
 }
 
 /// The plan as one JSON document.
@@ -137,16 +177,37 @@ pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
         if let Some(map) = doc.to_mut().as_mapping_mut() {
             map.remove("status");
         }
+        if m.migration.is_live()
+            && let Some(meta) = doc
+                .to_mut()
+                .get_mut("metadata")
+                .and_then(|v| v.as_mapping_mut())
+        {
+            let annotations = meta
+                .entry("annotations".into())
+                .or_insert_with(|| serde_yaml_ng::Mapping::new().into());
+            if let Some(a) = annotations.as_mapping_mut() {
+                a.insert(
+                    super::migration::ANNOTATION_LIVE_MIGRATE.into(),
+                    "true".into(),
+                );
+            }
+        }
         if !first {
             out.push_str("---\n");
         }
         first = false;
         out.push_str(&crate::escape::comment(&format!(
-            "{} -> {} at {} ({})",
+            "{} -> {} at {} ({}, {})",
             m.from,
             m.to,
             ts(start),
-            m.shoot
+            m.shoot,
+            if m.migration.is_live() {
+                "live"
+            } else {
+                "classic"
+            }
         )));
         out.push_str(&serde_yaml_ng::to_string(&*doc).expect("YAML of parsed YAML"));
     }

@@ -66,9 +66,10 @@ struct State<'c, 'a> {
     /// that a candidate's spread costs O(1), not a pass over every seed.
     sum: f64,
     sum_sq: f64,
-    /// Seeds that can receive a migrated control plane (`spec.backup` set, see [`super::destination_blocker`]), so that
-    /// checking a candidate does not search the landscape's seeds.
-    destinations_ok: std::collections::HashSet<String>,
+    /// The landscape's seeds by name, so that checking a candidate against what
+    /// gardener-apiserver checks for a seed change ([`super::migration::refusal`]) does not
+    /// search them.
+    seeds: HashMap<&'a str, &'a crate::api::Seed>,
 }
 
 fn util(load: u64, cap: u64) -> f64 {
@@ -278,8 +279,16 @@ impl State<'_, '_> {
                 continue;
             };
             let here = self.at[m].clone();
+            let domain = super::migration::domain_of(&self.cx.landscape.shoots[self.movable[m]]);
             for s in &d.ranking {
-                if *s.seed == *here || !self.destinations_ok.contains(&*s.seed) {
+                if *s.seed == *here {
+                    continue;
+                }
+                let Some(to) = self.seeds.get(&*s.seed) else {
+                    continue;
+                };
+                let from = self.seeds.get(here.as_str()).copied();
+                if super::migration::refusal(domain, from, to).is_some() {
                     continue;
                 }
                 let v = self.value_after(m, &s.seed, current);
@@ -397,12 +406,11 @@ fn state<'c, 'a>(cx: &'c Context<'a>, objective: Objective) -> (State<'c, 'a>, V
         counted,
         sum: 0.0,
         sum_sq: 0.0,
-        destinations_ok: cx
+        seeds: cx
             .landscape
             .seeds
             .iter()
-            .filter(|s| s.spec.backup.is_some())
-            .filter_map(|s| s.metadata.name.clone())
+            .filter_map(|s| Some((s.metadata.name.as_deref()?, s)))
             .collect(),
     };
     st.resum();
@@ -479,6 +487,10 @@ pub fn rebalance_within(
             .position(|s| *s.seed == *to)
             .unwrap_or(0)
             + 1;
+        let migration = {
+            let shoot = &cx.landscape.shoots[st.movable[m]];
+            super::migration_of(cx, shoot, &from, &to, &st.snap)
+        };
         st.apply(m, &to);
         st.resum();
         // The reported value is the objective recomputed on the new state, not the estimate.
@@ -488,6 +500,7 @@ pub fn rebalance_within(
             shoot: key,
             index: st.movable[m],
             warnings: move_warnings(cx, &from, &to),
+            migration,
             reason: format!(
                 "{} {:.3} -> {:.3} {} (rank {rank} of {} feasible seed(s) for this shoot)",
                 objective.label(),
@@ -531,6 +544,7 @@ pub fn rebalance_within(
             unit: objective.unit().into(),
         }],
         windows: settings,
+        stamp: super::Stamp::of(cx),
     })
 }
 

@@ -507,6 +507,10 @@ mod tests {
             reason: String::new(),
             explanation: String::new(),
             warnings: Vec::new(),
+            migration: crate::plan::migration::Migration {
+                kind: crate::plan::migration::Kind::Classic,
+                not_live: Vec::new(),
+            },
             gain: None,
             timing: Timing::Unscheduled,
         }

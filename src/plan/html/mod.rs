@@ -148,6 +148,14 @@ fn cards(h: &mut String, plan: &Plan) {
             plan.blocked.len().to_string(),
             "shoots that cannot move".to_string(),
         ),
+        (
+            plan.live().to_string(),
+            if plan.stamp.live_migration {
+                "moves live (the control plane keeps serving)".to_string()
+            } else {
+                "moves live (--live-migration not given)".to_string()
+            },
+        ),
     ];
     for f in &plan.figures {
         cards.push((
@@ -280,6 +288,15 @@ fn moves(h: &mut String, plan: &Plan) {
         }
         for w in &m.warnings {
             let _ = write!(why, "<div class=\"warn\">⚠ {}</div>", escape(w));
+        }
+        if m.migration.is_live() {
+            why.push_str("<div><span class=\"badge\">live</span></div>");
+        } else {
+            let _ = write!(
+                why,
+                "<div class=\"legend\">classic: {}</div>",
+                escape(&m.migration.not_live.join("; "))
+            );
         }
         let _ = writeln!(
             h,
