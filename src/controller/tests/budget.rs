@@ -143,7 +143,18 @@ async fn a_slow_decision_gives_up_at_its_budget_while_health_leases_and_other_sh
     let controller = Controller::new(compiled, connection).unwrap();
     let shared = Arc::clone(controller.shared());
     let seen = Arc::new(Mutex::new(Seen::default()));
-    tokio::spawn(api_server(api, seen.clone()));
+    // The API server on a thread of its own, as a real one is outside the process: on the
+    // test's runtime, a task waiting for the cache's lock would hold up its answers.
+    {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(api_server(api, seen))
+        });
+    }
     let slow_before = SLOW_CALLS.load(Ordering::SeqCst);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let run = tokio::spawn(controller.run(async {
