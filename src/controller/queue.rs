@@ -42,6 +42,10 @@ struct Inner {
     processing: HashSet<Arc<str>>,
     /// added while processing: hand out again on `done`
     dirty: HashSet<Arc<str>>,
+    /// being processed when a relevant change woke the waiting keys: the attempt may have
+    /// decided on the landscape before the change, so a wait for a change it ends with is not
+    /// taken (it is queued again at once)
+    changed_while_processing: HashSet<Arc<str>>,
     /// (due, sequence) -> key; `due_of` is the reverse index
     delayed: BTreeMap<(Instant, u64), Arc<str>>,
     due_of: HashMap<Arc<str>, (Instant, u64)>,
@@ -154,6 +158,10 @@ impl Queue {
         if q.queued.contains(key) || q.dirty.contains(key) {
             return;
         }
+        if wakeable && q.changed_while_processing.remove(key) {
+            drop(q);
+            return self.add(key);
+        }
         let due = Instant::now() + delay;
         if let Some(&(at, _)) = q.due_of.get(key)
             && at <= due
@@ -234,6 +242,8 @@ impl Queue {
     /// an API error's retry delay keep waiting. Failure counts are kept.
     pub fn wake_delayed(&self) -> usize {
         let mut q = self.lock();
+        let processing: Vec<Arc<str>> = q.processing.iter().cloned().collect();
+        q.changed_while_processing.extend(processing);
         let keys: Vec<Arc<str>> = q.wakeable.drain().collect();
         let n = keys.len();
         for k in keys {
@@ -332,6 +342,7 @@ impl Queue {
     pub fn done(&self, key: &str) {
         let mut q = self.lock();
         q.processing.remove(key);
+        q.changed_while_processing.remove(key);
         if let Some(m) = &q.metrics {
             m.done(key);
         }
@@ -407,6 +418,45 @@ mod tests {
         );
         q.done(&k);
         assert_eq!(q.next().await.as_deref(), Some("a"));
+    }
+
+    /// A change that comes while a key is being processed (its decision may have read the
+    /// landscape before it) is not lost: the wait for a change the attempt ends with is not
+    /// taken. A retry after an API error is not shortened by it.
+    #[tokio::test(start_paused = true)]
+    async fn a_change_during_an_attempt_queues_its_key_again_instead_of_a_wait() {
+        let q = queue();
+        q.add("a");
+        let k = q.next().await.unwrap();
+        assert_eq!(q.wake_delayed(), 0, "nothing was waiting");
+        q.add_backoff(&k);
+        q.done(&k);
+        let start = Instant::now();
+        assert_eq!(q.next().await.as_deref(), Some("a"));
+        assert_eq!(
+            start.elapsed(),
+            Duration::ZERO,
+            "at once, not after the backoff"
+        );
+        q.done("a");
+        // without a change meanwhile the backoff holds
+        q.add("b");
+        let k = q.next().await.unwrap();
+        q.add_backoff(&k);
+        q.done(&k);
+        let start = Instant::now();
+        assert_eq!(q.next().await.as_deref(), Some("b"));
+        assert!(start.elapsed() >= Duration::from_secs(1));
+        q.done("b");
+        // an API error's retry is not shortened by a change
+        q.add("c");
+        let k = q.next().await.unwrap();
+        q.wake_delayed();
+        q.add_retry(&k, Duration::from_secs(7));
+        q.done(&k);
+        let start = Instant::now();
+        assert_eq!(q.next().await.as_deref(), Some("c"));
+        assert_eq!(start.elapsed(), Duration::from_secs(7));
     }
 
     #[tokio::test(start_paused = true)]
