@@ -40,12 +40,6 @@ impl Deadline {
             _ => Ok(()),
         }
     }
-
-    /// Whether there is a deadline at all (a stage asks the clock only then).
-    #[inline]
-    pub fn is_set(&self) -> bool {
-        self.at.is_some()
-    }
 }
 
 #[cfg(test)]

@@ -107,6 +107,7 @@ fn with_cx<T>(l: &Landscape, f: impl FnOnce(&plan::Context) -> T) -> T {
         explain: None,
         live_migration: false,
         prefer_live: false,
+        seed_index: plan::SeedIndex::default(),
     };
     f(&cx)
 }
@@ -751,6 +752,7 @@ fn explanations_list_the_best_seeds_and_count_the_rest_unless_every_seed_is_aske
             explain,
             live_migration: false,
             prefer_live: false,
+            seed_index: plan::SeedIndex::default(),
         };
         plan::drain(&cx, &["s00".into()], settings(2, 48)).unwrap()
     };

@@ -60,7 +60,8 @@ metadata: {name: aws}
 spec: {type: aws}
 "#;
 
-fn plan_json(file: &std::path::Path, extra: &[&str]) -> Value {
+/// `plan drain old` of `file` in `output` with `extra` flags: stdout (exit status 0).
+fn drain(file: &std::path::Path, output: &str, extra: &[&str]) -> String {
     let mut args = vec![
         "plan",
         "drain",
@@ -70,12 +71,16 @@ fn plan_json(file: &std::path::Path, extra: &[&str]) -> Value {
         "--now",
         NOW,
         "-o",
-        "json",
+        output,
     ];
     args.extend_from_slice(extra);
     let (code, out, err) = run(bin().args(&args));
     assert_eq!(code, 0, "{err}");
-    serde_json::from_str(&out).unwrap()
+    out
+}
+
+fn plan_json(file: &std::path::Path, extra: &[&str]) -> Value {
+    serde_json::from_str(&drain(file, "json", extra)).unwrap()
 }
 
 fn move_of<'a>(plan: &'a Value, shoot: &str) -> &'a Value {
@@ -119,17 +124,7 @@ fn an_ha_shoot_moves_live_only_with_the_feature_gate_and_the_prerequisites() {
         "{ha:#}"
     );
     // the table counts them
-    let (code, out, err) = run(bin().args([
-        "plan",
-        "drain",
-        "old",
-        "-f",
-        file.to_str().unwrap(),
-        "--now",
-        NOW,
-        "--live-migration",
-    ]));
-    assert_eq!(code, 0, "{err}");
+    let out = drain(&file, "table", &["--live-migration"]);
     assert!(out.contains("MIGRATION"), "{out}");
     assert!(
         out.contains(
@@ -223,20 +218,7 @@ fn binding_documents_carry_the_live_migration_annotation_exactly_for_live_moves(
         ),
     );
     let yaml = |extra: &[&str]| {
-        let mut args = vec![
-            "plan",
-            "drain",
-            "old",
-            "-f",
-            file.to_str().unwrap(),
-            "--now",
-            NOW,
-            "-o",
-            "yaml",
-        ];
-        args.extend_from_slice(extra);
-        let (code, out, err) = run(bin().args(&args));
-        assert_eq!(code, 0, "{err}");
+        let out = drain(&file, "yaml", extra);
         let docs: Vec<serde_yaml_ng::Value> = serde_yaml_ng::Deserializer::from_str(&out)
             .map(|d| serde::Deserialize::deserialize(d).unwrap())
             .collect();

@@ -52,6 +52,7 @@ fn plan(cmd: &PlanCommand) -> Outcome {
         },
         live_migration: common.live_migration,
         prefer_live: common.prefer_live,
+        seed_index: plan::SeedIndex::default(),
     };
     let settings = plan::windows::Settings {
         horizon_seconds: common.horizon.as_secs() as i64,

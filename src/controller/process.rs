@@ -205,10 +205,7 @@ pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
                 .instrument(span)
                 .await
         }
-        Err(fit @ FitError::OverBudget { .. }) => {
-            let FitError::OverBudget { stage, .. } = &fit else {
-                unreachable!()
-            };
+        Err(fit @ FitError::OverBudget { stage, .. }) => {
             shared.metrics.over_budget(stage);
             shared
                 .metrics

@@ -54,6 +54,14 @@ impl Migration {
     pub fn is_live(&self) -> bool {
         self.kind == Kind::Live
     }
+
+    /// `live` or `classic`, as tables and comments show it.
+    pub fn label(&self) -> &'static str {
+        match self.kind {
+            Kind::Live => "live",
+            Kind::Classic => "classic",
+        }
+    }
 }
 
 /// Why gardener-apiserver would refuse to move `shoot` from `from` to `to`, beyond the

@@ -235,6 +235,7 @@ pub struct Context<'a> {
     /// A drain takes, for a highly available shoot, the best destination it can move to live
     /// over a better-ranked one it cannot.
     pub prefer_live: bool,
+    pub seed_index: SeedIndex<'a>,
 }
 
 /// Feasible seeds a move's explanation lists unless every seed is asked for: a drain of a big
@@ -248,13 +249,27 @@ impl Context<'_> {
         snap
     }
 
+    /// The landscape's seed called `name`, from an index built on first use: a plan asks for
+    /// the source and destination of every candidate move.
     pub(crate) fn seed(&self, name: &str) -> Option<&Seed> {
-        self.landscape
-            .seeds
-            .iter()
-            .find(|s| s.metadata.name.as_deref() == Some(name))
+        self.seed_index
+            .0
+            .get_or_init(|| {
+                self.landscape
+                    .seeds
+                    .iter()
+                    .filter_map(|s| Some((s.metadata.name.clone()?, s)))
+                    .collect()
+            })
+            .get(name)
+            .copied()
     }
 }
+
+/// The seeds of a [`Context`]'s landscape by name, built on first use
+/// (`SeedIndex::default()` when making a context).
+#[derive(Default)]
+pub struct SeedIndex<'a>(std::sync::OnceLock<HashMap<String, &'a Seed>>);
 
 /// The shoot as if it were pending: no seed in spec nor status, everything else kept.
 pub(crate) fn unplaced(shoot: &Shoot) -> Shoot {

@@ -54,16 +54,12 @@ pub fn render_table(plan: &Plan) -> String {
         for w in &m.warnings {
             why.push_str(&format!(" [warning: {w}]"));
         }
-        let kind = match m.migration.kind {
-            super::migration::Kind::Live => "live",
-            super::migration::Kind::Classic => "classic",
-        };
         rows.push([
             start,
             m.shoot.clone(),
             m.from.clone(),
             m.to.clone(),
-            kind.into(),
+            m.migration.label().into(),
             why,
         ]);
     }
@@ -203,11 +199,7 @@ pub fn render_yaml(landscape: &Landscape, plan: &Plan) -> String {
             m.to,
             ts(start),
             m.shoot,
-            if m.migration.is_live() {
-                "live"
-            } else {
-                "classic"
-            }
+            m.migration.label()
         )));
         out.push_str(&serde_yaml_ng::to_string(&*doc).expect("YAML of parsed YAML"));
     }

@@ -66,10 +66,6 @@ struct State<'c, 'a> {
     /// that a candidate's spread costs O(1), not a pass over every seed.
     sum: f64,
     sum_sq: f64,
-    /// The landscape's seeds by name, so that checking a candidate against what
-    /// gardener-apiserver checks for a seed change ([`super::migration::refusal`]) does not
-    /// search them.
-    seeds: HashMap<&'a str, &'a crate::api::Seed>,
 }
 
 fn util(load: u64, cap: u64) -> f64 {
@@ -284,10 +280,10 @@ impl State<'_, '_> {
                 if *s.seed == *here {
                     continue;
                 }
-                let Some(to) = self.seeds.get(&*s.seed) else {
+                let Some(to) = self.cx.seed(&s.seed) else {
                     continue;
                 };
-                let from = self.seeds.get(here.as_str()).copied();
+                let from = self.cx.seed(&here);
                 if super::migration::refusal(domain, from, to).is_some() {
                     continue;
                 }
@@ -406,12 +402,6 @@ fn state<'c, 'a>(cx: &'c Context<'a>, objective: Objective) -> (State<'c, 'a>, V
         counted,
         sum: 0.0,
         sum_sq: 0.0,
-        seeds: cx
-            .landscape
-            .seeds
-            .iter()
-            .filter_map(|s| Some((s.metadata.name.as_deref()?, s)))
-            .collect(),
     };
     st.resum();
     (st, blocked)
