@@ -9,6 +9,7 @@
 
 mod cloudprofile;
 pub mod defaults;
+mod meta;
 mod project;
 mod seed;
 mod shoot;

@@ -8,7 +8,8 @@ use super::{CloudProfileReference, SeedSelector, gardener_resource};
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Shoot {
-    #[serde(default)]
+    /// read without `managedFields` (see `meta`)
+    #[serde(default, deserialize_with = "super::meta::without_managed_fields")]
     pub metadata: ObjectMeta,
     #[serde(default)]
     pub spec: ShootSpec,

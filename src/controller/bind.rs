@@ -312,7 +312,7 @@ pub async fn read_shoot(
                 code: None,
                 message: e.to_string(),
             })?;
-            let typed = super::watch::decode::<Shoot>(obj).map_err(|e| BindError::Unknown {
+            let typed = super::incoming::decode::<Shoot>(obj).map_err(|e| BindError::Unknown {
                 action: READ.action,
                 code: None,
                 message: format!("decoding the shoot: {e}"),

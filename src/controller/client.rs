@@ -130,8 +130,11 @@ impl Connection {
 
 /// The scheduler process's clients, each with a rate limit of its own (`clientConnection`).
 pub struct ApiClients {
-    /// watches, reads and binds; writes fenced by the lease
+    /// reads and binds; writes fenced by the lease
     pub main: Client,
+    /// lists and watches, with a limit of their own: a list is never throttled behind a burst
+    /// of binds, nor binds behind a list's pages
+    pub watches: Client,
     /// events and `status.lastOperation`, fenced (as upstream's event recorder has its own
     /// client: reports never take the binds' share of the limit)
     pub report: Client,
@@ -164,6 +167,7 @@ impl ApiClients {
         let requests = [&metrics.runtime.rest_client];
         let reports = [&metrics.runtime.rest_client, &metrics.event_client];
         let main = connection.client_with(layers(&requests));
+        let watches = connection.client_with(layers(&requests));
         let report = connection.client_with(layers(&reports));
         let lease = LeaseClient {
             connection: connection.clone(),
@@ -175,6 +179,7 @@ impl ApiClients {
         };
         ApiClients {
             main,
+            watches,
             report,
             lease,
             activity,

@@ -26,6 +26,7 @@ mod cache;
 mod carbon_metrics;
 mod client;
 mod control;
+mod incoming;
 mod leader;
 mod lifecycle;
 mod liveness;
@@ -57,6 +58,7 @@ pub use bind::{BindError, FIELD_MANAGER, bind};
 pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
 pub use client::{ApiClients, Connection, client_from_kubeconfig};
+pub use incoming::decode;
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use lifecycle::shutdown_signal;
 pub use metrics::{AttemptResult, Metrics};
@@ -67,7 +69,6 @@ pub use report::{
 };
 pub use rest_metrics::RestClientMetrics;
 pub use runtime_metrics::{CONTROLLER, ReconcileResult};
-pub use watch::decode;
 
 // Single-step access for this crate's tests, e2e tests and benches (the `test-util` feature).
 #[cfg(any(test, feature = "test-util"))]
@@ -194,6 +195,7 @@ impl Controller {
             )
             .with_score_notes(shoot_cfg.priorities.is_some() || shoot_cfg.profiles.is_some()),
             client,
+            watches: clients.watches,
             activity: clients.activity,
             feeds: Mutex::default(),
             chain,

@@ -17,6 +17,8 @@ use crate::config::BindingMode;
 /// State shared by the watches, workers and HTTP handlers.
 pub struct Shared {
     pub(super) client: Client,
+    /// the client of the watches (see [`super::ApiClients::watches`])
+    pub(super) watches: Client,
     /// when each watched collection last answered (recorded by the client stack)
     pub(super) activity: Arc<Activity>,
     /// the collection path of each feed that has listed, for [`Shared::feed_ages`]

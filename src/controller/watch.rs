@@ -1,8 +1,7 @@
-//! Watches feeding the cache. Objects arrive untyped and are decoded one by one, so a single
+//! Watches feeding the cache. Objects are decoded one by one (see `incoming`), so a single
 //! malformed object is reported (with its field path) and skipped instead of failing the list
 //! of its whole kind.
 
-use std::fmt::Debug;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +10,6 @@ use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::WatchStreamExt;
 use kube::runtime::watcher::{self, Event};
 use kube::{Client, Resource};
-use serde::de::DeserializeOwned;
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
@@ -19,6 +17,7 @@ use super::Shared;
 use super::brief::brief_watch;
 use super::cache::{Cache, Change, WatchedKind};
 use super::carbon_metrics;
+use super::incoming::{Incoming, WatchedShoot};
 use super::liveness::FEED_SILENCE;
 use super::stack::{Abandoned, WATCH_TIMEOUT};
 use crate::api::{
@@ -32,7 +31,7 @@ struct Feed<K> {
     kind: WatchedKind,
     apply: fn(&mut Cache, &K) -> Change,
     /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back)
-    apply_raw: Option<fn(&mut Cache, &K, &serde_json::Value) -> Change>,
+    apply_raw: Option<fn(&mut Cache, &K, &str) -> Change>,
     key: fn(&K) -> String,
 }
 
@@ -42,20 +41,6 @@ fn name_of<K: Resource>(o: &K) -> String {
 
 fn ns_name_of<K: Resource>(o: &K) -> String {
     object_key(o.meta())
-}
-
-/// Decodes an untyped object into its typed form, naming the field that did not fit.
-pub fn decode<K: DeserializeOwned>(obj: DynamicObject) -> Result<K, String> {
-    let value = serde_json::to_value(obj).map_err(|e| e.to_string())?;
-    decode_value(&value)
-}
-
-/// As [`decode`], from the object's JSON.
-pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K, String> {
-    serde_path_to_error::deserialize::<_, K>(value).map_err(|e| {
-        let path = e.path().to_string();
-        format!("{path}: {}", e.into_inner())
-    })
 }
 
 fn remove(state: &mut Cache, kind: WatchedKind, key: &str) -> Change {
@@ -95,13 +80,9 @@ pub(super) fn queue_affected(shared: &Shared, key: Option<&str>, change: Change)
 /// [`WATCH_TIMEOUT`] (with a bookmark, so it resumes without a list); after errors it starts
 /// again with kube's jittered backoff (0.8 s doubling to 30 s). A watch that has delivered
 /// nothing for [`FEED_SILENCE`] is dropped and the kind listed again (see `liveness`).
-async fn run_feed<K>(
-    shared: Arc<Shared>,
-    api: Api<DynamicObject>,
-    config: watcher::Config,
-    feed: Feed<K>,
-) where
-    K: Resource + DeserializeOwned + Debug,
+async fn run_feed<K, I>(shared: Arc<Shared>, api: Api<I>, config: watcher::Config, feed: Feed<K>)
+where
+    I: Incoming<K>,
 {
     let kind = feed.kind;
     let path = api.resource_url().trim_end_matches('/').to_string();
@@ -150,18 +131,16 @@ async fn run_feed<K>(
 }
 
 /// Applies one item of a feed's watcher stream to the cache and the queue.
-fn apply_item<K>(
+fn apply_item<K, I: Incoming<K>>(
     shared: &Arc<Shared>,
     feed: &Feed<K>,
     path: &str,
     listing: &mut bool,
-    item: Result<Event<DynamicObject>, watcher::Error>,
-) where
-    K: Resource + DeserializeOwned + Debug,
-{
+    item: Result<Event<I>, watcher::Error>,
+) {
     let kind = feed.kind;
     let event = match item {
-        Ok(ev) => ev.modify(|o| o.metadata.managed_fields = None),
+        Ok(ev) => ev,
         Err(watcher::Error::InitialListFailed(kube::Error::Api(s)))
             if s.code == 404 || (s.code == 403 && kind.optional()) =>
         {
@@ -198,24 +177,24 @@ fn apply_item<K>(
     match event {
         Event::Init => {
             *listing = true;
+            if shared.is_synced(kind) {
+                info!(kind = kind.as_str(), "listing again");
+            }
             shared.lock().begin_relist(kind);
         }
         Event::InitApply(obj) | Event::Apply(obj) => {
             let raw_key = match kind {
                 WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
-                    obj.metadata.name.clone().unwrap_or_default()
+                    obj.meta().name.clone().unwrap_or_default()
                 }
-                _ => object_key(&obj.metadata),
+                _ => object_key(obj.meta()),
             };
-            let decoded = serde_json::to_value(obj)
-                .map_err(|e| e.to_string())
-                .and_then(|value| decode_value::<K>(&value).map(|typed| (typed, value)));
-            match decoded {
-                Ok((typed, value)) => {
+            match obj.decode() {
+                Ok((typed, raw)) => {
                     let key = (feed.key)(&typed);
-                    let change = match feed.apply_raw {
-                        Some(apply_raw) => apply_raw(&mut shared.lock(), &typed, &value),
-                        None => (feed.apply)(&mut shared.lock(), &typed),
+                    let change = match (feed.apply_raw, raw) {
+                        (Some(apply_raw), Some(raw)) => apply_raw(&mut shared.lock(), &typed, &raw),
+                        _ => (feed.apply)(&mut shared.lock(), &typed),
                     };
                     queue_affected(shared, Some(&key), change);
                     if kind == WatchedKind::CarbonConfigMap && !*listing {
@@ -231,9 +210,9 @@ fn apply_item<K>(
         Event::Delete(obj) => {
             let key = match kind {
                 WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
-                    obj.metadata.name.clone().unwrap_or_default()
+                    obj.meta().name.clone().unwrap_or_default()
                 }
-                _ => object_key(&obj.metadata),
+                _ => object_key(obj.meta()),
             };
             let change = remove(&mut shared.lock(), kind, &key);
             queue_affected(shared, None, change);
@@ -246,6 +225,8 @@ fn apply_item<K>(
             queue_affected(shared, None, change);
             if *listing && !shared.is_synced(kind) {
                 info!(kind = kind.as_str(), "cache synced");
+            } else if *listing {
+                info!(kind = kind.as_str(), "listed again");
             }
             *listing = false;
             shared.track_feed(kind, path);
@@ -263,7 +244,7 @@ fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject>
 /// Starts one watch per kind; they run until aborted. Carbon-intensity ConfigMaps are watched
 /// only when a profile uses `CarbonIntensity`; otherwise that kind counts as synced and empty.
 pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>> {
-    let client = shared.client.clone();
+    let client = shared.watches.clone();
     let cfg = watcher::Config::default();
     let region_configs = watcher::Config::default().labels(&format!(
         "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
@@ -271,12 +252,12 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
     let mut watches = vec![
         tokio::spawn(run_feed(
             shared.clone(),
-            untyped::<Shoot>(&client),
+            Api::<WatchedShoot>::all(client.clone()),
             cfg.clone(),
             Feed::<Shoot> {
                 kind: WatchedKind::Shoot,
                 apply: Cache::apply_shoot,
-                apply_raw: Some(Cache::apply_raw_shoot),
+                apply_raw: Some(Cache::apply_watched_shoot),
                 key: ns_name_of,
             },
         )),
@@ -326,7 +307,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         )),
         tokio::spawn(run_feed(
             shared.clone(),
-            Api::namespaced_with(
+            Api::<DynamicObject>::namespaced_with(
                 client,
                 GARDEN_NAMESPACE,
                 &ApiResource::erase::<ConfigMap>(&()),
@@ -343,7 +324,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
     if shared.carbon.is_some() {
         watches.push(tokio::spawn(run_feed(
             shared.clone(),
-            untyped::<ConfigMap>(&shared.client),
+            untyped::<ConfigMap>(&shared.watches),
             watcher::Config::default().labels(&format!(
                 "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_CARBON_INTENSITY}"
             )),
@@ -363,7 +344,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
 /// The seed feed alone, for fault-injection tests.
 #[cfg(test)]
 pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
-    let api = untyped::<Seed>(&shared.client);
+    let api = untyped::<Seed>(&shared.watches);
     run_feed(
         shared,
         api,
@@ -381,7 +362,7 @@ pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
 /// The project feed alone, for fault-injection tests.
 #[cfg(test)]
 pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
-    let api = untyped::<Project>(&shared.client);
+    let api = untyped::<Project>(&shared.watches);
     run_feed(
         shared,
         api,
@@ -394,22 +375,4 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
         },
     )
     .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_malformed_object_is_reported_with_its_field_path() {
-        let obj: DynamicObject = serde_json::from_value(serde_json::json!({
-            "apiVersion": "core.gardener.cloud/v1beta1",
-            "kind": "Shoot",
-            "metadata": {"name": "bad", "namespace": "garden-a"},
-            "spec": {"region": 5}
-        }))
-        .unwrap();
-        let err = decode::<Shoot>(obj).unwrap_err();
-        assert!(err.starts_with("spec.region: invalid type"), "{err}");
-    }
 }

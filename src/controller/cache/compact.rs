@@ -3,6 +3,30 @@
 
 use crate::api::{ObjectMeta, Shoot};
 
+/// A shoot's object as the API server sent it, as the caller holds it.
+pub(super) enum Sent<'a> {
+    /// read outside the watch, managedFields already dropped
+    Value(&'a serde_json::Value),
+    /// as the watch delivered it
+    Text(&'a str),
+}
+
+impl Sent<'_> {
+    /// The JSON the cache keeps for a pending shoot: the object without managedFields.
+    pub(super) fn kept(&self) -> Option<String> {
+        match self {
+            Sent::Value(v) => serde_json::to_string(v).ok(),
+            Sent::Text(raw) => {
+                let mut v: serde_json::Value = serde_json::from_str(raw).ok()?;
+                if let Some(meta) = v.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+                    meta.remove("managedFields");
+                }
+                serde_json::to_string(&v).ok()
+            }
+        }
+    }
+}
+
 /// Keeps only the metadata a decision, an event or a bind needs.
 pub(super) fn compact_meta(
     meta: &ObjectMeta,

@@ -30,7 +30,7 @@ use crate::snapshot::Snapshot;
 
 pub use assumptions::Assumption;
 pub use compact::compact_shoot;
-use compact::{compact_meta, fingerprint, scheduling_relevant_change};
+use compact::{Sent, compact_meta, fingerprint, scheduling_relevant_change};
 pub use kind::WatchedKind;
 
 /// What an update did to the pending set; the watch layer turns it into queue operations.
@@ -116,14 +116,20 @@ impl Cache {
     /// Applies a shoot from the watch (or a fresh read) with the object the API server sent
     /// (`raw`): while the shoot is pending, its bind is sent from that object.
     pub fn apply_raw_shoot(&mut self, shoot: &Shoot, raw: &serde_json::Value) -> Change {
-        self.apply_shoot_with_raw(shoot, Some(raw))
+        self.apply_shoot_with_raw(shoot, Some(Sent::Value(raw)))
+    }
+
+    /// As [`Cache::apply_raw_shoot`], with the object's JSON as the watch delivered it: it is
+    /// kept (without managedFields) only if the shoot is pending.
+    pub fn apply_watched_shoot(&mut self, shoot: &Shoot, raw: &str) -> Change {
+        self.apply_shoot_with_raw(shoot, Some(Sent::Text(raw)))
     }
 
     /// Applies a shoot read from the API server outside the watch (after a bind or a
     /// conflict): newer than what the watch brought so far, so the watch's older versions still
     /// on their way do not replace it.
     pub fn apply_read_shoot(&mut self, shoot: &Shoot, raw: &serde_json::Value) -> Change {
-        let change = self.apply_shoot_with_raw(shoot, Some(raw));
+        let change = self.apply_shoot_with_raw(shoot, Some(Sent::Value(raw)));
         if let Some(rv) = resource_version(shoot) {
             self.read_versions
                 .insert(object_key(&shoot.metadata).as_str().into(), rv);
@@ -146,7 +152,7 @@ impl Cache {
         }
     }
 
-    fn apply_shoot_with_raw(&mut self, shoot: &Shoot, raw: Option<&serde_json::Value>) -> Change {
+    fn apply_shoot_with_raw(&mut self, shoot: &Shoot, raw: Option<Sent<'_>>) -> Change {
         let key = object_key(&shoot.metadata);
         self.mark_seen(WatchedKind::Shoot, &key);
         if self.stale(&key, shoot) {
@@ -163,10 +169,7 @@ impl Cache {
         let pending = is_pending(shoot, &self.scheduler_names);
         let key: Arc<str> = key.as_str().into();
         // Only a pending shoot keeps its whole object; bound shoots stay compact.
-        match raw
-            .filter(|_| pending)
-            .and_then(|v| serde_json::to_string(v).ok())
-        {
+        match raw.filter(|_| pending).and_then(|r| r.kept()) {
             Some(json) => {
                 self.raw.insert(key.clone(), json.into());
             }

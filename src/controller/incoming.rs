@@ -1,0 +1,307 @@
+//! What a watch delivers, and how it becomes the typed object the cache applies.
+//!
+//! Most kinds arrive untyped ([`DynamicObject`]) and are decoded one by one. Shoots, the kind
+//! that counts in the tens of thousands, are decoded straight from the bytes of the list page or
+//! watch event ([`WatchedShoot`]): the typed form is parsed with every field the scheduler does
+//! not read (managedFields, most of the status) skipped unread, and the object's JSON is kept
+//! aside as text only until the cache knows whether the shoot is pending. Either way a single
+//! malformed object is reported with its field path and skipped, never failing the page.
+
+use std::borrow::Cow;
+use std::fmt::Debug;
+
+use kube::Resource;
+use kube::api::DynamicObject;
+use kube::core::NamespaceResourceScope;
+use serde::de::DeserializeOwned;
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+
+use crate::api::{ObjectMeta, Shoot};
+
+/// Decodes an untyped object into its typed form, naming the field that did not fit.
+pub fn decode<K: DeserializeOwned>(obj: DynamicObject) -> Result<K, String> {
+    let value = serde_json::to_value(obj).map_err(|e| e.to_string())?;
+    decode_value(&value)
+}
+
+/// As [`decode`], from the object's JSON.
+pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K, String> {
+    serde_path_to_error::deserialize::<_, K>(value).map_err(|e| {
+        let path = e.path().to_string();
+        format!("{path}: {}", e.into_inner())
+    })
+}
+
+/// An object as a watch delivers it.
+pub(super) trait Incoming<K>:
+    Resource + Clone + DeserializeOwned + Debug + Send + 'static
+{
+    /// The typed object, with the object's JSON for the kinds kept as sent; or why it does
+    /// not fit, naming the field.
+    fn decode(self) -> Result<(K, Option<Box<str>>), String>;
+}
+
+impl<K: DeserializeOwned> Incoming<K> for DynamicObject {
+    fn decode(mut self) -> Result<(K, Option<Box<str>>), String> {
+        self.metadata.managed_fields = None;
+        decode(self).map(|typed| (typed, None))
+    }
+}
+
+/// A shoot as the watch delivers it: typed, plus the JSON it was read from.
+#[derive(Clone, Debug)]
+pub struct WatchedShoot {
+    /// the shoot; on a decoding error only its name, namespace and resourceVersion
+    shoot: Shoot,
+    error: Option<String>,
+    raw: Box<str>,
+}
+
+impl WatchedShoot {
+    /// Reads the typed shoot from the object's JSON.
+    pub fn from_raw(raw: Box<str>) -> WatchedShoot {
+        match serde_json::from_str::<Shoot>(&raw) {
+            Ok(shoot) => WatchedShoot {
+                shoot,
+                error: None,
+                raw,
+            },
+            Err(_) => {
+                // Read again, slowly, for the field path; and what identifies the object.
+                let mut de = serde_json::Deserializer::from_str(&raw);
+                let error = match serde_path_to_error::deserialize::<_, Shoot>(&mut de) {
+                    Ok(_) => "the object could not be read".to_string(),
+                    Err(e) => {
+                        let path = e.path().to_string();
+                        format!("{path}: {}", e.into_inner())
+                    }
+                };
+                WatchedShoot {
+                    shoot: Shoot {
+                        metadata: identity(&raw),
+                        ..Default::default()
+                    },
+                    error: Some(error),
+                    raw,
+                }
+            }
+        }
+    }
+}
+
+/// Name, namespace and resourceVersion of an object that is not a valid shoot, as far as they
+/// can be read.
+fn identity(json: &str) -> ObjectMeta {
+    #[derive(Deserialize)]
+    struct Object {
+        metadata: Option<Meta>,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Meta {
+        name: Option<serde_json::Value>,
+        namespace: Option<serde_json::Value>,
+        resource_version: Option<serde_json::Value>,
+    }
+    let text = |v: Option<serde_json::Value>| match v {
+        Some(serde_json::Value::String(s)) => Some(s),
+        _ => None,
+    };
+    match serde_json::from_str::<Object>(json)
+        .ok()
+        .and_then(|o| o.metadata)
+    {
+        Some(m) => ObjectMeta {
+            name: text(m.name),
+            namespace: text(m.namespace),
+            resource_version: text(m.resource_version),
+            ..Default::default()
+        },
+        None => ObjectMeta::default(),
+    }
+}
+
+/// The name under which serde_json hands a value's text to the visitor instead of parsing it
+/// (how its `RawValue` is read). Any other deserializer, or serde_json itself should the name
+/// ever change, hands over the parsed object instead: slower, the same result.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+impl<'de> Deserialize<'de> for WatchedShoot {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_newtype_struct(RAW_VALUE_TOKEN, ShootVisitor)
+    }
+}
+
+struct ShootVisitor;
+
+impl<'de> Visitor<'de> for ShootVisitor {
+    type Value = WatchedShoot;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a Shoot object")
+    }
+
+    /// serde_json: a single entry holding the object's text. Otherwise (a watch event whose
+    /// `object` came before its `type` is buffered first): the object's own entries.
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WatchedShoot, A::Error> {
+        let Some(first) = map.next_key::<String>()? else {
+            return Ok(WatchedShoot::from_raw("{}".into()));
+        };
+        if first == RAW_VALUE_TOKEN {
+            let text: String = map.next_value()?;
+            return Ok(WatchedShoot::from_raw(text.into()));
+        }
+        let mut object = serde_json::Map::new();
+        object.insert(first, map.next_value()?);
+        while let Some((k, v)) = map.next_entry::<String, serde_json::Value>()? {
+            object.insert(k, v);
+        }
+        Ok(WatchedShoot::from_raw(
+            serde_json::Value::Object(object).to_string().into(),
+        ))
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<WatchedShoot, D::Error> {
+        let value = serde_json::Value::deserialize(d)?;
+        Ok(WatchedShoot::from_raw(value.to_string().into()))
+    }
+}
+
+impl Incoming<Shoot> for WatchedShoot {
+    fn decode(self) -> Result<(Shoot, Option<Box<str>>), String> {
+        match self.error {
+            None => Ok((self.shoot, Some(self.raw))),
+            Some(e) => Err(e),
+        }
+    }
+}
+
+impl Resource for WatchedShoot {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(dt: &()) -> Cow<'_, str> {
+        Shoot::kind(dt)
+    }
+    fn group(dt: &()) -> Cow<'_, str> {
+        Shoot::group(dt)
+    }
+    fn version(dt: &()) -> Cow<'_, str> {
+        Shoot::version(dt)
+    }
+    fn api_version(dt: &()) -> Cow<'_, str> {
+        Shoot::api_version(dt)
+    }
+    fn plural(dt: &()) -> Cow<'_, str> {
+        Shoot::plural(dt)
+    }
+    fn meta(&self) -> &ObjectMeta {
+        &self.shoot.metadata
+    }
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.shoot.metadata
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_malformed_object_is_reported_with_its_field_path() {
+        let obj: DynamicObject = serde_json::from_value(serde_json::json!({
+            "apiVersion": "core.gardener.cloud/v1beta1",
+            "kind": "Shoot",
+            "metadata": {"name": "bad", "namespace": "garden-a"},
+            "spec": {"region": 5}
+        }))
+        .unwrap();
+        let err = decode::<Shoot>(obj).unwrap_err();
+        assert!(err.starts_with("spec.region: invalid type"), "{err}");
+    }
+
+    fn watched(json: serde_json::Value) -> WatchedShoot {
+        serde_json::from_str(&json.to_string()).unwrap()
+    }
+
+    #[test]
+    fn a_listed_shoot_is_typed_and_keeps_the_json_it_was_read_from() {
+        let json = serde_json::json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+            "metadata": {"name": "a", "namespace": "garden-p", "resourceVersion": "9",
+                         "managedFields": [{"manager": "m", "fieldsV1": {"f:spec": {}}}]},
+            "spec": {"region": "eu-1", "unknownToUs": {"x": 1}}
+        });
+        let (shoot, raw) = Incoming::<Shoot>::decode(watched(json.clone())).unwrap();
+        assert_eq!(shoot.spec.region.as_deref(), Some("eu-1"));
+        assert!(shoot.metadata.managed_fields.is_none());
+        let raw: serde_json::Value = serde_json::from_str(&raw.unwrap()).unwrap();
+        assert_eq!(raw, json);
+    }
+
+    #[test]
+    fn a_malformed_shoot_is_reported_with_its_field_path_and_identity() {
+        let w = watched(serde_json::json!({
+            "metadata": {"name": "bad", "namespace": "garden-a", "resourceVersion": "4"},
+            "spec": {"region": 5}
+        }));
+        assert_eq!(w.meta().name.as_deref(), Some("bad"));
+        assert_eq!(w.meta().namespace.as_deref(), Some("garden-a"));
+        assert_eq!(w.meta().resource_version.as_deref(), Some("4"));
+        let err = Incoming::<Shoot>::decode(w).unwrap_err();
+        assert!(err.starts_with("spec.region: invalid type"), "{err}");
+    }
+
+    #[test]
+    fn a_page_of_shoots_with_one_malformed_is_read_whole() {
+        let page = serde_json::json!({
+            "apiVersion": "core.gardener.cloud/v1beta1", "kind": "ShootList",
+            "metadata": {"resourceVersion": "12"},
+            "items": [
+                {"metadata": {"name": "a", "namespace": "n", "resourceVersion": "10"}},
+                {"metadata": {"name": "b", "namespace": "n", "resourceVersion": "11"},
+                 "spec": {"tolerations": "none"}}
+            ]
+        });
+        let list: kube::core::ObjectList<WatchedShoot> =
+            serde_json::from_str(&page.to_string()).unwrap();
+        assert_eq!(list.items.len(), 2);
+        assert!(list.items[0].error.is_none());
+        assert!(
+            list.items[1]
+                .error
+                .as_deref()
+                .unwrap()
+                .starts_with("spec.tolerations")
+        );
+    }
+
+    #[test]
+    fn a_watch_event_carries_the_shoot_whichever_key_comes_first() {
+        let object = r#"{"metadata":{"name":"a","namespace":"n","resourceVersion":"3"},"spec":{"region":"eu-1"}}"#;
+        for line in [
+            format!(r#"{{"type":"MODIFIED","object":{object}}}"#),
+            format!(r#"{{"object":{object},"type":"MODIFIED"}}"#),
+        ] {
+            let ev: kube::core::WatchEvent<WatchedShoot> = serde_json::from_str(&line).unwrap();
+            let kube::core::WatchEvent::Modified(w) = ev else {
+                panic!("not a modification: {line}")
+            };
+            assert_eq!(w.meta().resource_version.as_deref(), Some("3"), "{line}");
+            let (shoot, raw) = Incoming::<Shoot>::decode(w).unwrap();
+            assert_eq!(shoot.spec.region.as_deref(), Some("eu-1"));
+            let raw: serde_json::Value = serde_json::from_str(&raw.unwrap()).unwrap();
+            let sent: serde_json::Value = serde_json::from_str(object).unwrap();
+            assert_eq!(raw, sent, "{line}");
+        }
+    }
+
+    #[test]
+    fn serde_json_hands_over_the_text_of_the_object_unparsed() {
+        // the text as sent, spacing included: it was not parsed and written again
+        let text = r#"{ "metadata": {"name": "a"} }"#;
+        let w: WatchedShoot = serde_json::from_str(text).unwrap();
+        assert_eq!(&*w.raw, text);
+    }
+}
