@@ -14,5 +14,8 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 
 FROM gcr.io/distroless/cc-debian12:nonroot
 COPY --from=builder /usr/local/bin/gardener-scheduler /gardener-scheduler
+# One malloc arena instead of one per thread and core: the process allocates little after its
+# start, and the arenas were a third of its resident memory (docs/operations/deployment.md).
+ENV MALLOC_ARENA_MAX=1
 USER 65532:65532
 ENTRYPOINT ["/gardener-scheduler"]

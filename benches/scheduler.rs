@@ -5,9 +5,10 @@
 //! quality chart in `target/performance-quality.svg`.
 //!
 //! `BENCH_QUICK=1` runs a small version in seconds.
-//! `BENCH_SECTIONS=latency,memory,quality,e2e,carbon` runs a subset (`latency` includes the
+//! `BENCH_SECTIONS=latency,memory,quality,e2e,carbon,scale` runs a subset (`latency` includes the
 //! baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
-//! grid cells (comma-separated lists).
+//! grid cells (comma-separated lists); `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
+//! process at landscape scale.
 
 use std::alloc::System;
 use std::fmt::Write as _;
@@ -57,6 +58,9 @@ struct Mode {
     quality: QualitySpec,
     /// shoots created at once in the end-to-end section
     e2e_shoots: usize,
+    /// shoots in the API server per row of the process at landscape scale, and new shoots per burst
+    scale_shoots: Vec<usize>,
+    scale_burst: usize,
     sections: Vec<String>,
 }
 
@@ -64,7 +68,7 @@ impl Mode {
     fn from_env() -> Mode {
         let quick = std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
         let sections = std::env::var("BENCH_SECTIONS")
-            .unwrap_or_else(|_| "latency,memory,quality,e2e,carbon".into())
+            .unwrap_or_else(|_| "latency,memory,quality,e2e,carbon,scale".into())
             .split(',')
             .map(|s| s.trim().to_string())
             .collect();
@@ -93,6 +97,8 @@ impl Mode {
                 simulate_large: (300, 3_000, 100),
                 quality,
                 e2e_shoots: 100,
+                scale_shoots: vec![2_000],
+                scale_burst: 200,
                 sections,
             }
         } else {
@@ -112,6 +118,8 @@ impl Mode {
                 simulate_large: (10_000, 100_000, 2_500),
                 quality,
                 e2e_shoots: 1_000,
+                scale_shoots: vec![0, 10_000, 50_000, 100_000],
+                scale_burst: 1_000,
                 sections,
             }
         }
@@ -132,6 +140,9 @@ impl Mode {
         }
         if let Some(shoots) = list("BENCH_SHOOTS") {
             self.shoots = shoots;
+        }
+        if let Some(shoots) = list("BENCH_SCALE_SHOOTS") {
+            self.scale_shoots = shoots;
         }
         self
     }
@@ -1572,6 +1583,191 @@ fn command_output(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// The process at landscape scale: one row per number of shoots; a row that fails (the machine
+/// short of memory) is reported as such and the next one still runs.
+fn scale_section(mode: &Mode, report: &mut Report) {
+    let mut rows = Vec::new();
+    let mut failed = Vec::new();
+    for &shoots in &mode.scale_shoots {
+        progress(&format!("scale: 1,000 seeds, {shoots} shoots"));
+        let spec = e2e::scale::ScaleSpec {
+            seeds: 1_000,
+            shoots,
+            burst: mode.scale_burst,
+        };
+        match std::panic::catch_unwind(|| e2e::scale::run(&spec)) {
+            Ok(row) => rows.push(row),
+            Err(e) => {
+                let why = e
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                failed.push(format!(
+                    "- {} shoots: not measured: {why}",
+                    fmt_count(shoots as u64)
+                ));
+            }
+        }
+    }
+    let kib = |k: u64| fmt_bytes(k as f64 * 1024.0);
+    let mut body = String::new();
+    let (size, now, before) = e2e::scale::decode_cost(500, if mode.quick { 4 } else { 20 });
+    let _ = writeln!(
+        body,
+        "Decoding a list page of 500 realistic shoots ({} of JSON each), CPU time per shoot in one \
+         thread: {} as the shoot watch decodes now (typed straight from the page's bytes, \
+         managedFields skipped), {} as it decoded before (untyped object, then a JSON tree, then \
+         typed from that).\n",
+        fmt_bytes(size as f64),
+        fmt_duration(now),
+        fmt_duration(before)
+    );
+    let _ = writeln!(
+        body,
+        "The release binary against the test API server (watch cache off, so a compaction of etcd \
+         forces a 410) with 1,000 seeds and N bound shoots shaped like real ones (upstream's example \
+         manifest, status with conditions and lastOperation, managedFields of four managers), written \
+         into etcd directly. `MALLOC_ARENA_MAX=1` as in the image. The server and etcd share the \
+         machine's cores with the scheduler; wall times move with the load, CPU times and memory much \
+         less.\n"
+    );
+    let mut start = vec![
+        [
+            "shoots",
+            "avg shoot JSON",
+            "landscape built in",
+            "client limit",
+            "start → caches synced",
+            "start → first bind",
+            "CPU to synced",
+            "CPU per listed shoot",
+            "peak RSS (initial list)",
+            "steady RSS",
+            "list requests (GET)",
+            "bytes received to synced",
+            "load avg",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let mut burst = vec![
+        [
+            "shoots",
+            "client limit",
+            "new shoots bound",
+            "create → bound p50",
+            "create → bound p99",
+            "RSS after the burst",
+            "load avg",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let mut relist = vec![
+        [
+            "shoots",
+            "compaction → relist began",
+            "relist took",
+            "list requests (GET)",
+            "bytes received",
+            "CPU",
+            "peak RSS during it",
+            "shoots created during it: bound / created, slowest create → bound",
+            "placements counted after it / expected",
+            "bound twice",
+            "left unbound",
+            "binds made / needed",
+            "API server / etcd peak RSS",
+            "load avg",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for row in &rows {
+        for r in &row.runs {
+            start.push(vec![
+                fmt_count(row.shoots as u64),
+                fmt_bytes(row.avg_json_bytes as f64),
+                fmt_duration(row.build),
+                r.label.to_string(),
+                fmt_duration(r.to_synced),
+                fmt_duration(r.to_first_bind),
+                fmt_duration(r.at_synced.cpu),
+                fmt_duration(r.at_synced.cpu / row.shoots.max(1) as u32),
+                kib(r.at_synced.hwm_kib),
+                kib(r.steady.rss_kib),
+                format!("{:.0}", r.list_requests),
+                fmt_bytes(r.at_synced.rchar as f64),
+                r.load.clone(),
+            ]);
+            let mut lat = r.burst.clone();
+            lat.sort();
+            let p = |q| {
+                percentile(&lat, q)
+                    .map(fmt_duration)
+                    .unwrap_or_else(|| "-".into())
+            };
+            burst.push(vec![
+                fmt_count(row.shoots as u64),
+                r.label.to_string(),
+                format!("{} / {}", r.burst_bound, mode.scale_burst),
+                p(0.5),
+                p(0.99),
+                kib(r.after_burst.rss_kib),
+                r.load.clone(),
+            ]);
+        }
+        if let Some(rl) = &row.relist {
+            let slowest = rl
+                .drip
+                .iter()
+                .max()
+                .copied()
+                .map(fmt_duration)
+                .unwrap_or_else(|| "-".into());
+            relist.push(vec![
+                fmt_count(row.shoots as u64),
+                fmt_duration(rl.waited),
+                fmt_duration(rl.took),
+                format!("{:.0}", rl.requests),
+                fmt_bytes(rl.rchar as f64),
+                fmt_duration(rl.cpu),
+                kib(rl.peak_kib),
+                format!("{} / {}, {slowest}", rl.drip.len(), rl.drip_created),
+                format!("{:.0} / {}", row.counted.0, row.counted.1),
+                row.bound_twice.to_string(),
+                row.unbound.to_string(),
+                format!("{:.0} / {}", row.binds.0, row.binds.1),
+                format!("{} / {}", kib(row.apiserver_kib), kib(row.etcd_kib)),
+                rl.load.clone(),
+            ]);
+        }
+    }
+    let _ = writeln!(
+        body,
+        "Start and initial list (CPU: the process's user + system time from /proc; peak RSS: VmHWM; steady RSS: VmRSS 5 s after the first bind; bytes: received on the process's TCP connections, TLS included, from `ss`):\n\n{}",
+        report::table(&start)
+    );
+    let _ = writeln!(
+        body,
+        "A burst of {} new pending shoots created at once (64 requests in flight):\n\n{}",
+        fmt_count(mode.scale_burst as u64),
+        report::table(&burst)
+    );
+    let _ = writeln!(
+        body,
+        "A relist forced by a 410 on the shoot watch (etcd compacted; the watch's next restart gets \
+         410 Gone), at the default client limit; a new shoot created every 100 ms while it runs. \
+         Peak RSS: VmHWM reset at the compaction:\n\n{}",
+        report::table(&relist)
+    );
+    for f in failed {
+        let _ = writeln!(body, "{f}");
+    }
+    report.push("Process at landscape scale", body);
+}
+
 fn loadavg() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
@@ -1641,6 +1837,9 @@ fn main() {
     // Child processes only after the simulate RSS measurement.
     if mode.runs("e2e") {
         e2e_section(&mode, &mut report);
+    }
+    if mode.runs("scale") {
+        scale_section(&mode, &mut report);
     }
     let commit = command_output("git", &["rev-parse", "--short", "HEAD"]);
     let rustc = command_output("rustc", &["--version"]);

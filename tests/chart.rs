@@ -1122,6 +1122,15 @@ fn pods_run_hardened_with_requests_and_probes() {
                 "{name}: no {resource} request"
             );
         }
+        let arenas: Vec<&Value> = seq(&c["env"])
+            .iter()
+            .filter(|e| e["name"] == "MALLOC_ARENA_MAX")
+            .collect();
+        assert_eq!(
+            arenas.first().map(|e| &e["value"]),
+            Some(&Value::from("1")),
+            "{name}: one malloc arena"
+        );
         for (probe, path) in [("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")] {
             assert_eq!(
                 c[probe]["httpGet"]["path"].as_str(),

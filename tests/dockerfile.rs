@@ -183,6 +183,17 @@ fn runtime_is_distroless_non_root_with_the_builders_libc() {
 }
 
 #[test]
+fn runtime_keeps_one_malloc_arena() {
+    let stages = stages();
+    let runtime = stages.last().unwrap();
+    assert!(
+        runtime.all("ENV").contains(&"MALLOC_ARENA_MAX=1"),
+        "the runtime stage sets MALLOC_ARENA_MAX=1: {:?}",
+        runtime.all("ENV")
+    );
+}
+
+#[test]
 fn entrypoint_is_the_release_binary_copied_from_the_builder() {
     let stages = stages();
     let bin = binary_name();

@@ -3,6 +3,8 @@
 
 #[path = "../../tests/support/mod.rs"]
 mod harness;
+mod realistic;
+pub mod scale;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

@@ -72,6 +72,8 @@ pub use runtime_metrics::{CONTROLLER, ReconcileResult};
 
 // Single-step access for this crate's tests, e2e tests and benches (the `test-util` feature).
 #[cfg(any(test, feature = "test-util"))]
+pub use incoming::WatchedShoot;
+#[cfg(any(test, feature = "test-util"))]
 pub use process::Attempt;
 #[cfg(any(test, feature = "test-util"))]
 pub use shared::Shared;

@@ -247,6 +247,8 @@ pub struct SchedulerOptions {
     pub lease: LeaseTimes,
     /// `HOSTNAME` for the process: its leader-election identity starts with `<hostname>_`
     pub hostname: Option<&'static str>,
+    /// more environment for the process
+    pub env: Vec<(&'static str, String)>,
 }
 
 impl Default for SchedulerOptions {
@@ -261,6 +263,7 @@ impl Default for SchedulerOptions {
             kubeconfig: None,
             lease: LeaseTimes::Short,
             hostname: None,
+            env: Vec::new(),
         }
     }
 }
@@ -327,6 +330,7 @@ schedulers:
             .hostname
             .map(|h| ("HOSTNAME", h.to_string()))
             .into_iter()
+            .chain(opts.env)
             .collect();
         Self::spawn(
             api,
@@ -656,7 +660,7 @@ pub fn raw_ns<K: Resource<DynamicType = ()>>(client: &Client, ns: &str) -> Api<D
     Api::namespaced_with(client.clone(), ns, &ApiResource::erase::<K>(&()))
 }
 
-async fn create(api: &Api<DynamicObject>, value: Value) -> DynamicObject {
+pub async fn create(api: &Api<DynamicObject>, value: Value) -> DynamicObject {
     let obj: DynamicObject = serde_json::from_value(value).unwrap();
     api.create(&PostParams::default(), &obj).await.unwrap()
 }

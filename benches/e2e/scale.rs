@@ -1,0 +1,665 @@
+//! The process at landscape scale: the release binary against the test API server holding 1,000
+//! seeds and N realistic shoots (see `realistic`). Per row: start to synced caches and to the
+//! first bind, resident memory, what the initial list costs, a burst of new shoots at the
+//! default client limit and without one, and a relist forced by a 410.
+//!
+//! The API server runs with its watch cache off, so that compacting etcd makes the next watch
+//! of the scheduler from its last resourceVersion answer 410 (as a watch cache that has moved
+//! past it does), and every list is served by etcd page by page. The shoots are written into
+//! etcd directly (transactions of [`PER_TXN`] puts through its JSON gateway): building the
+//! landscape is not the scheduler's time and is reported apart.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, TryStreamExt};
+use gardener_scheduler::api::{ConfigMap, Shoot};
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::json;
+
+use super::harness::{self, ApiServer, Scheduler, SchedulerOptions};
+use super::realistic;
+
+/// Puts per etcd transaction: below etcd's default limits of 128 operations and 1.5 MiB.
+const PER_TXN: usize = 100;
+/// Projects the bound shoots are spread over.
+const PROJECTS: usize = 200;
+/// The project of the shoots created during the run (probe, burst, drip).
+const NEW: &str = "bench";
+/// Memory the machine keeps free for others while the landscape is built.
+const KEEP_FREE_KIB: u64 = 6 * 1024 * 1024;
+
+/// What one row measures.
+pub struct ScaleSpec {
+    pub seeds: usize,
+    pub shoots: usize,
+    /// new pending shoots created at once, per scheduler run
+    pub burst: usize,
+}
+
+/// Resource use of a process, from /proc.
+#[derive(Clone, Copy, Default)]
+pub struct Proc {
+    pub rss_kib: u64,
+    pub hwm_kib: u64,
+    /// user + system CPU time
+    pub cpu: Duration,
+    /// bytes received on the process's open TCP connections (`ss`)
+    pub rchar: u64,
+}
+
+/// One scheduler process from start.
+pub struct ProcessRun {
+    pub label: &'static str,
+    pub to_synced: Duration,
+    pub to_first_bind: Duration,
+    /// at synced caches: peak RSS so far (the initial list), CPU and bytes read
+    pub at_synced: Proc,
+    /// GET requests (lists, watches) up to synced caches
+    pub list_requests: f64,
+    /// RSS a few seconds after the first bind, nothing to do
+    pub steady: Proc,
+    pub burst: Vec<Duration>,
+    pub burst_bound: usize,
+    pub after_burst: Proc,
+    pub load: String,
+}
+
+/// The relist after a 410 on the shoot watch.
+pub struct Relist {
+    pub took: Duration,
+    /// compaction → the relist began (the watch's next restart)
+    pub waited: Duration,
+    pub requests: f64,
+    pub peak_kib: u64,
+    pub cpu: Duration,
+    pub rchar: u64,
+    /// create → bound of shoots created while it ran
+    pub drip: Vec<Duration>,
+    pub drip_created: usize,
+    pub load: String,
+}
+
+pub struct ScaleRow {
+    pub shoots: usize,
+    pub avg_json_bytes: usize,
+    pub build: Duration,
+    pub runs: Vec<ProcessRun>,
+    pub relist: Option<Relist>,
+    /// placements the scheduler counts after everything, and how many it should
+    pub counted: (f64, usize),
+    /// shoots of the run's own project bound to a second seed, and left unbound
+    pub bound_twice: usize,
+    pub unbound: usize,
+    /// binds the scheduler made, and shoots it had to bind
+    pub binds: (f64, usize),
+    pub apiserver_kib: u64,
+    pub etcd_kib: u64,
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .expect("thread CPU clock");
+    Duration::new(t.tv_sec() as u64, t.tv_nsec() as u32)
+}
+
+/// CPU time per shoot of decoding list pages of `page` realistic bound shoots, `rounds` times:
+/// as the watch does now (typed straight from the page's bytes), and as it did before (each
+/// object untyped first, converted to a JSON tree, then typed from that).
+pub fn decode_cost(page: usize, rounds: usize) -> (usize, Duration, Duration) {
+    use gardener_scheduler::controller::{WatchedShoot, decode};
+    let items: Vec<serde_json::Value> = (0..page)
+        .map(|i| {
+            realistic::shoot(
+                &format!("p{:03}", i % PROJECTS),
+                &format!("s-{i:06}"),
+                Some("seed-0001"),
+                i,
+            )
+        })
+        .collect();
+    let text = json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "ShootList",
+                      "metadata": {"resourceVersion": "1"}, "items": items})
+    .to_string();
+    let shoots = (page * rounds) as u32;
+    let start = thread_cpu();
+    for _ in 0..rounds {
+        let list: kube::core::ObjectList<WatchedShoot> = serde_json::from_str(&text).unwrap();
+        for w in list.items {
+            std::hint::black_box(w);
+        }
+    }
+    let now = (thread_cpu() - start) / shoots;
+    let start = thread_cpu();
+    for _ in 0..rounds {
+        let list: kube::core::ObjectList<DynamicObject> = serde_json::from_str(&text).unwrap();
+        for mut o in list.items {
+            o.metadata.managed_fields = None;
+            std::hint::black_box(decode::<Shoot>(o).unwrap());
+        }
+    }
+    let before = (thread_cpu() - start) / shoots;
+    (text.len() / page, now, before)
+}
+
+pub fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn status_kib(pid: u32, key: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn clock_ticks() -> u64 {
+    std::process::Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(100)
+}
+
+pub fn proc_of(pid: u32) -> Proc {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // fields after the command's closing parenthesis; utime and stime are the 14th and 15th
+    let rest = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("");
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    let rchar = received_bytes(pid);
+    Proc {
+        rss_kib: status_kib(pid, "VmRSS:"),
+        hwm_kib: status_kib(pid, "VmHWM:"),
+        cpu: Duration::from_secs_f64(ticks as f64 / clock_ticks() as f64),
+        rchar,
+    }
+}
+
+/// Bytes received on the open TCP connections of process `pid`, from `ss -tinp`.
+fn received_bytes(pid: u32) -> u64 {
+    let out = std::process::Command::new("ss")
+        .args(["-tinpH"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+        .unwrap_or_default();
+    let owner = format!("pid={pid},");
+    let mut total = 0;
+    let mut ours = false;
+    for line in out.lines() {
+        if !line.starts_with(char::is_whitespace) {
+            ours = line.contains(&owner);
+        } else if ours {
+            total += line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("bytes_received:"))
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
+    }
+    total
+}
+
+fn mem_available_kib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("MemAvailable:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn pid_in(state: &Path, file: &str) -> u32 {
+    std::fs::read_to_string(state.join(file))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Writes `shoots` bound shoots into etcd, `PER_TXN` per transaction from a few threads.
+/// Returns the average JSON size. Panics when the machine runs short of memory.
+fn load_etcd(api: &ApiServer, seeds: usize, shoots: usize) -> usize {
+    let url = std::fs::read_to_string(api.state.join("etcd-client-url")).unwrap();
+    let port: u16 = url.trim().rsplit(':').next().unwrap().parse().unwrap();
+    let threads = 4;
+    let bytes = Arc::new(Mutex::new(0usize));
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let bytes = bytes.clone();
+            s.spawn(move || {
+                let mut batch = Vec::with_capacity(PER_TXN);
+                let mut sent = 0usize;
+                let flush = |batch: &mut Vec<String>| {
+                    if batch.is_empty() {
+                        return;
+                    }
+                    let body = format!(r#"{{"success":[{}]}}"#, batch.join(","));
+                    let (status, answer) = harness::http_post(port, "/v3/kv/txn", &body)
+                        .expect("etcd answers on its client port");
+                    assert_eq!(status, 200, "etcd txn: {answer}");
+                    batch.clear();
+                };
+                for i in (t..shoots).step_by(threads) {
+                    let project = format!("p{:03}", i % PROJECTS);
+                    let name = format!("s-{i:06}");
+                    let seed = format!("seed-{:04}", i % seeds);
+                    let obj = realistic::shoot(&project, &name, Some(&seed), i);
+                    let value = obj.to_string();
+                    sent += value.len();
+                    let key = format!("/e2e/core.gardener.cloud/shoots/garden-{project}/{name}");
+                    batch.push(format!(
+                        r#"{{"requestPut":{{"key":"{}","value":"{}"}}}}"#,
+                        realistic::base64(key.as_bytes()),
+                        realistic::base64(value.as_bytes())
+                    ));
+                    if batch.len() == PER_TXN {
+                        flush(&mut batch);
+                        if t == 0 && mem_available_kib() < KEEP_FREE_KIB {
+                            panic!(
+                                "the machine has less than {} GiB available with {i} shoots written: this row does not fit",
+                                KEEP_FREE_KIB / 1024 / 1024
+                            );
+                        }
+                    }
+                }
+                flush(&mut batch);
+                *bytes.lock().unwrap() += sent;
+            });
+        }
+    });
+    let total = *bytes.lock().unwrap();
+    total / shoots.max(1)
+}
+
+fn gets(text: &str) -> f64 {
+    harness::metric_sum(text, "rest_client_requests_total", &[("method", "GET")])
+}
+
+/// Waits until the log file `log` has a line with all of `words` after `from` bytes;
+/// returns the offset after it.
+fn wait_log(log: &Path, from: usize, words: &[&str], limit: Duration) -> Option<usize> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Ok(f) = std::fs::File::open(log) {
+            let mut r = std::io::BufReader::new(f);
+            let mut offset = 0usize;
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 {
+                offset += line.len();
+                if offset > from && words.iter().all(|w| line.contains(w)) {
+                    return Some(offset);
+                }
+                line.clear();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+/// Binds seen on the shoots of the run's own project: first seed per shoot, and shoots seen on
+/// a second seed.
+#[derive(Default)]
+struct Binds {
+    first: HashMap<String, (String, Instant)>,
+    twice: usize,
+}
+
+async fn watch_binds(client: kube::Client, binds: Arc<Mutex<Binds>>) {
+    let api: Api<Shoot> = Api::namespaced(client, &format!("garden-{NEW}"));
+    let stream = watcher(api, watcher::Config::default()).default_backoff();
+    futures::pin_mut!(stream);
+    while let Some(ev) = stream.try_next().await.transpose() {
+        let shoot = match ev {
+            Ok(watcher::Event::Apply(s) | watcher::Event::InitApply(s)) => s,
+            _ => continue,
+        };
+        let (Some(name), Some(seed)) = (shoot.metadata.name.clone(), harness::seed_of(&shoot))
+        else {
+            continue;
+        };
+        let mut b = binds.lock().unwrap();
+        match b.first.get(&name) {
+            Some((first, _)) if first != seed => b.twice += 1,
+            Some(_) => {}
+            None => {
+                b.first.insert(name, (seed.to_string(), Instant::now()));
+            }
+        }
+    }
+}
+
+async fn create_pending(
+    client: &kube::Client,
+    names: Vec<String>,
+    in_flight: usize,
+) -> Vec<(String, Instant)> {
+    let raw = harness::raw_ns::<Shoot>(client, &format!("garden-{NEW}"));
+    futures::stream::iter(names.into_iter().enumerate())
+        .map(|(i, name)| {
+            let raw = raw.clone();
+            async move {
+                let obj: DynamicObject =
+                    serde_json::from_value(realistic::shoot(NEW, &name, None, i)).unwrap();
+                let sent = Instant::now();
+                raw.create(&PostParams::default(), &obj)
+                    .await
+                    .unwrap_or_else(|e| panic!("creating shoot {name}: {e}"));
+                (name, sent)
+            }
+        })
+        .buffer_unordered(in_flight)
+        .collect()
+        .await
+}
+
+/// Waits until each of `created` is bound (at most `limit`); create → bound per bound shoot.
+async fn latencies(
+    binds: &Mutex<Binds>,
+    created: &[(String, Instant)],
+    limit: Duration,
+) -> Vec<Duration> {
+    let start = Instant::now();
+    loop {
+        let done = {
+            let b = binds.lock().unwrap();
+            created
+                .iter()
+                .filter(|(n, _)| b.first.contains_key(n))
+                .count()
+        };
+        if done == created.len() || start.elapsed() > limit {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let b = binds.lock().unwrap();
+    created
+        .iter()
+        .filter_map(|(n, sent)| {
+            b.first
+                .get(n)
+                .map(|(_, at)| at.saturating_duration_since(*sent))
+        })
+        .collect()
+}
+
+/// Starts a scheduler and measures its start, steady state and a burst of `burst` shoots.
+async fn process_run(
+    api: &ApiServer,
+    client: &kube::Client,
+    binds: &Arc<Mutex<Binds>>,
+    label: &'static str,
+    rate: Option<(f32, i32)>,
+    probe: &str,
+    burst: usize,
+) -> (Scheduler, ProcessRun) {
+    let probe_api: Api<Shoot> = Api::namespaced(client.clone(), &format!("garden-{NEW}"));
+    let started = Instant::now();
+    let mut scheduler = Scheduler::start(
+        api,
+        label,
+        SchedulerOptions {
+            client_rate: rate,
+            rust_log: Some("info"),
+            env: vec![("MALLOC_ARENA_MAX", "1".to_string())],
+            ..Default::default()
+        },
+    );
+    let pid = scheduler.pid();
+    let (mut to_synced, mut to_first_bind) = (None, None);
+    let (mut at_synced, mut list_requests) = (Proc::default(), 0.0);
+    while to_synced.is_none() || to_first_bind.is_none() {
+        assert!(
+            scheduler.is_running(),
+            "{label} exited:\n{}",
+            scheduler.logs()
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "{label}: not synced and bound within 10 minutes"
+        );
+        if to_synced.is_none()
+            && matches!(
+                harness::http_get(scheduler.health_port, "/readyz"),
+                Some((200, _))
+            )
+        {
+            to_synced = Some(started.elapsed());
+            at_synced = proc_of(pid);
+            list_requests = gets(&scheduler.metrics());
+        }
+        if to_first_bind.is_none()
+            && probe_api
+                .get(probe)
+                .await
+                .ok()
+                .is_some_and(|s| harness::seed_of(&s).is_some())
+        {
+            to_first_bind = Some(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let steady = proc_of(pid);
+    let load = loadavg();
+    let names: Vec<String> = (0..burst).map(|i| format!("{label}-{i:04}")).collect();
+    let created = create_pending(client, names, 64).await;
+    let lat = latencies(binds, &created, Duration::from_secs(300)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after_burst = proc_of(pid);
+    let run = ProcessRun {
+        label,
+        to_synced: to_synced.unwrap(),
+        to_first_bind: to_first_bind.unwrap(),
+        at_synced,
+        list_requests,
+        steady,
+        burst_bound: lat.len(),
+        burst: lat,
+        after_burst,
+        load,
+    };
+    (scheduler, run)
+}
+
+/// Compacts etcd past every shoot event the scheduler saw; its shoot watch, restarted at the
+/// next timeout, gets 410 and lists again. Shoots created meanwhile measure whether binding
+/// stops.
+async fn relist(
+    api: &ApiServer,
+    client: &kube::Client,
+    binds: &Arc<Mutex<Binds>>,
+    scheduler: &Scheduler,
+) -> Relist {
+    let pid = scheduler.pid();
+    let log_from = std::fs::metadata(&scheduler.log)
+        .map(|m| m.len() as usize)
+        .unwrap_or(0);
+    // a write of another kind moves etcd's revision past the last shoot event
+    harness::create(
+        &harness::raw_ns::<ConfigMap>(client, "garden"),
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bench-revision"}, "data": {"a": "b"}}),
+    )
+    .await;
+    api.compact_etcd();
+    let compacted = Instant::now();
+    let _ = std::fs::write(format!("/proc/{pid}/clear_refs"), "5");
+    let log = scheduler.log.clone();
+    let shadow = log.clone();
+    let began = tokio::task::spawn_blocking(move || {
+        wait_log(
+            &shadow,
+            log_from,
+            &["listing again", "Shoot"],
+            Duration::from_secs(120),
+        )
+    })
+    .await
+    .unwrap()
+    .expect("the shoot watch listed again within 2 minutes of the compaction");
+    let at_begin = Instant::now();
+    let before = proc_of(pid);
+    let requests_before = gets(&scheduler.metrics());
+    // a shoot every 100 ms while the relist runs
+    let shadow = log.clone();
+    let mut ended = tokio::task::spawn_blocking(move || {
+        wait_log(
+            &shadow,
+            began,
+            &["listed again", "Shoot"],
+            Duration::from_secs(600),
+        )
+    });
+    let mut drip = Vec::new();
+    let mut k = 0;
+    let end = loop {
+        tokio::select! {
+            r = &mut ended => break r.unwrap().map(|_| Instant::now()),
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                drip.extend(create_pending(client, vec![format!("drip-{k:04}")], 1).await);
+                k += 1;
+            }
+        }
+    };
+    let end = end.expect("the relist ended within 10 minutes");
+    let after = proc_of(pid);
+    let requests = gets(&scheduler.metrics()) - requests_before;
+    let lat = latencies(binds, &drip, Duration::from_secs(120)).await;
+    Relist {
+        took: end - at_begin,
+        waited: at_begin - compacted,
+        requests,
+        peak_kib: after.hwm_kib,
+        cpu: after.cpu.saturating_sub(before.cpu),
+        rchar: after.rchar - before.rchar,
+        drip_created: drip.len(),
+        drip: lat,
+        load: loadavg(),
+    }
+}
+
+/// One row: builds the landscape, then runs the scheduler at the default client limit (start,
+/// burst, relist) and again without a limit (start, burst).
+pub fn run(spec: &ScaleSpec) -> ScaleRow {
+    let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
+    rt.block_on(async move {
+        let api = ApiServer::start_with_flags(&format!("bench-scale-{}", spec.shoots), &["--watch-cache=false"]);
+        let client = api.client().await;
+        let build = Instant::now();
+        harness::base_landscape(&client, NEW).await;
+        let per_seed = (spec.shoots / spec.seeds.max(1)) as u32 + 3 * spec.burst as u32;
+        futures::stream::iter(0..spec.seeds)
+            .map(|i| {
+                let client = client.clone();
+                async move { harness::create_seed(&client, &format!("seed-{i:04}"), per_seed, &[]).await }
+            })
+            .buffer_unordered(16)
+            .collect::<Vec<_>>()
+            .await;
+        futures::stream::iter(0..PROJECTS)
+            .map(|p| {
+                let client = client.clone();
+                async move {
+                    let name = format!("p{p:03}");
+                    harness::ensure_namespace(&client, &format!("garden-{name}")).await;
+                    harness::create(
+                        &harness::raw::<gardener_scheduler::api::Project>(&client),
+                        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Project",
+                               "metadata": {"name": name}, "spec": {"namespace": format!("garden-{name}")}}),
+                    )
+                    .await;
+                }
+            })
+            .buffer_unordered(16)
+            .collect::<Vec<_>>()
+            .await;
+        let avg_json_bytes = load_etcd(&api, spec.seeds, spec.shoots);
+        let listed: serde_json::Value = {
+            let raw = harness::raw::<Shoot>(&client);
+            let list = raw
+                .list_metadata(&kube::api::ListParams::default().limit(1))
+                .await
+                .expect("listing shoots");
+            json!({"remaining": list.metadata.remaining_item_count, "items": list.items.len()})
+        };
+        let stored = listed["remaining"].as_i64().unwrap_or(0) + listed["items"].as_i64().unwrap_or(0);
+        assert_eq!(stored as usize, spec.shoots, "the API server lists every shoot written into etcd");
+        let build = build.elapsed();
+
+        let binds = Arc::new(Mutex::new(Binds::default()));
+        let watch = tokio::spawn(watch_binds(client.clone(), binds.clone()));
+        let mut runs = Vec::new();
+        create_pending(&client, vec!["probe-limited".into()], 1).await;
+        let (scheduler, limited) =
+            process_run(&api, &client, &binds, "qps-50", None, "probe-limited", spec.burst).await;
+        runs.push(limited);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let relist = relist(&api, &client, &binds, &scheduler).await;
+        let relisted_counted = harness::metric_sum(&scheduler.metrics(), "gardener_scheduler_seed_shoots", &[]);
+        let binds_limited = harness::metric_sum(
+            &scheduler.metrics(),
+            "gardener_scheduler_schedule_attempts_total",
+            &[("result", "scheduled")],
+        );
+        drop(scheduler);
+        create_pending(&client, vec!["probe-unlimited".into()], 1).await;
+        let (scheduler, unlimited) = process_run(
+            &api,
+            &client,
+            &binds,
+            "no-limit",
+            Some((100_000.0, 100_000)),
+            "probe-unlimited",
+            spec.burst,
+        )
+        .await;
+        runs.push(unlimited);
+        let binds_unlimited = harness::metric_sum(
+            &scheduler.metrics(),
+            "gardener_scheduler_schedule_attempts_total",
+            &[("result", "scheduled")],
+        );
+        let apiserver_kib = status_kib(pid_in(&api.state, "apiserver.pid"), "VmHWM:");
+        let etcd_kib = status_kib(pid_in(&api.state, "etcd.pid"), "VmHWM:");
+        drop(scheduler);
+        watch.abort();
+        let new_shoots = 2 + 2 * spec.burst + relist.drip_created;
+        let expected_counted = spec.shoots + 1 + spec.burst + relist.drip_created;
+        let b = binds.lock().unwrap();
+        let row = ScaleRow {
+            shoots: spec.shoots,
+            avg_json_bytes,
+            build,
+            runs,
+            counted: (relisted_counted, expected_counted),
+            bound_twice: b.twice,
+            unbound: new_shoots.saturating_sub(b.first.len()),
+            binds: (binds_limited + binds_unlimited, new_shoots),
+            relist: Some(relist),
+            apiserver_kib,
+            etcd_kib,
+        };
+        drop(b);
+        drop(api);
+        row
+    })
+}
