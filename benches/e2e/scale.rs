@@ -61,6 +61,8 @@ pub struct ProcessRun {
     pub at_synced: Proc,
     /// GET requests (lists, watches) up to synced caches
     pub list_requests: f64,
+    /// CPU time of the API server and of etcd from start to synced caches
+    pub server_cpu: Duration,
     /// RSS a few seconds after the first bind, nothing to do
     pub steady: Proc,
     pub burst: Vec<Duration>,
@@ -413,6 +415,13 @@ async fn process_run(
     burst: usize,
 ) -> (Scheduler, ProcessRun) {
     let probe_api: Api<Shoot> = Api::namespaced(client.clone(), &format!("garden-{NEW}"));
+    let server = [
+        pid_in(&api.state, "apiserver.pid"),
+        pid_in(&api.state, "etcd.pid"),
+    ];
+    let server_cpu = || server.iter().map(|p| proc_of(*p).cpu).sum::<Duration>();
+    let server_before = server_cpu();
+    let mut server_at_synced = Duration::ZERO;
     let started = Instant::now();
     let mut scheduler = Scheduler::start(
         api,
@@ -425,6 +434,18 @@ async fn process_run(
         },
     );
     let pid = scheduler.pid();
+    // BENCH_SCALE_PERF=DIR: a CPU profile of the start, up to synced caches, into DIR
+    let mut perf = std::env::var_os("BENCH_SCALE_PERF").map(|dir| {
+        let out = Path::new(&dir).join(format!("perf-{label}.data"));
+        std::process::Command::new("perf")
+            .args(["record", "-e", "cpu-clock", "-F", "499", "-g", "-o"])
+            .arg(&out)
+            .args(["-p", &pid.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("starting perf record")
+    });
     let (mut to_synced, mut to_first_bind) = (None, None);
     let (mut at_synced, mut list_requests) = (Proc::default(), 0.0);
     while to_synced.is_none() || to_first_bind.is_none() {
@@ -445,7 +466,14 @@ async fn process_run(
         {
             to_synced = Some(started.elapsed());
             at_synced = proc_of(pid);
+            server_at_synced = server_cpu() - server_before;
             list_requests = gets(&scheduler.metrics());
+            if let Some(mut p) = perf.take() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-INT", &p.id().to_string()])
+                    .status();
+                let _ = p.wait();
+            }
         }
         if to_first_bind.is_none()
             && probe_api
@@ -472,6 +500,7 @@ async fn process_run(
         to_first_bind: to_first_bind.unwrap(),
         at_synced,
         list_requests,
+        server_cpu: server_at_synced,
         steady,
         burst_bound: lat.len(),
         burst: lat,

@@ -49,27 +49,34 @@ impl<K: DeserializeOwned> Incoming<K> for DynamicObject {
     }
 }
 
-/// A shoot as the watch delivers it: typed, plus the JSON it was read from.
+/// A shoot as the watch delivers it: typed, plus the JSON it was read from while it has no seed.
 #[derive(Clone, Debug)]
 pub struct WatchedShoot {
     /// the shoot; on a decoding error only its name, namespace and resourceVersion
     shoot: Shoot,
     error: Option<String>,
-    raw: Box<str>,
+    /// the object's JSON, only for a shoot without `spec.seedName`: a shoot with a seed is
+    /// never bound, so nothing sends its object back
+    raw: Option<Box<str>>,
 }
 
 impl WatchedShoot {
     /// Reads the typed shoot from the object's JSON.
-    pub fn from_raw(raw: Box<str>) -> WatchedShoot {
-        match serde_json::from_str::<Shoot>(&raw) {
+    pub fn from_raw(raw: &str) -> WatchedShoot {
+        match serde_json::from_str::<Shoot>(raw) {
             Ok(shoot) => WatchedShoot {
+                raw: shoot
+                    .spec
+                    .seed_name
+                    .as_deref()
+                    .is_none_or(str::is_empty)
+                    .then(|| raw.into()),
                 shoot,
                 error: None,
-                raw,
             },
             Err(_) => {
                 // Read again, slowly, for the field path; and what identifies the object.
-                let mut de = serde_json::Deserializer::from_str(&raw);
+                let mut de = serde_json::Deserializer::from_str(raw);
                 let error = match serde_path_to_error::deserialize::<_, Shoot>(&mut de) {
                     Ok(_) => "the object could not be read".to_string(),
                     Err(e) => {
@@ -79,11 +86,11 @@ impl WatchedShoot {
                 };
                 WatchedShoot {
                     shoot: Shoot {
-                        metadata: identity(&raw),
+                        metadata: identity(raw),
                         ..Default::default()
                     },
                     error: Some(error),
-                    raw,
+                    raw: None,
                 }
             }
         }
@@ -146,11 +153,11 @@ impl<'de> Visitor<'de> for ShootVisitor {
     /// `object` came before its `type` is buffered first): the object's own entries.
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<WatchedShoot, A::Error> {
         let Some(first) = map.next_key::<String>()? else {
-            return Ok(WatchedShoot::from_raw("{}".into()));
+            return Ok(WatchedShoot::from_raw("{}"));
         };
         if first == RAW_VALUE_TOKEN {
-            let text: String = map.next_value()?;
-            return Ok(WatchedShoot::from_raw(text.into()));
+            let text: Text<'de> = map.next_value()?;
+            return Ok(WatchedShoot::from_raw(text.as_str()));
         }
         let mut object = serde_json::Map::new();
         object.insert(first, map.next_value()?);
@@ -158,20 +165,58 @@ impl<'de> Visitor<'de> for ShootVisitor {
             object.insert(k, v);
         }
         Ok(WatchedShoot::from_raw(
-            serde_json::Value::Object(object).to_string().into(),
+            &serde_json::Value::Object(object).to_string(),
         ))
     }
 
     fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<WatchedShoot, D::Error> {
         let value = serde_json::Value::deserialize(d)?;
-        Ok(WatchedShoot::from_raw(value.to_string().into()))
+        Ok(WatchedShoot::from_raw(&value.to_string()))
+    }
+}
+
+/// A string borrowed from the input where the deserializer can (serde_json reading a `&str`,
+/// as kube does), copied otherwise: the text of a listed shoot is not copied unless kept.
+enum Text<'de> {
+    Borrowed(&'de str),
+    Owned(String),
+}
+
+impl Text<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Borrowed(s) => s,
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text::Borrowed(s))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text::Owned(s.to_string()))
+            }
+            fn visit_string<E>(self, s: String) -> Result<Text<'de>, E> {
+                Ok(Text::Owned(s))
+            }
+        }
+        d.deserialize_str(V)
     }
 }
 
 impl Incoming<Shoot> for WatchedShoot {
     fn decode(self) -> Result<(Shoot, Option<Box<str>>), String> {
         match self.error {
-            None => Ok((self.shoot, Some(self.raw))),
+            None => Ok((self.shoot, self.raw)),
             Some(e) => Err(e),
         }
     }
@@ -302,6 +347,17 @@ mod tests {
         // the text as sent, spacing included: it was not parsed and written again
         let text = r#"{ "metadata": {"name": "a"} }"#;
         let w: WatchedShoot = serde_json::from_str(text).unwrap();
-        assert_eq!(&*w.raw, text);
+        assert_eq!(w.raw.as_deref(), Some(text));
+    }
+
+    #[test]
+    fn the_json_of_a_shoot_with_a_seed_is_not_kept() {
+        let w = watched(serde_json::json!({
+            "metadata": {"name": "a", "namespace": "n", "resourceVersion": "2"},
+            "spec": {"seedName": "s1"}
+        }));
+        let (shoot, raw) = Incoming::<Shoot>::decode(w).unwrap();
+        assert_eq!(shoot.spec.seed_name.as_deref(), Some("s1"));
+        assert!(raw.is_none());
     }
 }
