@@ -45,6 +45,9 @@ pub struct ScaleSpec {
 #[derive(Clone, Copy, Default)]
 pub struct Proc {
     pub rss_kib: u64,
+    /// of `rss_kib`: anonymous memory (heap, stacks) and mapped files (the binary, libraries)
+    pub anon_kib: u64,
+    pub file_kib: u64,
     pub hwm_kib: u64,
     /// user + system CPU time
     pub cpu: Duration,
@@ -67,6 +70,9 @@ pub struct ProcessRun {
     pub steady: Proc,
     pub burst: Vec<Duration>,
     pub burst_bound: usize,
+    /// first create sent → last create answered, and → last bind seen
+    pub creates_took: Duration,
+    pub burst_span: Duration,
     pub after_burst: Proc,
     pub load: String,
 }
@@ -188,6 +194,8 @@ pub fn proc_of(pid: u32) -> Proc {
     let rchar = received_bytes(pid);
     Proc {
         rss_kib: status_kib(pid, "VmRSS:"),
+        anon_kib: status_kib(pid, "RssAnon:"),
+        file_kib: status_kib(pid, "RssFile:"),
         hwm_kib: status_kib(pid, "VmHWM:"),
         cpu: Duration::from_secs_f64(ticks as f64 / clock_ticks() as f64),
         rchar,
@@ -490,8 +498,18 @@ async fn process_run(
     let steady = proc_of(pid);
     let load = loadavg();
     let names: Vec<String> = (0..burst).map(|i| format!("{label}-{i:04}")).collect();
+    let burst_start = Instant::now();
     let created = create_pending(client, names, 64).await;
+    let creates_took = burst_start.elapsed();
     let lat = latencies(binds, &created, Duration::from_secs(300)).await;
+    let burst_span = {
+        let b = binds.lock().unwrap();
+        created
+            .iter()
+            .filter_map(|(n, _)| b.first.get(n).map(|(_, at)| *at))
+            .max()
+            .map_or(Duration::ZERO, |last| last - burst_start)
+    };
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after_burst = proc_of(pid);
     let run = ProcessRun {
@@ -503,6 +521,8 @@ async fn process_run(
         server_cpu: server_at_synced,
         steady,
         burst_bound: lat.len(),
+        creates_took,
+        burst_span,
         burst: lat,
         after_burst,
         load,

@@ -111,8 +111,11 @@ where
                         );
                         shared.metrics.watch_restarted(kind.as_str(), "silent");
                     }
+                    // A list in progress is not a silent watch: its pages have deadlines of
+                    // their own, and at landscape scale a list may take longer than the silence.
                     let silent = shared.feed_age(kind).map(|a| a.watch);
                     if let Some(silent) = silent
+                        && !listing
                         && silent > FEED_SILENCE
                         && started.elapsed() > FEED_SILENCE
                     {
