@@ -68,17 +68,13 @@ pub struct FeedAges {
 }
 
 impl Shared {
-    /// Starts tracking `kind`'s feed at `path` (its collection's URL path), once it has listed;
-    /// after a later list, counts the feed as live from now (its watch starts only now).
+    /// Starts tracking `kind`'s feed at `path` (its collection's URL path), once it has listed.
     pub(super) fn track_feed(&self, kind: WatchedKind, path: &str) {
         let mut feeds = self.feeds.lock().unwrap_or_else(|e| e.into_inner());
-        match feeds.entry(kind) {
-            std::collections::hash_map::Entry::Vacant(e) => {
-                self.activity.register(path);
-                self.metrics.watch_tracked(kind.as_str());
-                e.insert(path.to_string());
-            }
-            std::collections::hash_map::Entry::Occupied(_) => self.activity.register(path),
+        if let std::collections::hash_map::Entry::Vacant(e) = feeds.entry(kind) {
+            self.activity.register(path);
+            self.metrics.watch_tracked(kind.as_str());
+            e.insert(path.to_string());
         }
     }
 

@@ -93,13 +93,19 @@ where
             .backoff(watcher::DefaultBackoff::default())
             .boxed();
         let started = Instant::now();
+        // when the last list ended: the watch that follows it gets the whole silence too
+        let mut listed = started;
         let mut check = tokio::time::interval(Duration::from_secs(1));
         check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 item = stream.next() => {
                     let Some(item) = item else { break };
+                    let was_listing = listing;
                     apply_item(&shared, &feed, &path, &mut listing, item);
+                    if was_listing && !listing {
+                        listed = Instant::now();
+                    }
                 }
                 _ = check.tick() => {
                     // watches the watcher gave up for silence and replaced without a word
@@ -117,7 +123,7 @@ where
                     if let Some(silent) = silent
                         && !listing
                         && silent > FEED_SILENCE
-                        && started.elapsed() > FEED_SILENCE
+                        && listed.elapsed() > FEED_SILENCE
                     {
                         warn!(
                             kind = kind.as_str(),
