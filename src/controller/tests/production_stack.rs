@@ -458,3 +458,92 @@ async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
     assert_eq!(shared.unfit_to_lead(), None);
     drop(held);
 }
+
+/// A relist after 410 Gone that takes longer than a watch may stay silent (three pages, 15 s
+/// each) runs to its end, once: the silence of the shoot watch is not counted while it lists,
+/// nor against the list that replaced it.
+#[tokio::test(start_paused = true)]
+async fn a_relist_longer_than_the_watch_silence_completes_once() {
+    let (svc, mut handle) =
+        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
+    let c = Controller::new(
+        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
+        Connection::mock(svc),
+    )
+    .unwrap();
+    let shared = Arc::clone(c.shared());
+    let _feeds = watch::spawn_all(&shared);
+    let start = Instant::now();
+    let group = "/apis/core.gardener.cloud/v1beta1";
+    let shoot = |name: &str| {
+        let mut s = serde_json::to_value(ShootBuilder::new("garden-a", name).build()).unwrap();
+        s["metadata"]["resourceVersion"] = json!("10");
+        s
+    };
+    let (mut list_starts, mut shoot_watches) = (0, 0);
+    let mut held = Vec::new();
+    // the relist ends at about 46 s; the held watch after it would be silent from 86 s on
+    while start.elapsed() < Duration::from_secs(80) {
+        let Ok(Some((req, respond))) =
+            tokio::time::timeout(Duration::from_secs(1), handle.next_request()).await
+        else {
+            continue;
+        };
+        let path = req.uri().path().to_string();
+        let query = req.uri().query().unwrap_or_default().to_string();
+        if path != format!("{group}/shoots") {
+            if query.contains("watch=true") {
+                held.push(respond);
+            } else {
+                respond.send_response(answered(&list_of("List", "10", vec![])));
+            }
+            continue;
+        }
+        if query.contains("watch=true") {
+            shoot_watches += 1;
+            if shoot_watches == 1 {
+                let gone = json!({"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1",
+                    "status": "Failure", "message": "too old resource version", "reason": "Expired",
+                    "code": 410}});
+                respond.send_response(answered(&gone));
+            } else {
+                held.push(respond);
+            }
+            continue;
+        }
+        let page = if query.contains("continue=p2") {
+            2
+        } else if query.contains("continue=p3") {
+            3
+        } else {
+            list_starts += 1;
+            1
+        };
+        let mut list = list_of("Shoot", "20", vec![shoot(["b", "c", "d"][page - 1])]);
+        if page < 3 {
+            list["metadata"]["continue"] = json!(format!("p{}", page + 1));
+        }
+        if list_starts == 1 {
+            // the first list: one shoot, at once
+            respond.send_response(answered(&list_of("Shoot", "10", vec![shoot("a")])));
+        } else {
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_secs(15)).await;
+                respond.send_response(answered(&list));
+            });
+        }
+    }
+    assert_eq!(list_starts, 2, "the initial list and one relist");
+    let st = shared.lock();
+    for s in ["b", "c", "d"] {
+        assert!(
+            st.pending(&format!("garden-a/{s}")).is_some(),
+            "{s} from the relist"
+        );
+    }
+    assert!(
+        st.pending("garden-a/a").is_none(),
+        "a, not relisted, is gone"
+    );
+    drop(held);
+}
