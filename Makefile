@@ -57,7 +57,7 @@ dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds w
 	kubectl apply --server-side --subresource=status -f example/dev/seeds.yaml
 	kubectl apply -f example/dev/shoots.yaml
 
-bench: ## Benchmarks and placement quality; report in target/bench-report.md (BENCH_QUICK=1: small run in seconds).
+bench: ## Benchmarks, placement quality and the process at landscape scale; report in target/bench-report.md (BENCH_QUICK=1: small run in minutes).
 	$(CARGO) bench --locked --bench scheduler
 
 bench-instructions: ## Instructions per decision under callgrind, independent of machine load (needs valgrind; SEEDS, SHOOTS, DECISIONS; BENCH_PATH=reference counts schedule()).

@@ -4,7 +4,8 @@
 //! what latency a carbon saving costs. Prints a markdown report and writes it to `target/bench-report.md`, with the
 //! quality chart in `target/performance-quality.svg`.
 //!
-//! `BENCH_QUICK=1` runs a small version in seconds.
+//! `BENCH_QUICK=1` runs a small version in a few minutes (of which the process at landscape
+//! scale, one row of 2,000 shoots, takes about one).
 //! `BENCH_SECTIONS=latency,memory,quality,e2e,carbon,scale` runs a subset (`latency` includes the
 //! baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
 //! grid cells (comma-separated lists); `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
@@ -1859,7 +1860,7 @@ fn main() {
          - machine: {}; shared with other work: load average {load_before} at the start, {} at the end (1/5/15 min)\n\
          - build: {rustc}, `bench` profile (release), commit `{commit}`\n\
          - run: {} mode, sections {}, took {}; timings move with the load of the shared machine, so compare cells within one run\n\
-         - reproduce: `make bench` (= `cargo bench --bench scheduler`); `BENCH_QUICK=1 make bench` for a small run in seconds. \
+         - reproduce: `make bench` (= `cargo bench --bench scheduler`); `BENCH_QUICK=1 make bench` for a small run in minutes. \
          The report is written to `target/bench-report.md` and the chart to `target/performance-quality.svg`; \
          `docs/performance.md` and `docs/performance-quality.svg` are copies of one full run \
          (`cp target/bench-report.md docs/performance.md && cp target/performance-quality.svg docs/`).\n",
