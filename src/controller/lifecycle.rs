@@ -12,7 +12,7 @@ use tracing::{debug, error, info, warn};
 
 use super::worker::worker;
 use super::{
-    Controller, ControllerError, REQUEST_TIMEOUT, Shared, carbon_metrics, control, process, server,
+    Controller, ControllerError, REQUEST_TIMEOUT, Shared, attempt, carbon_metrics, control, server,
     watch,
 };
 
@@ -172,15 +172,15 @@ async fn housekeeping(shared: Arc<Shared>) {
         let unconfirmed = shared.lock().unconfirmed(Instant::now());
         // a handful per tick: a stalled watch must not turn into a burst of reads
         for (key, seed) in unconfirmed.into_iter().take(UNCONFIRMED_READS_PER_TICK) {
-            match process::settle_unknown(&shared, &key, &seed).await {
-                process::Settled::Bound => {
+            match attempt::settle_unknown(&shared, &key, &seed).await {
+                attempt::Settled::Bound => {
                     info!(shoot = %key, %seed, "bind not yet shown by the watch; a read confirms it")
                 }
-                process::Settled::Other => {
+                attempt::Settled::Other => {
                     warn!(shoot = %key, %seed, "bind not shown by the watch, and a read shows the shoot elsewhere, pending or gone; counting what the read shows");
                     shared.queue.add(&key);
                 }
-                process::Settled::Unknown => {
+                attempt::Settled::Unknown => {
                     debug!(shoot = %key, "confirming a bind by a read failed; trying again")
                 }
             }

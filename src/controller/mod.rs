@@ -2,7 +2,7 @@
 //! [`crate::schedule::decide`], bind, and report.
 //!
 //! ```text
-//! watch.rs ─► cache/ ─► queue.rs ─► worker.rs ─► process.rs ─► bind.rs ─► report/
+//! watch.rs ─► cache/ ─► queue.rs ─► worker.rs ─► attempt.rs ─► bind.rs ─► report/
 //!            (Snapshot,    ▲                     decide+assume  (leader only)
 //!             assumptions) │                     (one lock)
 //!                          └── requeue.rs: the one Requeue each attempt returns
@@ -20,6 +20,7 @@
 //! workers and HTTP handlers share (with the sync bookkeeping in `sync.rs`), `lifecycle.rs`
 //! starts and stops everything.
 
+mod attempt;
 mod bind;
 mod brief;
 mod cache;
@@ -30,7 +31,6 @@ mod leader;
 mod lifecycle;
 mod liveness;
 mod metrics;
-mod process;
 mod queue;
 mod ratelimit;
 mod redact;
@@ -71,13 +71,13 @@ pub use watch::decode;
 
 // Single-step access for this crate's tests, e2e tests and benches (the `test-util` feature).
 #[cfg(any(test, feature = "test-util"))]
-pub use process::Attempt;
+pub use attempt::Attempt;
 #[cfg(any(test, feature = "test-util"))]
 pub use shared::Shared;
 #[cfg(not(any(test, feature = "test-util")))]
 use shared::Shared;
 #[cfg(any(test, feature = "test-util"))]
-pub use worker::process;
+pub use worker::schedule_one;
 
 use crate::compile::Compiled;
 use crate::config::{self, ConfigError, SchedulerConfiguration};
