@@ -247,6 +247,9 @@ pub struct SchedulerOptions {
     pub lease: LeaseTimes,
     /// `HOSTNAME` for the process: its leader-election identity starts with `<hostname>_`
     pub hostname: Option<&'static str>,
+    /// more keys of `schedulers.shoot`, one per line, as written under it (e.g.
+    /// `decisionBudget: 200ms\n`)
+    pub shoot_config: &'static str,
 }
 
 impl Default for SchedulerOptions {
@@ -261,6 +264,7 @@ impl Default for SchedulerOptions {
             kubeconfig: None,
             lease: LeaseTimes::Short,
             hostname: None,
+            shoot_config: "",
         }
     }
 }
@@ -308,12 +312,17 @@ schedulers:
     retrySyncPeriod: 1s
     bindingMode: {mode}
     backoff: {{initial: {initial}, max: {max}}}
-"#,
+{shoot}"#,
             leader = opts.leader_elect,
             syncs = opts.concurrent_syncs,
             mode = opts.binding_mode,
             initial = opts.backoff.0,
             max = opts.backoff.1,
+            shoot = opts
+                .shoot_config
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>(),
         );
         if let Some((qps, burst)) = opts.client_rate {
             config.push_str(&format!(
