@@ -58,6 +58,7 @@ pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
 pub use client::{ApiClients, Connection, client_from_kubeconfig};
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
+pub use lifecycle::LONGEST_STOP;
 pub use lifecycle::shutdown_signal;
 pub use metrics::{AttemptResult, Metrics};
 pub use queue::{BackoffPolicy, Queue};
