@@ -14,6 +14,8 @@
 
 /// Serde types of the Gardener objects read (Shoot, Seed, CloudProfile, Project, ConfigMap).
 pub mod api;
+/// Carrying out a saved plan: which move starts when (pure), checks, bindings, following.
+pub mod apply;
 /// Leaf helper: a leading UTF-8 byte order mark in user files.
 pub mod bom;
 /// How long one decision may take (leaf).
