@@ -69,26 +69,31 @@ struct FileMigration {
     kind: Kind,
 }
 
+/// Read as plain fields (an internally tagged enum would lose the path of a bad field).
 #[derive(Deserialize)]
-#[serde(tag = "state", rename_all = "camelCase")]
-enum FileTiming {
+struct FileTiming {
+    state: TimingState,
+    #[serde(default, deserialize_with = "rfc3339")]
+    start: Option<DateTime<Utc>>,
+    #[serde(default, deserialize_with = "rfc3339")]
+    end: Option<DateTime<Utc>>,
+    #[serde(default)]
+    reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum TimingState {
     Unscheduled,
-    At {
-        #[serde(deserialize_with = "rfc3339")]
-        start: DateTime<Utc>,
-        #[serde(deserialize_with = "rfc3339")]
-        end: DateTime<Utc>,
-    },
-    Deferred {
-        reason: String,
-    },
+    At,
+    Deferred,
 }
 
 /// An instant as the plan writes it (RFC 3339).
-fn rfc3339<'de, D: serde::Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+fn rfc3339<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<DateTime<Utc>>, D::Error> {
     let s = String::deserialize(d)?;
     DateTime::parse_from_rfc3339(&s)
-        .map(|t| t.to_utc())
+        .map(|t| Some(t.to_utc()))
         .map_err(|e| serde::de::Error::custom(format!("{s:?} is not an RFC 3339 timestamp: {e}")))
 }
 
@@ -198,13 +203,18 @@ pub fn parse(path: &str, text: &str) -> Result<SavedPlan, PlanFileError> {
                 format!("{} is moved twice in this plan", m.shoot),
             ));
         }
-        let start = match m.timing {
-            FileTiming::At { start, end } if end > start => Ok(start),
-            FileTiming::At { .. } => {
-                return Err(field(at("timing.end"), "must be after timing.start".into()));
-            }
-            FileTiming::Deferred { reason } => Err(format!("deferred by the plan: {reason}")),
-            FileTiming::Unscheduled => Err("not scheduled by the plan".into()),
+        let t = m.timing;
+        let start = match t.state {
+            TimingState::At => match (t.start, t.end) {
+                (Some(start), Some(end)) if end > start => Ok(start),
+                (Some(_), Some(_)) => {
+                    return Err(field(at("timing.end"), "must be after timing.start".into()));
+                }
+                (None, _) => return Err(field(at("timing.start"), "is required".into())),
+                (_, None) => return Err(field(at("timing.end"), "is required".into())),
+            },
+            TimingState::Deferred => Err(format!("deferred by the plan: {}", t.reason)),
+            TimingState::Unscheduled => Err("not scheduled by the plan".into()),
         };
         moves.push(Planned {
             shoot: m.shoot,
@@ -225,3 +235,6 @@ pub fn parse(path: &str, text: &str) -> Result<SavedPlan, PlanFileError> {
         live_migration: file.stamp.live_migration,
     })
 }
+
+#[cfg(test)]
+mod tests;
