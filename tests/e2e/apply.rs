@@ -1,0 +1,388 @@
+//! `plan apply` against the test API server, with the gardenlets played by
+//! [`FakeGardenlets`](crate::support::gardenlet::FakeGardenlets): plans are made with `plan drain
+//! --kubeconfig`, saved, and applied by the binary on a clock started at `--now`, so maintenance
+//! windows a few seconds long stand in for real ones.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use gardener_scheduler::api::{Seed, Shoot};
+use kube::api::{Patch, PatchParams};
+use serde_json::{Value, json};
+
+use crate::plan::migratable_seed;
+use crate::support::gardenlet::FakeGardenlets;
+use crate::support::*;
+use crate::whatif::run_cli;
+
+/// The instant the plans are made at and the applies' clocks start at.
+const T0: &str = "2026-01-01T10:00:00Z";
+const NS: &str = "garden-ap";
+
+fn t0() -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(T0).unwrap().to_utc()
+}
+
+/// `HHMMSS+0000` of `T0 + seconds`.
+fn at(seconds: i64) -> String {
+    (t0() + chrono::Duration::seconds(seconds))
+        .format("%H%M%S+0000")
+        .to_string()
+}
+
+/// A shoot on `seed` whose maintenance window is `[T0 + begin, T0 + end)`.
+async fn shoot_on(client: &kube::Client, name: &str, seed: &str, begin: i64, end: i64) -> Value {
+    let mut m = shoot_manifest("ap", name);
+    m["spec"]["seedName"] = seed.into();
+    m["spec"]["maintenance"] = json!({"timeWindow": {"begin": at(begin), "end": at(end)}});
+    raw_ns::<Shoot>(client, NS)
+        .create(
+            &Default::default(),
+            &serde_json::from_value(m.clone()).unwrap(),
+        )
+        .await
+        .unwrap();
+    m
+}
+
+/// Makes `plan drain <seed>` of the cluster and saves it.
+async fn save_plan(api: &ApiServer, name: &str, seed: &str, extra: &[&str]) -> PathBuf {
+    let mut args: Vec<String> = ["plan", "drain", seed, "-o", "json", "--now", T0]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(["--kubeconfig".into(), api.kubeconfig.display().to_string()]);
+    args.extend(["--move-duration".into(), "1s".into()]);
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let out = run_cli(args).await;
+    assert!(
+        out.status.success(),
+        "plan: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let path = api.state.join(format!("{name}.json"));
+    std::fs::write(&path, &out.stdout).unwrap();
+    path
+}
+
+fn apply_args(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = vec![
+        "plan".into(),
+        "apply".into(),
+        plan.display().to_string(),
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--now".into(),
+        T0.into(),
+        "--poll-interval".into(),
+        "200ms".into(),
+        "-o".into(),
+        "json".into(),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
+}
+
+async fn apply(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Output {
+    run_cli(apply_args(kubeconfig, plan, extra)).await
+}
+
+/// The JSON lines of an apply's stdout.
+fn steps(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+fn of<'a>(steps: &'a [Value], step: &str) -> Vec<&'a Value> {
+    steps.iter().filter(|s| s["step"] == step).collect()
+}
+
+fn time(v: &Value) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(v["time"].as_str().unwrap())
+        .unwrap()
+        .to_utc()
+}
+
+/// shoot (namespace/name) -> planned destination.
+fn planned(plan: &Path) -> BTreeMap<String, String> {
+    let v: Value = serde_json::from_slice(&std::fs::read(plan).unwrap()).unwrap();
+    v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["shoot"].as_str().unwrap().to_string(),
+                m["to"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn shoot(client: &kube::Client, name: &str) -> Value {
+    raw_ns::<Shoot>(client, NS).get(name).await.unwrap().data
+}
+
+/// The most moves between a `started` step and the `done` or `failed` step of the same shoot.
+fn most_in_flight(steps: &[Value]) -> usize {
+    let (mut now, mut most) = (0usize, 0usize);
+    for s in steps {
+        match s["step"].as_str() {
+            Some("started") => {
+                now += 1;
+                most = most.max(now);
+            }
+            Some("done") | Some("failed") => now = now.saturating_sub(1),
+            _ => {}
+        }
+    }
+    most
+}
+
+/// s1 with `n` shoots (the first half in a window from T0+2s, the rest from T0+6s, both until
+/// T0+10min), and three destinations with room for `room` shoots each.
+async fn drain_landscape(client: &kube::Client, n: usize, room: u32) -> Vec<Value> {
+    base_landscape(client, "ap").await;
+    migratable_seed(client, "s1", 100).await;
+    for s in ["s2", "s3", "s4"] {
+        migratable_seed(client, s, room).await;
+    }
+    let mut shoots = Vec::new();
+    for i in 0..n {
+        let begin = if i < n / 2 { 2 } else { 6 };
+        shoots.push(shoot_on(client, &format!("sh{i:02}"), "s1", begin, 600).await);
+    }
+    shoots
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_drain_of_twenty_shoots_ends_on_the_planned_seeds_within_windows_and_three_at_a_time() {
+    let api = ApiServer::start("apply-drain");
+    let client = api.client().await;
+    let manifests = drain_landscape(&client, 20, 10).await;
+    let gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(600), &[]);
+    // every shoot has its status before the plan is made
+    eventually("first reconciles", || async {
+        let all = list_shoots(&client, "ap").await;
+        all.iter()
+            .all(|s| s.status.as_ref().is_some_and(|st| st.seed_name.is_some()))
+            .then_some(())
+    })
+    .await;
+    let plan = save_plan(&api, "drain", "s1", &["--max-concurrent", "3"]).await;
+    let want = planned(&plan);
+    assert_eq!(
+        want.len(),
+        20,
+        "{}",
+        std::fs::read_to_string(&plan).unwrap()
+    );
+
+    let out = apply(&api.kubeconfig, &plan, &["--max-concurrent", "3"]).await;
+    let log = steps(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{log:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary = log.last().unwrap();
+    assert_eq!(summary["step"], "summary");
+    assert_eq!(summary["counts"]["done"], 20, "{summary:#}");
+
+    for (key, to) in &want {
+        let name = key.rsplit('/').next().unwrap();
+        let s = shoot(&client, name).await;
+        assert_eq!(s["spec"]["seedName"], to.as_str(), "{key}");
+        assert_eq!(s["status"]["seedName"], to.as_str(), "{key}");
+        assert_eq!(s["status"]["lastOperation"]["state"], "Succeeded", "{key}");
+        // classic moves: no live-migration annotation
+        assert!(
+            s["metadata"]["annotations"]["migration.gardener.cloud/live-migrate"].is_null(),
+            "{key}"
+        );
+    }
+    // once each, never more than three at a time (as the apply logged it and as the
+    // gardenlets saw it)
+    let seen = gardenlets.moves();
+    assert_eq!(seen.len(), 20);
+    assert!(seen.values().all(|m| m.len() == 1), "{seen:?}");
+    assert!(most_in_flight(&log) <= 3, "{log:#?}");
+    assert!(most_in_flight(&log) >= 2, "moves ran in parallel: {log:#?}");
+    assert!(gardenlets.max_in_flight() <= 3);
+    // every start inside the shoot's window
+    let started = of(&log, "started");
+    assert_eq!(started.len(), 20);
+    for s in started {
+        let name = s["shoot"].as_str().unwrap().rsplit('/').next().unwrap();
+        let m = manifests
+            .iter()
+            .find(|m| m["metadata"]["name"] == name)
+            .unwrap();
+        let begin = m["spec"]["maintenance"]["timeWindow"]["begin"]
+            .as_str()
+            .unwrap();
+        let opens = if begin == at(2) { 2 } else { 6 };
+        assert!(
+            time(s) >= t0() + chrono::Duration::seconds(opens),
+            "{name} started at {} before its window {begin}",
+            s["time"]
+        );
+    }
+    // one event per start and per end on the shoot
+    let events = shoot_events(&client, "ap", "sh00").await;
+    let reasons: Vec<&str> = events.iter().filter_map(|e| e.reason.as_deref()).collect();
+    assert!(
+        reasons.contains(&"MigrationStarted") && reasons.contains(&"MigrationSucceeded"),
+        "{reasons:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_killed_mid_plan_finishes_when_started_again_without_binding_a_shoot_twice() {
+    let api = ApiServer::start("apply-resume");
+    let client = api.client().await;
+    drain_landscape(&client, 8, 10).await;
+    let gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(1500), &[]);
+    eventually("first reconciles", || async {
+        let all = list_shoots(&client, "ap").await;
+        all.iter()
+            .all(|s| s.status.as_ref().is_some_and(|st| st.seed_name.is_some()))
+            .then_some(())
+    })
+    .await;
+    let plan = save_plan(&api, "resume", "s1", &["--max-concurrent", "2"]).await;
+    let want = planned(&plan);
+    let log1 = api.state.join("apply-1.jsonl");
+    let mut first = std::process::Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+        .args(apply_args(
+            &api.kubeconfig,
+            &plan,
+            &["--lease-duration", "3s"],
+        ))
+        .env_remove("KUBECONFIG")
+        .stdout(std::fs::File::create(&log1).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // kill -9 once three moves have started (some done, some under way)
+    let start = Instant::now();
+    while of(&steps(&std::fs::read(&log1).unwrap()), "started").len() < 3 {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the first apply started no moves"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    first.kill().unwrap();
+    first.wait().unwrap();
+    let before = steps(&std::fs::read(&log1).unwrap());
+
+    // the killed apply's lease still holds: a second apply is refused, changing nothing
+    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("another `plan apply` runs against this garden"),
+        "{stderr}"
+    );
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let after = steps(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{after:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // what the first apply had bound is found, not bound again
+    let found: Vec<&str> = of(&after, "found")
+        .iter()
+        .map(|s| s["shoot"].as_str().unwrap())
+        .collect();
+    assert!(!found.is_empty(), "{after:#?}");
+    let mut starts: BTreeMap<String, usize> = BTreeMap::new();
+    for s in of(&before, "started")
+        .into_iter()
+        .chain(of(&after, "started"))
+    {
+        *starts
+            .entry(s["shoot"].as_str().unwrap().into())
+            .or_default() += 1;
+    }
+    assert!(starts.values().all(|&n| n == 1), "{starts:?}");
+    for f in &found {
+        assert!(
+            !of(&after, "started").iter().any(|s| s["shoot"] == *f),
+            "{f}"
+        );
+    }
+    for (key, to) in &want {
+        let s = shoot(&client, key.rsplit('/').next().unwrap()).await;
+        assert_eq!(s["status"]["seedName"], to.as_str(), "{key}");
+        assert_eq!(s["status"]["lastOperation"]["state"], "Succeeded", "{key}");
+    }
+    let seen = gardenlets.moves();
+    assert_eq!(seen.len(), want.len());
+    assert!(seen.values().all(|m| m.len() == 1), "bound once: {seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_migration_stops_new_moves_and_is_reported_with_its_last_operation() {
+    let api = ApiServer::start("apply-failure");
+    let client = api.client().await;
+    drain_landscape(&client, 4, 10).await;
+    // the first half opens at T0+2s: sh00 and sh01 move first, one at a time
+    let _gardenlets =
+        FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &["sh01"]);
+    eventually("first reconciles", || async {
+        let all = list_shoots(&client, "ap").await;
+        all.iter()
+            .all(|s| s.status.as_ref().is_some_and(|st| st.seed_name.is_some()))
+            .then_some(())
+    })
+    .await;
+    let plan = save_plan(&api, "failure", "s1", &["--max-concurrent", "1"]).await;
+    let out = apply(&api.kubeconfig, &plan, &["--max-concurrent", "1"]).await;
+    let log = steps(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{log:#?}");
+    let failed = of(&log, "failed");
+    assert_eq!(failed.len(), 1, "{log:#?}");
+    assert_eq!(failed[0]["shoot"], "garden-ap/sh01");
+    assert!(
+        failed[0]["lastOperation"]
+            .as_str()
+            .unwrap()
+            .starts_with("Migrate Failed"),
+        "{:#}",
+        failed[0]
+    );
+    assert!(!of(&log, "stopping").is_empty(), "{log:#?}");
+    // the moves after it were not started: those shoots are still on s1
+    let started: Vec<&str> = of(&log, "started")
+        .iter()
+        .map(|s| s["shoot"].as_str().unwrap())
+        .collect();
+    assert_eq!(started, ["garden-ap/sh00", "garden-ap/sh01"], "{log:#?}");
+    for name in ["sh02", "sh03"] {
+        assert_eq!(
+            shoot(&client, name).await["spec"]["seedName"],
+            "s1",
+            "{name}"
+        );
+    }
+    let summary = log.last().unwrap();
+    assert_eq!(summary["counts"]["failed"], 1, "{summary:#}");
+    assert_eq!(summary["counts"]["waiting"], 2, "{summary:#}");
+    let events = shoot_events(&client, "ap", "sh01").await;
+    assert!(
+        events
+            .iter()
+            .any(|e| e.reason.as_deref() == Some("MigrationFailed")),
+        "{events:?}"
+    );
+}
