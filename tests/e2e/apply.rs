@@ -124,8 +124,9 @@ fn planned(plan: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The shoot as the API server stores it, metadata included.
 async fn shoot(client: &kube::Client, name: &str) -> Value {
-    raw_ns::<Shoot>(client, NS).get(name).await.unwrap().data
+    serde_json::to_value(raw_ns::<Shoot>(client, NS).get(name).await.unwrap()).unwrap()
 }
 
 /// The most moves between a `started` step and the `done` or `failed` step of the same shoot.
@@ -384,5 +385,292 @@ async fn a_failed_migration_stops_new_moves_and_is_reported_with_its_last_operat
             .iter()
             .any(|e| e.reason.as_deref() == Some("MigrationFailed")),
         "{events:?}"
+    );
+}
+
+/// A proxy in front of the API server that records every request and, at the first binding of
+/// a shoot named in `meddle`, changes that shoot (a label) just before passing the binding on,
+/// as another client writing at the same moment would.
+struct MeddlingProxy {
+    kubeconfig: PathBuf,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[derive(Clone)]
+struct Meddle {
+    client: kube::Client,
+    meddle: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    requests: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+}
+
+impl MeddlingProxy {
+    async fn start(api: &ApiServer, meddle: &[&str]) -> MeddlingProxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state = Meddle {
+            client: api.client().await,
+            meddle: std::sync::Arc::new(std::sync::Mutex::new(
+                meddle.iter().map(|s| s.to_string()).collect(),
+            )),
+            requests: Default::default(),
+        };
+        let requests = state.requests.clone();
+        let app = axum::Router::new()
+            .fallback(
+                |axum::extract::State(m): axum::extract::State<Meddle>,
+                 req: axum::extract::Request| async move {
+                    let (parts, body) = req.into_parts();
+                    let bytes = axum::body::to_bytes(body, 64 << 20)
+                        .await
+                        .unwrap_or_default();
+                    let uri = parts
+                        .uri
+                        .path_and_query()
+                        .map(|p| p.to_string())
+                        .unwrap_or_default();
+                    m.requests
+                        .lock()
+                        .unwrap()
+                        .push((parts.method.to_string(), uri));
+                    let path = parts.uri.path().to_string();
+                    if parts.method == http::Method::PUT && path.ends_with("/binding") {
+                        let name = path.rsplit('/').nth(1).unwrap_or_default().to_string();
+                        let hit = {
+                            let mut list = m.meddle.lock().unwrap();
+                            let hit = list.contains(&name);
+                            list.retain(|n| *n != name);
+                            hit
+                        };
+                        if hit {
+                            raw_ns::<Shoot>(&m.client, NS)
+                                .patch(
+                                    &name,
+                                    &PatchParams::default(),
+                                    &Patch::Merge(
+                                        &json!({"metadata": {"labels": {"meddled": "yes"}}}),
+                                    ),
+                                )
+                                .await
+                                .unwrap();
+                        }
+                    }
+                    crate::support::proxy::forward(&m.client, parts, bytes).await
+                },
+            )
+            .with_state(state);
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        let kubeconfig = api.state.join("kubeconfig-meddling-proxy");
+        std::fs::write(
+            &kubeconfig,
+            crate::whatif::kubeconfig_for(&format!("http://127.0.0.1:{port}")),
+        )
+        .unwrap();
+        MeddlingProxy {
+            kubeconfig,
+            requests,
+            task,
+        }
+    }
+
+    fn requests(&self) -> Vec<(String, String)> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl Drop for MeddlingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn reconciled(client: &kube::Client) {
+    eventually("first reconciles", || async {
+        let all = list_shoots(client, "ap").await;
+        all.iter()
+            .all(|s| s.status.as_ref().is_some_and(|st| st.seed_name.is_some()))
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destination_full_since_planning_is_skipped_and_a_changed_shoot_is_checked_again() {
+    let api = ApiServer::start("apply-recheck");
+    let client = api.client().await;
+    base_landscape(&client, "ap").await;
+    migratable_seed(&client, "s1", 10).await;
+    migratable_seed(&client, "s2", 10).await;
+    for name in ["a", "b", "c"] {
+        shoot_on(&client, name, "s1", 2, 600).await;
+    }
+    let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &[]);
+    reconciled(&client).await;
+    let plan = save_plan(&api, "recheck", "s1", &["--max-concurrent", "1"]).await;
+    assert_eq!(planned(&plan).values().filter(|to| *to == "s2").count(), 3);
+    // after planning, s2 makes room for one shoot only
+    raw::<Seed>(&client)
+        .patch_status(
+            "s2",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"allocatable": {"shoots": "1"}}})),
+        )
+        .await
+        .unwrap();
+    // and shoot a is changed by someone else just as it is bound
+    let proxy = MeddlingProxy::start(&api, &["a"]).await;
+    let out = apply(&proxy.kubeconfig, &plan, &[]).await;
+    let log = steps(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{log:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // a: one conflict, read again, checked again, bound; the other change kept
+    let conflicts = of(&log, "conflict");
+    assert_eq!(conflicts.len(), 1, "{log:#?}");
+    assert_eq!(conflicts[0]["shoot"], "garden-ap/a");
+    let a = shoot(&client, "a").await;
+    assert_eq!(a["spec"]["seedName"], "s2");
+    assert_eq!(
+        a["metadata"]["labels"]["meddled"], "yes",
+        "never overwritten"
+    );
+    let binds = proxy
+        .requests()
+        .iter()
+        .filter(|(m, p)| m == "PUT" && p.contains("/shoots/a/binding"))
+        .count();
+    assert_eq!(
+        binds, 2,
+        "the refused binding and the one after the re-read"
+    );
+    // b and c: skipped with the reason, still on s1
+    let skipped = of(&log, "skipped");
+    assert_eq!(skipped.len(), 2, "{log:#?}");
+    for s in skipped {
+        let reason = s["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("destination s2 no longer fits: 1/1 shoots allocated"),
+            "{reason}"
+        );
+        let name = s["shoot"].as_str().unwrap().rsplit('/').next().unwrap();
+        assert_eq!(shoot(&client, name).await["spec"]["seedName"], "s1");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothing() {
+    let api = ApiServer::start("apply-live");
+    let client = api.client().await;
+    base_landscape(&client, "ap").await;
+    for seed in ["s1", "s2"] {
+        migratable_seed(&client, seed, 10).await;
+        raw::<Seed>(&client)
+            .patch_status(
+                seed,
+                &PatchParams::default(),
+                &Patch::Merge(&json!({"status": {"gardener": {"version": "v1.130.0"}}})),
+            )
+            .await
+            .unwrap();
+    }
+    shoot_on(&client, "plain", "s1", 2, 600).await;
+    let mut ha = shoot_manifest("ap", "ha");
+    ha["spec"]["seedName"] = "s1".into();
+    ha["spec"]["maintenance"] = json!({"timeWindow": {"begin": at(2), "end": at(600)}});
+    ha["spec"]["controlPlane"] =
+        json!({"highAvailability": {"failureTolerance": {"type": "node"}}});
+    raw_ns::<Shoot>(&client, NS)
+        .create(&Default::default(), &serde_json::from_value(ha).unwrap())
+        .await
+        .unwrap();
+    let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &[]);
+    reconciled(&client).await;
+    let plan = save_plan(&api, "live", "s1", &["--live-migration"]).await;
+    let v: Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
+    let kinds: BTreeMap<&str, &str> = v["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["shoot"].as_str().unwrap(),
+                m["migration"]["kind"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        BTreeMap::from([("garden-ap/ha", "live"), ("garden-ap/plain", "classic")]),
+        "{v:#}"
+    );
+
+    // dry run: every write sent with dryRun=All, nothing stored
+    let before: Vec<Value> =
+        futures::future::join_all(["ha", "plain"].map(|n| shoot(&client, n))).await;
+    let proxy = MeddlingProxy::start(&api, &[]).await;
+    let out = apply(&proxy.kubeconfig, &plan, &["--dry-run"]).await;
+    let log = steps(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(of(&log, "wouldStart").len(), 2, "{log:#?}");
+    assert_eq!(log.last().unwrap()["wouldStart"], 2);
+    let writes: Vec<(String, String)> = proxy
+        .requests()
+        .into_iter()
+        .filter(|(m, _)| m != "GET")
+        .collect();
+    assert!(writes.len() >= 2, "{writes:?}");
+    assert!(
+        writes.iter().all(|(_, p)| p.contains("dryRun=All")),
+        "{writes:?}"
+    );
+    let after: Vec<Value> =
+        futures::future::join_all(["ha", "plain"].map(|n| shoot(&client, n))).await;
+    for (b, a) in before.iter().zip(&after) {
+        assert_eq!(
+            b["metadata"]["resourceVersion"],
+            a["metadata"]["resourceVersion"]
+        );
+        assert_eq!(a["spec"]["seedName"], "s1");
+    }
+    let lease = kube::Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
+        client.clone(),
+        "garden",
+    )
+    .get_opt("gardener-scheduler-plan-apply")
+    .await
+    .unwrap();
+    assert!(lease.is_none(), "{lease:?}");
+    assert!(shoot_events(&client, "ap", "ha").await.is_empty());
+
+    // for real: the annotation on the live move only
+    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let log = steps(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{log:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let key = "migration.gardener.cloud/live-migrate";
+    let ha = shoot(&client, "ha").await;
+    assert_eq!(ha["spec"]["seedName"], "s2");
+    assert_eq!(ha["metadata"]["annotations"][key], "true", "{ha:#}");
+    let plain = shoot(&client, "plain").await;
+    assert_eq!(plain["spec"]["seedName"], "s2");
+    assert!(plain["metadata"]["annotations"][key].is_null(), "{plain:#}");
+    let live: BTreeMap<&str, bool> = of(&log, "started")
+        .iter()
+        .map(|s| (s["shoot"].as_str().unwrap(), s["live"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        live,
+        BTreeMap::from([("garden-ap/ha", true), ("garden-ap/plain", false)])
     );
 }
