@@ -211,6 +211,11 @@ impl apply::Sink for TextSink {
                 shoot,
                 reason,
                 last_operation,
+            } if reason.contains(last_operation.as_str()) => format!("FAILED   {shoot}: {reason}"),
+            Step::Failed {
+                shoot,
+                reason,
+                last_operation,
             } => format!("FAILED   {shoot}: {reason} (last operation: {last_operation})"),
             Step::Frozen { reason } => format!("frozen   no move starts: {reason}"),
             Step::Stopping { reason } => format!("stopping {reason}"),
