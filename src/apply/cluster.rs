@@ -13,6 +13,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, ObjectMeta, PostParams};
 use serde_json::{Value, json};
 
+use super::saved::Planned;
 use crate::api::Shoot;
 use crate::controller::{FIELD_MANAGER, brief, raw_shoots};
 use crate::plan::migration::ANNOTATION_LIVE_MIGRATE;
@@ -132,28 +133,27 @@ pub fn binding_body(current: &Value, to: &str, live: bool) -> Value {
     body
 }
 
-/// Writes the binding of `current` (the shoot as read) to `to`: `PUT .../shoots/NAME/binding`.
+/// Writes the binding of `current` (the shoot as read) for `planned`:
+/// `PUT .../shoots/NAME/binding` with `spec.seedName` set to the destination.
 pub async fn bind(
     client: &Client,
-    namespace: &str,
-    name: &str,
+    planned: &Planned,
     current: &Value,
-    to: &str,
-    live: bool,
     dry_run: bool,
     timeout: Duration,
 ) -> Result<(), WriteError> {
-    let body: kube::api::DynamicObject = serde_json::from_value(binding_body(current, to, live))
-        .map_err(|e| WriteError::Refused {
+    let body = binding_body(current, &planned.to, planned.live());
+    let body: kube::api::DynamicObject =
+        serde_json::from_value(body).map_err(|e| WriteError::Refused {
             action: "updating shoots/binding",
             message: format!("the shoot as read is not an object: {e}"),
         })?;
-    let api = raw_shoots(client, namespace);
+    let api = raw_shoots(client, &planned.namespace);
     timed(
         "updating shoots/binding",
         true,
         timeout,
-        api.replace_subresource("binding", name, &post_params(dry_run), &body),
+        api.replace_subresource("binding", &planned.name, &post_params(dry_run), &body),
     )
     .await
     .map(drop)

@@ -339,7 +339,7 @@ pub fn counts(states: &[State], pick: &Pick) -> Counts {
 /// Whether the apply is over: nothing in flight, and nothing left that may still start.
 pub fn finished(states: &[State], stopping: bool) -> bool {
     !states.iter().any(|s| matches!(s, State::InFlight { .. }))
-        && (stopping || !states.iter().any(|s| *s == State::Waiting))
+        && (stopping || !states.contains(&State::Waiting))
 }
 
 #[cfg(test)]

@@ -100,17 +100,8 @@ impl Apply<'_, '_> {
             if let Err(reason) = recheck(cx, &shoot, m, snap) {
                 return Started::State(State::Skipped { reason });
             }
-            let written = cluster::bind(
-                self.env.client,
-                &m.namespace,
-                &m.name,
-                &raw,
-                &m.to,
-                m.live(),
-                self.settings.dry_run,
-                timeout,
-            )
-            .await;
+            let written =
+                cluster::bind(self.env.client, m, &raw, self.settings.dry_run, timeout).await;
             match written {
                 Ok(()) => return Started::Bound,
                 Err(e) => {
