@@ -365,16 +365,20 @@ impl Apply<'_, '_> {
             .map(pace::last_operation)
             .unwrap_or_else(|| "none".into());
         let (step, event) = match &state {
+            State::Waiting => {
+                self.states[i] = state;
+                return;
+            }
             State::Done => (
                 Step::Done {
                     shoot: m.shoot.clone(),
                     to: m.to.clone(),
                 },
-                Some((
+                (
                     "MigrationSucceeded",
                     "Normal",
                     format!("control plane moved from {} to {}", m.from, m.to),
-                )),
+                ),
             ),
             State::Failed { reason } => (
                 Step::Failed {
@@ -382,28 +386,28 @@ impl Apply<'_, '_> {
                     reason: reason.clone(),
                     last_operation: last,
                 },
-                Some((
+                (
                     "MigrationFailed",
                     "Warning",
                     format!(
                         "moving the control plane from {} to {}: {reason}",
                         m.from, m.to
                     ),
-                )),
+                ),
             ),
             State::Skipped { reason } => (
                 Step::Skipped {
                     shoot: m.shoot.clone(),
                     reason: reason.clone(),
                 },
-                Some((
+                (
                     "MigrationSkipped",
                     "Normal",
                     format!(
                         "planned move from {} to {} not carried out: {reason}",
                         m.from, m.to
                     ),
-                )),
+                ),
             ),
             State::InFlight { .. } => (
                 Step::Started {
@@ -412,7 +416,7 @@ impl Apply<'_, '_> {
                     to: m.to.clone(),
                     live: m.live(),
                 },
-                Some((
+                (
                     "MigrationStarted",
                     "Normal",
                     format!(
@@ -421,22 +425,13 @@ impl Apply<'_, '_> {
                         m.from,
                         if m.live() { "live" } else { "classic" }
                     ),
-                )),
-            ),
-            State::Waiting => (
-                Step::Skipped {
-                    shoot: m.shoot.clone(),
-                    reason: "waiting".into(),
-                },
-                None,
+                ),
             ),
         };
         self.states[i] = state;
-        if self.states[i] == State::Waiting {
-            return;
-        }
         self.sink.step(now, &step);
-        if let (Some((reason, type_, note)), Some(shoot)) = (event, self.shoots[i].as_ref()) {
+        let (reason, type_, note) = event;
+        if let Some(shoot) = self.shoots[i].as_ref() {
             cluster::event(
                 self.env.client,
                 shoot,

@@ -104,6 +104,9 @@ fn run(args: &ApplyArgs) -> Outcome {
             .map_err(|e| Failure::failed(e.to_string()).and("no move was started by this apply"))
     });
     runtime.shutdown_background();
+    if args.output == ApplyOutput::Table && std::io::stderr().is_terminal() {
+        eprint!("\r\x1b[K");
+    }
     let summary = outcome?;
     let failed = summary.counts.failed;
     let code = match args.output {

@@ -22,7 +22,7 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
 fn plan(cmd: &PlanCommand) -> Outcome {
     let common = match cmd {
         PlanCommand::Drain { common, .. } | PlanCommand::Rebalance { common, .. } => common,
-        PlanCommand::Apply(_) => unreachable!("plan_cmd runs apply"),
+        PlanCommand::Apply(_) => return Err(Failure::bad_input("plan apply makes no plan")),
     };
     let l = &common.landscape;
     let Compiled {
@@ -71,7 +71,7 @@ fn plan(cmd: &PlanCommand) -> Outcome {
             timeout,
             ..
         } => rebalance(&cx, *objective, *max_moves as usize, *timeout, settings),
-        PlanCommand::Apply(_) => unreachable!("plan_cmd runs apply"),
+        PlanCommand::Apply(_) => return Err(Failure::bad_input("plan apply makes no plan")),
     }
     .map_err(|e| match e {
         plan::PlanError::Timeout { .. } => Failure::failed(e.to_string()),
