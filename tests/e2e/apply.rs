@@ -683,3 +683,47 @@ async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothi
         BTreeMap::from([("garden-ap/ha", true), ("garden-ap/plain", false)])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_move_starts_inside_a_freeze_of_the_profile_chain() {
+    let api = ApiServer::start("apply-freeze");
+    let client = api.client().await;
+    drain_landscape(&client, 2, 10).await;
+    let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &[]);
+    reconciled(&client).await;
+    let plan = save_plan(&api, "freeze", "s1", &[]).await;
+    // the moves are planned from T0+2s; the apply's configuration freezes until T0+8s
+    let until =
+        (t0() + chrono::Duration::seconds(8)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let config = api.state.join("freeze.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n\
+             schedulers:\n  shoot:\n    profiles:\n    - id: freeze\n      schedule:\n        \
+             between: {{start: \"{T0}\", end: \"{until}\"}}\n      freeze: true\n    - id: default\n      profile: {{}}\n"
+        ),
+    )
+    .unwrap();
+    let out = apply(
+        &api.kubeconfig,
+        &plan,
+        &["--config", config.to_str().unwrap()],
+    )
+    .await;
+    let log = steps(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{log:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(of(&log, "frozen").len(), 1, "{log:#?}");
+    let started = of(&log, "started");
+    assert_eq!(started.len(), 2, "{log:#?}");
+    for s in started {
+        assert!(
+            time(s) >= t0() + chrono::Duration::seconds(8),
+            "started inside the freeze: {s:#}"
+        );
+    }
+}
