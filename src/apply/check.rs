@@ -67,3 +67,6 @@ fn decide(cx: &Context, shoot: &Shoot, planned: &Planned, snap: &Snapshot) -> Re
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -180,7 +180,7 @@ async fn run(
             a.sink.step(now, &step);
         }
     }
-    a.refresh_windows(&landscape);
+    a.refresh_windows(&landscape, now);
     if settings.dry_run {
         let would_start = a.dry_run(&landscape).await;
         return Ok(a.summary(&Pick::default(), would_start));
@@ -213,7 +213,7 @@ async fn run(
         }
         let mut decided = false;
         if !pick.start.is_empty() {
-            decided = a.start(&pick.start, now).await?;
+            decided = a.start(&pick.start, now).await;
         }
         a.sink.progress(now, &pace::counts(&a.states, &pick));
         if pace::finished(&a.states, a.stopping.is_some()) {
@@ -238,7 +238,12 @@ async fn run(
         let mut stop = env.stop.clone();
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
-            _ = stop.changed() => {}
+            changed = stop.changed() => {
+                // no sender any more: nothing can stop the apply but its end; just wait
+                if changed.is_err() {
+                    tokio::time::sleep(wait).await;
+                }
+            }
         }
     }
 }
@@ -266,7 +271,7 @@ impl Apply<'_, '_> {
 
     /// Every move's maintenance window from the shoots just read; a move whose window cannot
     /// be read is skipped, naming the field.
-    fn refresh_windows(&mut self, landscape: &Landscape) {
+    fn refresh_windows(&mut self, landscape: &Landscape, now: DateTime<Utc>) {
         let docs: std::collections::HashMap<String, Option<serde_yaml_ng::Value>> = landscape
             .shoots
             .iter()
@@ -280,9 +285,15 @@ impl Apply<'_, '_> {
             match window_of(&m.shoot, doc.as_ref()) {
                 Ok(w) => self.windows[i] = Some(w),
                 Err(e) if self.states[i] == State::Waiting => {
-                    self.states[i] = State::Skipped {
-                        reason: e.to_string(),
-                    };
+                    let reason = e.to_string();
+                    self.sink.step(
+                        now,
+                        &Step::Skipped {
+                            shoot: m.shoot.clone(),
+                            reason: reason.clone(),
+                        },
+                    );
+                    self.states[i] = State::Skipped { reason };
                 }
                 Err(_) => {}
             }

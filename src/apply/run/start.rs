@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{Apply, ApplyError, MAX_CONFLICTS, Step, Summary, context};
+use super::{Apply, MAX_CONFLICTS, Step, Summary, context};
 use crate::apply::check::recheck;
 use crate::apply::cluster::{self, WriteError};
 use crate::apply::pace::{self, Observed, Pick, State};
@@ -23,17 +23,21 @@ enum Started {
 
 impl Apply<'_, '_> {
     /// Starts the moves `picked` (in order) on a fresh read of the landscape. Returns whether
-    /// any move reached a state that frees its place (so the caller looks again at once).
-    pub(super) async fn start(
-        &mut self,
-        picked: &[usize],
-        now: DateTime<Utc>,
-    ) -> Result<bool, ApplyError> {
-        let landscape = self.read_landscape().await?;
-        self.refresh_windows(&landscape);
+    /// any move reached a state that frees its place (so the caller looks again at once). When
+    /// the landscape cannot be read, nothing starts this time; the migrations in flight are
+    /// still followed.
+    pub(super) async fn start(&mut self, picked: &[usize], now: DateTime<Utc>) -> bool {
+        let landscape = match self.read_landscape().await {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(error = %e, "reading the landscape to start moves; trying again");
+                return false;
+            }
+        };
+        self.refresh_windows(&landscape, now);
         let env = self.env;
         let Some(cx) = context(env, self.live_migration, &landscape, now) else {
-            return Ok(false);
+            return false;
         };
         let mut snap = cx.snapshot();
         let mut freed = false;
@@ -53,7 +57,7 @@ impl Apply<'_, '_> {
                 }
             }
         }
-        Ok(freed)
+        freed
     }
 
     /// Reads the shoot, checks and binds it, up to [`MAX_CONFLICTS`] times.
