@@ -649,6 +649,23 @@ async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothi
         );
         assert_eq!(a["spec"]["seedName"], "s1");
     }
+    // the same as text, for a person
+    let mut args = apply_args(&proxy.kubeconfig, &plan, &["--dry-run"]);
+    let o = args.iter().position(|a| a == "-o").unwrap();
+    args[o + 1] = "table".into();
+    let out = run_cli(args).await;
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("would start garden-ap/ha s1 -> s2 (live) at ")
+            && text.contains("would start garden-ap/plain s1 -> s2 (classic) at ")
+            && text.contains("Dry run: 2 of 2 move(s) would start; nothing was written."),
+        "{text}"
+    );
     let lease = kube::Api::<k8s_openapi::api::coordination::v1::Lease>::namespaced(
         client.clone(),
         "garden",
@@ -726,4 +743,64 @@ async fn no_move_starts_inside_a_freeze_of_the_profile_chain() {
             "started inside the freeze: {s:#}"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_starting_moves_and_lets_the_ones_in_flight_finish() {
+    let api = ApiServer::start("apply-sigterm");
+    let client = api.client().await;
+    drain_landscape(&client, 6, 10).await;
+    let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(2000), &[]);
+    reconciled(&client).await;
+    let plan = save_plan(&api, "sigterm", "s1", &["--max-concurrent", "2"]).await;
+    let log = api.state.join("apply-sigterm.jsonl");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+        .args(apply_args(&api.kubeconfig, &plan, &[]))
+        .env_remove("KUBECONFIG")
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while of(&steps(&std::fs::read(&log).unwrap()), "started").is_empty() {
+        assert!(start.elapsed() < DEADLINE, "no move started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    let log = steps(&std::fs::read(&log).unwrap());
+    assert!(status.success(), "{status:?}\n{log:#?}");
+    let stopping = of(&log, "stopping");
+    assert_eq!(stopping.len(), 1, "{log:#?}");
+    assert!(
+        stopping[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("interrupted"),
+        "{log:#?}"
+    );
+    // what had started ended on its destination; nothing else started
+    let started: std::collections::BTreeSet<String> = of(&log, "started")
+        .iter()
+        .map(|s| s["shoot"].as_str().unwrap().to_string())
+        .collect();
+    let done: std::collections::BTreeSet<String> = of(&log, "done")
+        .iter()
+        .map(|s| s["shoot"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!started.is_empty() && started.len() < 6, "{log:#?}");
+    assert_eq!(started, done, "{log:#?}");
+    for i in 0..6 {
+        let name = format!("sh{i:02}");
+        let s = shoot(&client, &name).await;
+        let moved = started.contains(&format!("{NS}/{name}"));
+        assert_eq!(s["spec"]["seedName"] != "s1", moved, "{name}: {s:#}");
+    }
+    assert_eq!(log.last().unwrap()["counts"]["waiting"], 6 - started.len());
 }
