@@ -44,7 +44,7 @@ pub enum WriteError {
         message: String,
     },
     #[error(
-        "lease {lease} is held by {holder} (renewed {renewed}): another `plan apply` runs \
+        "lease {lease} is held by {holder} (renewed {renewed}): another plan apply runs \
          against this garden; wait for it to end, or for the lease to expire after {seconds}s"
     )]
     Busy {

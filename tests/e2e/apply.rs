@@ -297,7 +297,7 @@ async fn an_apply_killed_mid_plan_finishes_when_started_again_without_binding_a_
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("another `plan apply` runs against this garden"),
+        stderr.contains("another plan apply runs against this garden"),
         "{stderr}"
     );
 
