@@ -97,6 +97,10 @@ pub enum Step {
     /// No more moves start (a signal, failures, the lease lost).
     #[serde(rename_all = "camelCase")]
     Stopping { reason: String },
+    /// Something the operator should know that changes nothing (another profile than the
+    /// plan's).
+    #[serde(rename_all = "camelCase")]
+    Note { message: String },
 }
 
 /// Where the steps and the progress go.
@@ -181,6 +185,16 @@ async fn run(
         }
     }
     a.refresh_windows(&landscape, now);
+    if let Selection::Profile { profile, .. } = env.chain.select(now)
+        && profile.name != plan.profile
+    {
+        let message = format!(
+            "the plan was computed with profile {:?}; its moves are checked with profile {:?}, \
+             active now in --config",
+            plan.profile, profile.name
+        );
+        a.sink.step(now, &Step::Note { message });
+    }
     if settings.dry_run {
         let would_start = a.dry_run(&landscape).await;
         return Ok(a.summary(&Pick::default(), would_start));

@@ -222,6 +222,7 @@ impl apply::Sink for TextSink {
             } => format!("FAILED   {shoot}: {reason} (last operation: {last_operation})"),
             Step::Frozen { reason } => format!("frozen   no move starts: {reason}"),
             Step::Stopping { reason } => format!("stopping {reason}"),
+            Step::Note { message } => format!("note     {message}"),
         };
         if self.terminal {
             eprint!("\r\x1b[K");
