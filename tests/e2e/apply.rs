@@ -357,9 +357,36 @@ async fn a_failed_migration_stops_new_moves_and_is_reported_with_its_last_operat
     })
     .await;
     let plan = save_plan(&api, "failure", "s1", &["--max-concurrent", "1"]).await;
-    let out = apply(&api.kubeconfig, &plan, &["--max-concurrent", "1"]).await;
+    // checked with another profile than the plan's: said once, changes nothing
+    let config = api.state.join("night.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n\
+         schedulers:\n  shoot:\n    profiles:\n    - id: night\n      profile: {}\n",
+    )
+    .unwrap();
+    let out = apply(
+        &api.kubeconfig,
+        &plan,
+        &[
+            "--max-concurrent",
+            "1",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    )
+    .await;
     let log = steps(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{log:#?}");
+    let notes = of(&log, "note");
+    assert_eq!(notes.len(), 1, "{log:#?}");
+    assert!(
+        notes[0]["message"].as_str().unwrap().contains(
+            "computed with profile \"default\"; its moves are checked with profile \"night\""
+        ),
+        "{:#}",
+        notes[0]
+    );
     let failed = of(&log, "failed");
     assert_eq!(failed.len(), 1, "{log:#?}");
     assert_eq!(failed[0]["shoot"], "garden-ap/sh01");
