@@ -258,13 +258,7 @@ async fn an_apply_killed_mid_plan_finishes_when_started_again_without_binding_a_
     let client = api.client().await;
     drain_landscape(&client, 8, 10).await;
     let gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(1500), &[]);
-    eventually("first reconciles", || async {
-        let all = list_shoots(&client, "ap").await;
-        all.iter()
-            .all(|s| s.status.as_ref().is_some_and(|st| st.seed_name.is_some()))
-            .then_some(())
-    })
-    .await;
+    reconciled(&client).await;
     let plan = save_plan(&api, "resume", "s1", &["--max-concurrent", "2"]).await;
     let want = planned(&plan);
     let log1 = api.state.join("apply-1.jsonl");
@@ -349,13 +343,7 @@ async fn a_failed_migration_stops_new_moves_and_is_reported_with_its_last_operat
     // the first half opens at T0+2s: sh00 and sh01 move first, one at a time
     let _gardenlets =
         FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &["sh01"]);
-    eventually("first reconciles", || async {
-        let all = list_shoots(&client, "ap").await;
-        all.iter()
-            .all(|s| s.status.as_ref().is_some_and(|st| st.seed_name.is_some()))
-            .then_some(())
-    })
-    .await;
+    reconciled(&client).await;
     let plan = save_plan(&api, "failure", "s1", &["--max-concurrent", "1"]).await;
     // checked with another profile than the plan's: said once, changes nothing
     let config = api.state.join("night.yaml");
