@@ -88,6 +88,8 @@ pub mod chain;
 pub mod compile;
 
 // The edges: the scheduler process and the offline tools.
+/// Carrying out a saved plan: which move starts when (pure), checks, bindings, following.
+pub mod apply;
 /// The scheduler process: watches, queue, bind, events, leader election, metrics, health.
 pub mod controller;
 /// CustomResourceDefinitions for development clusters without gardener-apiserver.

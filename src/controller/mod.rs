@@ -53,7 +53,8 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-pub use bind::{BindError, FIELD_MANAGER, bind};
+pub use bind::{BindError, FIELD_MANAGER, bind, raw_shoots, read_shoot};
+pub use brief::brief;
 pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
 pub use client::{ApiClients, Connection, client_from_kubeconfig};

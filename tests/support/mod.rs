@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use gardener_scheduler::api::{CloudProfile, Project, Seed, Shoot};
 
 pub mod fault_proxy;
+pub mod gardenlet;
 pub mod proxy;
 
 /// Upper bound for any wait in these tests; generous for a loaded 2-core machine.
