@@ -8,11 +8,15 @@
 #   SEEDS="1000" SHOOTS="1000 1000000" DECISIONS=100 hack/bench-instructions.sh
 #   (cells of 10,000 seeds or more run DECISIONS_LARGE decisions, default 20: callgrind is slow)
 #   BENCH_PATH=reference hack/bench-instructions.sh   # the reference pipeline, schedule()
+#   FAILED_SEEDS="" hack/bench-instructions.sh  # without the row of failed decisions
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SEEDS=${SEEDS:-"100 1000 10000"}
 SHOOTS=${SHOOTS:-"1000 100000"}
+# The row of decisions that find no seed (BENCH_ONLY=failed), at these seeds x 100,000 shoots.
+FAILED_SEEDS=${FAILED_SEEDS-"10000"}
+FAILED_SHOOTS=100000
 DECISIONS=${DECISIONS:-200}
 DECISIONS_LARGE=${DECISIONS_LARGE:-20}
 decisions() { if [ "$1" -ge 10000 ]; then echo "$DECISIONS_LARGE"; else echo "$DECISIONS"; fi; }
@@ -46,6 +50,13 @@ for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
     counted[$seeds,$shoots,weighted]=$(count "$seeds" "$shoots" weighted)
     counted[$seeds,$shoots,upstream]=$(count "$seeds" "$shoots" upstream)
+  done
+done
+# Failed decisions only; "-" when no pending shoot of the landscape fits nowhere.
+declare -A failed
+for seeds in $FAILED_SEEDS; do
+  for profile in weighted upstream; do
+    failed[$seeds,$profile]=$(BENCH_ONLY=failed count "$seeds" "$FAILED_SHOOTS" "$profile" 2>/dev/null || echo -)
   done
 done
 
@@ -122,6 +133,40 @@ for seeds in $SEEDS; do
     done
   done
 done
+
+if [ -n "$FAILED_SEEDS" ]; then
+  # Earlier counts of the failed decisions and the target set for them.
+  FAILED_BEFORE="
+seeds   profile   5f13f94   target
+10000   weighted  @W@   -
+10000   upstream  @U@   2000000
+"
+  failed_before() { # seeds profile column
+    awk -v s="$1" -v p="$2" -v c="$3" '
+      NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i }
+      $1 == s && $2 == p && $col[c] != "-" { print $col[c] }' <<<"$FAILED_BEFORE"
+  }
+  cat <<TEXT
+
+Decisions that find no seed (\`BENCH_ONLY=failed\`: the pending shoots of the landscape that fit nowhere, at most as many as the decisions counted, decided again inside the count; "–": no pending shoot of the landscape fits nowhere under that profile), before this round (commit \`5f13f94\`, every rejected seed's reason built and kept) and now:
+
+| seeds × existing shoots | profile | \`5f13f94\` | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- |
+TEXT
+  for seeds in $FAILED_SEEDS; do
+    for profile in weighted upstream; do
+      now=${failed[$seeds,$profile]}
+      t=$(failed_before "$seeds" "$profile" target)
+      met="–"
+      if [ -n "$t" ] && [ "$now" != - ]; then
+        if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
+      fi
+      name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
+      shown=–; [ "$now" != - ] && shown=$(group "$now")
+      echo "| $(group "$seeds") × $(group "$FAILED_SHOOTS") | $name | $(or_dash "$(failed_before "$seeds" "$profile" 5f13f94)") | $shown | $(or_dash "$t") | $met |"
+    done
+  done
+fi
 
 cat <<'TEXT'
 
