@@ -1,8 +1,8 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "CloudProfileSelector";
@@ -28,6 +28,27 @@ impl Predicate for CloudProfileSelector {
             Err(Reason::CloudProfileSelector {
                 cloud_profile: cx.cloud_profile.display.clone(),
             })
+        }
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels)
+    }
+
+    /// Nothing to check without a selector; the columns keep every CloudProfile's matches.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        cols: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        if cx.cloud_profile_selector.is_none() {
+            return FastCheck::Skip;
+        }
+        match cols.selector_matches(&cx.cloud_profile.display) {
+            Some(matches) => FastCheck::Bitmap(matches),
+            None => FastCheck::Ask,
         }
     }
 }

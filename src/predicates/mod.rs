@@ -22,6 +22,8 @@ mod shoot_selector;
 #[cfg(any(test, feature = "test-util"))]
 pub mod slow;
 mod taints;
+#[cfg(any(test, feature = "test-util"))]
+mod test_label;
 mod usable;
 mod zone_preference;
 mod zones;
@@ -42,7 +44,7 @@ pub use usable::Usable;
 pub use zone_preference::ZonePreference;
 pub use zones::Zones;
 
-pub use framework::{Predicate, Prepared, SetStep, Stage};
+pub use framework::{Candidates, FastCheck, Predicate, Prepared, SetCheck, SetStep, Stage};
 
 use crate::config::FilterConfig;
 use crate::field_error::FieldError;
@@ -59,7 +61,10 @@ pub const OPT_IN: &[(&str, Builder)] = &[
 /// Filters that exist for tests only (the `test-util` feature), configured like the opt-in
 /// ones.
 #[cfg(any(test, feature = "test-util"))]
-const TEST_ONLY: &[(&str, Builder)] = &[(slow::NAME, slow::build)];
+const TEST_ONLY: &[(&str, Builder)] = &[
+    (slow::NAME, slow::build),
+    (test_label::NAME, test_label::build),
+];
 #[cfg(not(any(test, feature = "test-util")))]
 const TEST_ONLY: &[(&str, Builder)] = &[];
 

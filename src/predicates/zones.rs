@@ -1,8 +1,9 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Zones";
@@ -49,6 +50,38 @@ impl Predicate for Zones {
             });
         }
         Ok(())
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        if cx.zone_ha {
+            true
+        } else if !cx.control_plane_zones.is_empty() {
+            cx.control_plane_zones
+                .iter()
+                .all(|z| seed.zones.contains(z))
+        } else {
+            seed.zone_mode != ZoneMode::Enforce
+                || cx.worker_zones.is_empty()
+                || cx.shares_worker_zone(seed)
+        }
+    }
+
+    /// Nothing to check without zones asked for; with worker zones only, seeds that do not
+    /// enforce theirs pass.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        _: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        if cx.zone_ha || (cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty()) {
+            FastCheck::Skip
+        } else if cx.control_plane_zones.is_empty() {
+            FastCheck::Flag(flags::ZONES_NOT_ENFORCED)
+        } else {
+            FastCheck::Ask
+        }
     }
 }
 
