@@ -67,9 +67,10 @@ pub enum Reason {
         cloud_profile: String,
     },
     ShootSelector,
+    /// Shared by the seeds of one provider type.
     Provider {
-        seed: String,
-        allowed: Vec<String>,
+        seed: Arc<str>,
+        allowed: Arc<[String]>,
     },
     TooFewZones {
         zones: usize,
@@ -116,8 +117,9 @@ pub enum Reason {
         seed_site: Option<String>,
     },
     OtherProvider,
+    /// Shared by the seeds of one region.
     OtherRegion {
-        region: String,
+        region: Arc<str>,
     },
     FartherRegion {
         distance: i64,

@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use crate::context::ShootContext;
 use crate::reason::Reason;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
@@ -28,11 +30,11 @@ impl Predicate for Provider {
             Ok(())
         } else {
             Err(Reason::Provider {
-                seed: seed.provider.clone(),
+                seed: seed.provider.as_str().into(),
                 allowed: if allowed.is_empty() {
-                    vec![cx.provider.clone()]
+                    Arc::from([cx.provider.clone()])
                 } else {
-                    allowed.clone()
+                    allowed.as_slice().into()
                 },
             })
         }

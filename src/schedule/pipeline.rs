@@ -396,9 +396,11 @@ fn keep_passing(
 type RejectedBy = Vec<Option<(usize, Option<Reason>)>>;
 
 /// Every seed through `steps` (every stage, the region strategy included): the positions that
-/// pass, and per seed the stage that rejected it. Explain mode asks a rejecting filter for its
-/// reason at once (a seed its filter then keeps stays); fast mode leaves that to
-/// [`rejections`], needed only when no seed is left.
+/// pass, and per seed the stage that rejected it. The per-seed stages between two set steps are
+/// one pass over the seeds, each seed asked stage by stage until one rejects it (the stages of
+/// flags it carries not asked at all). Explain mode asks a rejecting filter for its reason at
+/// once (a seed its filter then keeps goes on); fast mode leaves that to [`rejections`], needed
+/// only when no seed is left.
 fn every_seed(
     cx: &ShootContext,
     steps: &[Step],
@@ -411,51 +413,71 @@ fn every_seed(
     let mut positions: Vec<u32> = (0..total as u32).collect();
     let mut rejected: RejectedBy = Vec::new();
     rejected.resize_with(total, || None);
-    for (k, step) in steps.iter().enumerate() {
-        if positions.is_empty() {
-            break;
+    let mut first = 0;
+    for run in steps.split_inclusive(|s| matches!(s.check, Check::Set(_))) {
+        let (filters, set_step) = match run.split_last() {
+            Some((last, filters)) if matches!(last.check, Check::Set(_)) => (filters, Some(last)),
+            _ => (run, None),
+        };
+        let mask = filters.iter().fold(0, |mask, f| match f.check {
+            Check::Filter(FastCheck::Flag(flag)) => mask | flag,
+            _ => mask,
+        });
+        let mut seen = 0usize;
+        let mut asked = filters.first().map(|f| f.stage.name());
+        let mut over = Ok(());
+        positions.retain(|&i| {
+            seen += 1;
+            if over.is_err() {
+                return true;
+            }
+            if seen.is_multiple_of(CHECK_EVERY)
+                && let Some(name) = asked
+            {
+                over = deadline.check(name);
+            }
+            let flagged = mask & !cols.flags(i) == 0;
+            for (k, step) in filters.iter().enumerate() {
+                if flagged && matches!(step.check, Check::Filter(FastCheck::Flag(_))) {
+                    continue;
+                }
+                asked = Some(step.stage.name());
+                if step.passes(cx, i, cols, snap) {
+                    continue;
+                }
+                let reason = match mode {
+                    Mode::Fast => None,
+                    Mode::Explain => match step.reason(cx, i, cols, snap) {
+                        None => continue,
+                        reason => reason,
+                    },
+                };
+                rejected[i as usize] = Some((first + k, reason));
+                return false;
+            }
+            true
+        });
+        over?;
+        if let Some(last) = filters.last() {
+            deadline.check(last.stage.name())?;
         }
-        let name = step.stage.name();
-        match step.stage {
-            Stage::Filter(_) => {
-                let mut seen = 0usize;
-                let mut over = Ok(());
-                positions.retain(|&i| {
-                    seen += 1;
-                    if over.is_err() {
-                        return true;
-                    }
-                    if seen.is_multiple_of(CHECK_EVERY) {
-                        over = deadline.check(name);
-                    }
-                    if step.passes(cx, i, cols, snap) {
-                        return true;
-                    }
-                    let reason = match mode {
-                        Mode::Fast => None,
-                        Mode::Explain => match step.reason(cx, i, cols, snap) {
-                            None => return true,
-                            reason => reason,
-                        },
-                    };
-                    rejected[i as usize] = Some((k, reason));
+        first += filters.len();
+        if let Some(step) = set_step
+            && let Stage::Narrow(set) = step.stage
+            && !positions.is_empty()
+        {
+            let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+            let mut verdicts = set.narrow(cx, &seeds, snap)?.into_iter();
+            positions.retain(|&i| match verdicts.next().flatten() {
+                None => true,
+                Some(reason) => {
+                    rejected[i as usize] = Some((first, Some(reason)));
                     false
-                });
-                over?;
-            }
-            Stage::Narrow(set) => {
-                let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
-                let mut verdicts = set.narrow(cx, &seeds, snap)?.into_iter();
-                positions.retain(|&i| match verdicts.next().flatten() {
-                    None => true,
-                    Some(reason) => {
-                        rejected[i as usize] = Some((k, Some(reason)));
-                        false
-                    }
-                });
-            }
+                }
+            });
+            deadline.check(set.name())?;
         }
-        deadline.check(name)?;
+        first += usize::from(set_step.is_some());
     }
     Ok((positions, rejected))
 }
@@ -471,32 +493,30 @@ fn rejections(
     let cols = snap.columns();
     let mut by_provider: Vec<Option<Option<Reason>>> = Vec::new();
     let mut by_provider_step = usize::MAX;
-    rejected_by
-        .into_iter()
-        .enumerate()
-        .filter_map(|(i, r)| {
-            let (k, reason) = r?;
-            let i = i as u32;
-            let step = &steps[k];
-            let reason = match reason {
-                Some(reason) => reason,
-                None if matches!(step.check, Check::Filter(FastCheck::Providers(_))) => {
-                    if by_provider_step != k {
-                        (by_provider, by_provider_step) = (vec![None; cols.providers().len()], k);
-                    }
-                    by_provider[cols.provider(i) as usize]
-                        .get_or_insert_with(|| step.reason(cx, i, cols, snap))
-                        .clone()?
+    let mut rejections = Vec::with_capacity(rejected_by.iter().flatten().count());
+    rejections.extend(rejected_by.into_iter().enumerate().filter_map(|(i, r)| {
+        let (k, reason) = r?;
+        let i = i as u32;
+        let step = &steps[k];
+        let reason = match reason {
+            Some(reason) => reason,
+            None if matches!(step.check, Check::Filter(FastCheck::Providers(_))) => {
+                if by_provider_step != k {
+                    (by_provider, by_provider_step) = (vec![None; cols.providers().len()], k);
                 }
-                None => step.reason(cx, i, cols, snap)?,
-            };
-            Some(Rejection {
-                seed: Arc::clone(&cols.info(i).name),
-                stage: step.stage.name(),
-                reason,
-            })
+                by_provider[cols.provider(i) as usize]
+                    .get_or_insert_with(|| step.reason(cx, i, cols, snap))
+                    .clone()?
+            }
+            None => step.reason(cx, i, cols, snap)?,
+        };
+        Some(Rejection {
+            seed: Arc::clone(&cols.info(i).name),
+            stage: step.stage.name(),
+            reason,
         })
-        .collect()
+    }));
+    rejections
 }
 
 /// As [`compact`] for a stage that asks per seed: `check` every few seeds says whether the
