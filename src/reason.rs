@@ -85,8 +85,9 @@ pub enum Reason {
     AccessRestriction {
         missing: Vec<String>,
     },
+    /// Shared by the seeds of one decision.
     DefaultDomain {
-        domain: String,
+        domain: Arc<str>,
     },
     EmergencyStop,
     Networks {

@@ -31,6 +31,10 @@ impl SetStep for DefaultDomain {
         if !under_default(domain, seeds) {
             return Ok(vec![None; seeds.len()]);
         }
+        // Every seed that does not own the domain shares one reason.
+        let reason = Reason::DefaultDomain {
+            domain: domain.into(),
+        };
         Ok(seeds
             .iter()
             .map(|s| {
@@ -40,9 +44,7 @@ impl SetStep for DefaultDomain {
                         .and_then(|rest| below(rest, &cx.project))
                         .is_some_and(|rest| rest == cx.name)
                 });
-                (!owns).then(|| Reason::DefaultDomain {
-                    domain: domain.to_string(),
-                })
+                (!owns).then(|| reason.clone())
             })
             .collect())
     }

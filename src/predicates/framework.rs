@@ -45,10 +45,13 @@ pub enum FastCheck<'c> {
 pub enum SetCheck<'c> {
     /// The step keeps every seed for this shoot: the stage is left out.
     Skip,
-    /// A preference with fallback over seed positions: the seeds for which it holds are kept
-    /// when there is one, otherwise every seed is; from a part of the set without one, only the
-    /// whole set can say.
-    Prefer(Box<dyn Fn(u32) -> bool + 'c>),
+    /// A preference with fallback over seed positions: the preferred seeds are kept when there
+    /// is one, otherwise every seed is; from a part of the set without one, only the whole set
+    /// can say. A seed carrying `flag` is preferred; another one when `otherwise` holds.
+    Prefer {
+        flag: u8,
+        otherwise: Box<dyn Fn(u32) -> bool + 'c>,
+    },
     /// The step is asked with the seeds ([`SetStep::narrow`], [`SetStep::narrow_part`]).
     Narrow,
 }

@@ -54,9 +54,10 @@ impl SetStep for ZonePreference {
         if !applies(cx) {
             return SetCheck::Skip;
         }
-        SetCheck::Prefer(Box::new(move |i| {
-            cols.flags(i) & flags::NO_ZONE_PREFERENCE != 0 || cx.shares_worker_zone(cols.info(i))
-        }))
+        SetCheck::Prefer {
+            flag: flags::NO_ZONE_PREFERENCE,
+            otherwise: Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
+        }
     }
 }
 
