@@ -5,11 +5,11 @@
 //! `BENCH_DECISIONS` decisions (default 200) inside [`decide_all`]; `hack/bench-instructions.sh`
 //! runs it under `valgrind --tool=callgrind --toggle-collect=*decide_all*`, so only the decisions
 //! are counted, not building the landscape. `BENCH_PROFILE=upstream` uses the upstream-equivalent
-//! profile instead of the weighted one. `BENCH_PATH=reference` counts the reference pipeline
-//! (`schedule()`: every stage over every seed, rejections listed) instead of the production
-//! decision (`decide_within()` with the default `decisionBudget` of 5 s, as the scheduler process
-//! calls it: the deadline is looked at after each stage); `BENCH_PATH=unbounded` counts
-//! `decide()`, the same decision without a deadline. `BENCH_ONLY=failed` counts only decisions
+//! profile instead of the weighted one. `BENCH_PATH=reference` counts the pipeline in explain
+//! mode (`schedule()`: every stage over every seed, rejections listed) instead of fast mode, the
+//! production decision (`decide_within()` with the default `decisionBudget` of 5 s, as the
+//! scheduler process calls it: the deadline is looked at after each stage);
+//! `BENCH_PATH=unbounded` counts `decide()`, the same decision without a deadline. `BENCH_ONLY=failed` counts only decisions
 //! that find no seed: the pending shoots are first decided outside the count, and those that fit
 //! nowhere (at most `BENCH_DECISIONS` of them) are decided again inside [`decide_all`].
 

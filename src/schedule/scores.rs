@@ -65,7 +65,7 @@ pub(super) fn score(
                 0.0
             };
         }
-        // Added in the profile's order to a total that starts at 0, as the reference does.
+        // Added in the profile's order to a total that starts at 0, as explain mode does.
         let weighted = |score: f64| NotNan::new(score * wp.weight).unwrap_or_default();
         if totals.is_empty() {
             totals = normalized
