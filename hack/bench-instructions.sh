@@ -89,20 +89,21 @@ done
 #            reference pipeline, usage priced per decision
 #   9e5aeb6  usage priced per seed in the columns, the stages in one pass per run of per-seed
 #            stages with the seed flags, one vector per priority
+#   6f3b340  decide() before the decision became one pipeline in two modes
 BEFORE="
-seeds   shoots  profile   039d585  ad03cab   4527d4a 9e5aeb6 target
-100     1000    weighted  458141   323926    131544  121390  -
-100     1000    upstream  272935   49237     37457   37872   -
-100     100000  weighted  468699   334616    151673  126548  -
-100     100000  upstream  273798   49826     37934   38790   -
-1000    1000    weighted  4258362  3028781   616550  579123  -
-1000    1000    upstream  2507004  205803    86416   85874   -
-1000    100000  weighted  4387895  3153167   809929  591923  350000
-1000    100000  upstream  2536938  207081    83628   83148   70000
-10000   1000    weighted  -        31546093  -       5405506 -
-10000   1000    upstream  -        1770889   -       1647001 -
-10000   100000  weighted  -        32458453  -       5520433 3500000
-10000   100000  upstream  -        1765421   -       1533263 -
+seeds   shoots  profile   039d585  ad03cab   4527d4a 9e5aeb6 6f3b340 target
+100     1000    weighted  458141   323926    131544  121390  79028   -
+100     1000    upstream  272935   49237     37457   37872   31499   -
+100     100000  weighted  468699   334616    151673  126548  83942   -
+100     100000  upstream  273798   49826     37934   38790   31995   -
+1000    1000    weighted  4258362  3028781   616550  579123  295654  -
+1000    1000    upstream  2507004  205803    86416   85874   53084   -
+1000    100000  weighted  4387895  3153167   809929  591923  305109  350000
+1000    100000  upstream  2536938  207081    83628   83148   50354   70000
+10000   1000    weighted  -        31546093  -       5405506 2691554 -
+10000   1000    upstream  -        1770889   -       1647001 1156993 -
+10000   100000  weighted  -        32458453  -       5520433 2774840 3500000
+10000   100000  upstream  -        1765421   -       1533263 1029264 -
 "
 # before SEEDS SHOOTS PROFILE COLUMN -> the count, or nothing
 before() {
@@ -114,10 +115,10 @@ or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
 
-Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), and this count; the targets are those set for the decision cost:
+Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), \`decide()\` before the decision became one pipeline in two modes (commit \`6f3b340\`), and this count; the targets are those set for the decision cost:
 
-| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`decide()\` before one pipeline (\`6f3b340\`) | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
@@ -129,7 +130,7 @@ for seeds in $SEEDS; do
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 6f3b340)") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done

@@ -63,8 +63,9 @@ pub enum Reason {
         condition: String,
         status: String,
     },
+    /// Shared by the seeds of one decision.
     CloudProfileSelector {
-        cloud_profile: String,
+        cloud_profile: Arc<str>,
     },
     ShootSelector,
     /// Shared by the seeds of one provider type.
@@ -78,8 +79,9 @@ pub enum Reason {
     MissingControlPlaneZones {
         missing: Vec<String>,
     },
+    /// Shared by the seeds of one decision.
     ZoneEnforced {
-        worker_zones: Vec<String>,
+        worker_zones: Arc<[String]>,
     },
     ZoneNotPreferred,
     AccessRestriction {

@@ -15,18 +15,28 @@ impl Predicate for CloudProfileSelector {
         NAME
     }
 
+    /// Every seed the selector does not match is rejected with the same reason: built once per
+    /// decision.
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        match cx.cloud_profile_selector {
+            Some(_) => Prepared::new(Unmatched(unmatched(cx))),
+            None => Prepared::default(),
+        }
+    }
+
     fn filter(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
         if selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels) {
             Ok(())
         } else {
-            Err(Reason::CloudProfileSelector {
-                cloud_profile: cx.cloud_profile.display.clone(),
+            Err(match state.get::<Unmatched>() {
+                Some(Unmatched(reason)) => reason.clone(),
+                None => unmatched(cx),
             })
         }
     }
@@ -50,6 +60,15 @@ impl Predicate for CloudProfileSelector {
             Some(matches) => FastCheck::Bitmap(matches),
             None => FastCheck::Ask,
         }
+    }
+}
+
+/// What `prepare` keeps: the reason of a seed the selector does not match.
+struct Unmatched(Reason);
+
+fn unmatched(cx: &ShootContext) -> Reason {
+    Reason::CloudProfileSelector {
+        cloud_profile: cx.cloud_profile.display.as_str().into(),
     }
 }
 

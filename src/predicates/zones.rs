@@ -18,10 +18,19 @@ impl Predicate for Zones {
         NAME
     }
 
+    /// A seed enforcing zones the workers do not use is rejected with the same reason as every
+    /// other: built once per decision.
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        if cx.zone_ha || !cx.control_plane_zones.is_empty() || cx.worker_zones.is_empty() {
+            return Prepared::default();
+        }
+        Prepared::new(Enforced(enforced(cx)))
+    }
+
     fn filter(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
@@ -45,8 +54,9 @@ impl Predicate for Zones {
             && !cx.worker_zones.is_empty()
             && !cx.shares_worker_zone(seed)
         {
-            return Err(Reason::ZoneEnforced {
-                worker_zones: cx.worker_zones.iter().cloned().collect(),
+            return Err(match state.get::<Enforced>() {
+                Some(Enforced(reason)) => reason.clone(),
+                None => enforced(cx),
             });
         }
         Ok(())
@@ -82,6 +92,15 @@ impl Predicate for Zones {
         } else {
             FastCheck::Ask
         }
+    }
+}
+
+/// What `prepare` keeps: the reason of a seed enforcing other zones.
+struct Enforced(Reason);
+
+fn enforced(cx: &ShootContext) -> Reason {
+    Reason::ZoneEnforced {
+        worker_zones: cx.worker_zones.iter().cloned().collect(),
     }
 }
 
