@@ -6,6 +6,10 @@
 //! upstream Gardener's order; a seed is reported with the first stage that rejected it.
 //! Opt-in filters ([`OPT_IN`], configured under `filters`) run after the built-in predicates
 //! and before the region strategy.
+//!
+//! Each filter's file also says how the decision answers it fast for a shoot
+//! ([`Predicate::fast_check`], [`Predicate::passes`]) and, for a new filter, declares its reason
+//! ([`crate::reason::Declared`]); the decision pipeline never names a filter.
 
 mod access_restrictions;
 mod cloud_profile_selector;

@@ -12,6 +12,9 @@
 //! candidate is left, it runs every seed through every stage as explain mode does, noting only
 //! which stage rejected each seed; the reasons are asked for only when no seed fits at all, from
 //! the stage that rejected the seed.
+//!
+//! [`Predicate::prepare`]: crate::predicates::Predicate::prepare
+//! [`SetStep::candidates`]: crate::predicates::SetStep::candidates
 
 use std::sync::Arc;
 
