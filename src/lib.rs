@@ -5,9 +5,12 @@
 //!  (kube)  (pure)   (kube)   (pure)    (pure)   (pure)  (kube)  (kube)
 //! ```
 //!
-//! The decision is one pure function, [`schedule::schedule`]`(&Shoot, &Snapshot, &Profile, now)`.
-//! The controller (watches, binding, events) and the offline `simulate` command both feed a
-//! [`snapshot::Snapshot`] and call it; so do the tests.
+//! The decision is one pure pipeline, `(&Shoot, &Snapshot, &Profile, now)` in, a decision or a
+//! fit error out, run in one of two modes over the same stages in the same order: fast
+//! ([`schedule::decide_within`], verdicts and totals, what the controller runs) and explain
+//! ([`schedule::schedule`], every rejection and score detail, what `simulate`, `plan` and
+//! `--explain` run). The controller and the offline commands feed a [`snapshot::Snapshot`] and
+//! call it; so do the tests and the benches.
 //!
 //! The modules below are grouped by layer, the lowest first, so that reading down follows the
 //! data: each group imports only from the groups above it (`tests/module_graph.rs` checks it;
