@@ -5,11 +5,13 @@
 //! `BENCH_DECISIONS` decisions (default 200) inside [`decide_all`]; `hack/bench-instructions.sh`
 //! runs it under `valgrind --tool=callgrind --toggle-collect=*decide_all*`, so only the decisions
 //! are counted, not building the landscape. `BENCH_PROFILE=upstream` uses the upstream-equivalent
-//! profile instead of the weighted one. `BENCH_PATH=reference` counts the reference pipeline
-//! (`schedule()`: every stage over every seed, rejections listed) instead of the production
-//! decision (`decide_within()` with the default `decisionBudget` of 5 s, as the scheduler process
-//! calls it: the deadline is looked at after each stage); `BENCH_PATH=unbounded` counts
-//! `decide()`, the same decision without a deadline.
+//! profile instead of the weighted one. `BENCH_PATH=reference` counts the pipeline in explain
+//! mode (`schedule()`: every stage over every seed, rejections listed) instead of fast mode, the
+//! production decision (`decide_within()` with the default `decisionBudget` of 5 s, as the
+//! scheduler process calls it: the deadline is looked at after each stage);
+//! `BENCH_PATH=unbounded` counts `decide()`, the same decision without a deadline. `BENCH_ONLY=failed` counts only decisions
+//! that find no seed: the pending shoots are first decided outside the count, and those that fit
+//! nowhere (at most `BENCH_DECISIONS` of them) are decided again inside [`decide_all`].
 
 use std::hint::black_box;
 
@@ -54,6 +56,17 @@ fn decide_all(
         .count()
 }
 
+/// Up to `n` of the pending shoots that no seed takes, decided outside the count.
+fn failing(snap: &Snapshot, pending: &[Shoot], profile: &Profile, n: usize) -> Vec<Shoot> {
+    let now: DateTime<Utc> = "2026-12-01T00:00:00Z".parse().expect("timestamp");
+    pending
+        .iter()
+        .filter(|s| matches!(decide(s, snap, profile, now), Err(FitError::NoFit { .. })))
+        .take(n)
+        .cloned()
+        .collect()
+}
+
 fn var(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -92,6 +105,15 @@ fn main() {
         Ok("unbounded") => decide,
         _ => production,
     };
-    let placed = decide_all(&grid.snapshot, &grid.pending, &profile.profile, n, path);
+    let pending = match std::env::var("BENCH_ONLY").as_deref() {
+        Ok("failed") => failing(&grid.snapshot, &grid.pending, &profile.profile, n),
+        Ok("") | Err(_) => grid.pending,
+        Ok(other) => panic!("BENCH_ONLY: not `failed`: {other}"),
+    };
+    assert!(
+        !pending.is_empty(),
+        "no pending shoot fits nowhere: nothing to count"
+    );
+    let placed = decide_all(&grid.snapshot, &pending, &profile.profile, n, path);
     println!("seeds={seeds} shoots={shoots} decisions={n} placed={placed}");
 }

@@ -442,8 +442,8 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
     let mut body = String::new();
     let _ = writeln!(
         body,
-        "Every decision goes through `decide()`, the production path (section 7 says what it does differently from the \
-         reference pipeline `schedule()`), with the weighted profile: {}. \
+        "Every decision goes through `decide()`, the decision pipeline in fast mode as the scheduler runs it (section 7 says \
+         what it does that explain mode, `schedule()`, does not), with the weighted profile: {}. \
          `Scored` keeps every feasible seed for scoring, so every seed is evaluated and all priorities run over every \
          feasible one (the costliest strategy). \
          The last column is the upstream-equivalent profile ({}) on the same landscape.\n",

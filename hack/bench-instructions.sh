@@ -7,12 +7,18 @@
 #   hack/bench-instructions.sh                  # seeds {100,1000,10000} x shoots {1000,100000}
 #   SEEDS="1000" SHOOTS="1000 1000000" DECISIONS=100 hack/bench-instructions.sh
 #   (cells of 10,000 seeds or more run DECISIONS_LARGE decisions, default 20: callgrind is slow)
-#   BENCH_PATH=reference hack/bench-instructions.sh   # the reference pipeline, schedule()
+#   BENCH_PATH=reference hack/bench-instructions.sh   # explain mode, schedule()
+#   FAILED_SEEDS="" hack/bench-instructions.sh  # without the row of failed decisions
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SEEDS=${SEEDS:-"100 1000 10000"}
 SHOOTS=${SHOOTS:-"1000 100000"}
+# The row of decisions that find no seed (BENCH_ONLY=failed), at these seeds x 100,000 shoots,
+# upstream-equivalent profile (under the weighted one, with every region scored, hardly a shoot of
+# these landscapes fits nowhere, and finding one takes thousands of decisions under callgrind).
+FAILED_SEEDS=${FAILED_SEEDS-"10000"}
+FAILED_SHOOTS=100000
 DECISIONS=${DECISIONS:-200}
 DECISIONS_LARGE=${DECISIONS_LARGE:-20}
 decisions() { if [ "$1" -ge 10000 ]; then echo "$DECISIONS_LARGE"; else echo "$DECISIONS"; fi; }
@@ -48,6 +54,11 @@ for seeds in $SEEDS; do
     counted[$seeds,$shoots,upstream]=$(count "$seeds" "$shoots" upstream)
   done
 done
+# Failed decisions only.
+declare -A failed
+for seeds in $FAILED_SEEDS; do
+  failed[$seeds]=$(BENCH_ONLY=failed count "$seeds" "$FAILED_SHOOTS" upstream)
+done
 
 path=decide_within
 case "${BENCH_PATH:-}" in reference) path=schedule ;; unbounded) path=decide ;; esac
@@ -57,7 +68,7 @@ group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
 cat <<TEXT
 ## 7. Instructions per decision
 
-The timings above move with the load of this shared machine (compare the runs of one cell across reports). Callgrind's instruction count does not: \`make bench-instructions\` (\`hack/bench-instructions.sh\`, needs valgrind) builds the same landscapes as section 1 and counts only the instructions of the decisions, for the weighted and the upstream-equivalent profile. Decisions go through \`decide_within()\` with the default \`decisionBudget\` of 5 s, as the scheduler process calls it (the deadline is looked at after each stage and every 16 seeds of a stage that asks its filter per seed); \`BENCH_PATH=unbounded\` counts \`decide()\`, the same decision without a deadline, and \`BENCH_PATH=reference hack/bench-instructions.sh\` counts the reference pipeline \`schedule()\` instead (every stage over every seed, every rejection and every score detail built), which \`simulate\` (\`--explain\`, \`-o json\`) runs.
+The timings above move with the load of this shared machine (compare the runs of one cell across reports). Callgrind's instruction count does not: \`make bench-instructions\` (\`hack/bench-instructions.sh\`, needs valgrind) builds the same landscapes as section 1 and counts only the instructions of the decisions, for the weighted and the upstream-equivalent profile. Decisions go through \`decide_within()\` with the default \`decisionBudget\` of 5 s, as the scheduler process calls it (the deadline is looked at after each stage and every 16 seeds of a stage that asks its filter per seed); \`BENCH_PATH=unbounded\` counts \`decide()\`, the same decision without a deadline, and \`BENCH_PATH=reference hack/bench-instructions.sh\` counts \`schedule()\` instead, the same pipeline in explain mode (every stage over every seed, every rejection and every score detail recorded), which \`simulate\` (\`--explain\`, \`-o json\`) and \`plan\` run.
 
 Counted at commit \`$commit\` through \`$path()\`:
 
@@ -78,20 +89,21 @@ done
 #            reference pipeline, usage priced per decision
 #   9e5aeb6  usage priced per seed in the columns, the stages in one pass per run of per-seed
 #            stages with the seed flags, one vector per priority
+#   6f3b340  decide() before the decision became one pipeline in two modes
 BEFORE="
-seeds   shoots  profile   039d585  ad03cab   4527d4a 9e5aeb6 target
-100     1000    weighted  458141   323926    131544  121390  -
-100     1000    upstream  272935   49237     37457   37872   -
-100     100000  weighted  468699   334616    151673  126548  -
-100     100000  upstream  273798   49826     37934   38790   -
-1000    1000    weighted  4258362  3028781   616550  579123  -
-1000    1000    upstream  2507004  205803    86416   85874   -
-1000    100000  weighted  4387895  3153167   809929  591923  350000
-1000    100000  upstream  2536938  207081    83628   83148   70000
-10000   1000    weighted  -        31546093  -       5405506 -
-10000   1000    upstream  -        1770889   -       1647001 -
-10000   100000  weighted  -        32458453  -       5520433 3500000
-10000   100000  upstream  -        1765421   -       1533263 -
+seeds   shoots  profile   039d585  ad03cab   4527d4a 9e5aeb6 6f3b340 target
+100     1000    weighted  458141   323926    131544  121390  79028   -
+100     1000    upstream  272935   49237     37457   37872   31499   -
+100     100000  weighted  468699   334616    151673  126548  83942   -
+100     100000  upstream  273798   49826     37934   38790   31995   -
+1000    1000    weighted  4258362  3028781   616550  579123  295654  -
+1000    1000    upstream  2507004  205803    86416   85874   53084   -
+1000    100000  weighted  4387895  3153167   809929  591923  305109  350000
+1000    100000  upstream  2536938  207081    83628   83148   50354   70000
+10000   1000    weighted  -        31546093  -       5405506 2691554 -
+10000   1000    upstream  -        1770889   -       1647001 1156993 -
+10000   100000  weighted  -        32458453  -       5520433 2774840 3500000
+10000   100000  upstream  -        1765421   -       1533263 1029264 -
 "
 # before SEEDS SHOOTS PROFILE COLUMN -> the count, or nothing
 before() {
@@ -103,10 +115,10 @@ or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
 
-Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), and this count; the targets are those set for the decision cost:
+Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), \`decide()\` before the decision became one pipeline in two modes (commit \`6f3b340\`), and this count; the targets are those set for the decision cost:
 
-| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`decide()\` before one pipeline (\`6f3b340\`) | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
@@ -118,26 +130,59 @@ for seeds in $SEEDS; do
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 6f3b340)") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done
 
+if [ -n "$FAILED_SEEDS" ]; then
+  # Earlier counts of the failed decisions (20 per cell) and the target set for them.
+  FAILED_BEFORE="
+seeds   5f13f94   target
+10000   17302583  2000000
+"
+  failed_before() { # seeds column
+    awk -v s="$1" -v c="$2" '
+      NR == 2 { for (i = 1; i <= NF; i++) col[$i] = i }
+      $1 == s && $col[c] != "-" { print $col[c] }' <<<"$FAILED_BEFORE"
+  }
+  cat <<TEXT
+
+Decisions that find no seed, upstream-equivalent profile (\`BENCH_ONLY=failed\`: the pending shoots of the landscape that fit nowhere, at most as many as the decisions counted, decided again inside the count), before this round (commit \`5f13f94\`: every rejected seed's reason built with its own copies of the provider and region names) and now:
+
+| seeds × existing shoots | decisions counted | \`5f13f94\`, instructions/decision | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- |
+TEXT
+  for seeds in $FAILED_SEEDS; do
+    now=${failed[$seeds]}
+    t=$(failed_before "$seeds" target)
+    met="–"
+    if [ -n "$t" ]; then
+      if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
+    fi
+    echo "| $(group "$seeds") × $(group "$FAILED_SHOOTS") | $(decisions "$seeds") | $(or_dash "$(failed_before "$seeds" 5f13f94)") | $(group "$now") | $(or_dash "$t") | $met |"
+  done
+fi
+
 cat <<'TEXT'
 
-What `decide()` does differently from `schedule()`:
+One decision pipeline runs every decision, in two modes over the same stages in the same order (`src/schedule/pipeline.rs`; no code outside a plugin's file names the plugin): explain mode (`schedule()`) records every rejection and every score detail; fast mode (`decide()`, `decide_within()`) records verdicts and totals. What fast mode does that explain mode does not:
 
-- The region strategy names its candidates as positions in the snapshot's columns (`RegionStrategy::candidates`): `SameRegion` the seeds of the shoot's (provider type, region) group, `purpose: testing` those of its provider type, `RegionPrefix` and `MinimalDistance` the groups in order of preference. The other stages run on one tier of candidates at a time until a tier has seeds left; seeds the strategy cannot keep are never evaluated. `Scored` keeps every seed: it starts from the seeds of the provider types the shoot's CloudProfile allows (an index per provider type), so the provider stage costs nothing per seed.
+- The region strategy that ends the pipeline names its candidates as positions in the snapshot's columns (`SetStep::candidates`): `SameRegion` the seeds of the shoot's (provider type, region) group, `purpose: testing` those of its provider type, `RegionPrefix` and `MinimalDistance` the groups in order of preference. The other stages run on one tier of candidates at a time until a tier has seeds left; seeds the strategy cannot keep are never evaluated. `Scored` keeps every seed: fast mode starts from the seeds of the provider types the shoot's CloudProfile allows (the provider filter answers `Providers`, so the index per provider type replaces it).
 - The snapshot keeps its seeds in flat arrays (`SeedColumns`, positions in name order): provider type and (provider, region) group ids with the positions of each group and provider type, capacity, usage per seed and per demand class, allocatable amounts per resource, the usage priced per seed and resource for each `ResourceFit` configuration in use (computed the first time a configuration asks, then updated with the seed's usage), the match of every CloudProfile's seed selector, the match of the shoots' own seed selectors asked for lately (16, computed for every seed when a decision evaluates every seed, then read by the next shoot with the same selector), the access restrictions each seed offers as bits, and one byte of flags (usable, no emergency stop, untainted, three zones, zones not enforced, no zone preference, network defaults plain IPv4). They are built on first use after seeds or CloudProfiles come or go (loading a landscape builds them once, not once per seed: a test counts the builds), updated in place when a seed changes, and a seed's usage is refreshed when one of its shoots changes.
-- Per decision, the stages are compiled for the shoot: a stage that keeps every seed for it (no selector, no zones asked for, no access restriction requested, no networking, no default domain above the shoot's domain, …) is left out. The per-seed stages between two set steps are one pass over the positions that reads only the columns (provider type, the CloudProfile's selector, access restriction bits, capacity, the flags); a seed lacking a flag is asked only by the stages of the flags it lacks, and only stages with nothing in the columns (tolerated taints, a shoot's own seed selector not yet matched) ask the predicate. `ZonePreference` reads the flag and the seed's zones; other set steps get the seeds themselves.
+- Per decision, each stage is prepared once and answers for the shoot in a closed vocabulary (`FastCheck`: `Skip`, `Flag`, `Providers`, `Bitmap`, `AccessBits`, `Capacity`, `Ask`; `SetCheck` for set steps), declared by each filter in its own file (`fast_check`, and `passes` for the verdict without a reason); a stage that keeps every seed for the shoot (no selector, no zones asked for, no access restriction requested, no networking, no default domain above the shoot's domain, …) is left out, in both modes. In fast mode the per-seed stages between two set steps are one pass over the positions that reads only the columns (provider type, selector bitmaps, access restriction bits, capacity, the flags); a seed lacking a flag is asked only by the stages of the flags it lacks, and only stages answering `Ask` (tolerated taints, a shoot's own seed selector not yet matched) are asked per seed. `ZonePreference` answers `Prefer` over positions; other set steps get the seeds themselves.
 - The priorities compute raw values without details from the columns over the positions (`Priority::values`: `ShootCount`, `LatencyDistance` once per (provider, region) group, `ProjectAntiAffinity` with `topology: seed` counted into an array by position, `ResourceFit` one resource at a time over flat arrays with each rule's demand worked out when the profile is built); `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region still go through `raw`. `normalize` takes the plain values, so the fast path builds no `RawScore`s. Each priority's scores and raw values stay in flat arrays and the totals are summed in profile order as the reference sums them; the scores keep positions, not names: the winner is the highest total, names read and hashed only for the seeds that tie, and only the winner's breakdown is built with its details (`Decision::ranking` holds the winner alone; `schedule()` lists every seed).
-- A success builds no `Rejection`s. A decision that finds no seed among the candidates, or whose set steps need the whole set, runs every seed through every stage on the columns, asking only the stage that rejects a seed for its reason (the provider stage's reason once per provider type), each seed's rejection kept in its own slot: the `0/N seeds are available: …` error is the reference's, without running the reference.
-- `tests/fast_path.rs` checks on generated landscapes, shoots and profiles (every predicate and strategy, the opt-in filters `MaxLatency` and `Residency`, region ConfigMaps, CloudProfile selectors, every priority incl. `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region, failures) that `decide()` returns the same seed with the same breakdown and details, every feasible seed's total, scores and raw values as `schedule()`, or the same error.
+- A success builds no `Rejection`s. A decision that finds no seed among the candidates, or whose set steps need the whole set, runs every seed through every stage as explain mode does, one pass per run of per-seed stages, each seed asked stage by stage until one rejects it, noting only which stage did; only when no seed fits at all is each rejected seed's stage asked for its reason (the provider stage once per provider type), and reasons that are the same across seeds share their text (`Provider` per provider type, `OtherRegion` per region, `DefaultDomain` per decision): the `0/N seeds are available: …` error is explain mode's, with every seed's rejection, as the controller's events, hints and capacity refusals read them.
+- `tests/fast_path.rs` checks on generated landscapes, shoots and profiles (every predicate and strategy, the opt-in filters `MaxLatency` and `Residency`, region ConfigMaps, CloudProfile selectors, every priority incl. `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region, failures) that fast mode returns the same seed with the same breakdown and details, every feasible seed's total, scores and raw values as explain mode, or the same error, and that every filter's fast answer is its `filter`'s verdict on every seed.
 
-What changed in this round (1,000 seeds × 100,000 shoots, from `9e5aeb6`): the stages fell from about 244,000 to about 85,000 instructions per weighted decision (the provider index, one pass over the columns per run of stages, `ZonePreference`, enforced zones and access restrictions from the columns, a seed lacking a flag asked only by the stages of the flags it lacks) and the scoring from about 200,000 to about 160,000 (no `RawScore`s, no name clones, `ResourceFit` and `ProjectAntiAffinity` on flat arrays); the upstream-equivalent decision fell from about 83,000 to about 50,000 (candidates as column positions without a name lookup per seed, `ZonePreference` from the flags, failures that build the provider reason once per provider type and need no sort).
+What changed in this round (from `5f13f94`; the figures of both are in the tables above): the two implementations of the decision became one pipeline in two modes, the plugins declaring their own fast answers, with the successful decisions' cost kept within the targets. A decision that finds no seed, at 10,000 seeds, fell from about 17.3 million instructions to the count above: reasons the same across seeds are shared instead of copied per seed (the provider reason per provider type, `OtherRegion` per region, `DefaultDomain` per decision, the `Zones` and `CloudProfileSelector` reasons built once in their `prepare`), each run of per-seed stages is one pass in which a seed is asked stage by stage until one rejects it, and only the rejecting stage is asked for the reason, once no seed is left.
 
-What bounds the remaining cost (callgrind at 1,000 seeds × 100,000 shoots, profiled at the commit of the merge of this round's scoring work):
+What bounds the cost of a failed decision (callgrind on the failed decisions at 10,000 seeds × 100,000 shoots, profiled one change before the count above, at 7.4 million): about 2.6 million instructions in the pass of every seed through every stage (about 260 per seed: the stages' answers, and the set steps `ZonePreference` and `DefaultDomain`, which are given the seeds themselves and return a verdict list), about 2.2 million in building the 10,000 rejections (a reason per rejected seed from its stage, about 0.4 million of it `Zones` building one per seed with a copy of the worker zones, since built once per decision), and about 0.65 million to drop them. The target of 2 million is not met: the controller reads every seed's `Rejection` (capacity refusals per seed, hints per reason), so a failure still lists all of them; counting rejections per reason in fast mode and listing them only on demand (explain mode) needs the controller to ask for them, which is the next step.
+
+What changed in the round before (1,000 seeds × 100,000 shoots, from `9e5aeb6`): the stages fell from about 244,000 to about 85,000 instructions per weighted decision (the provider index, one pass over the columns per run of stages, `ZonePreference`, enforced zones and access restrictions from the columns, a seed lacking a flag asked only by the stages of the flags it lacks) and the scoring from about 200,000 to about 160,000 (no `RawScore`s, no name clones, `ResourceFit` and `ProjectAntiAffinity` on flat arrays); the upstream-equivalent decision fell from about 83,000 to about 50,000 (candidates as column positions without a name lookup per seed, `ZonePreference` from the flags, failures that build the provider reason once per provider type and need no sort).
+
+What bounds the remaining cost (callgrind at 1,000 seeds × 100,000 shoots, profiled at the commit of the merge of the round before's scoring work; the stages now run through the pipeline's two modes at about the same cost):
 
 - Weighted profile, about 300 instructions per seed. `Scored` keeps every seed, so every decision visits every seed of the allowed provider types (about 500 of the 1,000 on average: the aws and gcp CloudProfiles allow their own type, azure allows two): the stages cost about 85,000 (about 50,000 in the one pass over the columns and `ZonePreference`, about 17,000 in the stages that must ask the predicate: tolerated taints, seeds lacking a flag, and, before this round's last change, the shoots' own seed selectors), and the four priorities about 160,000 over the feasible seeds: `ResourceFit` about 66,000 (three resources per seed), `ProjectAntiAffinity` about 32,000 (finding the project's namespaces and their shoots' seeds), `LatencyDistance` about 22,000, `ShootCount` about 13,000, the four normalisations about 20,000. Building the shoot's context takes about 6,000 and the winner's details (priced again by `ResourceFit` and `ProjectAntiAffinity`) about 12,000. Scoring all priorities in one pass per seed, and per-project seed counts kept in the columns, are what would take it further.
-- Upstream-equivalent profile, about 50,000 instructions per decision: the candidates of the shoot's region through the stages (demand in these landscapes is Zipf over the regions, so most shoots ask for the regions that hold the most seeds, tens to hundreds of candidates at 1,000 seeds), building the shoot's context once per decision (its CloudProfile with its selector, tolerations, networks: about 6,000, and about 2,000 to drop it), and the decisions that find no seed (about 1 % of the bench's), which still list a rejection with its reason for every seed, as the controller's events, hints and capacity refusals read them (about 20,000 on the average decision; at 10,000 seeds the one failure among the 20 decisions counted costs about 18 million, most of the average there).
+- Upstream-equivalent profile, about 50,000 instructions per decision: the candidates of the shoot's region through the stages (demand in these landscapes is Zipf over the regions, so most shoots ask for the regions that hold the most seeds, tens to hundreds of candidates at 1,000 seeds), building the shoot's context once per decision (its CloudProfile with its selector, tolerations, networks: about 6,000, and about 2,000 to drop it), and the decisions that find no seed (about 1 % of the bench's), which still list a rejection with its reason for every seed, as the controller's events, hints and capacity refusals read them (about 20,000 on the average decision; at 10,000 seeds the one failure among the 20 decisions counted cost about 18 million before this round, most of the average there).
 TEXT

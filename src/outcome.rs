@@ -61,9 +61,9 @@ impl FitError {
     }
 
     /// The distinct reasons seeds were rejected for, by the `reason` names `simulate -o json`
-    /// writes (`capacity`, `taints`, `otherRegion`, ...), sorted; `noSeeds` when there is no
-    /// seed at all, and the error's own `kind` (`invalidShoot`, `invalidRegionConfig`) when the
-    /// shoot could not be decided.
+    /// writes (`capacity`, `taints`, `otherRegion`, ..., a declared reason by its own name),
+    /// sorted; `noSeeds` when there is no seed at all, and the error's own `kind`
+    /// (`invalidShoot`, `invalidRegionConfig`) when the shoot could not be decided.
     pub fn reason_names(&self) -> Vec<String> {
         let FitError::NoFit { rejected, .. } = self else {
             return vec![tag(self, "kind")];
@@ -74,10 +74,19 @@ impl FitError {
         let mut seen = Vec::new();
         let mut names = Vec::new();
         for r in rejected {
-            let d = std::mem::discriminant(&r.reason);
-            if !seen.contains(&d) {
-                seen.push(d);
-                names.push(tag(&r.reason, "reason"));
+            let name = match &r.reason {
+                Reason::Declared(d) => d.0.name().to_string(),
+                reason => {
+                    let d = std::mem::discriminant(reason);
+                    if seen.contains(&d) {
+                        continue;
+                    }
+                    seen.push(d);
+                    tag(reason, "reason")
+                }
+            };
+            if !names.contains(&name) {
+                names.push(name);
             }
         }
         names.sort();

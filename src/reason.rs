@@ -2,12 +2,50 @@
 //!
 //! A [`Reason`] is data; its [`Reason::summary`] is the phrase counted across seeds
 //! (`3 seed(s) are in another region`), its `Display` the per-seed detail of the explanation, and
-//! [`Reason::hint`] what the user could change.
+//! [`Reason::hint`] what the user could change. A plugin may declare its reasons in its own file
+//! instead ([`Declared`], [`Reason::Declared`]): the type, its message, its count phrase and its
+//! hint next to the check that produces it, and nothing to add here.
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use serde::Serialize;
+use serde::ser::SerializeMap;
+
+/// A reason declared by the plugin that produces it, in the plugin's own file.
+pub trait Declared: fmt::Debug + fmt::Display + Send + Sync {
+    /// Its name in `simulate -o json` and among a fit error's reason names (camelCase).
+    fn name(&self) -> &'static str;
+    /// The phrase counted across seeds (`lack the label x`), as [`Reason::summary`].
+    fn summary(&self) -> &'static str;
+    /// What the shoot's owner or the operator could change, as [`Reason::hint`].
+    fn hint(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A [`Declared`] reason, shared by the seeds it is the same for.
+#[derive(Clone, Debug)]
+pub struct DeclaredReason(pub Arc<dyn Declared>);
+
+impl PartialEq for DeclaredReason {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.name() == other.0.name() && self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for DeclaredReason {}
+
+/// Written as the built-in reasons are: its name under `declared`, its message under `message`.
+impl Serialize for DeclaredReason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("declared", self.0.name())?;
+        map.serialize_entry("message", &self.0.to_string())?;
+        map.end()
+    }
+}
 
 /// The stage that rejected a seed and why. Variants follow the pipeline order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -25,13 +63,15 @@ pub enum Reason {
         condition: String,
         status: String,
     },
+    /// Shared by the seeds of one decision.
     CloudProfileSelector {
-        cloud_profile: String,
+        cloud_profile: Arc<str>,
     },
     ShootSelector,
+    /// Shared by the seeds of one provider type.
     Provider {
-        seed: String,
-        allowed: Vec<String>,
+        seed: Arc<str>,
+        allowed: Arc<[String]>,
     },
     TooFewZones {
         zones: usize,
@@ -39,15 +79,17 @@ pub enum Reason {
     MissingControlPlaneZones {
         missing: Vec<String>,
     },
+    /// Shared by the seeds of one decision.
     ZoneEnforced {
-        worker_zones: Vec<String>,
+        worker_zones: Arc<[String]>,
     },
     ZoneNotPreferred,
     AccessRestriction {
         missing: Vec<String>,
     },
+    /// Shared by the seeds of one decision.
     DefaultDomain {
-        domain: String,
+        domain: Arc<str>,
     },
     EmergencyStop,
     Networks {
@@ -78,8 +120,9 @@ pub enum Reason {
         seed_site: Option<String>,
     },
     OtherProvider,
+    /// Shared by the seeds of one region.
     OtherRegion {
-        region: String,
+        region: Arc<str>,
     },
     FartherRegion {
         distance: i64,
@@ -90,6 +133,15 @@ pub enum Reason {
         common: usize,
         best: usize,
     },
+    /// A reason its plugin declares in its own file.
+    Declared(DeclaredReason),
+}
+
+impl Reason {
+    /// A reason declared by a plugin.
+    pub fn declared(reason: impl Declared + 'static) -> Reason {
+        Reason::Declared(DeclaredReason(Arc::new(reason)))
+    }
 }
 
 impl Reason {
@@ -122,6 +174,7 @@ impl Reason {
             Reason::ShorterRegionPrefix { .. } => {
                 "share a shorter region prefix than the best seeds"
             }
+            Reason::Declared(d) => d.0.summary(),
         }
     }
 
@@ -159,6 +212,7 @@ impl Reason {
                 crate::api::ANNOTATION_RESIDENCY,
                 crate::api::RESIDENCY_IGNORE
             )),
+            Reason::Declared(d) => d.0.hint(),
             _ => None,
         }
     }
@@ -260,6 +314,7 @@ impl fmt::Display for Reason {
                     "common region prefix of {common} characters < best {best}"
                 )
             }
+            Reason::Declared(d) => fmt::Display::fmt(&d.0, f),
         }
     }
 }

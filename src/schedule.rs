@@ -1,7 +1,11 @@
-//! The decision: one pure function from a shoot and a snapshot to a seed or a reason.
+//! The decision: one pure pipeline from a shoot and a snapshot to a seed or a reason, in two
+//! modes of the same stages in the same order.
 //!
-//! No I/O, no clock (the caller passes `now`), no globals. Production, `simulate` and the tests
-//! all call [`schedule`].
+//! No I/O, no clock (the caller passes `now`), no globals. [`decide_within`] (fast mode:
+//! verdicts and totals, the winner's breakdown) is what the scheduler process runs;
+//! [`schedule`] (explain mode: every rejection with its reason, every feasible seed with its
+//! score details) is what `simulate`, `plan` and `--explain` run. Filtering is
+//! `pipeline`, fast-mode scoring `scores`.
 
 use std::sync::Arc;
 
@@ -14,14 +18,13 @@ use crate::api::Shoot;
 use crate::budget::Deadline;
 use crate::context::ShootContext;
 pub use crate::outcome::{FitError, Rejection};
-use crate::predicates::Stage;
 use crate::priorities::Detail;
 use crate::profile::Profile;
-use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
-use crate::strategies::{Candidates, RegionStrategy};
+use pipeline::{Filtered, Mode, Prepare};
 
-mod fast;
+mod pipeline;
+mod scores;
 
 /// One priority's contribution to a seed's total.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -91,8 +94,10 @@ pub fn tie_hash(shoot_key: &str, seed: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(buf)
 }
 
-/// Picks a seed for `shoot`: filter (stages in order), score (weighted priorities), pick the
-/// highest total, ties broken by [`tie_hash`].
+/// Picks a seed for `shoot` in explain mode: filter (stages in order), score (weighted
+/// priorities), pick the highest total, ties broken by [`tie_hash`]. The decision lists every
+/// feasible seed with its score details and every rejected seed with its stage and reason, as
+/// `simulate`, `plan` and `--explain` show them.
 pub fn schedule(
     shoot: &Shoot,
     snap: &Snapshot,
@@ -101,55 +106,11 @@ pub fn schedule(
 ) -> Result<Decision, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("schedule", shoot = %cx.key, profile = %profile.name).entered();
-
-    // Seeds come in name order; a seed's position orders the rejections by name cheaply, and
-    // each stage adds its rejections in that order: a stable sort merges these runs.
-    let mut remaining: Vec<&SeedInfo> = snap.seeds().collect();
-    let mut positions: Vec<u32> = (0..remaining.len() as u32).collect();
-    let total = remaining.len();
-    let mut rejected: Vec<(u32, Rejection)> = Vec::new();
-    let by_name = |mut rejected: Vec<(u32, Rejection)>| -> Vec<Rejection> {
-        rejected.sort_by_key(|(position, _)| *position);
-        rejected.into_iter().map(|(_, r)| r).collect()
-    };
-    for stage in &profile.stages {
-        let verdicts: Vec<Option<Reason>> = match stage {
-            Stage::Filter(p) => {
-                let state = p.prepare(&cx);
-                remaining
-                    .iter()
-                    .map(|s| p.filter(&cx, &state, s, snap).err())
-                    .collect()
-            }
-            Stage::Narrow(step) => step.narrow(&cx, &remaining, snap)?,
-        };
-        let mut kept = Vec::with_capacity(remaining.len());
-        let mut kept_positions = Vec::with_capacity(remaining.len());
-        for ((seed, position), verdict) in remaining.into_iter().zip(positions).zip(verdicts) {
-            match verdict {
-                None => {
-                    kept.push(seed);
-                    kept_positions.push(position);
-                }
-                Some(reason) => rejected.push((
-                    position,
-                    Rejection {
-                        seed: Arc::clone(&seed.name),
-                        stage: stage.name(),
-                        reason,
-                    },
-                )),
-            }
-        }
-        (remaining, positions) = (kept, kept_positions);
-        if remaining.is_empty() {
-            return Err(FitError::NoFit {
-                total,
-                rejected: by_name(rejected),
-            });
-        }
-    }
-    let rejected = by_name(rejected);
+    let prepared = Prepare::new(&cx, &profile.stages);
+    let Filtered { kept, rejected } =
+        pipeline::filter(&cx, &prepared, snap, Mode::Explain, &Deadline::NONE)?;
+    let cols = snap.columns();
+    let remaining: Vec<&SeedInfo> = kept.iter().map(|&i| cols.info(i)).collect();
     let ranking = rank(&cx, &remaining, snap, profile);
     Ok(Decision {
         seed: ranking[0].seed.to_string(),
@@ -159,20 +120,11 @@ pub fn schedule(
     })
 }
 
-/// The production decision: the same seed as [`schedule`] with the same score breakdown, or
-/// on failure exactly its error, but without evaluating seeds the region strategy cannot keep,
-/// without building the rejections of a successful decision (`rejected` is left empty) and
-/// with only the winner in `ranking` ([`schedule`] lists every feasible seed and every
-/// rejection, for explanations; with the `test-util` feature, `decide_scores` has every
-/// feasible seed's scores).
-///
-/// The profile's strategy names its candidates from the snapshot's provider/region index
-/// ([`RegionStrategy::candidates`]); only those go through the other stages, compiled for the
-/// shoot into checks on the snapshot's per-seed columns (`fast`), tier by tier until one has
-/// seeds left. When no tier has seeds left, or a set step would need seeds outside the tier,
-/// every seed goes through every stage as in [`schedule`]: the seeds that pass are scored
-/// the same way, and a failure is reported as [`schedule`] reports it (every seed under the
-/// first stage that rejects it, with that stage's reason).
+/// The same decision in fast mode, as the scheduler process makes it: the same seed as
+/// [`schedule`] with the same score breakdown, or on failure exactly its error, without
+/// recording what only an explanation shows (`rejected` is left empty; `ranking` holds the
+/// winner alone; with the `test-util` feature, `decide_scores` has every feasible seed's
+/// scores).
 pub fn decide(
     shoot: &Shoot,
     snap: &Snapshot,
@@ -194,7 +146,7 @@ pub fn decide_within(
 ) -> Result<Decision, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
-    let scores = fast_scores(&cx, snap, profile, deadline)??;
+    let scores = fast_scores(&cx, snap, profile, deadline)?;
     let winner = scores.breakdown(&cx, scores.winner(&cx, snap), snap, profile);
     Ok(Decision {
         seed: winner.seed.to_string(),
@@ -214,8 +166,8 @@ pub struct Scores {
     pub scores: Vec<(f64, f64)>,
 }
 
-/// The scores of every feasible seed as [`decide`] computes them: for checking the
-/// production path against the reference (a test hook: the `test-util` feature).
+/// The scores of every feasible seed as [`decide`] computes them: for checking fast mode
+/// against explain mode (a test hook: the `test-util` feature).
 #[cfg(any(test, feature = "test-util"))]
 pub fn decide_scores(
     shoot: &Shoot,
@@ -224,7 +176,7 @@ pub fn decide_scores(
     now: DateTime<Utc>,
 ) -> Result<Scores, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
-    let scores = fast_scores(&cx, snap, profile, &Deadline::NONE)??;
+    let scores = fast_scores(&cx, snap, profile, &Deadline::NONE)?;
     Ok(Scores {
         seeds: (0..scores.positions.len())
             .map(|i| Arc::clone(scores.seed(i, snap)))
@@ -236,54 +188,34 @@ pub fn decide_scores(
     })
 }
 
-/// The feasible seeds' scores, or (inner `Err`) the reference's error when there is none.
+/// A filter (its stage name), a seed, and the verdict of the filter's fast answer on it.
+#[cfg(any(test, feature = "test-util"))]
+pub type Disagreement = (&'static str, Arc<str>, bool);
+
+/// Every seed where a filter's fast answer for this shoot (its check over the columns, or
+/// `passes`) differs from its `filter`, as `(stage, seed, fast verdict)`: empty when every
+/// plugin's fast check is its filter (a test hook: the `test-util` feature).
+#[cfg(any(test, feature = "test-util"))]
+pub fn check_disagreements(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+) -> Result<Vec<Disagreement>, FitError> {
+    let cx = ShootContext::new(shoot, snap, now)?;
+    Ok(pipeline::disagreements(&cx, &profile.stages, snap))
+}
+
+/// The feasible seeds' scores in fast mode.
 fn fast_scores(
     cx: &ShootContext,
     snap: &Snapshot,
     profile: &Profile,
     deadline: &Deadline,
-) -> Result<Result<fast::Scores, FitError>, FitError> {
-    let kept = candidates_kept(cx, snap, profile, deadline)?;
-    let kept = match kept {
-        Some(kept) if !kept.is_empty() => kept,
-        // No tier has a seed left, or a set step needs the whole set: every seed goes through
-        // every stage, rejections kept for the error.
-        _ => match fast::whole(cx, &profile.stages, snap, deadline)? {
-            Ok(kept) => kept,
-            Err(no_fit) => return Ok(Err(no_fit)),
-        },
-    };
-    Ok(Ok(fast::score(cx, kept, snap, profile, deadline)?))
-}
-
-/// The seeds that pass every stage among the region strategy's candidates, tier by tier;
-/// `None` when the candidates alone cannot say.
-fn candidates_kept(
-    cx: &ShootContext,
-    snap: &Snapshot,
-    profile: &Profile,
-    deadline: &Deadline,
-) -> Result<Option<Vec<u32>>, FitError> {
-    // The region strategy is the last stage; its candidates replace it.
-    let before = match profile.stages.split_last() {
-        Some((Stage::Narrow(step), before)) if step.name() == profile.strategy.as_str() => before,
-        _ => return Ok(None),
-    };
-    let kept = match RegionStrategy::new(profile.strategy).candidates(cx, snap) {
-        Candidates::All => fast::survivors(cx, None, before, snap, deadline)?,
-        Candidates::Tiers(tiers) => {
-            let mut kept = Some(Vec::new());
-            for positions in tiers {
-                kept = fast::survivors(cx, Some(positions), before, snap, deadline)?;
-                if kept.as_ref().is_none_or(|k| !k.is_empty()) {
-                    break;
-                }
-            }
-            kept
-        }
-        Candidates::Unknown => None,
-    };
-    Ok(kept)
+) -> Result<scores::Scores, FitError> {
+    let prepared = Prepare::new(cx, &profile.stages);
+    let Filtered { kept, .. } = pipeline::filter(cx, &prepared, snap, Mode::Fast, deadline)?;
+    scores::score(cx, kept, snap, profile, deadline)
 }
 
 /// Scores the seeds that passed every stage and orders them best first.

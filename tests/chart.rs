@@ -143,7 +143,7 @@ impl Manifests {
         let found: Vec<&Value> = self
             .of_kind(kind)
             .into_iter()
-            .filter(|d| !is_what_if_reader(d))
+            .filter(|d| !is_for_people(d))
             .collect();
         assert_eq!(found.len(), 1, "expected exactly one scheduler {kind}");
         found[0]
@@ -245,6 +245,15 @@ impl Manifests {
 
 fn is_what_if_reader(d: &Value) -> bool {
     str_at(&d["metadata"], "name").contains("-what-if-reader")
+}
+
+fn is_plan_applier(d: &Value) -> bool {
+    str_at(&d["metadata"], "name").contains("-plan-applier")
+}
+
+/// Roles for people (`whatIfReader`, `planApplier`), not for the pod.
+fn is_for_people(d: &Value) -> bool {
+    is_what_if_reader(d) || is_plan_applier(d)
 }
 
 fn seq(v: &Value) -> &Vec<Value> {
@@ -635,12 +644,12 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
                         .as_str()
                         .is_some_and(|v| v.starts_with("rbac.authorization.k8s.io/"))
                 })
-                .partition(|d| is_what_if_reader(d));
-        // The what-if reader (on in all-options only) grants people, not the pod: its two
-        // roles and their bindings to whatIfReader.subjects.
+                .partition(|d| is_for_people(d));
+        // The what-if reader and the plan applier (on in all-options only) grant people, not
+        // the pod: two roles each and their bindings to the subjects.
         assert_eq!(
             reader.len(),
-            if name == "all-options" { 4 } else { 0 },
+            if name == "all-options" { 8 } else { 0 },
             "{name}"
         );
         for d in reader.iter().filter(|d| d["subjects"].is_sequence()) {
@@ -648,7 +657,7 @@ fn roles_are_bound_to_the_pods_service_account_and_nothing_else_is_granted() {
                 seq(&d["subjects"])
                     .iter()
                     .all(|s| s["kind"] != "ServiceAccount"),
-                "{name}: the what-if reader is not bound to the pod"
+                "{name}: the roles for people are not bound to the pod"
             );
         }
         assert_eq!(
@@ -1528,6 +1537,10 @@ fn the_what_if_reader_role_is_off_by_default_and_read_only() {
     // the scheduler's own roles are unchanged beside it
     assert_eq!(m.of_kind("ClusterRole").len(), 2);
     assert!(
+        !m.0.iter().any(is_plan_applier),
+        "the plan applier stays off"
+    );
+    assert!(
         !m.of_kind("ClusterRoleBinding")
             .iter()
             .any(|b| str_at(&b["metadata"], "name").contains("what-if")),
@@ -1569,6 +1582,95 @@ fn the_what_if_reader_role_is_off_by_default_and_read_only() {
         assert_eq!(b["roleRef"]["kind"], role_kind);
         assert!(str_at(&b["roleRef"], "name").ends_with(suffix));
         assert_eq!(b["subjects"][0]["kind"], "Group");
+        assert_eq!(b["subjects"][0]["name"], "landscape-operators");
+    }
+}
+
+/// What `plan apply` needs beyond the reads of `simulate --live`: single shoots, the binding,
+/// Events. No patch or update on shoots themselves.
+const PLAN_APPLIER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
+    ("core.gardener.cloud", "seeds", None, "list"),
+    ("core.gardener.cloud", "shoots", None, "list"),
+    ("core.gardener.cloud", "shoots", None, "get"),
+    ("core.gardener.cloud", "shoots/binding", None, "update"),
+    ("core.gardener.cloud", "cloudprofiles", None, "list"),
+    (
+        "core.gardener.cloud",
+        "namespacedcloudprofiles",
+        None,
+        "list",
+    ),
+    ("core.gardener.cloud", "projects", None, "list"),
+    ("events.k8s.io", "events", None, "create"),
+];
+
+#[test]
+fn the_plan_applier_role_is_off_by_default_and_grants_what_apply_needs() {
+    for (name, files) in values_files()
+        .into_iter()
+        .filter(|(n, _)| *n != "all-options")
+    {
+        let m = render(&files, &[]);
+        assert!(
+            !m.0.iter().any(is_plan_applier),
+            "{name}: the plan applier is off by default"
+        );
+    }
+    let m = render(&[], &["planApplier.create=true"]);
+    assert_exact(
+        &grants(m.named("ClusterRole", "-plan-applier")),
+        &expected(PLAN_APPLIER_GRANTS),
+        "plan applier ClusterRole",
+    );
+    let garden = m.named("Role", "-plan-applier-garden");
+    assert_eq!(garden["metadata"]["namespace"], "garden");
+    assert_exact(
+        &grants(garden),
+        &expected(&[
+            ("", "configmaps", None, "list"),
+            ("coordination.k8s.io", "leases", None, "create"),
+            (
+                "coordination.k8s.io",
+                "leases",
+                Some("gardener-scheduler-plan-apply"),
+                "get",
+            ),
+            (
+                "coordination.k8s.io",
+                "leases",
+                Some("gardener-scheduler-plan-apply"),
+                "update",
+            ),
+            (
+                "coordination.k8s.io",
+                "leases",
+                Some("gardener-scheduler-plan-apply"),
+                "delete",
+            ),
+        ]),
+        "plan applier Role",
+    );
+    assert!(
+        !m.of_kind("ClusterRoleBinding")
+            .iter()
+            .any(|b| str_at(&b["metadata"], "name").contains("plan-applier")),
+        "no subjects, no binding"
+    );
+    let bound = render(
+        &[],
+        &[
+            "planApplier.create=true",
+            "planApplier.subjects[0].kind=Group",
+            "planApplier.subjects[0].name=landscape-operators",
+        ],
+    );
+    for (kind, suffix, role_kind) in [
+        ("ClusterRoleBinding", "-plan-applier", "ClusterRole"),
+        ("RoleBinding", "-plan-applier-garden", "Role"),
+    ] {
+        let b = bound.named(kind, suffix);
+        assert_eq!(b["roleRef"]["kind"], role_kind);
+        assert!(str_at(&b["roleRef"], "name").ends_with(suffix));
         assert_eq!(b["subjects"][0]["name"], "landscape-operators");
     }
 }
@@ -1708,10 +1810,14 @@ fn the_operator_config_map_starts_when_the_values_match_it_and_is_refused_naming
 
 #[test]
 fn the_default_grace_period_outlasts_the_longest_stop() {
-    // After SIGTERM: binds for up to 30 s, then the queued reports at least 5 s; the Lease
-    // release and the health server's end on the control thread at most 25 s (REQUEST_TIMEOUT
-    // + 5 s); the metrics server 5 s (docs/operations/deployment.md).
-    let longest_stop = 30 + 5 + 25 + 5;
+    // After SIGTERM: binds, then the queued reports, the Lease release and the health server's
+    // end on the control thread, the metrics server, each given all its time (the process's own
+    // constants; docs/operations/deployment.md lists them).
+    let longest_stop = gardener_scheduler::controller::LONGEST_STOP.as_secs() as i64;
+    assert_eq!(
+        longest_stop, 65,
+        "docs/operations/deployment.md gives the longest stop as 65 s"
+    );
     let m = render(&[], &[]);
     let grace = m.pod_spec()["terminationGracePeriodSeconds"]
         .as_i64()

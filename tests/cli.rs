@@ -483,6 +483,14 @@ fn the_bash_completion_offers_the_subcommands_and_the_flags_of_each() {
         ["--max-moves"]
     );
     assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "plan", "ap"]),
+        ["apply"]
+    );
+    assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "plan", "apply", "--max-f"]),
+        ["--max-failures"]
+    );
+    assert_eq!(
         bash_completes(&file, &["gardener-scheduler", "simulate", "-o", ""]),
         ["table", "json", "yaml", "html"]
     );
@@ -680,4 +688,32 @@ fn leader_election_binding_mode_and_carbon_reads_are_checked_both_ways() {
         .arg(&defaults));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("resourceNamespace: garden"), "{out}");
+}
+
+#[test]
+fn plan_apply_refuses_a_plan_file_it_cannot_use_naming_the_field_before_reading_a_cluster() {
+    // no kubeconfig anywhere: a plan file that cannot be used fails before any connection
+    let plan = tmp(
+        "apply-bad-plan.json",
+        r#"{"moves": [{"shoot": "garden-dev/a", "from": "s1", "to": "s2",
+            "migration": {"kind": "classic"},
+            "timing": {"state": "at", "start": "tonight", "end": "2026-01-01T23:00:00Z"}}],
+            "windows": {"maxConcurrent": 2, "moveDurationSeconds": 1800},
+            "stamp": {"landscape": "0", "profile": "default", "liveMigration": false}}"#,
+    );
+    let (code, out, err) = run(bin().args(["plan", "apply"]).arg(&plan));
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("moves[0].timing.start: \"tonight\" is not an RFC 3339 timestamp"),
+        "{err}"
+    );
+    let (code, _, err) = run(bin().args(["plan", "apply", "/nonexistent/plan.json"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/nonexistent/plan.json"), "{err}");
+    // a plan's table output is not a plan file
+    let table = tmp("apply-table.txt", "Drain plan for s1\n");
+    let (code, _, err) = run(bin().args(["plan", "apply"]).arg(&table));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("apply-table.txt: (document)"), "{err}");
 }

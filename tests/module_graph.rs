@@ -2,591 +2,326 @@
 //!
 //! The layers are api → snapshot → (predicates, strategies, priorities) → schedule →
 //! profile/chain → simulate/controller → main, with shared vocabulary (outcomes, reasons, field
-//! errors, region distance) in leaf modules. This test reads every production file under `src/`,
-//! collects the modules each one names (`use crate::…`, `use super::…`, `crate::x::y` in code, a
-//! child module's `x::y`), and fails when the graph of files has a cycle, printing the cycle with
-//! the line that makes each step. Test code (`#[cfg(test)]` items, `tests.rs`, `tests/`) is left
-//! out: tests may reach anywhere.
+//! errors, region distance) in leaf modules. This test parses every production file under
+//! `src/` with `syn`, collects the modules each one names (`use` trees, paths in code and in
+//! macro bodies), and fails when the modules under any one parent form a cycle, printing the
+//! lines that make it. Test code (`#[cfg(test)]` items, `tests.rs`, `tests/`) is left out.
 //!
-//! A file stands for its module: `src/a/mod.rs` is `a` (its re-exports included), `src/a/b.rs` is
-//! `a::b`. A path resolves to the longest prefix that is a file, so `crate::config::FieldError`
-//! points at `config/mod.rs`, and a folder's `mod.rs` that re-exports a child also points at it.
-//! `make lint` runs this test; docs/development/architecture.md explains it.
+//! A file stands for its module: `src/a/mod.rs` is `a`, `src/a/b.rs` is `a::b`; a path lands
+//! in its longest prefix that is a file. Why this is a test and not a workspace of crates:
+//! docs/development/architecture.md, "Layers".
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use petgraph::algo::tarjan_scc;
-use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::graph::DiGraph;
+use proc_macro2::{TokenStream, TokenTree};
+use syn::visit::{self, Visit};
+use syn::{Attribute, ImplItem, Item, UseTree};
 
-/// One production source file and the module it is.
-struct File {
-    path: PathBuf,
-    module: Vec<String>,
+/// Where a file names another module: the line and the path as written.
+type Edge = (usize, String);
+
+struct Graph {
+    /// `src/…` path and module path of every library file
+    files: Vec<(String, Vec<String>)>,
+    /// (from, to) file indices → the first line naming `to`
+    edges: BTreeMap<(usize, usize), Edge>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
-    Ident(String),
-    Path, // `::`
-    Punct(char),
-}
-
-/// Every `.rs` file of the library tree (not `main.rs`, not test files), with its module path.
-fn library_files(src: &Path) -> Vec<File> {
-    let mut out = Vec::new();
-    walk(src, src, &mut out);
-    out.sort_by(|a, b| a.module.cmp(&b.module));
-    out
-}
-
-fn walk(root: &Path, dir: &Path, out: &mut Vec<File>) {
-    let mut entries: Vec<_> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in entries {
+/// Every `.rs` file under `dir` except `main.rs` and test files, with its module path.
+fn walk(src: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<String>)>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if path.is_dir() {
-            if name != "tests" {
-                walk(root, &path, out);
+        if path.is_dir() && name != "tests" {
+            walk(src, &path, out);
+        } else if name.ends_with(".rs") && name != "tests.rs" && !name.starts_with("tests_") {
+            let rel = path.strip_prefix(src).unwrap().with_extension("");
+            let mut module: Vec<String> = rel.iter().map(|c| c.to_string_lossy().into()).collect();
+            if matches!(module.last().map(String::as_str), Some("mod" | "lib")) {
+                module.pop();
             }
-            continue;
+            if rel != Path::new("main") {
+                out.push((path, module));
+            }
         }
-        if !name.ends_with(".rs") || name == "tests.rs" || name.starts_with("tests_") {
-            continue;
-        }
-        let rel = path.strip_prefix(root).unwrap();
-        if rel == Path::new("main.rs") {
-            continue;
-        }
-        let mut module: Vec<String> = rel
-            .parent()
-            .unwrap()
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        let stem = name.trim_end_matches(".rs");
-        if stem != "mod" && stem != "lib" {
-            module.push(stem.to_string());
-        }
-        out.push(File { path, module });
     }
 }
 
-/// Source text without comments, string and char literals (their contents never name modules),
-/// keeping line breaks so that token lines stay right.
-fn strip(src: &str) -> String {
-    let b: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len());
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let next = b.get(i + 1).copied();
-        if c == '/' && next == Some('/') {
-            while i < b.len() && b[i] != '\n' {
-                i += 1;
+fn is_cfg_test(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "test")
+    })
+}
+
+/// The module paths one file names, each with the inline module it is written in.
+#[derive(Default)]
+struct Names {
+    inline: Vec<String>,
+    found: Vec<(Vec<String>, Vec<String>, usize)>,
+}
+
+impl Names {
+    /// A path in code names a module only with `::` in it (or as `crate`, `super`, `self`).
+    fn add(&mut self, segments: Vec<String>, line: usize) {
+        if segments.len() > 1 || matches!(segments[0].as_str(), "crate" | "super" | "self") {
+            self.add_use(segments, line);
+        }
+    }
+
+    fn add_use(&mut self, segments: Vec<String>, line: usize) {
+        self.found.push((self.inline.clone(), segments, line));
+    }
+
+    fn use_tree(&mut self, tree: &UseTree, mut prefix: Vec<String>) {
+        match tree {
+            UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(&p.tree, prefix);
             }
-        } else if c == '/' && next == Some('*') {
-            let mut depth = 0;
-            while i < b.len() {
-                if b[i] == '/' && b.get(i + 1) == Some(&'*') {
-                    depth += 1;
-                    i += 2;
-                } else if b[i] == '*' && b.get(i + 1) == Some(&'/') {
-                    depth -= 1;
-                    i += 2;
-                    if depth == 0 {
-                        break;
+            UseTree::Name(n) => self.use_leaf(prefix, &n.ident),
+            UseTree::Rename(r) => self.use_leaf(prefix, &r.ident),
+            UseTree::Glob(g) => self.add_use(prefix, g.star_token.spans[0].start().line),
+            UseTree::Group(g) => g
+                .items
+                .iter()
+                .for_each(|t| self.use_tree(t, prefix.clone())),
+        }
+    }
+
+    fn use_leaf(&mut self, mut prefix: Vec<String>, ident: &syn::Ident) {
+        if ident != "self" {
+            prefix.push(ident.to_string());
+        }
+        self.add_use(prefix, ident.span().start().line);
+    }
+
+    /// `a::b::c` sequences in a macro's tokens (macro bodies are not parsed as code).
+    fn tokens(&mut self, tokens: TokenStream) {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < tokens.len() {
+            match &tokens[i] {
+                TokenTree::Group(g) => self.tokens(g.stream()),
+                TokenTree::Ident(first) => {
+                    let mut segments = vec![first.to_string()];
+                    while let [
+                        TokenTree::Punct(a),
+                        TokenTree::Punct(b),
+                        TokenTree::Ident(x),
+                        ..,
+                    ] = &tokens[i + 1..]
+                        && a.as_char() == ':'
+                        && b.as_char() == ':'
+                    {
+                        segments.push(x.to_string());
+                        i += 3;
                     }
-                } else {
-                    if b[i] == '\n' {
-                        out.push('\n');
-                    }
-                    i += 1;
-                }
-            }
-        } else if c == 'r' && (next == Some('"') || next == Some('#')) && !prev_is_ident(&b, i) {
-            // raw string r"…" / r#"…"#
-            let mut j = i + 1;
-            let mut hashes = 0;
-            while j < b.len() && b[j] == '#' {
-                hashes += 1;
-                j += 1;
-            }
-            if b.get(j) != Some(&'"') {
-                out.push(c);
-                i += 1;
-                continue;
-            }
-            j += 1;
-            loop {
-                if j >= b.len() {
-                    break;
-                }
-                if b[j] == '"' && (0..hashes).all(|k| b.get(j + 1 + k) == Some(&'#')) {
-                    j += 1 + hashes;
-                    break;
-                }
-                if b[j] == '\n' {
-                    out.push('\n');
-                }
-                j += 1;
-            }
-            out.push_str("\"\"");
-            i = j;
-        } else if c == '"' {
-            i += 1;
-            while i < b.len() && b[i] != '"' {
-                if b[i] == '\\' {
-                    i += 1;
-                } else if b[i] == '\n' {
-                    out.push('\n');
-                }
-                i += 1;
-            }
-            i += 1;
-            out.push_str("\"\"");
-        } else if c == '\'' {
-            // a char literal ('x', '\n', '\u{..}') or a lifetime ('a)
-            if next == Some('\\') {
-                i += 2;
-                while i < b.len() && b[i] != '\'' {
-                    i += 1;
-                }
-                i += 1;
-                out.push_str("' '");
-            } else if b.get(i + 2) == Some(&'\'') {
-                i += 3;
-                out.push_str("' '");
-            } else {
-                out.push(c);
-                i += 1;
-            }
-        } else {
-            out.push(c);
-            i += 1;
-        }
-    }
-    out
-}
-
-fn prev_is_ident(b: &[char], i: usize) -> bool {
-    i > 0 && (b[i - 1].is_alphanumeric() || b[i - 1] == '_')
-}
-
-fn tokenize(src: &str) -> Vec<(Tok, usize)> {
-    let b: Vec<char> = src.chars().collect();
-    let mut toks = Vec::new();
-    let mut line = 1;
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == '\n' {
-            line += 1;
-            i += 1;
-        } else if c.is_whitespace() {
-            i += 1;
-        } else if c.is_alphanumeric() || c == '_' {
-            let start = i;
-            while i < b.len() && (b[i].is_alphanumeric() || b[i] == '_') {
-                i += 1;
-            }
-            toks.push((Tok::Ident(b[start..i].iter().collect()), line));
-        } else if c == ':' && b.get(i + 1) == Some(&':') {
-            toks.push((Tok::Path, line));
-            i += 2;
-        } else {
-            toks.push((Tok::Punct(c), line));
-            i += 1;
-        }
-    }
-    toks
-}
-
-/// Removes `#[cfg(test)]` items: the attribute, further attributes, and the item up to its `;`
-/// or its closing brace.
-fn drop_test_items(toks: Vec<(Tok, usize)>) -> Vec<(Tok, usize)> {
-    let is = |t: &Tok, s: &str| matches!(t, Tok::Ident(x) if x == s);
-    let p = |t: &Tok, c: char| *t == Tok::Punct(c);
-    let mut out = Vec::with_capacity(toks.len());
-    let mut i = 0;
-    while i < toks.len() {
-        let cfg_test = i + 6 < toks.len()
-            && p(&toks[i].0, '#')
-            && p(&toks[i + 1].0, '[')
-            && is(&toks[i + 2].0, "cfg")
-            && p(&toks[i + 3].0, '(')
-            && is(&toks[i + 4].0, "test")
-            && p(&toks[i + 5].0, ')')
-            && p(&toks[i + 6].0, ']');
-        if !cfg_test {
-            out.push(toks[i].clone());
-            i += 1;
-            continue;
-        }
-        i += 7;
-        // further attributes
-        while i + 1 < toks.len() && p(&toks[i].0, '#') && p(&toks[i + 1].0, '[') {
-            let mut depth = 0;
-            while i < toks.len() {
-                if p(&toks[i].0, '[') {
-                    depth += 1;
-                } else if p(&toks[i].0, ']') {
-                    depth -= 1;
-                    if depth == 0 {
-                        i += 1;
-                        break;
+                    if segments.len() > 1 {
+                        self.add(segments, first.span().start().line);
                     }
                 }
-                i += 1;
+                _ => {}
             }
-        }
-        let mut depth = 0;
-        while i < toks.len() {
-            let t = &toks[i].0;
             i += 1;
-            if p(t, '{') {
-                depth += 1;
-            } else if p(t, '}') {
-                depth -= 1;
-                if depth == 0 {
-                    break;
-                }
-            } else if p(t, ';') && depth == 0 {
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// A module path named in a file, with the line naming it.
-struct Named {
-    segments: Vec<String>,
-    line: usize,
-}
-
-/// Expands a use tree starting at `toks[i]` (after `use`) into full paths relative to `prefix`.
-fn use_tree(toks: &[(Tok, usize)], i: &mut usize, prefix: Vec<String>, out: &mut Vec<Named>) {
-    let mut path = prefix;
-    let line = toks.get(*i).map(|t| t.1).unwrap_or(0);
-    loop {
-        match toks.get(*i).map(|t| &t.0) {
-            Some(Tok::Path) => *i += 1,
-            Some(Tok::Punct('{')) => {
-                *i += 1;
-                loop {
-                    match toks.get(*i).map(|t| &t.0) {
-                        Some(Tok::Punct('}')) => {
-                            *i += 1;
-                            return;
-                        }
-                        Some(Tok::Punct(',')) => *i += 1,
-                        None => return,
-                        _ => use_tree(toks, i, path.clone(), out),
-                    }
-                }
-            }
-            Some(Tok::Ident(x)) if x == "as" => {
-                *i += 2;
-                out.push(Named {
-                    segments: path,
-                    line,
-                });
-                return;
-            }
-            Some(Tok::Ident(x)) => {
-                path.push(x.clone());
-                *i += 1;
-            }
-            Some(Tok::Punct('*')) => {
-                *i += 1;
-            }
-            _ => {
-                out.push(Named {
-                    segments: path,
-                    line,
-                });
-                return;
-            }
         }
     }
 }
 
-/// The module paths a file names, each relative to where it is written (its first segment is
-/// `crate`, `super`, `self` or a name), plus the module it is written in (inline `mod x { … }`).
-fn named_paths(toks: &[(Tok, usize)]) -> Vec<(Vec<String>, Named)> {
-    let mut out = Vec::new();
-    // stack of (inline module name, brace depth at which it closes)
-    let mut inline: Vec<(String, usize)> = Vec::new();
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < toks.len() {
-        let (t, line) = (&toks[i].0, toks[i].1);
-        match t {
-            Tok::Punct('{') => depth += 1,
-            Tok::Punct('}') => {
-                depth -= 1;
-                if inline.last().is_some_and(|(_, d)| *d == depth) {
-                    inline.pop();
-                }
-            }
-            Tok::Ident(k) if k == "mod" => {
-                if let (Some((Tok::Ident(name), _)), Some((Tok::Punct('{'), _))) =
-                    (toks.get(i + 1), toks.get(i + 2))
-                {
-                    inline.push((name.clone(), depth));
-                    depth += 1;
-                    i += 3;
-                    continue;
-                }
-            }
-            Tok::Ident(k) if k == "use" => {
-                i += 1;
-                let mut found = Vec::new();
-                use_tree(toks, &mut i, Vec::new(), &mut found);
-                let here: Vec<String> = inline.iter().map(|(n, _)| n.clone()).collect();
-                for n in found {
-                    out.push((here.clone(), n));
-                }
-                continue;
-            }
-            // a path in code: the first segment, not itself after `::`, followed by `::`
-            Tok::Ident(first)
-                if !matches!(toks.get(i.wrapping_sub(1)), Some((Tok::Path, _)))
-                    && toks.get(i + 1).map(|t| &t.0) == Some(&Tok::Path) =>
-            {
-                let mut segments = vec![first.clone()];
-                let mut j = i + 1;
-                while let (Some((Tok::Path, _)), Some((Tok::Ident(x), _))) =
-                    (toks.get(j), toks.get(j + 1))
-                {
-                    segments.push(x.clone());
-                    j += 2;
-                }
-                let here: Vec<String> = inline.iter().map(|(n, _)| n.clone()).collect();
-                out.push((here, Named { segments, line }));
-                i = j;
-                continue;
-            }
-            _ => {}
+impl Visit<'_> for Names {
+    fn visit_item(&mut self, item: &Item) {
+        let attrs = match item {
+            Item::Const(i) => &i.attrs,
+            Item::Enum(i) => &i.attrs,
+            Item::Fn(i) => &i.attrs,
+            Item::Impl(i) => &i.attrs,
+            Item::Macro(i) => &i.attrs,
+            Item::Mod(i) => &i.attrs,
+            Item::Static(i) => &i.attrs,
+            Item::Struct(i) => &i.attrs,
+            Item::Trait(i) => &i.attrs,
+            Item::Type(i) => &i.attrs,
+            Item::Use(i) => &i.attrs,
+            _ => return visit::visit_item(self, item),
+        };
+        if is_cfg_test(attrs) {
+            return;
         }
-        i += 1;
+        match item {
+            Item::Use(u) => self.use_tree(&u.tree, Vec::new()),
+            Item::Mod(m) if m.content.is_some() => {
+                self.inline.push(m.ident.to_string());
+                visit::visit_item(self, item);
+                self.inline.pop();
+            }
+            _ => visit::visit_item(self, item),
+        }
     }
-    out
+
+    fn visit_impl_item(&mut self, item: &ImplItem) {
+        if let ImplItem::Fn(f) = item
+            && is_cfg_test(&f.attrs)
+        {
+            return;
+        }
+        visit::visit_impl_item(self, item);
+    }
+
+    fn visit_path(&mut self, path: &syn::Path) {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        if let Some(first) = path.segments.first() {
+            self.add(segments, first.ident.span().start().line);
+        }
+        visit::visit_path(self, path);
+    }
+
+    /// `pub(super)` and `pub(in …)` restrict visibility; they name no module to use.
+    fn visit_visibility(&mut self, _: &syn::Visibility) {}
+
+    fn visit_macro(&mut self, mac: &syn::Macro) {
+        self.tokens(mac.tokens.clone());
+        visit::visit_macro(self, mac);
+    }
 }
 
-/// The absolute module path a path written in module `at` refers to, if it is inside the crate.
+/// The absolute module path of `segments` written in module `at`, if inside the crate.
 fn absolute(
     at: &[String],
     segments: &[String],
-    modules: &BTreeSet<Vec<String>>,
+    modules: &BTreeSet<&[String]>,
 ) -> Option<Vec<String>> {
-    let first = segments.first()?;
-    let mut base: Vec<String>;
-    let mut rest = segments;
-    match first.as_str() {
-        "crate" => {
-            base = Vec::new();
-            rest = &rest[1..];
-        }
-        "self" => {
-            base = at.to_vec();
-            rest = &rest[1..];
-        }
+    let (mut base, rest) = match segments[0].as_str() {
+        "crate" => (Vec::new(), &segments[1..]),
+        "self" => (at.to_vec(), &segments[1..]),
         "super" => {
-            base = at.to_vec();
-            while rest.first().map(String::as_str) == Some("super") {
-                base.pop()?;
-                rest = &rest[1..];
-            }
+            let supers = segments.iter().take_while(|s| *s == "super").count();
+            (
+                at[..at.len().checked_sub(supers)?].to_vec(),
+                &segments[supers..],
+            )
         }
+        // a child module of the one it is written in
         name => {
-            // a child module of the one it is written in
-            let mut child = at.to_vec();
-            child.push(name.to_string());
-            if !modules.contains(&child) {
-                return None;
-            }
-            base = at.to_vec();
+            let child = [at, &[name.to_string()]].concat();
+            modules
+                .contains(child.as_slice())
+                .then(|| (at.to_vec(), segments))?
         }
-    }
+    };
     base.extend(rest.iter().cloned());
     Some(base)
-}
-
-/// The file module a path lands in: its longest prefix that is a file.
-fn owning_file(path: &[String], files: &BTreeMap<Vec<String>, usize>) -> Option<usize> {
-    (0..=path.len())
-        .rev()
-        .find_map(|n| files.get(&path[..n]).copied())
-}
-
-struct Edge {
-    line: usize,
-    written: String,
-}
-
-/// The library's files and which file names which (the first line doing so, per pair).
-struct Graph {
-    src: PathBuf,
-    files: Vec<File>,
-    edges: BTreeMap<(usize, usize), Edge>,
 }
 
 impl Graph {
     fn read() -> Graph {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-        let files = library_files(&src);
-        let index: BTreeMap<Vec<String>, usize> = files
+        let mut found = Vec::new();
+        walk(&src, &src, &mut found);
+        found.sort_by(|a, b| a.1.cmp(&b.1));
+        let modules: BTreeSet<&[String]> = found.iter().map(|f| f.1.as_slice()).collect();
+        let index: BTreeMap<&[String], usize> = found
             .iter()
             .enumerate()
-            .map(|(i, f)| (f.module.clone(), i))
+            .map(|(i, f)| (f.1.as_slice(), i))
             .collect();
-        let modules: BTreeSet<Vec<String>> = index.keys().cloned().collect();
-        let mut edges: BTreeMap<(usize, usize), Edge> = BTreeMap::new();
-        for (from, file) in files.iter().enumerate() {
-            let text = fs::read_to_string(&file.path).unwrap();
-            let toks = drop_test_items(tokenize(&strip(&text)));
-            for (inline, named) in named_paths(&toks) {
-                let mut at = file.module.clone();
-                at.extend(inline);
-                let Some(abs) = absolute(&at, &named.segments, &modules) else {
+        let mut edges = BTreeMap::new();
+        for (from, (path, module)) in found.iter().enumerate() {
+            let text = fs::read_to_string(path).unwrap();
+            let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let mut names = Names::default();
+            names.visit_file(&file);
+            for (inline, segments, line) in names.found {
+                let at = [module.as_slice(), &inline].concat();
+                let Some(abs) = absolute(&at, &segments, &modules) else {
                     continue;
                 };
-                let Some(to) = owning_file(&abs, &index) else {
+                // the longest prefix that is a file
+                let Some(to) = (0..=abs.len())
+                    .rev()
+                    .find_map(|n| index.get(&abs[..n]).copied())
+                else {
                     continue;
                 };
-                if to == from || files[to].module.is_empty() {
-                    continue;
+                if to != from && !found[to].1.is_empty() {
+                    edges
+                        .entry((from, to))
+                        .or_insert((line, segments.join("::")));
                 }
-                edges.entry((from, to)).or_insert(Edge {
-                    line: named.line,
-                    written: named.segments.join("::"),
-                });
             }
         }
-        Graph { src, files, edges }
-    }
-
-    fn name(&self, i: usize) -> String {
-        let rel = self.files[i].path.strip_prefix(&self.src).unwrap();
-        format!("src/{}", rel.display())
+        let files = found
+            .into_iter()
+            .map(|(p, m)| {
+                (
+                    format!("src/{}", p.strip_prefix(&src).unwrap().display()),
+                    m,
+                )
+            })
+            .collect();
+        Graph { files, edges }
     }
 
     fn why(&self, from: usize, to: usize) -> String {
-        let e = &self.edges[&(from, to)];
+        let (line, written) = &self.edges[&(from, to)];
         format!(
-            "{}:{} uses {} -> {}",
-            self.name(from),
-            e.line,
-            e.written,
-            self.name(to)
+            "{}:{line} uses {written} -> {}",
+            self.files[from].0, self.files[to].0
         )
     }
-}
 
-/// The direct child of `parent` that `module` is or lies in, if it lies below `parent`.
-fn child_of<'a>(parent: &[String], module: &'a [String]) -> Option<&'a String> {
-    if module.len() > parent.len() && module[..parent.len()] == *parent {
-        Some(&module[parent.len()])
-    } else {
-        None
-    }
-}
-
-/// Cycles among the children of every module, each child standing for itself and everything
-/// below it: the top-level modules (`api`, `snapshot`, …), the files of one folder, and so on.
-fn cycles(g: &Graph) -> Vec<String> {
-    let parents: BTreeSet<Vec<String>> = g
-        .files
-        .iter()
-        .filter(|f| !f.module.is_empty())
-        .map(|f| f.module[..f.module.len() - 1].to_vec())
-        .collect();
-    let mut report = Vec::new();
-    for parent in parents {
-        // one node per child of `parent`; edges between different children
-        let mut graph: DiGraph<String, ()> = DiGraph::new();
-        let mut node: BTreeMap<String, NodeIndex> = BTreeMap::new();
-        let mut witness: BTreeMap<(String, String), (usize, usize)> = BTreeMap::new();
-        for &(from, to) in g.edges.keys() {
-            let (Some(a), Some(b)) = (
-                child_of(&parent, &g.files[from].module),
-                child_of(&parent, &g.files[to].module),
-            ) else {
-                continue;
+    /// Cycles among the children of every module, each child standing for itself and
+    /// everything below it: the top-level modules, the files of one folder, and so on.
+    fn cycles(&self) -> Vec<String> {
+        let parents: BTreeSet<&[String]> = self
+            .files
+            .iter()
+            .filter_map(|(_, m)| m.split_last().map(|(_, parent)| parent))
+            .collect();
+        let mut report = Vec::new();
+        for parent in parents {
+            let child = |i: usize| {
+                let m = &self.files[i].1;
+                (m.len() > parent.len() && m.starts_with(parent)).then(|| m[parent.len()].clone())
             };
-            if a == b {
-                continue;
-            }
-            for x in [a, b] {
-                if !node.contains_key(x) {
-                    node.insert(x.clone(), graph.add_node(x.clone()));
+            let mut graph: DiGraph<String, (usize, usize)> = DiGraph::new();
+            let mut nodes = BTreeMap::new();
+            for &(from, to) in self.edges.keys() {
+                let (Some(a), Some(b)) = (child(from), child(to)) else {
+                    continue;
+                };
+                if a != b {
+                    let [a, b] = [a, b]
+                        .map(|x| *nodes.entry(x.clone()).or_insert_with(|| graph.add_node(x)));
+                    graph.update_edge(a, b, (from, to));
                 }
             }
-            if witness.insert((a.clone(), b.clone()), (from, to)).is_none() {
-                graph.add_edge(node[a], node[b], ());
-            }
-        }
-        for scc in tarjan_scc(&graph) {
-            if scc.len() < 2 {
-                continue;
-            }
-            let members: BTreeSet<String> = scc.iter().map(|n| graph[*n].clone()).collect();
-            let cycle = shortest_cycle(&members, &witness);
-            let scope = if parent.is_empty() {
-                "crate".to_string()
-            } else {
-                format!("crate::{}", parent.join("::"))
-            };
-            let mut text = format!(
-                "cycle among the modules of {scope}: {}\n",
-                members.iter().cloned().collect::<Vec<_>>().join(", ")
-            );
-            for pair in cycle.windows(2) {
-                let (from, to) = witness[&(pair[0].clone(), pair[1].clone())];
-                text.push_str(&format!("  {}\n", g.why(from, to)));
-            }
-            report.push(text);
-        }
-    }
-    report
-}
-
-/// The shortest cycle through the first member of one strongly connected component.
-fn shortest_cycle(
-    members: &BTreeSet<String>,
-    edges: &BTreeMap<(String, String), (usize, usize)>,
-) -> Vec<String> {
-    let start = members.iter().next().unwrap().clone();
-    let mut prev: BTreeMap<String, String> = BTreeMap::new();
-    let mut queue = std::collections::VecDeque::from([start.clone()]);
-    while let Some(n) = queue.pop_front() {
-        for (a, b) in edges.keys() {
-            if *a != n || !members.contains(b) {
-                continue;
-            }
-            if *b == start {
-                let mut path = vec![start.clone(), n.clone()];
-                let mut cur = n.clone();
-                while cur != start {
-                    cur = prev[&cur].clone();
-                    path.push(cur.clone());
+            for scc in tarjan_scc(&graph).into_iter().filter(|c| c.len() > 1) {
+                let members: BTreeSet<&String> = scc.iter().map(|n| &graph[*n]).collect();
+                let scope = ["crate".to_string()]
+                    .iter()
+                    .chain(parent)
+                    .cloned()
+                    .collect::<Vec<_>>();
+                let mut text = format!(
+                    "cycle among the modules of {}: {}\n",
+                    scope.join("::"),
+                    members.into_iter().cloned().collect::<Vec<_>>().join(", ")
+                );
+                for e in graph.edge_indices() {
+                    let (a, b) = graph.edge_endpoints(e).unwrap();
+                    if scc.contains(&a) && scc.contains(&b) {
+                        let (from, to) = graph[e];
+                        text.push_str(&format!("  {}\n", self.why(from, to)));
+                    }
                 }
-                path.reverse();
-                return path;
-            }
-            if !prev.contains_key(b) && *b != start {
-                prev.insert(b.clone(), n.clone());
-                queue.push_back(b.clone());
+                report.push(text);
             }
         }
+        report
     }
-    vec![start]
 }
 
 /// Folders whose files are plugins: the shared trait and types live in a leaf module of the
@@ -595,8 +330,7 @@ const PLUGIN_FOLDERS: &[&str] = &["predicates", "priorities", "strategies"];
 
 #[test]
 fn modules_at_every_level_import_each_other_in_one_direction_only() {
-    let g = Graph::read();
-    let report = cycles(&g);
+    let report = Graph::read().cycles();
     assert!(
         report.is_empty(),
         "the module graph has cycles; move the shared items into a leaf module \
@@ -608,14 +342,15 @@ fn modules_at_every_level_import_each_other_in_one_direction_only() {
 #[test]
 fn plugins_import_their_folders_framework_not_its_registry() {
     let g = Graph::read();
-    let mut report = Vec::new();
-    for &(from, to) in g.edges.keys() {
-        let (a, b) = (&g.files[from].module, &g.files[to].module);
-        let in_plugin_folder = a.len() >= 2 && PLUGIN_FOLDERS.contains(&a[0].as_str());
-        if in_plugin_folder && b.len() == 1 && b[0] == a[0] {
-            report.push(g.why(from, to));
-        }
-    }
+    let report: Vec<String> = g
+        .edges
+        .keys()
+        .filter(|&&(from, to)| {
+            let (a, b) = (&g.files[from].1, &g.files[to].1);
+            a.len() >= 2 && PLUGIN_FOLDERS.contains(&a[0].as_str()) && *b == a[..1]
+        })
+        .map(|&(from, to)| g.why(from, to))
+        .collect();
     assert!(
         report.is_empty(),
         "plugin files name their folder's mod.rs (the registry); name the framework module \
@@ -624,29 +359,92 @@ fn plugins_import_their_folders_framework_not_its_registry() {
     );
 }
 
+/// `src/lib.rs` declares the top-level modules in groups, one layer each, lowest first (a `// `
+/// comment line opens a group): a module names only modules of its own group or of the groups
+/// above it.
+#[test]
+fn top_level_modules_import_only_from_their_group_or_the_groups_declared_before_it() {
+    let g = Graph::read();
+    let lib = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let mut group = BTreeMap::new();
+    let mut n = 0;
+    for line in lib.lines() {
+        if line.starts_with("// ") {
+            n += 1;
+        } else if let Some(name) = line
+            .trim_start_matches("pub ")
+            .strip_prefix("mod ")
+            .and_then(|l| l.strip_suffix(';'))
+        {
+            group.insert(name.to_string(), n);
+        }
+    }
+    assert!(
+        n > 1 && group.len() > 20,
+        "the groups of src/lib.rs: {group:?}"
+    );
+    let report: Vec<String> = g
+        .edges
+        .keys()
+        .filter(|&&(from, to)| {
+            let (a, b) = (&g.files[from].1, &g.files[to].1);
+            // the binary's `cli/` is declared in `main.rs`, above every group
+            let (Some(a), Some(b)) = (a.first().and_then(|a| group.get(a)), group.get(&b[0]))
+            else {
+                return false;
+            };
+            a < b
+        })
+        .map(|&(from, to)| g.why(from, to))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "modules name a module of a group declared after theirs in src/lib.rs:\n{}",
+        report.join("\n")
+    );
+}
+
 /// The check itself can fail: a made-up pair of modules naming each other is a cycle.
 #[test]
 fn a_cycle_is_found_and_printed() {
     let mut g = Graph::read();
-    let find = |g: &Graph, m: &[&str]| {
-        g.files
-            .iter()
-            .position(|f| f.module.iter().map(String::as_str).eq(m.iter().copied()))
-            .unwrap()
-    };
-    let (api, snapshot) = (find(&g, &["api"]), find(&g, &["snapshot"]));
-    g.edges.insert(
-        (api, snapshot),
-        Edge {
-            line: 1,
-            written: "crate::snapshot::Snapshot".into(),
-        },
-    );
-    let report = cycles(&g).join("\n");
+    let find = |g: &Graph, m: &str| g.files.iter().position(|f| f.1 == [m]).unwrap();
+    let (api, snapshot) = (find(&g, "api"), find(&g, "snapshot"));
+    assert!(g.edges.contains_key(&(snapshot, api)), "snapshot names api");
+    g.edges
+        .insert((api, snapshot), (1, "crate::snapshot::Snapshot".into()));
+    let report = g.cycles().join("\n");
     assert!(
         report.contains("cycle among the modules of crate: api, ")
             && report
                 .contains("src/api/mod.rs:1 uses crate::snapshot::Snapshot -> src/snapshot/mod.rs"),
         "{report}"
+    );
+}
+
+/// Paths in code, in `use` trees and in macro bodies are all seen, and test items are not.
+#[test]
+fn every_way_of_naming_a_module_is_seen_and_test_code_is_not() {
+    let file: syn::File = syn::parse_str(
+        "use crate::a::{b, c::D as E};\nfn f() { crate::x::y(); format!(\"{}\", super::m::N); }\n\
+         #[cfg(test)]\nmod tests { use crate::hidden::T; }\nmod inner { use self::z::W; }\n",
+    )
+    .unwrap();
+    let mut names = Names::default();
+    names.visit_file(&file);
+    let found: Vec<String> = names
+        .found
+        .iter()
+        .map(|(inline, s, line)| format!("{}|{}@{line}", inline.join("::"), s.join("::")))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "|crate::a::b@1",
+            "|crate::a::c::D@1",
+            "|crate::x::y@2",
+            "|super::m::N@2",
+            "inner|self::z::W@5"
+        ]
     );
 }

@@ -228,35 +228,7 @@ proptest! {
     }
 
     #[test]
-    fn config_parsing_of_structured_garbage_never_panics(
-        key in prop::sample::select(vec!["schedulers", "leaderElection", "server", "logLevel", "clientConnection", "schedulers.shoot"]),
-        value in prop::sample::select(vec!["-1", "0", "1e309", "null", "[]", "{}", "\"x\"", "{a: 1}", "[1, {b: c}]", "99999999999999999999", "0s", "-5m"]),
-    ) {
-        let yaml = if let Some((a, b)) = key.split_once('.') {
-            format!("{a}:\n  {b}: {value}\n")
-        } else {
-            format!("{key}: {value}\n")
-        };
-        let _ = load_str(&yaml);
-    }
-
-    #[test]
     fn manifest_parsing_never_panics(text in "\\PC{0,300}") {
-        let mut l = Landscape::default();
-        let _ = l.add_text(std::path::Path::new("fuzz.yaml"), &text);
-    }
-
-    #[test]
-    fn manifest_documents_with_wrong_types_are_errors_not_panics(
-        kind in prop::sample::select(vec!["Shoot", "Seed", "CloudProfile", "Project", "NamespacedCloudProfile"]),
-        field in prop::sample::select(vec!["spec", "status", "metadata", "spec.provider", "spec.taints", "spec.networks", "status.allocatable"]),
-        value in prop::sample::select(vec!["7", "\"x\"", "[1, 2]", "{zones: 3}", "null", "-1"]),
-    ) {
-        let nested = match field.split_once('.') {
-            Some((a, b)) => format!("{a}:\n  {b}: {value}\n"),
-            None => format!("{field}: {value}\n"),
-        };
-        let text = format!("apiVersion: core.gardener.cloud/v1beta1\nkind: {kind}\nmetadata: {{name: x, namespace: y}}\n{nested}");
         let mut l = Landscape::default();
         let _ = l.add_text(std::path::Path::new("fuzz.yaml"), &text);
     }
@@ -618,6 +590,121 @@ proptest! {
                 let profile = Profile::from_config("default", &cfg.config.schedulers.shoot)
                     .map_err(|e| TestCaseError::fail(format!("{e:?}")))?;
                 decisions_finish(profile).map_err(|e| TestCaseError::fail(format!("{v:e} at {path}: {e}")))?;
+            }
+        }
+    }
+}
+
+/// Every top-level configuration key given every kind of wrong value: an error that names the
+/// key, or for an empty value (`null`, `{}`) and an unknown field inside a mapping (ignored with
+/// a warning) the defaults. All 72 combinations, not a sample.
+#[test]
+fn configuration_values_of_the_wrong_type_are_errors_that_name_the_key() {
+    let mappings = [
+        "schedulers",
+        "leaderElection",
+        "server",
+        "clientConnection",
+        "schedulers.shoot",
+    ];
+    let values = [
+        "-1",
+        "0",
+        "1e309",
+        "null",
+        "[]",
+        "{}",
+        "\"x\"",
+        "{a: 1}",
+        "[1, {b: c}]",
+        "99999999999999999999",
+        "0s",
+        "-5m",
+    ];
+    let mut checked = 0;
+    for key in mappings.iter().chain(&["logLevel"]) {
+        for value in values {
+            let yaml = match key.split_once('.') {
+                Some((a, b)) => format!("{a}:\n  {b}: {value}\n"),
+                None => format!("{key}: {value}\n"),
+            };
+            let empty =
+                value == "null" || (mappings.contains(key) && matches!(value, "{}" | "{a: 1}"));
+            match load_str(&yaml) {
+                Ok(_) => assert!(empty, "{key}: {value} was accepted"),
+                Err(e) => {
+                    let text = e.to_string();
+                    assert!(!empty, "{key}: {value} was refused: {text}");
+                    assert!(
+                        text.contains(&format!("{key}: ")),
+                        "{key}: {value}: the error does not name the key: {text}"
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 72);
+}
+
+/// The fields the scheduler reads, each given values of the wrong type, in every kind it reads:
+/// the object is left out and recorded in `skipped` with a message naming the field (the file
+/// as a whole still loads), and `null` is read as absent. Every combination, not a sample.
+#[test]
+fn manifest_fields_of_the_wrong_type_skip_their_object_with_the_field_named() {
+    // (kind, field, values of the wrong type for it)
+    let structured = ["7", "\"x\"", "[1, 2]", "-1"];
+    let list = ["7", "\"x\"", "{zones: 3}", "-1"];
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("Shoot", "spec", &structured),
+        ("Shoot", "status", &structured),
+        ("Shoot", "spec.provider", &structured),
+        ("Shoot", "spec.networking", &structured),
+        ("Shoot", "spec.tolerations", &list),
+        ("Seed", "spec", &structured),
+        ("Seed", "status", &structured),
+        ("Seed", "spec.provider", &structured),
+        ("Seed", "spec.networks", &structured),
+        ("Seed", "spec.taints", &list),
+        ("Seed", "status.allocatable", &structured),
+        ("Seed", "status.conditions", &list),
+        ("CloudProfile", "spec", &structured),
+        ("Project", "spec", &structured),
+        ("NamespacedCloudProfile", "spec", &structured),
+    ];
+    for (kind, field, wrong) in cases {
+        for value in wrong.iter().chain(&["null"]) {
+            let nested = match field.split_once('.') {
+                Some((a, b)) => format!("{a}:\n  {b}: {value}\n"),
+                None => format!("{field}: {value}\n"),
+            };
+            let text = format!(
+                "apiVersion: core.gardener.cloud/v1beta1\nkind: {kind}\nmetadata: {{name: x, namespace: y}}\n{nested}"
+            );
+            let mut l = Landscape::default();
+            let read = l.add_text(std::path::Path::new("fuzz.yaml"), &text);
+            assert!(
+                read.is_ok(),
+                "{kind} {field}: {value}: the file was refused: {read:?}"
+            );
+            let loaded = l.seeds.len()
+                + l.shoots.len()
+                + l.cloud_profiles.len()
+                + l.projects.len()
+                + l.namespaced_cloud_profiles.len();
+            let skipped: Vec<&str> = l.skipped.iter().map(|s| s.message.as_str()).collect();
+            if *value == "null" {
+                assert_eq!(
+                    (loaded, skipped.len()),
+                    (1, 0),
+                    "{kind} {field}: null: {skipped:?}"
+                );
+            } else {
+                assert_eq!(loaded, 0, "{kind} {field}: {value} was loaded");
+                assert!(
+                    skipped.len() == 1 && skipped[0].starts_with(&format!("{kind} x: {field}")),
+                    "{kind} {field}: {value}: {skipped:?}"
+                );
             }
         }
     }

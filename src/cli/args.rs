@@ -28,7 +28,8 @@ pub(crate) enum Command {
     Run(RunArgs),
     /// Decide offline where the pending shoots in manifest files would go, and why.
     Simulate(SimulateArgs),
-    /// Plan control-plane moves (drain seeds, rebalance) with start times; applies nothing.
+    /// Plan control-plane moves (drain seeds, rebalance) with start times, and carry out a
+    /// saved plan (`plan apply`).
     #[command(subcommand)]
     Plan(PlanCommand),
     /// Print a completion script for a shell, generated from these commands and flags.
@@ -71,6 +72,79 @@ pub(crate) enum PlanCommand {
         #[command(flatten)]
         common: PlanArgs,
     },
+    /// Carry out a saved plan (`-o json`): each move at its start time, inside the shoot's
+    /// maintenance window, checked again against the cluster, followed to its end.
+    Apply(ApplyArgs),
+}
+
+#[derive(Args)]
+pub(crate) struct ApplyArgs {
+    /// The plan, as `plan drain|rebalance -o json` wrote it.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// SchedulerConfiguration file: the profiles the moves are checked with and their freezes
+    /// (defaults apply without one).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Treat keys the configuration does not know as errors instead of warnings.
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// Kubeconfig of the garden cluster: else clientConnection.kubeconfig of --config, else
+    /// $KUBECONFIG, ~/.kube/config or in-cluster.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) kubeconfig: Option<PathBuf>,
+    /// Migrations in flight at most, in total and on any one source or destination seed
+    /// (default: the plan's --max-concurrent).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_concurrent: Option<u32>,
+    /// No move starts once this many have failed; those in flight are followed to their end.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) max_failures: u32,
+    /// A migration that has not ended this long after its binding has failed (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "2h", value_parser = parse_duration)]
+    pub(crate) move_timeout: std::time::Duration,
+    /// How often the shoots in flight are read (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    pub(crate) poll_interval: std::time::Duration,
+    /// Send every write with server-side dry run (dryRun=All) and print what would happen:
+    /// every move is checked and its binding sent now, without waiting for its start time.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// Output: a progress line and text (`table`), or one JSON object per step (`json`).
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ApplyOutput::Table)]
+    pub(crate) output: ApplyOutput,
+    /// Start the apply's clock at this instant (RFC 3339); it runs at real speed from there.
+    /// For rehearsing a plan on a test cluster; start times and windows are read on this clock.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub(crate) now: Option<DateTime<Utc>>,
+    /// The Lease that keeps a second apply off the same garden.
+    #[arg(long, value_name = "NAMESPACE/NAME", default_value = "garden/gardener-scheduler-plan-apply", value_parser = parse_lease_ref)]
+    pub(crate) lease: (String, String),
+    /// How long the Lease holds without renewal: a killed apply blocks the next one this long
+    /// (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    pub(crate) lease_duration: std::time::Duration,
+    /// How long each request may take (Go duration).
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub(crate) request_timeout: std::time::Duration,
+    /// Objects per list request when the landscape is read.
+    #[arg(long, value_name = "N", default_value_t = simulate::PAGE_SIZE,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) chunk_size: u32,
+}
+
+/// How `plan apply` reports.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ApplyOutput {
+    Table,
+    Json,
+}
+
+pub(crate) fn parse_lease_ref(s: &str) -> Result<(String, String), String> {
+    match parse_lease(s)? {
+        ExpectedLease::Lease { namespace, name } => Ok((namespace, name)),
+        ExpectedLease::None => Err(format!("{s:?}: expected NAMESPACE/NAME")),
+    }
 }
 
 #[derive(Args)]

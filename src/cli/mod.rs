@@ -8,6 +8,7 @@ macro_rules! say {
     };
 }
 
+pub(crate) mod apply;
 pub(crate) mod args;
 pub(crate) mod common;
 pub(crate) mod generate;

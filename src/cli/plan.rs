@@ -13,12 +13,16 @@ use super::args::*;
 use super::common::*;
 
 pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
-    finish(plan(&cmd))
+    match cmd {
+        PlanCommand::Apply(args) => super::apply::apply_cmd(args),
+        cmd => finish(plan(&cmd)),
+    }
 }
 
 fn plan(cmd: &PlanCommand) -> Outcome {
     let common = match cmd {
         PlanCommand::Drain { common, .. } | PlanCommand::Rebalance { common, .. } => common,
+        PlanCommand::Apply(_) => return Err(Failure::bad_input("plan apply makes no plan")),
     };
     let l = &common.landscape;
     let Compiled {
@@ -67,6 +71,7 @@ fn plan(cmd: &PlanCommand) -> Outcome {
             timeout,
             ..
         } => rebalance(&cx, *objective, *max_moves as usize, *timeout, settings),
+        PlanCommand::Apply(_) => return Err(Failure::bad_input("plan apply makes no plan")),
     }
     .map_err(|e| match e {
         plan::PlanError::Timeout { .. } => Failure::failed(e.to_string()),

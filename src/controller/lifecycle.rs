@@ -12,7 +12,7 @@ use tracing::{debug, error, info, warn};
 
 use super::worker::worker;
 use super::{
-    Controller, ControllerError, REQUEST_TIMEOUT, Shared, carbon_metrics, control, process, server,
+    Controller, ControllerError, REQUEST_TIMEOUT, Shared, attempt, carbon_metrics, control, server,
     watch,
 };
 
@@ -20,6 +20,19 @@ use super::{
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 /// The least a shutdown leaves for sending queued reports after slow binds.
 const MIN_REPORT_DRAIN: Duration = Duration::from_secs(5);
+/// How long a shutdown waits for the control thread: the Lease released (one request) and the
+/// health server stopped.
+const CONTROL_STOP: Duration = Duration::from_secs(REQUEST_TIMEOUT.as_secs() + 5);
+/// How long a shutdown waits for the metrics server to stop.
+const METRICS_STOP: Duration = Duration::from_secs(5);
+/// The longest a shutdown can take after SIGTERM, every step using all of its time: the pod's
+/// `terminationGracePeriodSeconds` must outlast it (the chart's tests check the default).
+pub const LONGEST_STOP: Duration = Duration::from_secs(
+    DRAIN_TIMEOUT.as_secs()
+        + MIN_REPORT_DRAIN.as_secs()
+        + CONTROL_STOP.as_secs()
+        + METRICS_STOP.as_secs(),
+);
 
 impl Controller {
     /// Runs until `shutdown` completes; then stops taking shoots, lets in-flight binds finish,
@@ -123,10 +136,7 @@ impl Controller {
         }
         let _ = stop_tx.send(true);
         // the lease released (or given up on) and the health server stopped
-        if tokio::time::timeout(REQUEST_TIMEOUT + Duration::from_secs(5), control)
-            .await
-            .is_err()
-        {
+        if tokio::time::timeout(CONTROL_STOP, control).await.is_err() {
             warn!("the leader election and health server did not stop in time");
         }
         for w in watches {
@@ -135,7 +145,7 @@ impl Controller {
         housekeeping.abort();
         heartbeat.abort();
         requeue.abort();
-        let _ = tokio::time::timeout(Duration::from_secs(5), metrics_server).await;
+        let _ = tokio::time::timeout(METRICS_STOP, metrics_server).await;
         info!("stopped");
         Ok(())
     }
@@ -172,15 +182,15 @@ async fn housekeeping(shared: Arc<Shared>) {
         let unconfirmed = shared.lock().unconfirmed(Instant::now());
         // a handful per tick: a stalled watch must not turn into a burst of reads
         for (key, seed) in unconfirmed.into_iter().take(UNCONFIRMED_READS_PER_TICK) {
-            match process::settle_unknown(&shared, &key, &seed).await {
-                process::Settled::Bound => {
+            match attempt::settle_unknown(&shared, &key, &seed).await {
+                attempt::Settled::Bound => {
                     info!(shoot = %key, %seed, "bind not yet shown by the watch; a read confirms it")
                 }
-                process::Settled::Other => {
+                attempt::Settled::Other => {
                     warn!(shoot = %key, %seed, "bind not shown by the watch, and a read shows the shoot elsewhere, pending or gone; counting what the read shows");
                     shared.queue.add(&key);
                 }
-                process::Settled::Unknown => {
+                attempt::Settled::Unknown => {
                     debug!(shoot = %key, "confirming a bind by a read failed; trying again")
                 }
             }

@@ -2,7 +2,7 @@
 //! [`crate::schedule::decide`], bind, and report.
 //!
 //! ```text
-//! watch.rs ─► cache/ ─► queue.rs ─► worker.rs ─► process.rs ─► bind.rs ─► report/
+//! watch.rs ─► cache/ ─► queue.rs ─► worker.rs ─► attempt.rs ─► bind.rs ─► report/
 //!            (Snapshot,    ▲                     decide+assume  (leader only)
 //!             assumptions) │                     (one lock)
 //!                          └── requeue.rs: the one Requeue each attempt returns
@@ -20,6 +20,7 @@
 //! workers and HTTP handlers share (with the sync bookkeeping in `sync.rs`), `lifecycle.rs`
 //! starts and stops everything.
 
+mod attempt;
 mod bind;
 mod brief;
 mod cache;
@@ -31,7 +32,6 @@ mod leader;
 mod lifecycle;
 mod liveness;
 mod metrics;
-mod process;
 mod queue;
 mod ratelimit;
 mod redact;
@@ -54,12 +54,14 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-pub use bind::{BindError, FIELD_MANAGER, bind};
+pub use bind::{BindError, FIELD_MANAGER, bind, raw_shoots, read_shoot};
+pub use brief::brief;
 pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
 pub use client::{ApiClients, Connection, client_from_kubeconfig};
 pub use incoming::decode;
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
+pub use lifecycle::LONGEST_STOP;
 pub use lifecycle::shutdown_signal;
 pub use metrics::{AttemptResult, Metrics};
 pub use queue::{BackoffPolicy, Queue};
@@ -72,15 +74,15 @@ pub use runtime_metrics::{CONTROLLER, ReconcileResult};
 
 // Single-step access for this crate's tests, e2e tests and benches (the `test-util` feature).
 #[cfg(any(test, feature = "test-util"))]
-pub use incoming::WatchedShoot;
+pub use attempt::Attempt;
 #[cfg(any(test, feature = "test-util"))]
-pub use process::Attempt;
+pub use incoming::WatchedShoot;
 #[cfg(any(test, feature = "test-util"))]
 pub use shared::Shared;
 #[cfg(not(any(test, feature = "test-util")))]
 use shared::Shared;
 #[cfg(any(test, feature = "test-util"))]
-pub use worker::process;
+pub use worker::schedule_one;
 
 use crate::compile::Compiled;
 use crate::config::{self, ConfigError, SchedulerConfiguration};

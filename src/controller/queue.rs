@@ -28,9 +28,23 @@ pub struct BackoffPolicy {
 }
 
 impl BackoffPolicy {
+    /// The wait after the `failures + 1`-th failed attempt in a row.
     pub fn delay(&self, failures: u32) -> Duration {
         let factor = 2u32.saturating_pow(failures.min(31));
         self.initial.saturating_mul(factor).min(self.max)
+    }
+
+    /// The most attempts one key can make within `window` from its first, if every attempt
+    /// took no time: the bound that tests and the reliability docs hold retries to.
+    pub fn attempts_within(&self, window: Duration) -> usize {
+        let mut at = Duration::ZERO;
+        (0u32..)
+            .take_while(|&failures| {
+                at = at.saturating_add(self.delay(failures));
+                at <= window
+            })
+            .count()
+            + 1
     }
 }
 
@@ -382,6 +396,20 @@ mod tests {
             initial: Duration::from_secs(1),
             max: Duration::from_secs(8),
         })
+    }
+
+    #[test]
+    fn attempts_within_a_window_follow_the_doubling_delays() {
+        let policy = BackoffPolicy {
+            initial: Duration::from_secs(1),
+            max: Duration::from_secs(4),
+        };
+        // attempts at 0, 1, 3, 7, 11, 15, 19 s
+        let within = |s| policy.attempts_within(Duration::from_secs(s));
+        assert_eq!(
+            [0, 1, 2, 3, 7, 10, 11, 20].map(within),
+            [1, 2, 2, 3, 4, 4, 5, 7]
+        );
     }
 
     #[test]

@@ -61,6 +61,13 @@ impl Shared {
         watch::queue_affected(self, Some(key), change);
     }
 
+    /// Changes the cache under its lock, then (the lock released) queues what the change calls
+    /// for: the one way an attempt changes the cache.
+    pub(super) fn change(&self, key: &str, change: impl FnOnce(&mut Cache) -> Change) {
+        let c = change(&mut self.lock());
+        self.queue_affected(key, c);
+    }
+
     /// Logs at info level when the chain's active entry differs from the last decision's.
     pub(super) fn note_active_profile(&self, entry: Option<&str>) {
         let mut last = self

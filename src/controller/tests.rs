@@ -231,7 +231,7 @@ async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
     );
     reread.reply(server_shoot("9", Some("other")));
     assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
-    assert_eq!(process(&shared, "garden-a/s1").await, Attempt::Skipped);
+    assert_eq!(schedule_one(&shared, "garden-a/s1").await, Attempt::Skipped);
     api.is_quiet().await; // no failure event for a conflict
     let st = shared.lock();
     assert_eq!(st.snapshot.usage().shoots_on("seed-1"), 0);

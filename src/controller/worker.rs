@@ -1,5 +1,5 @@
-//! The worker loop: take a key (while leading), process it, apply the one requeue decision the
-//! attempt returned, mark the key done.
+//! The worker loop: take a key (while leading), make one attempt, apply the one requeue decision
+//! the attempt returned, count it, mark the key done.
 
 use std::sync::Arc;
 
@@ -7,7 +7,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, info_span};
 
 use super::Shared;
-use super::process::{Attempt, Outcome, attempt};
+use super::attempt::{self, Attempt, Outcome};
 
 pub(super) async fn worker(shared: Arc<Shared>, id: usize) {
     let mut leadership = shared.leadership.clone();
@@ -18,7 +18,7 @@ pub(super) async fn worker(shared: Arc<Shared>, id: usize) {
         };
         let busy = shared.metrics.runtime.reconcile.busy();
         let start = Instant::now();
-        let attempt = process(&shared, &key)
+        let attempt = schedule_one(&shared, &key)
             .instrument(info_span!(
                 "schedule",
                 shoot = %key,
@@ -36,14 +36,23 @@ pub(super) async fn worker(shared: Arc<Shared>, id: usize) {
     }
 }
 
-/// One scheduling attempt for one shoot, its key requeued as the attempt decided: the only
-/// place the processed key goes back to the queue.
-pub async fn process(shared: &Arc<Shared>, key: &str) -> Attempt {
+/// One scheduling attempt for one shoot, its key requeued as the attempt decided (the only
+/// place the processed key goes back to the queue) and the attempt counted (the only place
+/// attempts are counted: `attempts_total` and `attempt_duration_seconds`, under the profile
+/// that decided).
+pub async fn schedule_one(shared: &Arc<Shared>, key: &str) -> Attempt {
+    let start = Instant::now();
     let Outcome {
         attempt,
         requeue,
         announce,
-    } = attempt(shared, key).await;
+        profile,
+    } = attempt::run(shared, key).await;
+    if let (Some(result), Some(profile)) = (attempt.metric(), profile) {
+        shared
+            .metrics
+            .observe(result, &profile, start.elapsed().as_secs_f64());
+    }
     let retry_in = requeue.apply(&shared.queue, key, shared.retry_sync_period);
     if let Some(announce) = announce {
         announce.log(shared, retry_in);

@@ -1,8 +1,8 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "AccessRestrictions";
@@ -35,6 +35,35 @@ impl Predicate for AccessRestrictions {
             Ok(())
         } else {
             Err(Reason::AccessRestriction { missing })
+        }
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        cx.access_restrictions.len() <= seed.access_restriction_count
+            && cx
+                .access_restrictions
+                .iter()
+                .all(|r| seed.access_restrictions.contains(r))
+    }
+
+    /// Nothing to check when none is requested; the seeds' restrictions as bits while they offer
+    /// few enough distinct ones.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        cols: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        if cx.access_restrictions.is_empty() {
+            return FastCheck::Skip;
+        }
+        match cols.access_required(&cx.access_restrictions) {
+            Some(required) => FastCheck::AccessBits {
+                required,
+                requested: cx.access_restrictions.len(),
+            },
+            None => FastCheck::Ask,
         }
     }
 }

@@ -1,8 +1,8 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "CloudProfileSelector";
@@ -15,20 +15,60 @@ impl Predicate for CloudProfileSelector {
         NAME
     }
 
+    /// Every seed the selector does not match is rejected with the same reason: built once per
+    /// decision.
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        match cx.cloud_profile_selector {
+            Some(_) => Prepared::new(Unmatched(unmatched(cx))),
+            None => Prepared::default(),
+        }
+    }
+
     fn filter(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
         if selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels) {
             Ok(())
         } else {
-            Err(Reason::CloudProfileSelector {
-                cloud_profile: cx.cloud_profile.display.clone(),
+            Err(match state.get::<Unmatched>() {
+                Some(Unmatched(reason)) => reason.clone(),
+                None => unmatched(cx),
             })
         }
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels)
+    }
+
+    /// Nothing to check without a selector; the columns keep every CloudProfile's matches.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        cols: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        if cx.cloud_profile_selector.is_none() {
+            return FastCheck::Skip;
+        }
+        match cols.selector_matches(&cx.cloud_profile.display) {
+            Some(matches) => FastCheck::Bitmap(matches),
+            None => FastCheck::Ask,
+        }
+    }
+}
+
+/// What `prepare` keeps: the reason of a seed the selector does not match.
+struct Unmatched(Reason);
+
+fn unmatched(cx: &ShootContext) -> Reason {
+    Reason::CloudProfileSelector {
+        cloud_profile: cx.cloud_profile.display.as_str().into(),
     }
 }
 

@@ -1,9 +1,9 @@
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::SetStep;
+use super::framework::{SetCheck, SetStep};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "DefaultDomain";
@@ -31,6 +31,10 @@ impl SetStep for DefaultDomain {
         if !under_default(domain, seeds) {
             return Ok(vec![None; seeds.len()]);
         }
+        // Every seed that does not own the domain shares one reason.
+        let reason = Reason::DefaultDomain {
+            domain: domain.into(),
+        };
         Ok(seeds
             .iter()
             .map(|s| {
@@ -40,9 +44,7 @@ impl SetStep for DefaultDomain {
                         .and_then(|rest| below(rest, &cx.project))
                         .is_some_and(|rest| rest == cx.name)
                 });
-                (!owns).then(|| Reason::DefaultDomain {
-                    domain: domain.to_string(),
-                })
+                (!owns).then(|| reason.clone())
             })
             .collect())
     }
@@ -58,6 +60,20 @@ impl SetStep for DefaultDomain {
         match cx.domain.as_deref() {
             Some(domain) if !under_default(domain, seeds) => Ok(None),
             _ => self.narrow(cx, seeds, snap).map(Some),
+        }
+    }
+
+    /// Nothing to check when the shoot's domain is under no seed's default domain.
+    fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns) -> SetCheck<'c> {
+        let under_any = cx.domain.as_deref().is_some_and(|domain| {
+            cols.default_domains()
+                .iter()
+                .any(|d| below(domain, d).is_some())
+        });
+        if under_any {
+            SetCheck::Narrow
+        } else {
+            SetCheck::Skip
         }
     }
 }

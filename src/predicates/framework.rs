@@ -4,13 +4,71 @@
 //! `framework` package knows none of its plugins).
 
 use std::any::Any;
+use std::sync::Arc;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::outcome::FitError;
 use crate::plugin::ClusterData;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
+
+/// How the decision can answer a filter for one shoot from the snapshot's per-seed columns
+/// ([`SeedColumns`]) instead of asking it seed by seed: a closed vocabulary the pipeline
+/// understands without knowing which filter speaks it (kube-scheduler's `PreFilterResult` and
+/// `Skip` status). A seed a check keeps passes the filter; a seed it does not keep is rejected
+/// by it, except under [`Flag`](FastCheck::Flag), where it is asked.
+pub enum FastCheck<'c> {
+    /// The filter keeps every seed for this shoot: the stage is left out.
+    Skip,
+    /// Seeds carrying this flag ([`crate::snapshot::columns::flags`]) pass; the others are
+    /// asked ([`Predicate::passes`]).
+    Flag(u8),
+    /// Per provider id of the columns, whether its seeds pass; the verdict and the reason
+    /// depend on the seed's provider type alone, so the decision may start from the columns'
+    /// index of the allowed types and asks one seed per type for the reason.
+    Providers(Vec<bool>),
+    /// Per seed position, whether the seed passes.
+    Bitmap(&'c [bool]),
+    /// The same, shared with the columns (kept there for the next shoot that asks).
+    SharedBitmap(Arc<Vec<bool>>),
+    /// The seed offers the access restrictions of these bits and lists at least `requested`
+    /// ([`SeedColumns::offers_access`]).
+    AccessBits { required: u64, requested: usize },
+    /// The seed has room for one more shoot ([`SeedColumns::has_room`]).
+    Capacity,
+    /// Every seed is asked ([`Predicate::passes`]).
+    Ask,
+}
+
+/// How the decision can answer a set step for one shoot.
+pub enum SetCheck<'c> {
+    /// The step keeps every seed for this shoot: the stage is left out.
+    Skip,
+    /// A preference with fallback over seed positions: the preferred seeds are kept when there
+    /// is one, otherwise every seed is; from a part of the set without one, only the whole set
+    /// can say. A seed carrying `flag` is preferred; another one when `otherwise` holds.
+    Prefer {
+        flag: u8,
+        otherwise: Box<dyn Fn(u32) -> bool + 'c>,
+    },
+    /// The step is asked with the seeds ([`SetStep::narrow`], [`SetStep::narrow_part`]).
+    Narrow,
+}
+
+/// Where the seeds a region strategy can keep are, so that a decision evaluates the other
+/// stages only on those ([`SetStep::candidates`]).
+pub enum Candidates {
+    /// The strategy keeps every remaining seed.
+    All,
+    /// Tiers in order of preference, each the seeds' positions in the snapshot's columns in
+    /// order: the strategy keeps the seeds of the first tier that has any seed left after the
+    /// other stages, and never keeps a seed that is in no tier. When no tier has one left, only
+    /// the whole pipeline can say what happens.
+    Tiers(Vec<Vec<u32>>),
+    /// The choice needs the whole set (a region ConfigMap row that does not parse).
+    Unknown,
+}
 
 /// A per-seed filter.
 pub trait Predicate: Send + Sync {
@@ -32,6 +90,29 @@ pub trait Predicate: Send + Sync {
         seed: &SeedInfo,
         snap: &Snapshot,
     ) -> Result<(), Reason>;
+    /// The verdict of [`filter`](Predicate::filter) alone, for a decision that needs no reason
+    /// for the seed: a filter that can answer without building its [`Reason`] says so here.
+    fn passes(
+        &self,
+        cx: &ShootContext,
+        state: &Prepared,
+        seed: &SeedInfo,
+        snap: &Snapshot,
+    ) -> bool {
+        self.filter(cx, state, seed, snap).is_ok()
+    }
+    /// What this filter can answer for this shoot from the columns (see [`FastCheck`]);
+    /// `every_seed`: the decision evaluates every seed, so a check computed for all of them costs
+    /// no more than asking. By default every seed is asked.
+    fn fast_check<'c>(
+        &self,
+        _cx: &ShootContext,
+        _state: &Prepared,
+        _cols: &'c SeedColumns,
+        _every_seed: bool,
+    ) -> FastCheck<'c> {
+        FastCheck::Ask
+    }
     /// Cluster data this filter reads beyond what every decision reads.
     fn cluster_data(&self) -> Vec<ClusterData> {
         Vec::new()
@@ -79,6 +160,18 @@ pub trait SetStep: Send + Sync {
         _snap: &Snapshot,
     ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
         Ok(None)
+    }
+
+    /// What this step can answer for this shoot from the columns (see [`SetCheck`]); by
+    /// default it is asked with the seeds.
+    fn fast_check<'c>(&self, _cx: &'c ShootContext, _cols: &'c SeedColumns) -> SetCheck<'c> {
+        SetCheck::Narrow
+    }
+
+    /// The seeds this step can keep, when it is the region strategy that ends the pipeline;
+    /// `None` for any other step.
+    fn candidates(&self, _cx: &ShootContext, _snap: &Snapshot) -> Option<Candidates> {
+        None
     }
 }
 

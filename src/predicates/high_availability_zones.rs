@@ -1,8 +1,9 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "HighAvailabilityZones";
@@ -28,6 +29,25 @@ impl Predicate for HighAvailabilityZones {
             })
         } else {
             Ok(())
+        }
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        !cx.zone_ha || seed.zones.len() >= 3
+    }
+
+    /// Only zone-HA control planes need three zones.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        _: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        if cx.zone_ha {
+            FastCheck::Flag(flags::THREE_ZONES)
+        } else {
+            FastCheck::Skip
         }
     }
 }

@@ -6,6 +6,10 @@
 //! upstream Gardener's order; a seed is reported with the first stage that rejected it.
 //! Opt-in filters ([`OPT_IN`], configured under `filters`) run after the built-in predicates
 //! and before the region strategy.
+//!
+//! Each filter's file also says how the decision answers it fast for a shoot
+//! ([`Predicate::fast_check`], [`Predicate::passes`]) and, for a new filter, declares its reason
+//! ([`crate::reason::Declared`]); the decision pipeline never names a filter.
 
 mod access_restrictions;
 mod cloud_profile_selector;
@@ -22,6 +26,8 @@ mod shoot_selector;
 #[cfg(any(test, feature = "test-util"))]
 pub mod slow;
 mod taints;
+#[cfg(any(test, feature = "test-util"))]
+mod test_label;
 mod usable;
 mod zone_preference;
 mod zones;
@@ -42,7 +48,7 @@ pub use usable::Usable;
 pub use zone_preference::ZonePreference;
 pub use zones::Zones;
 
-pub use framework::{Predicate, Prepared, SetStep, Stage};
+pub use framework::{Candidates, FastCheck, Predicate, Prepared, SetCheck, SetStep, Stage};
 
 use crate::config::FilterConfig;
 use crate::field_error::FieldError;
@@ -59,7 +65,10 @@ pub const OPT_IN: &[(&str, Builder)] = &[
 /// Filters that exist for tests only (the `test-util` feature), configured like the opt-in
 /// ones.
 #[cfg(any(test, feature = "test-util"))]
-const TEST_ONLY: &[(&str, Builder)] = &[(slow::NAME, slow::build)];
+const TEST_ONLY: &[(&str, Builder)] = &[
+    (slow::NAME, slow::build),
+    (test_label::NAME, test_label::build),
+];
 #[cfg(not(any(test, feature = "test-util")))]
 const TEST_ONLY: &[(&str, Builder)] = &[];
 

@@ -1,11 +1,12 @@
 use ipnet::IpNet;
 
-use crate::cidr::{RESERVED, overlaps};
+use crate::cidr::{RESERVED, overlaps, reserved};
 use crate::context::{ShootContext, ShootNets};
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Networks";
@@ -70,6 +71,32 @@ impl Predicate for Networks {
             Prepared::new(OwnProblems(own_problems(&cx.nets)))
         } else {
             Prepared::default()
+        }
+    }
+
+    /// Nothing to check without networking; when the shoot's own networks are IPv4, outside
+    /// the reserved ranges and without `status.networking`, only a seed's defaults can matter,
+    /// and seeds whose defaults are plain IPv4 (a flag) pass.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        _: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        let n = &cx.nets;
+        if !n.present {
+            return FastCheck::Skip;
+        }
+        let plain = n.status.is_none()
+            && [n.nodes, n.pods, n.services]
+                .iter()
+                .flatten()
+                .all(|net| matches!(net, IpNet::V4(_)) && !reserved(net));
+        if plain {
+            FastCheck::Flag(flags::PLAIN_NETWORK_DEFAULTS)
+        } else {
+            FastCheck::Ask
         }
     }
 

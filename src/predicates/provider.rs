@@ -1,8 +1,10 @@
+use std::sync::Arc;
+
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Provider";
@@ -24,23 +26,43 @@ impl Predicate for Provider {
         _: &Snapshot,
     ) -> Result<(), Reason> {
         let allowed = &cx.cloud_profile.provider_types;
-        let ok = if allowed.is_empty() {
-            seed.provider == cx.provider
-        } else {
-            allowed.iter().any(|p| p == "*" || *p == seed.provider)
-        };
-        if ok {
+        if allows(cx, &seed.provider) {
             Ok(())
         } else {
             Err(Reason::Provider {
-                seed: seed.provider.clone(),
+                seed: seed.provider.as_str().into(),
                 allowed: if allowed.is_empty() {
-                    vec![cx.provider.clone()]
+                    Arc::from([cx.provider.clone()])
                 } else {
-                    allowed.clone()
+                    allowed.as_slice().into()
                 },
             })
         }
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        allows(cx, &seed.provider)
+    }
+
+    /// The verdict and the reason depend on the seed's provider type alone.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        cols: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        FastCheck::Providers(cols.providers().iter().map(|p| allows(cx, p)).collect())
+    }
+}
+
+/// Whether the shoot's CloudProfile allows seeds of provider type `seed`.
+fn allows(cx: &ShootContext, seed: &str) -> bool {
+    let allowed = &cx.cloud_profile.provider_types;
+    if allowed.is_empty() {
+        seed == cx.provider
+    } else {
+        allowed.iter().any(|p| p == "*" || p == seed)
     }
 }
 

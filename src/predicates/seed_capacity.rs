@@ -1,8 +1,8 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "SeedCapacity";
@@ -32,6 +32,17 @@ impl Predicate for SeedCapacity {
         } else {
             Err(Reason::Capacity { used, allocatable })
         }
+    }
+
+    /// The columns keep each seed's capacity and usage.
+    fn fast_check<'c>(
+        &self,
+        _: &ShootContext,
+        _: &Prepared,
+        _: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        FastCheck::Capacity
     }
 }
 

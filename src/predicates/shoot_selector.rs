@@ -1,8 +1,8 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot, selector_matches};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ShootSelector";
@@ -26,6 +26,25 @@ impl Predicate for ShootSelector {
             Ok(())
         } else {
             Err(Reason::ShootSelector)
+        }
+    }
+
+    /// Nothing to check without a selector; its matches over every seed are kept in the
+    /// columns, computed when the decision evaluates every seed anyway and read by the next
+    /// shoot with the same selector.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        cols: &'c SeedColumns,
+        every_seed: bool,
+    ) -> FastCheck<'c> {
+        match &cx.shoot_selector {
+            None => FastCheck::Skip,
+            Some(selector) => match cols.shoot_selector_matches(selector, every_seed) {
+                Some(matches) => FastCheck::SharedBitmap(matches),
+                None => FastCheck::Ask,
+            },
         }
     }
 }

@@ -1,8 +1,9 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Taints";
@@ -48,6 +49,26 @@ impl Predicate for Taints {
         } else {
             Err(Reason::Taints { untolerated })
         }
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        seed.taints.len() <= cx.toleration_count
+            && seed.taints.iter().all(|(key, value)| {
+                cx.tolerations
+                    .get(key)
+                    .is_some_and(|tolerated| value.as_ref().is_none_or(|v| v == tolerated))
+            })
+    }
+
+    /// Untainted seeds pass whatever the tolerations.
+    fn fast_check<'c>(
+        &self,
+        _: &ShootContext,
+        _: &Prepared,
+        _: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        FastCheck::Flag(flags::NO_TAINTS)
     }
 }
 

@@ -1,8 +1,9 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Usable";
@@ -23,6 +24,20 @@ impl Predicate for Usable {
         _: &Snapshot,
     ) -> Result<(), Reason> {
         seed.usable.clone()
+    }
+
+    fn passes(&self, _: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        seed.usable.is_ok()
+    }
+
+    fn fast_check<'c>(
+        &self,
+        _: &ShootContext,
+        _: &Prepared,
+        _: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        FastCheck::Flag(flags::USABLE)
     }
 }
 

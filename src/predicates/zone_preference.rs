@@ -1,9 +1,10 @@
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
-use super::framework::SetStep;
+use super::framework::{SetCheck, SetStep};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ZonePreference";
@@ -45,6 +46,18 @@ impl SetStep for ZonePreference {
             return self.narrow(cx, seeds, snap).map(Some);
         }
         Ok(None)
+    }
+
+    /// A preference over positions: the flag of seeds without a zone preference, or a zone
+    /// shared with the workers.
+    fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns) -> SetCheck<'c> {
+        if !applies(cx) {
+            return SetCheck::Skip;
+        }
+        SetCheck::Prefer {
+            flag: flags::NO_ZONE_PREFERENCE,
+            otherwise: Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
+        }
     }
 }
 

@@ -1,8 +1,9 @@
 use crate::context::ShootContext;
 use crate::reason::Reason;
-use crate::snapshot::{SeedInfo, Snapshot, ZoneMode};
+use crate::snapshot::columns::flags;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Zones";
@@ -17,10 +18,19 @@ impl Predicate for Zones {
         NAME
     }
 
+    /// A seed enforcing zones the workers do not use is rejected with the same reason as every
+    /// other: built once per decision.
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        if cx.zone_ha || !cx.control_plane_zones.is_empty() || cx.worker_zones.is_empty() {
+            return Prepared::default();
+        }
+        Prepared::new(Enforced(enforced(cx)))
+    }
+
     fn filter(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
@@ -44,11 +54,53 @@ impl Predicate for Zones {
             && !cx.worker_zones.is_empty()
             && !cx.shares_worker_zone(seed)
         {
-            return Err(Reason::ZoneEnforced {
-                worker_zones: cx.worker_zones.iter().cloned().collect(),
+            return Err(match state.get::<Enforced>() {
+                Some(Enforced(reason)) => reason.clone(),
+                None => enforced(cx),
             });
         }
         Ok(())
+    }
+
+    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        if cx.zone_ha {
+            true
+        } else if !cx.control_plane_zones.is_empty() {
+            cx.control_plane_zones
+                .iter()
+                .all(|z| seed.zones.contains(z))
+        } else {
+            seed.zone_mode != ZoneMode::Enforce
+                || cx.worker_zones.is_empty()
+                || cx.shares_worker_zone(seed)
+        }
+    }
+
+    /// Nothing to check without zones asked for; with worker zones only, seeds that do not
+    /// enforce theirs pass.
+    fn fast_check<'c>(
+        &self,
+        cx: &ShootContext,
+        _: &Prepared,
+        _: &'c SeedColumns,
+        _: bool,
+    ) -> FastCheck<'c> {
+        if cx.zone_ha || (cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty()) {
+            FastCheck::Skip
+        } else if cx.control_plane_zones.is_empty() {
+            FastCheck::Flag(flags::ZONES_NOT_ENFORCED)
+        } else {
+            FastCheck::Ask
+        }
+    }
+}
+
+/// What `prepare` keeps: the reason of a seed enforcing other zones.
+struct Enforced(Reason);
+
+fn enforced(cx: &ShootContext) -> Reason {
+    Reason::ZoneEnforced {
+        worker_zones: cx.worker_zones.iter().cloned().collect(),
     }
 }
 

@@ -31,6 +31,10 @@ pub trait Priority: Send + Sync {
     /// Maps raw values (the `value`s of [`Priority::raw`], or [`Priority::values`]) onto
     /// 0..=MAX_SCORE, higher is better.
     fn normalize(&self, values: &[f64]) -> Vec<f64>;
+    /// Its raw values are latencies in milliseconds (what-if comparisons report their mean).
+    fn raw_is_latency_ms(&self) -> bool {
+        false
+    }
     /// Cluster data this priority reads beyond what every decision reads.
     fn cluster_data(&self) -> Vec<ClusterData> {
         Vec::new()

@@ -179,6 +179,10 @@ impl Priority for LatencyDistance {
         )
     }
 
+    fn raw_is_latency_ms(&self) -> bool {
+        true
+    }
+
     fn normalize(&self, values: &[f64]) -> Vec<f64> {
         normalize_ms(values, self.max_latency_ms)
     }

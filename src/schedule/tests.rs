@@ -1,6 +1,8 @@
 use super::*;
 use crate::compile::load_str;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+use crate::predicates::Stage;
+use crate::reason::Reason;
 
 fn snapshot(seeds: &[SeedBuilder], placed: &[(&str, usize)]) -> Snapshot {
     let mut snap = Snapshot::new();
@@ -426,6 +428,51 @@ fn a_filter_prepares_its_state_once_per_decision_and_reads_it_for_every_seed() {
     let fast = decide(&shoot, &snap, &profile, Utc::now()).unwrap();
     assert_eq!(fast.seed, reference.seed);
     assert_eq!(calls.load(std::sync::atomic::Ordering::Relaxed), 2);
+}
+
+/// Fast mode tries the strategy's candidates before every seed; the filters are still prepared
+/// once per decision, in either mode.
+#[test]
+fn a_filter_is_prepared_once_when_the_candidates_leave_nothing_and_every_seed_is_tried() {
+    let snap = snapshot(
+        &[
+            SeedBuilder::new("a").region("eu-west-1"),
+            SeedBuilder::new("b").region("eu-central-1"),
+        ],
+        &[],
+    );
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    for strategy in ["SameRegion", "MinimalDistance"] {
+        let mut profile = profile(strategy);
+        let before_strategy = profile.stages.len() - 1;
+        profile.stages.insert(
+            before_strategy,
+            Stage::Filter(Box::new(Prepares {
+                calls: std::sync::Arc::clone(&calls),
+            })),
+        );
+        let shoot = ShootBuilder::new("garden-p", "s")
+            .region("ap-south-1")
+            .build();
+        calls.store(0, std::sync::atomic::Ordering::Relaxed);
+        let fast = decide(&shoot, &snap, &profile, Utc::now());
+        assert_eq!(
+            calls.load(std::sync::atomic::Ordering::Relaxed),
+            1,
+            "{strategy}"
+        );
+        let explained = schedule(&shoot, &snap, &profile, Utc::now());
+        assert_eq!(
+            calls.load(std::sync::atomic::Ordering::Relaxed),
+            2,
+            "{strategy}"
+        );
+        assert_eq!(
+            fast.map(|d| d.seed),
+            explained.map(|d| d.seed),
+            "{strategy}"
+        );
+    }
 }
 
 /// Access restrictions are checked from per-seed bits while the seeds offer at most 63

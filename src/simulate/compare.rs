@@ -17,9 +17,6 @@ use crate::regions::Regions;
 use crate::schedule::{Decision, FitError};
 use crate::snapshot::Snapshot;
 
-/// The priority whose raw value is the latency (ms) from the shoot's region to the seed's.
-const LATENCY_PRIORITY: &str = "LatencyDistance";
-
 /// One configuration to decide with.
 pub struct Side<'a> {
     /// `old` or `new`
@@ -156,18 +153,19 @@ fn run(
     let mut order = Vec::new();
     let mut placements = HashMap::new();
     let mut latencies = Vec::new();
+    // The priorities of a breakdown are in the profile's order.
+    let latency = side
+        .profile
+        .priorities
+        .iter()
+        .position(|p| p.priority.raw_is_latency_ms());
     let (mut placed, mut unschedulable) = (0, 0);
     for o in sim.by_ref() {
         let p = placement(&o.result);
         match &o.result {
             Ok(d) => {
                 placed += 1;
-                if let Some(l) = d
-                    .winner()
-                    .priorities
-                    .iter()
-                    .find(|p| p.name == LATENCY_PRIORITY)
-                {
+                if let Some(l) = latency.and_then(|j| d.winner().priorities.get(j)) {
                     latencies.push(l.raw);
                 }
             }
@@ -188,11 +186,7 @@ fn run(
         order.push(o.shoot.clone());
         placements.insert(o.shoot, p);
     }
-    let has_latency = side
-        .profile
-        .priorities
-        .iter()
-        .any(|p| p.priority.name() == LATENCY_PRIORITY);
+    let has_latency = latency.is_some();
     let snapshot = sim.into_snapshot();
     let summary = Summary {
         configuration: side.label.to_string(),

@@ -3,7 +3,7 @@
 //!
 //! Every object is parsed once when it changes (`upsert_*`/`remove_*`), so a decision costs
 //! O(seeds) and never scans shoots. The controller feeds the snapshot from watches; `simulate`
-//! feeds it from manifest files; both then call the same [`crate::schedule::schedule`].
+//! feeds it from manifest files; both then run the same decision pipeline ([`crate::schedule`]).
 
 mod carbon;
 mod cloud_profile;

@@ -15,7 +15,7 @@ pub use same_region::SameRegion;
 use crate::config::Strategy;
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::predicates::SetStep;
+use crate::predicates::framework::{Candidates, SetStep};
 use crate::reason::Reason;
 use crate::snapshot::{SeedColumns, SeedGroup, SeedInfo, Snapshot};
 
@@ -54,27 +54,17 @@ impl SetStep for RegionStrategy {
             Strategy::Scored => Ok(vec![None; seeds.len()]),
         }
     }
-}
 
-/// Where the seeds a strategy can keep are, so that a decision evaluates the predicates only
-/// on those (see [`crate::schedule::decide`]).
-pub enum Candidates {
-    /// The strategy keeps every remaining seed (`Scored`).
-    All,
-    /// Tiers in order of preference, each the seeds' positions in the snapshot's columns in
-    /// order: the strategy keeps the seeds of the first tier that has any seed left after the
-    /// other stages, and never keeps a seed that is in no tier. When no tier has one left, only
-    /// the full pipeline can say what happens.
-    Tiers(Vec<Vec<u32>>),
-    /// The choice needs the whole set (a region ConfigMap row that does not parse).
-    Unknown,
-}
-
-impl RegionStrategy {
     /// The candidates of this strategy for one shoot, from the columns' provider/region
     /// groups: for `SameRegion` one group of seeds, for the distance strategies the groups in
     /// order of distance.
-    pub fn candidates(&self, cx: &ShootContext, snap: &Snapshot) -> Candidates {
+    fn candidates(&self, cx: &ShootContext, snap: &Snapshot) -> Option<Candidates> {
+        Some(self.candidates_of(cx, snap))
+    }
+}
+
+impl RegionStrategy {
+    fn candidates_of(&self, cx: &ShootContext, snap: &Snapshot) -> Candidates {
         let cols = snap.columns();
         if cx.testing {
             let positions = cols

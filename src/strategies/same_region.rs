@@ -1,3 +1,7 @@
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::predicates::SetStep;
@@ -18,14 +22,19 @@ impl SetStep for SameRegion {
         seeds: &[&SeedInfo],
         _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
+        // The seeds of one region share its reason.
+        let mut regions: FxHashMap<&str, Arc<str>> = FxHashMap::default();
         Ok(seeds
             .iter()
             .map(|s| {
                 if s.provider != cx.provider {
                     Some(Reason::OtherProvider)
                 } else if s.region != cx.region {
+                    let region = regions
+                        .entry(&s.region)
+                        .or_insert_with(|| s.region.as_str().into());
                     Some(Reason::OtherRegion {
-                        region: s.region.clone(),
+                        region: Arc::clone(region),
                     })
                 } else {
                     None

@@ -102,7 +102,7 @@ async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_se
             .unwrap();
         let key = format!("garden-dev/{a}");
         assert_eq!(
-            controller::process(&shared, &key).await,
+            controller::schedule_one(&shared, &key).await,
             Attempt::Conflict,
             "{mode}"
         );
@@ -112,7 +112,7 @@ async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_se
             "{mode}: assumption dropped"
         );
         assert_eq!(
-            controller::process(&shared, &key).await,
+            controller::schedule_one(&shared, &key).await,
             Attempt::Scheduled("s1".into()),
             "{mode}"
         );
@@ -132,7 +132,7 @@ async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_se
             .await
             .unwrap();
         let key = format!("garden-dev/{b}");
-        let attempt = controller::process(&shared, &key).await;
+        let attempt = controller::schedule_one(&shared, &key).await;
         assert!(
             matches!(&attempt, Attempt::LeftAlone(s) if s == "elsewhere")
                 || attempt == Attempt::Conflict,
@@ -140,7 +140,7 @@ async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_se
         );
         // whatever path it took, deciding again finds nothing to do
         assert_eq!(
-            controller::process(&shared, &key).await,
+            controller::schedule_one(&shared, &key).await,
             Attempt::Skipped,
             "{mode}"
         );

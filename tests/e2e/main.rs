@@ -8,6 +8,7 @@ mod support;
 #[path = "../support/monitoring.rs"]
 mod monitoring_files;
 
+mod apply;
 mod binds;
 mod burst;
 mod carbon;

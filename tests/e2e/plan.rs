@@ -42,7 +42,7 @@ fn moves(v: &Value) -> Vec<(String, String, String)> {
 }
 
 /// A seed a control plane can migrate to and from: a backup, and its buckets ready.
-async fn migratable_seed(client: &kube::Client, name: &str, shoots: u32) {
+pub(crate) async fn migratable_seed(client: &kube::Client, name: &str, shoots: u32) {
     create_seed(client, name, shoots, &[]).await;
     raw::<Seed>(client)
         .patch(

@@ -184,6 +184,9 @@ async fn every_dashboard_query_and_alert_expression_reads_series_the_scheduler_s
             leader_elect: true,
             kubeconfig: Some(proxy.kubeconfig.clone()),
             concurrent_syncs: 4,
+            // one shoot's decision is slower than its budget, so the over-budget series exist
+            shoot_config: "decisionBudget: 100ms\n\
+                           filters: [{name: TestSlow, args: {delayMs: 300, shoots: [garden-prom/slow]}}]\n",
             ..Default::default()
         },
     );
@@ -204,6 +207,8 @@ async fn every_dashboard_query_and_alert_expression_reads_series_the_scheduler_s
         )
         .await
         .unwrap();
+    // decided before the seeds fill up: a full seed is turned away before the slow filter
+    create_shoot(&client, "prom", "slow").await;
     futures::future::join_all((0..40).map(|i| {
         let client = client.clone();
         async move { create_shoot(&client, "prom", &format!("shoot-{i:02}")).await }
@@ -229,6 +234,14 @@ async fn every_dashboard_query_and_alert_expression_reads_series_the_scheduler_s
                 .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
         },
     )
+    .await;
+
+    eventually("the failure event of the shoot over its budget", || async {
+        shoot_events(&client, "prom", "slow")
+            .await
+            .into_iter()
+            .find(|e| e.note.as_deref().is_some_and(|m| m.contains("TestSlow")))
+    })
     .await;
 
     // a few scrapes later, every query has its series

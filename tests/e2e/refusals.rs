@@ -1,6 +1,8 @@
 //! Binds refused forever, by an admission-like proxy in front of the API server, for some
 //! shoots: the others bind, and the refused ones are retried on their own schedule
-//! (`retrySyncPeriod` 1 s, doubling up to `backoff.max` 4 s), never in a loop.
+//! (`retrySyncPeriod` 1 s, doubling up to `backoff.max` 4 s), never in a loop. The schedule is
+//! the queue's own [`BackoffPolicy`]; `controller::tests::storm` holds many more failures to it
+//! over half an hour of paused clock.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -10,24 +12,14 @@ use serde_json::json;
 use crate::support::proxy::{REFUSE_LABEL, RefusingProxy};
 use crate::support::*;
 use gardener_scheduler::api::Shoot;
+use gardener_scheduler::controller::BackoffPolicy;
 
-const RETRY: Duration = Duration::from_secs(1);
-const MAX: Duration = Duration::from_secs(4);
-const WINDOW: Duration = Duration::from_secs(20);
-
-/// Attempts of one shoot within `window` from its first: retried after [`RETRY`], doubling up to
-/// [`MAX`], if each attempt took no time.
-fn attempts_within(window: Duration) -> usize {
-    let (mut t, mut delay, mut n) = (Duration::ZERO, RETRY, 1);
-    loop {
-        t += delay;
-        if t > window {
-            return n;
-        }
-        n += 1;
-        delay = (delay * 2).min(MAX);
-    }
-}
+const POLICY: BackoffPolicy = BackoffPolicy {
+    initial: Duration::from_secs(1),
+    max: Duration::from_secs(4),
+};
+/// Binding requests each refused shoot is watched for: at 0, 1, 3 and 7 s on its schedule.
+const WATCHED: usize = 4;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shoots_refused_by_admission_are_retried_on_their_schedule_while_the_others_bind() {
@@ -71,13 +63,20 @@ async fn shoots_refused_by_admission_are_retried_on_their_schedule_while_the_oth
     })
     .await;
 
-    tokio::time::sleep(WINDOW).await;
+    let per_shoot = || {
+        let mut per_shoot: BTreeMap<String, Vec<Instant>> = BTreeMap::new();
+        for (at, name) in proxy.refused() {
+            per_shoot.entry(name).or_default().push(at);
+        }
+        per_shoot
+    };
+    eventually("each refused shoot to be retried three times", || async {
+        let seen = per_shoot();
+        (seen.len() == refused.len() && seen.values().all(|t| t.len() >= WATCHED)).then_some(())
+    })
+    .await;
     let end = Instant::now();
-    let seen = proxy.refused();
-    let mut per_shoot: BTreeMap<String, Vec<Instant>> = BTreeMap::new();
-    for (at, name) in &seen {
-        per_shoot.entry(name.clone()).or_default().push(*at);
-    }
+    let per_shoot = per_shoot();
     assert_eq!(
         per_shoot.keys().cloned().collect::<Vec<_>>(),
         refused,
@@ -85,25 +84,18 @@ async fn shoots_refused_by_admission_are_retried_on_their_schedule_while_the_oth
     );
     for (name, times) in &per_shoot {
         let window = end - times[0];
-        let bound = attempts_within(window);
+        let bound = POLICY.attempts_within(window);
         assert!(
             times.len() <= bound,
             "{name}: {} binding requests within {window:?}, more than the {bound} its retry schedule allows",
             times.len()
         );
-        assert!(
-            times.len() >= 3,
-            "{name}: still retried: {} binding requests",
-            times.len()
-        );
-        let mut delay = RETRY;
-        for pair in times.windows(2) {
-            let gap = pair[1] - pair[0];
+        for (n, pair) in times.windows(2).enumerate() {
+            let (gap, delay) = (pair[1] - pair[0], POLICY.delay(n as u32));
             assert!(
                 gap + Duration::from_millis(200) >= delay,
                 "{name}: retried after {gap:?}, before its delay of {delay:?}"
             );
-            delay = (delay * 2).min(MAX);
         }
         assert_eq!(seed_of(&get_shoot(&client, "dev", name).await), None);
     }

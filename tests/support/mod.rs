@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use gardener_scheduler::api::{CloudProfile, Project, Seed, Shoot};
 
 pub mod fault_proxy;
+pub mod gardenlet;
 pub mod proxy;
 
 /// Upper bound for any wait in these tests; generous for a loaded 2-core machine.
@@ -249,6 +250,9 @@ pub struct SchedulerOptions {
     pub hostname: Option<&'static str>,
     /// more environment for the process
     pub env: Vec<(&'static str, String)>,
+    /// more keys of `schedulers.shoot`, one per line, as written under it (e.g.
+    /// `decisionBudget: 200ms\n`)
+    pub shoot_config: &'static str,
 }
 
 impl Default for SchedulerOptions {
@@ -264,6 +268,7 @@ impl Default for SchedulerOptions {
             lease: LeaseTimes::Short,
             hostname: None,
             env: Vec::new(),
+            shoot_config: "",
         }
     }
 }
@@ -311,12 +316,17 @@ schedulers:
     retrySyncPeriod: 1s
     bindingMode: {mode}
     backoff: {{initial: {initial}, max: {max}}}
-"#,
+{shoot}"#,
             leader = opts.leader_elect,
             syncs = opts.concurrent_syncs,
             mode = opts.binding_mode,
             initial = opts.backoff.0,
             max = opts.backoff.1,
+            shoot = opts
+                .shoot_config
+                .lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>(),
         );
         if let Some((qps, burst)) = opts.client_rate {
             config.push_str(&format!(

@@ -51,6 +51,17 @@ pub struct Change {
     pub freed_on: Option<String>,
 }
 
+impl Change {
+    /// The same change without queueing the key itself: for a change an attempt makes to its
+    /// own shoot, whose key the attempt's [`Requeue`](super::requeue::Requeue) places.
+    pub fn leaving_key(self) -> Change {
+        Change {
+            enqueue: false,
+            ..self
+        }
+    }
+}
+
 /// The controller's cache.
 #[derive(Default)]
 pub struct Cache {

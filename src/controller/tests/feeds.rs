@@ -108,7 +108,7 @@ async fn schedule_queued(
     {
         let mut attempt = tokio::spawn({
             let (shared, key) = (shared.clone(), key.clone());
-            async move { process(&shared, &key).await }
+            async move { schedule_one(&shared, &key).await }
         });
         let mut done = false;
         loop {
@@ -223,7 +223,7 @@ async fn an_expired_resource_version_relists_and_every_pending_shoot_is_bound_on
     );
     for s in ["a", "b", "c", "d"] {
         assert_eq!(
-            process(&shared, &format!("garden-a/{s}")).await,
+            schedule_one(&shared, &format!("garden-a/{s}")).await,
             Attempt::Skipped,
             "{s}"
         );

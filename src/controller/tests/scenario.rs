@@ -14,7 +14,7 @@ use kube::client::Body;
 use serde_json::{Value, json};
 use tower_test::mock::{self, Handle, SendResponse};
 
-use super::super::{Attempt, Connection, Controller, Shared, process};
+use super::super::{Attempt, Connection, Controller, Shared, schedule_one};
 use crate::api::Shoot;
 use crate::compile::load_str;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
@@ -262,7 +262,7 @@ pub(super) fn seed_landscape(shared: &Shared) {
 /// Processes `garden-a/s1` in the background, as a worker would.
 pub(super) fn spawn_attempt(shared: &Arc<Shared>) -> tokio::task::JoinHandle<Attempt> {
     let shared = shared.clone();
-    tokio::spawn(async move { process(&shared, "garden-a/s1").await })
+    tokio::spawn(async move { schedule_one(&shared, "garden-a/s1").await })
 }
 
 /// The value of a metric series (`name{labels}`) in the controller's metrics, if exported.

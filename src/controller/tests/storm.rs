@@ -78,20 +78,20 @@ fn storm_controller(
 /// took no time: retried after `first`, then twice as long each time, capped at `max`.
 /// `immediate_first`: the first retry follows at once (a conflict is decided again at once).
 fn attempt_times(first: Duration, max: Duration, window: Duration, immediate_first: bool) -> usize {
-    let mut t = Duration::ZERO;
-    let mut delay = first;
-    let mut n = 1;
-    if immediate_first {
-        n += 1;
+    let policy = BackoffPolicy {
+        initial: first,
+        max,
+    };
+    policy.attempts_within(window) + usize::from(immediate_first)
+}
+
+/// The delay before retry `n` (from 0) of a bind: the queue's own policy.
+fn retry_delay(n: usize) -> Duration {
+    BackoffPolicy {
+        initial: RETRY,
+        max: MAX,
     }
-    loop {
-        t += delay;
-        if t > window {
-            return n;
-        }
-        n += 1;
-        delay = (delay * 2).min(max);
-    }
+    .delay(n as u32)
 }
 
 #[derive(Default)]
@@ -241,18 +241,14 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
             times.len() >= 4,
             "{failure:?}: {shoot} keeps being retried: {times:?}"
         );
-        let mut expected = RETRY;
-        for (n, pair) in times.windows(2).enumerate() {
-            let gap = pair[1] - pair[0];
-            if immediate_first && n == 0 {
-                continue;
-            }
+        let retries = times.windows(2).skip(usize::from(immediate_first));
+        for (n, pair) in retries.enumerate() {
+            let (gap, expected) = (pair[1] - pair[0], retry_delay(n));
             assert!(
                 gap >= expected,
                 "{failure:?}: {shoot}: retry {} after {gap:?}, before its delay of {expected:?}: {times:?}",
                 n + 1
             );
-            expected = (expected * 2).min(MAX);
         }
     }
     let binds: usize = seen.binds.values().map(Vec::len).sum();
@@ -427,7 +423,7 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
     // a takes the last slot; its bind is in flight
     let a = tokio::spawn({
         let shared = shared.clone();
-        async move { process(&shared, "garden-a/a").await }
+        async move { schedule_one(&shared, "garden-a/a").await }
     });
     let read_a = api.next().await;
     assert_eq!(
@@ -437,7 +433,7 @@ async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
     // meanwhile b does not fit: event and status, then its 100 s backoff
     let b = tokio::spawn({
         let shared = shared.clone();
-        async move { process(&shared, "garden-a/b").await }
+        async move { schedule_one(&shared, "garden-a/b").await }
     });
     for _ in 0..2 {
         let call = api.next().await;
@@ -542,13 +538,12 @@ async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
             "{shoot}: {} binds, expected 4 to {attempts}: {times:?}",
             times.len()
         );
-        let mut expected = RETRY;
-        for pair in times.windows(2) {
+        for (n, pair) in times.windows(2).enumerate() {
+            let expected = retry_delay(n);
             assert!(
                 pair[1] - pair[0] >= expected,
                 "{shoot}: retried before its delay of {expected:?}: {times:?}"
             );
-            expected = (expected * 2).min(MAX);
         }
     }
     let errors = logs.text().lines().filter(|l| l.contains("ERROR")).count();

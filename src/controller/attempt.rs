@@ -1,12 +1,12 @@
 //! One scheduling attempt for one shoot: decide and assume under the cache's lock, bind outside
 //! it, report. The attempt never touches its own key in the queue: it returns an [`Outcome`]
-//! whose [`Requeue`] the worker applies.
+//! whose [`Requeue`] the worker applies, and the worker records its metric from the returned
+//! [`Attempt`]. Every change the attempt makes to the cache goes through [`Shared::change`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use tokio::time::Instant;
 use tracing::{Instrument, debug, info, info_span};
 
 use super::requeue::{Announce, Announcement, Requeue};
@@ -38,6 +38,19 @@ pub enum Attempt {
 }
 
 impl Attempt {
+    /// The `result` label of the attempt metrics, for attempts that reached a decision.
+    pub fn metric(&self) -> Option<AttemptResult> {
+        match self {
+            Attempt::Scheduled(_) => Some(AttemptResult::scheduled),
+            Attempt::Unschedulable => Some(AttemptResult::unschedulable),
+            Attempt::Deferred(_) => Some(AttemptResult::deferred),
+            Attempt::Error => Some(AttemptResult::error),
+            Attempt::Skipped | Attempt::NotLeader | Attempt::Conflict | Attempt::LeftAlone(_) => {
+                None
+            }
+        }
+    }
+
     /// What upstream's reconciler would have returned for the same situation (see
     /// `runtime_metrics`).
     pub fn reconcile_result(&self) -> ReconcileResult {
@@ -61,6 +74,9 @@ pub(super) struct Outcome {
     pub(super) attempt: Attempt,
     pub(super) requeue: Requeue,
     pub(super) announce: Option<Announcement>,
+    /// The profile (chain entry) that decided, once a decision was reached: the attempt is
+    /// then counted under it (an attempt that failed before deciding is not counted).
+    pub(super) profile: Option<String>,
 }
 
 impl Outcome {
@@ -69,14 +85,21 @@ impl Outcome {
             attempt,
             requeue,
             announce: None,
+            profile: None,
         }
     }
 
     fn announcing(attempt: Attempt, requeue: Requeue, what: Announce) -> Outcome {
         Outcome {
-            attempt,
-            requeue,
             announce: Some(what.here()),
+            ..Outcome::new(attempt, requeue)
+        }
+    }
+
+    fn decided_by(self, profile: &str) -> Outcome {
+        Outcome {
+            profile: Some(profile.to_string()),
+            ..self
         }
     }
 }
@@ -105,31 +128,27 @@ fn apply_read(shared: &Shared, key: &str, read: Option<(Shoot, serde_json::Value
     match read {
         Some((current, raw)) => {
             // Bound meanwhile: the read version wins. Still pending: the bind did not happen.
-            let mut cache = shared.lock();
-            let c = cache.forget_assumption(key);
-            let c2 = cache.apply_read_shoot(&current, &raw);
-            drop(cache);
-            shared.queue_affected(
-                key,
+            shared.change(key, |cache| {
+                let dropped = cache.forget_assumption(key);
+                let read = cache.apply_read_shoot(&current, &raw);
                 Change {
                     enqueue: false,
-                    retry_waiting: c2.retry_waiting,
-                    requeue: c.requeue,
-                    freed_on: c.freed_on,
-                },
-            );
+                    retry_waiting: read.retry_waiting,
+                    requeue: dropped.requeue,
+                    freed_on: dropped.freed_on,
+                }
+            });
             Resolved::Current
         }
         None => {
-            let c = shared.lock().remove_shoot(key);
-            shared.queue_affected(key, c);
+            shared.change(key, |cache| cache.remove_shoot(key));
             Resolved::Gone
         }
     }
 }
 
 /// One scheduling attempt for one shoot.
-pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
+pub(super) async fn run(shared: &Arc<Shared>, key: &str) -> Outcome {
     let uncertain = shared.lock().assumption(key).is_some_and(|a| a.uncertain);
     if uncertain {
         match resolve_uncertain(shared, key).await {
@@ -144,7 +163,6 @@ pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
             }
         }
     }
-    let start = Instant::now();
     let now = Utc::now();
     // The decision is CPU work under the cache's lock: it runs on the blocking pool, never on
     // a thread that serves the watches, and within its budget.
@@ -172,11 +190,6 @@ pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
         Err((entry, reason, retry_at)) => {
             let entry = entry.unwrap_or_else(|| "none".into());
             tracing::Span::current().record("profile", entry.as_str());
-            shared.metrics.observe(
-                AttemptResult::deferred,
-                &entry,
-                start.elapsed().as_secs_f64(),
-            );
             // Retry when the chain switches, not by polling; without a next switch the shoot
             // waits for a relevant change (or a new configuration).
             let retry_in = retry_at.map(|t| {
@@ -193,7 +206,7 @@ pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
                 Some(d) => Requeue::After(d),
                 None => Requeue::Forget,
             };
-            return Outcome::new(Attempt::Deferred(retry_in), requeue);
+            return Outcome::new(Attempt::Deferred(retry_in), requeue).decided_by(&entry);
         }
     };
     tracing::Span::current().record("profile", entry.as_str());
@@ -201,15 +214,13 @@ pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
         Ok(decision) => {
             let seed = decision.seed.clone();
             let span = info_span!("bind", seed = %seed);
-            bind_decision(shared, key, &shoot, raw.as_deref(), &decision, start)
+            bind_decision(shared, key, &shoot, raw.as_deref(), &decision)
                 .instrument(span)
                 .await
+                .decided_by(&decision.profile)
         }
         Err(fit @ FitError::OverBudget { stage, .. }) => {
             shared.metrics.over_budget(stage);
-            shared
-                .metrics
-                .observe(AttemptResult::error, &entry, start.elapsed().as_secs_f64());
             if shared.leadership.is_leader() {
                 shared.reporter.failed(&shoot, &fit);
             }
@@ -220,13 +231,9 @@ pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
                     reason: fit.to_string(),
                 },
             )
+            .decided_by(&entry)
         }
         Err(fit) => {
-            shared.metrics.observe(
-                AttemptResult::unschedulable,
-                &entry,
-                start.elapsed().as_secs_f64(),
-            );
             if shared.leadership.is_leader() {
                 shared.reporter.failed(&shoot, &fit);
             }
@@ -237,6 +244,7 @@ pub(super) async fn attempt(shared: &Arc<Shared>, key: &str) -> Outcome {
                     reason: fit.to_string(),
                 },
             )
+            .decided_by(&entry)
         }
     }
 }
@@ -292,11 +300,9 @@ async fn bind_decision(
     shoot: &Shoot,
     raw: Option<&str>,
     decision: &crate::schedule::Decision,
-    start: Instant,
 ) -> Outcome {
     if !shared.leadership.is_leader() {
-        let c = shared.lock().forget_assumption(key);
-        shared.queue_affected(key, c);
+        shared.change(key, |cache| cache.forget_assumption(key));
         return Outcome::new(Attempt::NotLeader, Requeue::Now);
     }
     let seed = &decision.seed;
@@ -318,22 +324,10 @@ async fn bind_decision(
             }
         }
     }
-    let observe_error = || {
-        shared.metrics.observe(
-            AttemptResult::error,
-            &decision.profile,
-            start.elapsed().as_secs_f64(),
-        )
-    };
     match result {
         Ok(_) => {
             shared.lock().confirm_bind(key);
             shared.metrics.bound(shoot);
-            shared.metrics.observe(
-                AttemptResult::scheduled,
-                &decision.profile,
-                start.elapsed().as_secs_f64(),
-            );
             info!(score = %decision.winner().short(), "scheduled");
             // queued: the bind does not wait for its event
             shared
@@ -359,14 +353,12 @@ async fn bind_decision(
             Outcome::new(Attempt::LeftAlone(other), Requeue::Forget)
         }
         Err(BindError::NotFound) => {
-            let c = shared.lock().remove_shoot(key);
-            shared.queue_affected(key, c);
+            shared.change(key, |cache| cache.remove_shoot(key));
             debug!("shoot deleted before it could be bound");
             Outcome::new(Attempt::Skipped, Requeue::Forget)
         }
         Err(BindError::NotLeader) => {
-            let c = shared.lock().forget_assumption(key);
-            shared.queue_affected(key, c);
+            shared.change(key, |cache| cache.forget_assumption(key));
             info!("leadership lost before the bind was written; not binding");
             Outcome::new(Attempt::NotLeader, Requeue::Now)
         }
@@ -379,11 +371,6 @@ async fn bind_decision(
                     shared.refusals.bound(&shared.metrics);
                     shared.lock().confirm_bind(key);
                     shared.metrics.bound(shoot);
-                    shared.metrics.observe(
-                        AttemptResult::scheduled,
-                        &decision.profile,
-                        start.elapsed().as_secs_f64(),
-                    );
                     info!(score = %decision.winner().short(), error = %e, "scheduled (the bind's answer was lost; a read shows it applied)");
                     shared
                         .reporter
@@ -391,7 +378,6 @@ async fn bind_decision(
                     Outcome::new(Attempt::Scheduled(seed.clone()), Requeue::Forget)
                 }
                 Settled::Other => {
-                    observe_error();
                     shared.lock().note_waiting(key, Waiting::BindFailed);
                     // The read shows it was not applied. Answered with a 5xx, the request is over:
                     // a failed bind, reported as upstream reports one if the shoot still waits.
@@ -409,22 +395,18 @@ async fn bind_decision(
                         },
                     )
                 }
-                Settled::Unknown => {
-                    observe_error();
-                    Outcome::announcing(
-                        Attempt::Error,
-                        Requeue::Retry,
-                        Announce::BindOutcomeUnknown {
-                            error: e.to_string(),
-                        },
-                    )
-                }
+                Settled::Unknown => Outcome::announcing(
+                    Attempt::Error,
+                    Requeue::Retry,
+                    Announce::BindOutcomeUnknown {
+                        error: e.to_string(),
+                    },
+                ),
             }
         }
         Err(e) => {
             drop_assumption(shared, key);
             shared.lock().note_waiting(key, Waiting::BindFailed);
-            observe_error();
             // As upstream: a refused bind (anything but 409) is reported like a failed decision.
             shared.reporter.bind_failed(shoot, &e);
             // Retried with growing delays, never sooner than the server asked.
@@ -454,14 +436,9 @@ pub(super) async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Se
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
         Ok(Some((current, raw))) if current.spec.seed_name.as_deref() == Some(seed) => {
             // the watch version of a bound shoot settles the assumption
-            let c = shared.lock().apply_read_shoot(&current, &raw);
-            shared.queue_affected(
-                key,
-                Change {
-                    enqueue: false,
-                    ..c
-                },
-            );
+            shared.change(key, |cache| {
+                cache.apply_read_shoot(&current, &raw).leaving_key()
+            });
             Settled::Bound
         }
         Ok(read) => {
@@ -478,14 +455,7 @@ pub(super) async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Se
 /// Stops counting a placement that will not happen; waiting shoots may now fit, but this one
 /// is requeued (or not) by the attempt's [`Requeue`].
 fn drop_assumption(shared: &Shared, key: &str) {
-    let c = shared.lock().forget_assumption(key);
-    shared.queue_affected(
-        key,
-        Change {
-            enqueue: false,
-            ..c
-        },
-    );
+    shared.change(key, |cache| cache.forget_assumption(key).leaving_key());
 }
 
 /// Reads a shoot again after a conflict so the next decision (if any) sees what changed,
@@ -494,19 +464,11 @@ async fn reread(shared: &Shared, key: &str) {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
         Ok(Some((current, raw))) => {
-            let c = shared.lock().apply_read_shoot(&current, &raw);
-            shared.queue_affected(
-                key,
-                Change {
-                    enqueue: false,
-                    ..c
-                },
-            );
+            shared.change(key, |cache| {
+                cache.apply_read_shoot(&current, &raw).leaving_key()
+            });
         }
-        Ok(None) => {
-            let c = shared.lock().remove_shoot(key);
-            shared.queue_affected(key, c);
-        }
+        Ok(None) => shared.change(key, |cache| cache.remove_shoot(key)),
         Err(e) => {
             debug!(error = %e, "re-reading after a conflict failed; the watch will bring the change")
         }

@@ -1,0 +1,261 @@
+//! Fast mode's start: the region strategy's candidates, tier by tier, through the stages before
+//! it, each run of per-seed stages one pass over the columns.
+
+use super::{Check, Step};
+use crate::budget::Deadline;
+use crate::context::ShootContext;
+use crate::outcome::FitError;
+use crate::predicates::{Candidates, FastCheck, SetCheck, SetStep, Stage};
+use crate::reason::Reason;
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
+
+/// The seeds that pass every stage among the region strategy's candidates, tier by tier;
+/// `None` when the candidates alone cannot say (the strategy does not end the pipeline, needs
+/// the whole set, or a set step needs seeds outside a tier).
+pub(super) fn from_candidates(
+    cx: &ShootContext,
+    prepared: &super::Prepare,
+    snap: &Snapshot,
+    deadline: &Deadline,
+) -> Result<Option<Vec<u32>>, FitError> {
+    let Some((Stage::Narrow(strategy), before)) = prepared.stages.split_last() else {
+        return Ok(None);
+    };
+    let Some(candidates) = strategy.candidates(cx, snap) else {
+        return Ok(None);
+    };
+    let cols = snap.columns();
+    let every_seed = matches!(candidates, Candidates::All);
+    // The strategy's candidates replace it.
+    let steps = super::compile(cx, prepared, before.len(), cols, every_seed);
+    match candidates {
+        Candidates::All => survivors(cx, None, &steps, snap, deadline),
+        Candidates::Tiers(tiers) => {
+            let mut kept = Some(Vec::new());
+            for positions in tiers {
+                kept = survivors(cx, Some(positions), &steps, snap, deadline)?;
+                if kept.as_ref().is_none_or(|k| !k.is_empty()) {
+                    break;
+                }
+            }
+            Ok(kept)
+        }
+        Candidates::Unknown => Ok(None),
+    }
+}
+
+/// The positions that pass `steps`, in order, from `start` (`None`: every seed). Starting
+/// from every seed, a set step sees the set explain mode sees; from a tier, a set step that
+/// needs the seeds outside the tier makes this `None`.
+fn survivors(
+    cx: &ShootContext,
+    start: Option<Vec<u32>>,
+    steps: &[Step],
+    snap: &Snapshot,
+    deadline: &Deadline,
+) -> Result<Option<Vec<u32>>, FitError> {
+    let cols = snap.columns();
+    let whole = start.is_none();
+    let mut kept = start;
+    // Per-seed stages between two set steps do not depend on each other's order: each run of
+    // them is one pass over the seeds still kept, plus a pass per stage that must ask.
+    for run in steps.split_inclusive(|s| matches!(s.check, Check::Set(_))) {
+        let (filters, set_step) = match run.split_last() {
+            Some((last, filters)) if matches!(last.check, Check::Set(_)) => (filters, Some(last)),
+            _ => (run, None),
+        };
+        let (mut positions, by_provider) = match kept.take() {
+            Some(positions) => (positions, false),
+            None => from_index(filters, cols),
+        };
+        keep_passing(cx, &mut positions, filters, by_provider, snap, deadline)?;
+        if positions.is_empty() {
+            return Ok(Some(positions));
+        }
+        if let Some(step) = set_step {
+            let (Stage::Narrow(set), Check::Set(check)) = (step.stage, &step.check) else {
+                unreachable!("a set check belongs to a set step");
+            };
+            match check {
+                SetCheck::Prefer { flag, otherwise } => {
+                    let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
+                    if positions.iter().any(|&i| preferred(i)) {
+                        compact(&mut positions, preferred);
+                    } else if !whole {
+                        // The seeds outside the tier may hold a preferred one.
+                        return Ok(None);
+                    }
+                }
+                SetCheck::Narrow | SetCheck::Skip => {
+                    match narrowed(cx, set.as_ref(), &positions, whole, snap)? {
+                        Some(verdicts) => {
+                            let mut verdicts = verdicts.into_iter();
+                            positions.retain(|_| verdicts.next().flatten().is_none());
+                        }
+                        None => return Ok(None),
+                    }
+                }
+            }
+            deadline.check(set.name())?;
+        }
+        kept = Some(positions);
+    }
+    Ok(Some(
+        kept.unwrap_or_else(|| (0..cols.len() as u32).collect()),
+    ))
+}
+
+/// A set step's verdicts on `positions`: the whole remaining set, or a part of it (`None` when
+/// the step cannot decide from the part).
+fn narrowed(
+    cx: &ShootContext,
+    set: &dyn SetStep,
+    positions: &[u32],
+    whole: bool,
+    snap: &Snapshot,
+) -> Result<Option<Vec<Option<Reason>>>, FitError> {
+    let cols = snap.columns();
+    let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+    if whole {
+        set.narrow(cx, &seeds, snap).map(Some)
+    } else {
+        set.narrow_part(cx, &seeds, snap)
+    }
+}
+
+/// Every seed, or when one of `filters` answers from the provider types, only the seeds of the
+/// allowed types, read from the columns' index (`true`: that check is done).
+fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
+    let allowed = filters.iter().find_map(|f| match &f.check {
+        Check::Filter(FastCheck::Providers(allowed)) => Some(allowed),
+        _ => None,
+    });
+    let Some(allowed) = allowed else {
+        return ((0..cols.len() as u32).collect(), false);
+    };
+    let mut ids = (0..allowed.len() as u32).filter(|&p| allowed[p as usize]);
+    let positions = match (ids.next(), ids.next()) {
+        (None, _) => Vec::new(),
+        (Some(only), None) => cols.of_provider(only).to_vec(),
+        (Some(a), Some(b)) => {
+            let mut positions: Vec<u32> = [a, b]
+                .into_iter()
+                .chain(ids)
+                .flat_map(|p| cols.of_provider(p).iter().copied())
+                .collect();
+            positions.sort_unstable();
+            positions
+        }
+    };
+    (positions, true)
+}
+
+/// Keeps the positions that pass every one of `filters` (per-seed stages): one pass over the
+/// positions reads the columns (provider types, bitmaps, access bits, capacity, the seed
+/// flags); a seed lacking a flag is asked only by the stages of the flags it lacks. Stages that
+/// ask every seed get a pass of their own, the deadline looked at every few seeds.
+fn keep_passing(
+    cx: &ShootContext,
+    positions: &mut Vec<u32>,
+    filters: &[Step],
+    by_provider: bool,
+    snap: &Snapshot,
+    deadline: &Deadline,
+) -> Result<(), FitError> {
+    let cols = snap.columns();
+    let mut provider: Option<&[bool]> = None;
+    let mut bitmaps: Vec<&[bool]> = Vec::new();
+    let mut capacity = false;
+    let mut access: Option<(u64, usize)> = None;
+    let mut mask = 0u8;
+    let mut flagged: Vec<(u8, &Step)> = Vec::new();
+    let mut asked: Vec<&Step> = Vec::new();
+    let mut other: Vec<&Step> = Vec::new();
+    for f in filters {
+        let Check::Filter(check) = &f.check else {
+            continue;
+        };
+        match check {
+            FastCheck::Flag(flag) => {
+                mask |= flag;
+                flagged.push((*flag, f));
+            }
+            FastCheck::Providers(_) if by_provider && provider.is_none() => {
+                // Started from the index of the allowed types.
+                provider = Some(&[]);
+            }
+            FastCheck::Providers(allowed) if provider.is_none() => provider = Some(allowed),
+            FastCheck::Bitmap(matches) => bitmaps.push(matches),
+            FastCheck::SharedBitmap(matches) => bitmaps.push(matches),
+            FastCheck::Capacity => capacity = true,
+            FastCheck::AccessBits {
+                required,
+                requested,
+            } if access.is_none() => access = Some((*required, *requested)),
+            FastCheck::Ask => asked.push(f),
+            FastCheck::Skip => {}
+            // A second check of a kind already in its slot.
+            FastCheck::Providers(_) | FastCheck::AccessBits { .. } => other.push(f),
+        }
+    }
+    let provider = provider.filter(|allowed| !allowed.is_empty());
+    compact(positions, |i| {
+        provider.is_none_or(|allowed| allowed[cols.provider(i) as usize])
+            && bitmaps.iter().all(|m| m[i as usize])
+            && access.is_none_or(|(required, requested)| cols.offers_access(i, required, requested))
+            && (!capacity || cols.has_room(i))
+            && other.iter().all(|f| f.passes(cx, i, cols, snap))
+            && {
+                let missing = mask & !cols.flags(i);
+                missing == 0
+                    || flagged
+                        .iter()
+                        .all(|(flag, f)| flag & missing == 0 || f.passes(cx, i, cols, snap))
+            }
+    });
+    if let Some(last) = filters.last() {
+        deadline.check(last.stage.name())?;
+    }
+    for f in asked {
+        compact_within(
+            positions,
+            |i| f.passes(cx, i, cols, snap),
+            || deadline.check(f.stage.name()),
+        )?;
+    }
+    Ok(())
+}
+
+/// As [`compact`] for a stage that asks per seed: `check` every few seeds says whether the
+/// decision may go on.
+fn compact_within(
+    positions: &mut Vec<u32>,
+    mut keep: impl FnMut(u32) -> bool,
+    check: impl Fn() -> Result<(), FitError>,
+) -> Result<(), FitError> {
+    let mut w = 0;
+    for r in 0..positions.len() {
+        if r % CHECK_EVERY == CHECK_EVERY - 1 {
+            check()?;
+        }
+        let i = positions[r];
+        positions[w] = i;
+        w += usize::from(keep(i));
+    }
+    positions.truncate(w);
+    check()
+}
+
+/// Seeds a per-seed stage asks between two looks at the decision's deadline.
+pub(super) const CHECK_EVERY: usize = 16;
+
+/// Keeps the positions for which `keep` holds, in order.
+fn compact(positions: &mut Vec<u32>, mut keep: impl FnMut(u32) -> bool) {
+    let mut w = 0;
+    for r in 0..positions.len() {
+        let i = positions[r];
+        positions[w] = i;
+        w += usize::from(keep(i));
+    }
+    positions.truncate(w);
+}

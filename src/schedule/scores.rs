@@ -1,0 +1,172 @@
+//! The scoring half of the decision pipeline in fast mode: each priority's raw values over
+//! the kept seeds' positions ([`crate::priorities::Priority::values`], or `raw` for a priority
+//! without them), normalised and weighted into flat arrays; the totals are summed in the
+//! profile's order as explain mode sums them. Only the winner's breakdown is built with its
+//! details.
+
+use std::sync::Arc;
+
+use ordered_float::NotNan;
+
+use super::{FitError, PriorityScore, SeedScore, tie_hash};
+use crate::budget::Deadline;
+use crate::context::ShootContext;
+use crate::priorities::RawScore;
+use crate::profile::Profile;
+use crate::snapshot::{SeedInfo, Snapshot};
+
+/// The scores of the seeds that passed every stage, in flat arrays indexed like `positions`.
+pub(super) struct Scores {
+    /// per seed: its position in the snapshot's columns
+    pub(super) positions: Vec<u32>,
+    /// per seed
+    pub(super) totals: Vec<NotNan<f64>>,
+    /// per priority: per seed, (normalised scores, raw values)
+    pub(super) priorities: Vec<(Vec<f64>, Vec<f64>)>,
+    /// per priority: the raw values with details, when the priority computes them only so
+    details: Vec<Option<Vec<RawScore>>>,
+}
+
+/// Scores `positions` (not empty) with the profile's priorities.
+pub(super) fn score(
+    cx: &ShootContext,
+    positions: Vec<u32>,
+    snap: &Snapshot,
+    profile: &Profile,
+    deadline: &Deadline,
+) -> Result<Scores, FitError> {
+    let cols = snap.columns();
+    let k = profile.priorities.len();
+    let mut priorities = Vec::with_capacity(k);
+    let mut details = Vec::with_capacity(k);
+    let mut totals: Vec<NotNan<f64>> = Vec::new();
+    // Only for priorities without `values`.
+    let mut seeds: Option<Vec<&SeedInfo>> = None;
+    for wp in &profile.priorities {
+        let values = match wp.priority.values(cx, &positions, snap) {
+            Some(values) => {
+                details.push(None);
+                values
+            }
+            None => {
+                let seeds =
+                    seeds.get_or_insert_with(|| positions.iter().map(|&i| cols.info(i)).collect());
+                let raw = wp.priority.raw(cx, seeds, snap);
+                let values = raw.iter().map(|r| r.value).collect();
+                details.push(Some(raw));
+                values
+            }
+        };
+        let mut normalized = wp.priority.normalize(&values);
+        for score in &mut normalized {
+            *score = if score.is_finite() {
+                score.clamp(0.0, 100.0)
+            } else {
+                0.0
+            };
+        }
+        // Added in the profile's order to a total that starts at 0, as explain mode does.
+        let weighted = |score: f64| NotNan::new(score * wp.weight).unwrap_or_default();
+        if totals.is_empty() {
+            totals = normalized
+                .iter()
+                .map(|&score| NotNan::default() + weighted(score))
+                .collect();
+        } else {
+            for (total, &score) in totals.iter_mut().zip(&normalized) {
+                *total += weighted(score);
+            }
+        }
+        priorities.push((normalized, values));
+        deadline.check(wp.priority.name())?;
+    }
+    if totals.len() != positions.len() {
+        totals = vec![NotNan::default(); positions.len()];
+    }
+    Ok(Scores {
+        positions,
+        totals,
+        priorities,
+        details,
+    })
+}
+
+impl Scores {
+    /// The name of seed `i`.
+    pub(super) fn seed<'s>(&self, i: usize, snap: &'s Snapshot) -> &'s Arc<str> {
+        &snap.columns().info(self.positions[i]).name
+    }
+
+    /// The best seed: the highest total, ties broken by [`tie_hash`] (hashed only when seeds
+    /// tie).
+    pub(super) fn winner(&self, cx: &ShootContext, snap: &Snapshot) -> usize {
+        let mut best = 0;
+        let mut tied = false;
+        for (i, total) in self.totals.iter().enumerate().skip(1) {
+            if *total > self.totals[best] {
+                (best, tied) = (i, false);
+            } else if *total == self.totals[best] {
+                tied = true;
+            }
+        }
+        if !tied {
+            return best;
+        }
+        let top = self.totals[best];
+        let mut winner: Option<(u64, usize)> = None;
+        for (i, total) in self.totals.iter().enumerate().skip(best) {
+            if *total == top {
+                let h = tie_hash(&cx.key, self.seed(i, snap));
+                if winner.is_none_or(|(w, _)| h < w) {
+                    winner = Some((h, i));
+                }
+            }
+        }
+        winner.map_or(best, |(_, i)| i)
+    }
+
+    /// The full score breakdown of seed `i`, with its details.
+    pub(super) fn breakdown(
+        &self,
+        cx: &ShootContext,
+        i: usize,
+        snap: &Snapshot,
+        profile: &Profile,
+    ) -> SeedScore {
+        let cols = snap.columns();
+        let seed = [cols.info(self.positions[i])];
+        let priorities = profile
+            .priorities
+            .iter()
+            .enumerate()
+            .map(|(j, wp)| {
+                let (scores, values) = &self.priorities[j];
+                let (score, raw) = (scores[i], values[i]);
+                let detail = match &self.details[j] {
+                    Some(details) => details[i].detail.clone(),
+                    None => wp
+                        .priority
+                        .raw(cx, &seed, snap)
+                        .pop()
+                        .map(|r| r.detail)
+                        .unwrap_or_default(),
+                };
+                PriorityScore {
+                    name: wp.priority.name(),
+                    weight: wp.weight,
+                    score,
+                    weighted: score * wp.weight,
+                    raw,
+                    detail,
+                }
+            })
+            .collect();
+        let name = self.seed(i, snap);
+        SeedScore {
+            seed: Arc::clone(name),
+            total: self.totals[i],
+            priorities,
+            tie_break: tie_hash(&cx.key, name),
+        }
+    }
+}
