@@ -1,5 +1,6 @@
 //! The scheduler process: watches feed the cache, workers take shoots from the queue, decide with
-//! [`crate::schedule::decide`], bind, and report.
+//! [`crate::schedule::decide_within`] (the decision's fast mode, within its budget), bind, and
+//! report.
 //!
 //! ```text
 //! watch.rs ─► cache/ ─► queue.rs ─► worker.rs ─► attempt.rs ─► bind.rs ─► report/
@@ -13,12 +14,12 @@
 //! counts in usage until the watch shows the shoot bound, is dropped when the bind fails, and
 //! survives stale watch events of the pre-bind version.
 //!
-//! Processing a shoot returns one `Requeue` for its key, which the worker applies to the queue in
+//! An attempt returns one `Requeue` for its key, which the worker applies to the queue in
 //! one place (as kube-runtime's reconcilers return an `Action`).
 //!
-//! The rest, by concern: `client.rs` builds the API clients, `shared.rs` holds what the watches,
-//! workers and HTTP handlers share (with the sync bookkeeping in `sync.rs`), `lifecycle.rs`
-//! starts and stops everything.
+//! The rest, by concern: `client.rs` builds the API clients, `incoming.rs` decodes what the
+//! watches deliver, `shared.rs` holds what the watches, workers and HTTP handlers share (with the
+//! sync bookkeeping in `sync.rs`), `lifecycle.rs` starts and stops everything.
 
 mod attempt;
 mod bind;
