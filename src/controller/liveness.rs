@@ -94,13 +94,34 @@ impl Shared {
     }
 
     /// What makes this process not ready: feeds whose watch has been silent for
-    /// [`FEED_STALE`].
+    /// [`FEED_STALE`]. A feed listing again after its server ended a healthy watch (410 Gone)
+    /// is not stale while its pages keep arriving (each within [`FEED_SILENCE`]): at landscape
+    /// scale such a list takes longer than [`FEED_STALE`], and its watch counts as live again
+    /// from the list's end. A list that replaces a silent watch gets no such grace.
     pub(super) fn stale_feeds(&self) -> Vec<String> {
+        let relisting = self
+            .relisting
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         self.feed_ages()
             .into_iter()
-            .filter(|(_, a)| a.watch > FEED_STALE)
+            .filter(|(k, a)| {
+                a.watch > FEED_STALE && !(relisting.contains(k) && a.any <= FEED_SILENCE)
+            })
             .map(|(k, a)| format!("{} (watch silent for {}s)", k.as_str(), a.watch.as_secs()))
             .collect()
+    }
+
+    /// Notes that `kind` lists again after a healthy watch (`true`), or that its list ended
+    /// (`false`); returns whether it was so listing.
+    pub(super) fn note_relisting(&self, kind: WatchedKind, listing: bool) -> bool {
+        let mut relisting = self.relisting.lock().unwrap_or_else(|e| e.into_inner());
+        if listing {
+            !relisting.insert(kind)
+        } else {
+            relisting.remove(&kind)
+        }
     }
 
     /// Why this process should not lead, if it should not: a feed that has received nothing

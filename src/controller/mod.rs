@@ -203,6 +203,7 @@ impl Controller {
             watches: clients.watches,
             activity: clients.activity,
             feeds: Mutex::default(),
+            relisting: Mutex::default(),
             chain,
             name_profiles: shoot_cfg.profiles.is_some(),
             active_profile: Mutex::default(),

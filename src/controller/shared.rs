@@ -23,6 +23,9 @@ pub struct Shared {
     pub(super) activity: Arc<Activity>,
     /// the collection path of each feed that has listed, for [`Shared::feed_ages`]
     pub(super) feeds: Mutex<HashMap<WatchedKind, String>>,
+    /// feeds listing again while their watch was healthy (the server ended it with 410 Gone),
+    /// not because it went silent: not stale while their pages arrive (see `liveness`)
+    pub(super) relisting: Mutex<HashSet<WatchedKind>>,
     pub(super) chain: Arc<ProfileChain>,
     /// `profiles` is configured: success events name the entry that placed the shoot
     pub(super) name_profiles: bool,

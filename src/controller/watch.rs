@@ -88,6 +88,8 @@ where
     let path = api.resource_url().trim_end_matches('/').to_string();
     let config = config.timeout(WATCH_TIMEOUT.as_secs() as u32);
     let mut listing = false;
+    // the next list replaces a watch dropped for silence (not a healthy one the server ended)
+    let mut for_silence = false;
     loop {
         let mut stream = watcher::watcher(api.clone(), config.clone())
             .backoff(watcher::DefaultBackoff::default())
@@ -103,8 +105,15 @@ where
                     let Some(item) = item else { break };
                     let was_listing = listing;
                     apply_item(&shared, &feed, &path, &mut listing, item);
+                    if !was_listing && listing && !for_silence && shared.is_synced(kind) {
+                        shared.note_relisting(kind, true);
+                    }
                     if was_listing && !listing {
                         listed = Instant::now();
+                        if shared.note_relisting(kind, false) {
+                            shared.activity.listed(&path);
+                        }
+                        for_silence = false;
                     }
                 }
                 _ = check.tick() => {
@@ -131,6 +140,7 @@ where
                             "the watch delivered nothing, not even a bookmark; listing the kind again"
                         );
                         shared.metrics.watch_restarted(kind.as_str(), "silent");
+                        for_silence = true;
                         break;
                     }
                 }

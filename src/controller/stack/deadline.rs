@@ -92,6 +92,12 @@ impl Activity {
             .map(|s| (s.any.elapsed(), s.watch.elapsed()))
     }
 
+    /// A list of `path` that replaced a healthy watch (after 410 Gone) has ended: the watch
+    /// following it counts as live from now, as it did before the list.
+    pub fn listed(&self, path: &str) {
+        self.touch(path, true);
+    }
+
     fn touch(&self, path: &str, watch: bool) {
         if let Some(s) = self.lock().get_mut(path) {
             let now = Instant::now();

@@ -459,9 +459,10 @@ async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
     drop(held);
 }
 
-/// A relist after 410 Gone that takes longer than a watch may stay silent (three pages, 15 s
-/// each) runs to its end, once: the silence of the shoot watch is not counted while it lists,
-/// nor against the list that replaced it.
+/// A relist after 410 Gone that takes longer than a watch may stay silent, and longer than a
+/// feed may be silent before `/readyz` fails (four pages, 18 s each: a page's deadline is 20 s), runs to its end, once:
+/// the silence of the shoot watch is not counted while it lists, nor against the list that
+/// replaced it, and the shoot feed is never reported stale meanwhile or after.
 #[tokio::test(start_paused = true)]
 async fn a_relist_longer_than_the_watch_silence_completes_once() {
     let (svc, mut handle) =
@@ -482,8 +483,12 @@ async fn a_relist_longer_than_the_watch_silence_completes_once() {
     };
     let (mut list_starts, mut shoot_watches) = (0, 0);
     let mut held = Vec::new();
-    // the relist ends at about 46 s; the held watch after it would be silent from 86 s on
-    while start.elapsed() < Duration::from_secs(80) {
+    // the relist ends at about 72 s; the held watch after it would be silent from 112 s on
+    let mut unready = Vec::new();
+    while start.elapsed() < Duration::from_secs(105) {
+        if shared.stale_feeds().iter().any(|f| f.starts_with("Shoot")) {
+            unready.push(start.elapsed().as_secs());
+        }
         let Ok(Some((req, respond))) =
             tokio::time::timeout(Duration::from_secs(1), handle.next_request()).await
         else {
@@ -511,16 +516,18 @@ async fn a_relist_longer_than_the_watch_silence_completes_once() {
             }
             continue;
         }
-        let page = if query.contains("continue=p2") {
-            2
-        } else if query.contains("continue=p3") {
-            3
-        } else {
-            list_starts += 1;
-            1
+        let page = match ["continue=p2", "continue=p3", "continue=p4"]
+            .iter()
+            .position(|c| query.contains(c))
+        {
+            Some(p) => p + 2,
+            None => {
+                list_starts += 1;
+                1
+            }
         };
-        let mut list = list_of("Shoot", "20", vec![shoot(["b", "c", "d"][page - 1])]);
-        if page < 3 {
+        let mut list = list_of("Shoot", "20", vec![shoot(["b", "c", "d", "e"][page - 1])]);
+        if page < 4 {
             list["metadata"]["continue"] = json!(format!("p{}", page + 1));
         }
         if list_starts == 1 {
@@ -528,14 +535,18 @@ async fn a_relist_longer_than_the_watch_silence_completes_once() {
             respond.send_response(answered(&list_of("Shoot", "10", vec![shoot("a")])));
         } else {
             tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_secs(15)).await;
+                tokio::time::sleep(Duration::from_secs(18)).await;
                 respond.send_response(answered(&list));
             });
         }
     }
     assert_eq!(list_starts, 2, "the initial list and one relist");
+    assert!(
+        unready.is_empty(),
+        "the shoot feed was reported stale at {unready:?} s"
+    );
     let st = shared.lock();
-    for s in ["b", "c", "d"] {
+    for s in ["b", "c", "d", "e"] {
         assert!(
             st.pending(&format!("garden-a/{s}")).is_some(),
             "{s} from the relist"
