@@ -10,7 +10,6 @@ use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::controller::{default_identity, shutdown_signal};
 use gardener_scheduler::plugin::ClusterData;
 use gardener_scheduler::regions::Regions;
-use gardener_scheduler::simulate;
 
 use super::args::*;
 use super::common::*;
@@ -28,11 +27,7 @@ fn run(args: &ApplyArgs) -> Outcome {
     let Compiled {
         config: cfg, chain, ..
     } = load_offline(args.config.as_ref(), args.strict)?;
-    let kubeconfig = args
-        .kubeconfig
-        .as_ref()
-        .map(|k| k.display().to_string())
-        .unwrap_or_else(|| cfg.client_connection.kubeconfig.clone());
+    let kubeconfig = kubeconfig_of(args.kubeconfig.as_ref(), &cfg);
     let data: Vec<ClusterData> = chain.cluster_data();
     let regions = Regions::with_overrides(&cfg.schedulers.shoot.regions);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -73,15 +68,8 @@ fn run(args: &ApplyArgs) -> Outcome {
             dry_run: args.dry_run,
         }),
     };
-    let cc = &cfg.client_connection;
     let outcome = runtime.block_on(async {
-        let client = simulate::connect(&kubeconfig, cc.qps, cc.burst, args.request_timeout)
-            .await
-            .map_err(|e| match e {
-                simulate::ConnectError::ReadKubeconfig { .. }
-                | simulate::ConnectError::Client(_) => Failure::bad_input(e.to_string()),
-                _ => Failure::failed(e.to_string()),
-            })?;
+        let client = connect(&kubeconfig, &cfg, args.request_timeout).await?;
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;

@@ -162,6 +162,31 @@ pub(crate) fn report_skipped(landscape: &Landscape, strict: bool) -> Result<(), 
 ///
 /// `documents` keeps every shoot's document (for `-o yaml`, and for plans: the maintenance
 /// windows and the binding documents); `what` names what a failed read leaves undone.
+/// The kubeconfig a command reads the cluster with: `--kubeconfig`, else the configuration's
+/// `clientConnection.kubeconfig` (empty: `$KUBECONFIG`, `~/.kube/config` or in-cluster).
+pub(crate) fn kubeconfig_of(flag: Option<&PathBuf>, cfg: &SchedulerConfiguration) -> String {
+    flag.map(|k| k.display().to_string())
+        .unwrap_or_else(|| cfg.client_connection.kubeconfig.clone())
+}
+
+/// A client for the cluster with the configuration's `clientConnection` limits; a kubeconfig
+/// that cannot be read or used is bad input, anything else a failure.
+pub(crate) async fn connect(
+    kubeconfig: &str,
+    cfg: &SchedulerConfiguration,
+    timeout: std::time::Duration,
+) -> Result<kube::Client, Failure> {
+    let cc = &cfg.client_connection;
+    simulate::connect(kubeconfig, cc.qps, cc.burst, timeout)
+        .await
+        .map_err(|e| match e {
+            simulate::ConnectError::ReadKubeconfig { .. } | simulate::ConnectError::Client(_) => {
+                Failure::bad_input(e.to_string())
+            }
+            _ => Failure::failed(e.to_string()),
+        })
+}
+
 pub(crate) fn load_landscape(
     args: &LandscapeArgs,
     cfg: &SchedulerConfiguration,
@@ -176,30 +201,19 @@ pub(crate) fn load_landscape(
         warn_project_conflicts(&files);
         return Ok(files);
     }
-    let kubeconfig = args
-        .kubeconfig
-        .as_ref()
-        .map(|k| k.display().to_string())
-        .unwrap_or_else(|| cfg.client_connection.kubeconfig.clone());
+    let kubeconfig = kubeconfig_of(args.kubeconfig.as_ref(), cfg);
     // What the profiles of every configuration in play declare they read.
     let data: Vec<ClusterData> = chains.iter().flat_map(|c| c.cluster_data()).collect();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::failed(format!("starting the async runtime: {e}")))?;
-    let cc = &cfg.client_connection;
     let limits = simulate::Limits {
         timeout: args.request_timeout,
         ..simulate::Limits::default()
     };
     let read = runtime.block_on(async {
-        let client = simulate::connect(&kubeconfig, cc.qps, cc.burst, args.request_timeout)
-            .await
-            .map_err(|e| match e {
-                simulate::ConnectError::ReadKubeconfig { .. }
-                | simulate::ConnectError::Client(_) => Failure::bad_input(e.to_string()),
-                _ => Failure::failed(e.to_string()),
-            })?;
+        let client = connect(&kubeconfig, cfg, args.request_timeout).await?;
         let mut progress = progress_printer();
         simulate::read_live(&client, args.chunk_size, limits, &data, yaml, &mut progress)
             .await
