@@ -219,32 +219,19 @@ pub(super) async fn run(shared: &Arc<Shared>, key: &str) -> Outcome {
                 .await
                 .decided_by(&decision.profile)
         }
-        Err(fit @ FitError::OverBudget { stage, .. }) => {
-            shared.metrics.over_budget(stage);
-            if shared.leadership.is_leader() {
-                shared.reporter.failed(&shoot, &fit);
-            }
-            Outcome::announcing(
-                Attempt::Error,
-                Requeue::Backoff,
-                Announce::OverBudget {
-                    reason: fit.to_string(),
-                },
-            )
-            .decided_by(&entry)
-        }
         Err(fit) => {
+            let reason = fit.to_string();
+            let (attempt, announce) = match &fit {
+                FitError::OverBudget { stage, .. } => {
+                    shared.metrics.over_budget(stage);
+                    (Attempt::Error, Announce::OverBudget { reason })
+                }
+                _ => (Attempt::Unschedulable, Announce::DoesNotFit { reason }),
+            };
             if shared.leadership.is_leader() {
                 shared.reporter.failed(&shoot, &fit);
             }
-            Outcome::announcing(
-                Attempt::Unschedulable,
-                Requeue::Backoff,
-                Announce::DoesNotFit {
-                    reason: fit.to_string(),
-                },
-            )
-            .decided_by(&entry)
+            Outcome::announcing(attempt, Requeue::Backoff, announce).decided_by(&entry)
         }
     }
 }
