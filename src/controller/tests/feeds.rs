@@ -85,15 +85,6 @@ fn answer_other_kinds(call: Call, held: &mut Vec<SendResponse<Response<Body>>>) 
     None
 }
 
-fn controller_without_objects(client: Connection) -> Arc<Shared> {
-    let c = Controller::new(
-        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
-        client,
-    )
-    .unwrap();
-    Arc::clone(c.shared())
-}
-
 /// Decides every queued shoot, answering its requests as a server that accepts each bind.
 /// Returns how many bindings each shoot got.
 async fn schedule_queued(

@@ -372,12 +372,7 @@ fn silent() -> http::Response<StreamBody> {
 async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
     let (svc, mut handle) =
         tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
-    let c = Controller::new(
-        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
-        Connection::mock(svc),
-    )
-    .unwrap();
-    let shared = Arc::clone(c.shared());
+    let shared = controller_without_objects(Connection::mock(svc));
     let _feeds = watch::spawn_all(&shared);
     let start = Instant::now();
     let group = "/apis/core.gardener.cloud/v1beta1";
@@ -460,19 +455,15 @@ async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
 }
 
 /// A relist after 410 Gone that takes longer than a watch may stay silent, and longer than a
-/// feed may be silent before `/readyz` fails (four pages, 18 s each: a page's deadline is 20 s), runs to its end, once:
-/// the silence of the shoot watch is not counted while it lists, nor against the list that
-/// replaced it, and the shoot feed is never reported stale meanwhile or after.
+/// feed may be silent before `/readyz` fails (four pages, 18 s each: a page's deadline is
+/// 20 s), runs to its end, once: the silence of the shoot watch is not counted while it lists,
+/// nor against the list that replaced it, and the shoot feed is never reported stale meanwhile
+/// or after.
 #[tokio::test(start_paused = true)]
 async fn a_relist_longer_than_the_watch_silence_completes_once() {
     let (svc, mut handle) =
         tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
-    let c = Controller::new(
-        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
-        Connection::mock(svc),
-    )
-    .unwrap();
-    let shared = Arc::clone(c.shared());
+    let shared = controller_without_objects(Connection::mock(svc));
     let _feeds = watch::spawn_all(&shared);
     let start = Instant::now();
     let group = "/apis/core.gardener.cloud/v1beta1";

@@ -25,6 +25,17 @@ pub(super) type MockHandle = Handle<Request<Body>, Response<Body>>;
 pub(super) const SHOOT_PATH: &str =
     "/apis/core.gardener.cloud/v1beta1/namespaces/garden-a/shoots/s1";
 
+/// A controller without leader election and without objects, over `client`: what a test
+/// feeds through the watches.
+pub(super) fn controller_without_objects(client: Connection) -> Arc<Shared> {
+    let c = Controller::new(
+        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
+        client,
+    )
+    .unwrap();
+    Arc::clone(c.shared())
+}
+
 /// A connection whose requests the returned [`ApiServer`] answers: the production client stack
 /// (rate limit, lease fence, counters, deadlines) with a mock as its innermost service.
 pub(super) fn mock_api() -> (Connection, ApiServer) {
