@@ -251,6 +251,17 @@ fn is_plan_applier(d: &Value) -> bool {
     str_at(&d["metadata"], "name").contains("-plan-applier")
 }
 
+/// No values file but the all-options one renders the roles `is` picks out.
+fn assert_off_by_default(is: fn(&Value) -> bool, what: &str) {
+    for (name, files) in values_files()
+        .into_iter()
+        .filter(|(n, _)| *n != "all-options")
+    {
+        let m = render(&files, &[]);
+        assert!(!m.0.iter().any(is), "{name}: {what} is off by default");
+    }
+}
+
 /// Roles for people (`whatIfReader`, `planApplier`), not for the pod.
 fn is_for_people(d: &Value) -> bool {
     is_what_if_reader(d) || is_plan_applier(d)
@@ -1510,16 +1521,7 @@ const WHAT_IF_READER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
 
 #[test]
 fn the_what_if_reader_role_is_off_by_default_and_read_only() {
-    for (name, files) in values_files()
-        .into_iter()
-        .filter(|(n, _)| *n != "all-options")
-    {
-        let m = render(&files, &[]);
-        assert!(
-            !m.0.iter().any(is_what_if_reader),
-            "{name}: the what-if reader is off by default"
-        );
-    }
+    assert_off_by_default(is_what_if_reader, "the what-if reader");
     let m = render(&[], &["whatIfReader.create=true"]);
     let role = m.named("ClusterRole", "-what-if-reader");
     assert_exact(
@@ -1606,16 +1608,7 @@ const PLAN_APPLIER_GRANTS: &[(&str, &str, Option<&str>, &str)] = &[
 
 #[test]
 fn the_plan_applier_role_is_off_by_default_and_grants_what_apply_needs() {
-    for (name, files) in values_files()
-        .into_iter()
-        .filter(|(n, _)| *n != "all-options")
-    {
-        let m = render(&files, &[]);
-        assert!(
-            !m.0.iter().any(is_plan_applier),
-            "{name}: the plan applier is off by default"
-        );
-    }
+    assert_off_by_default(is_plan_applier, "the plan applier");
     let m = render(&[], &["planApplier.create=true"]);
     assert_exact(
         &grants(m.named("ClusterRole", "-plan-applier")),

@@ -13,7 +13,7 @@ use gardener_scheduler::api::{Seed, Shoot};
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::plan::migratable_seed;
+use crate::plan::{migratable_seed, moves};
 use crate::support::gardenlet::FakeGardenlets;
 use crate::support::*;
 use crate::whatif::run_cli;
@@ -111,16 +111,9 @@ fn time(v: &Value) -> DateTime<Utc> {
 /// shoot (namespace/name) -> planned destination.
 fn planned(plan: &Path) -> BTreeMap<String, String> {
     let v: Value = serde_json::from_slice(&std::fs::read(plan).unwrap()).unwrap();
-    v["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["shoot"].as_str().unwrap().to_string(),
-                m["to"].as_str().unwrap().to_string(),
-            )
-        })
+    moves(&v)
+        .into_iter()
+        .map(|(shoot, _, to)| (shoot, to))
         .collect()
 }
 

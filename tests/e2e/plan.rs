@@ -26,7 +26,7 @@ async fn plan(kubeconfig: &Path, rest: &[&str]) -> Output {
 }
 
 /// (shoot, from, to) of every move.
-fn moves(v: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn moves(v: &Value) -> Vec<(String, String, String)> {
     v["moves"]
         .as_array()
         .unwrap()
