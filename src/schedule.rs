@@ -18,9 +18,9 @@ use crate::api::Shoot;
 use crate::budget::Deadline;
 use crate::context::ShootContext;
 pub use crate::outcome::{FitError, Rejection};
-use crate::priorities::Detail;
+use crate::priorities::{Detail, Details};
 use crate::profile::Profile;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::Snapshot;
 use pipeline::{Filtered, Mode, Prepare};
 
 mod pipeline;
@@ -109,9 +109,7 @@ pub fn schedule(
     let prepared = Prepare::new(&cx, &profile.stages);
     let Filtered { kept, rejected } =
         pipeline::filter(&cx, &prepared, snap, Mode::Explain, &Deadline::NONE)?;
-    let cols = snap.columns();
-    let remaining: Vec<&SeedInfo> = kept.iter().map(|&i| cols.info(i)).collect();
-    let ranking = rank(&cx, &remaining, snap, profile);
+    let ranking = rank(&cx, &kept, snap, profile);
     Ok(Decision {
         seed: ranking[0].seed.to_string(),
         profile: profile.name.clone(),
@@ -218,27 +216,32 @@ fn fast_scores(
     scores::score(cx, kept, snap, profile, deadline)
 }
 
-/// Scores the seeds that passed every stage and orders them best first.
-fn rank(
-    cx: &ShootContext,
-    remaining: &[&SeedInfo],
-    snap: &Snapshot,
-    profile: &Profile,
-) -> Vec<SeedScore> {
-    let mut ranking: Vec<SeedScore> = remaining
+/// Scores the seeds that passed every stage (positions in the snapshot's columns), with every
+/// seed's details, and orders them best first.
+fn rank(cx: &ShootContext, kept: &[u32], snap: &Snapshot, profile: &Profile) -> Vec<SeedScore> {
+    let cols = snap.columns();
+    let mut ranking: Vec<SeedScore> = kept
         .iter()
-        .map(|s| SeedScore {
-            seed: Arc::clone(&s.name),
-            total: NotNan::default(),
-            priorities: Vec::with_capacity(profile.priorities.len()),
-            tie_break: tie_hash(&cx.key, &s.name),
+        .map(|&i| {
+            let name = &cols.info(i).name;
+            SeedScore {
+                seed: Arc::clone(name),
+                total: NotNan::default(),
+                priorities: Vec::with_capacity(profile.priorities.len()),
+                tie_break: tie_hash(&cx.key, name),
+            }
         })
         .collect();
     for wp in &profile.priorities {
-        let raw = wp.priority.raw(cx, remaining, snap);
-        let values: Vec<f64> = raw.iter().map(|r| r.value).collect();
+        let mut details = Vec::with_capacity(kept.len());
+        let values = wp
+            .priority
+            .raw(cx, kept, snap, Details::record(&mut details));
+        debug_assert_eq!(details.len(), kept.len(), "{}", wp.priority.name());
         let normalized = wp.priority.normalize(&values);
-        for ((entry, raw), score) in ranking.iter_mut().zip(raw).zip(normalized) {
+        for (((entry, raw), detail), score) in
+            ranking.iter_mut().zip(values).zip(details).zip(normalized)
+        {
             let score = if score.is_finite() {
                 score.clamp(0.0, 100.0)
             } else {
@@ -251,8 +254,8 @@ fn rank(
                 weight: wp.weight,
                 score,
                 weighted,
-                raw: raw.value,
-                detail: raw.detail,
+                raw,
+                detail,
             });
         }
     }

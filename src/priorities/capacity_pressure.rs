@@ -24,7 +24,7 @@ use crate::region_distance::region_distance;
 use crate::snapshot::estimate::{LatencySources, ShootLatencies, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Detail, Priority, RawScore};
+use super::framework::{Detail, Details, Priority};
 
 /// The config name.
 pub const NAME: &str = "CapacityPressure";
@@ -274,8 +274,16 @@ impl Priority for CapacityPressure {
         NAME
     }
 
-    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
+    fn raw(
+        &self,
+        cx: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        mut details: Details<'_>,
+    ) -> Vec<f64> {
         let plan = self.plan(cx, snap);
+        let cols = snap.columns();
+        let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
         let rows = self.sources.for_shoot(
             &cx.region,
             &cx.provider,
@@ -307,10 +315,9 @@ impl Priority for CapacityPressure {
             .map(|(s, (home, full))| {
                 let latency = self.latency_ms(&rows, s, &cx.region);
                 let price = full - base;
-                let summary = plan.as_ref().map(|p| Arc::clone(&p.summary));
-                RawScore {
-                    value: latency + price,
-                    detail: Detail::lazy(move |f| match &summary {
+                details.put(|| {
+                    let summary = plan.as_ref().map(|p| Arc::clone(&p.summary));
+                    Detail::lazy(move |f| match &summary {
                         Some(_) if home => write!(
                             f,
                             "{} ms latency, home region: no capacity price",
@@ -338,10 +345,16 @@ impl Priority for CapacityPressure {
                             "{} ms latency, no capacity price (no demand known yet)",
                             round_ms(latency)
                         ),
-                    }),
-                }
+                    })
+                });
+                latency + price
             })
             .collect()
+    }
+
+    /// Only the excess over the cheapest candidate's price is charged.
+    fn relative_to_candidates(&self) -> bool {
+        true
     }
 
     fn normalize(&self, values: &[f64]) -> Vec<f64> {

@@ -8,9 +8,9 @@ use serde::Deserialize;
 use crate::carbon::{CarbonSettings, Scale, read_points_file};
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{MAX_REMOVED_RETENTION, SeedInfo, Snapshot};
+use crate::snapshot::{MAX_REMOVED_RETENTION, Snapshot};
 
-use super::framework::{Priority, RawScore};
+use super::framework::{Detail, Details, Priority};
 use crate::plugin::{ClusterData, GREATER_THAN_ZERO, parse_args};
 
 /// The config name.
@@ -197,24 +197,38 @@ impl Priority for CarbonIntensity {
         NAME
     }
 
-    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
+    /// Assessed once per (location, region) among the seeds.
+    fn raw(
+        &self,
+        cx: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        mut details: Details<'_>,
+    ) -> Vec<f64> {
         let sources = snap.carbon_sources();
-        let mut seen: BTreeMap<(&str, &str), RawScore> = BTreeMap::new();
-        seeds
+        let cols = snap.columns();
+        let recording = details.on();
+        let mut seen: BTreeMap<(&str, &str), (f64, Detail)> = BTreeMap::new();
+        positions
             .iter()
-            .map(|seed| {
+            .map(|&i| {
+                let seed = cols.info(i);
                 let location = self.settings.location_of(seed);
-                seen.entry((location, seed.region.as_str()))
-                    .or_insert_with(|| {
-                        let a = self
-                            .settings
-                            .assess(location, &seed.region, sources, cx.now);
-                        RawScore {
-                            value: a.value().unwrap_or(f64::NAN),
-                            detail: a.detail(location, self.settings.horizon).into(),
-                        }
-                    })
-                    .clone()
+                let (value, detail) =
+                    seen.entry((location, seed.region.as_str()))
+                        .or_insert_with(|| {
+                            let a = self
+                                .settings
+                                .assess(location, &seed.region, sources, cx.now);
+                            let detail = if recording {
+                                a.detail(location, self.settings.horizon).into()
+                            } else {
+                                Detail::default()
+                            };
+                            (a.value().unwrap_or(f64::NAN), detail)
+                        });
+                details.put(|| detail.clone());
+                *value
             })
             .collect()
     }

@@ -1,35 +1,62 @@
 //! What every priority is, and nothing about which priorities exist (the registry is `mod.rs`):
-//! the [`Priority`] trait, its [`RawScore`] and the shared normalisation. Plugin files import this
-//! module, never the registry, so the folder has no cycle.
+//! the [`Priority`] trait, the [`Details`] its one computation records into, and the shared
+//! normalisation. Plugin files import this module, never the registry, so the folder has no
+//! cycle.
 
 pub use super::detail::Detail;
 use crate::context::ShootContext;
 use crate::plugin::ClusterData;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::Snapshot;
 
 /// The best normalised score.
 pub const MAX_SCORE: f64 = 100.0;
 
-/// A raw value and what it means, for explanations (`12 shoots`, `38 ms (measured)`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RawScore {
-    pub value: f64,
-    pub detail: Detail,
+/// Where a priority puts each scored seed's [`Detail`] as it computes the seed's raw value:
+/// explain mode records them, fast mode does not (and builds none).
+pub struct Details<'a>(Option<&'a mut Vec<Detail>>);
+
+impl<'a> Details<'a> {
+    /// Records nothing: the values alone.
+    pub const OFF: Details<'static> = Details(None);
+
+    /// Appends every scored seed's detail to `out`, in the order of the seeds.
+    pub fn record(out: &'a mut Vec<Detail>) -> Self {
+        Details(Some(out))
+    }
+
+    /// Whether details are recorded, for a priority that keeps what they need only then.
+    pub fn on(&self) -> bool {
+        self.0.is_some()
+    }
+
+    /// The next seed's detail, built only when recording.
+    pub fn put(&mut self, detail: impl FnOnce() -> Detail) {
+        if let Some(out) = &mut self.0 {
+            out.push(detail());
+        }
+    }
 }
 
 pub trait Priority: Send + Sync {
     fn name(&self) -> &'static str;
-    /// Raw values for all candidate seeds, in order. Set-level so that per-shoot work (a latency
-    /// row, project counts per region) is done once per decision.
-    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore>;
-    /// The same raw values without details for the seeds at `positions` in the snapshot's
-    /// per-seed columns, for a decision that shows only the winner's details. `None`: only
-    /// [`Priority::raw`] has them.
-    fn values(&self, _cx: &ShootContext, _positions: &[u32], _snap: &Snapshot) -> Option<Vec<f64>> {
-        None
+    /// The raw value of each seed at `positions` in the snapshot's per-seed columns, in order,
+    /// putting each seed's detail into `details` as it goes: the one computation of both modes.
+    /// Set-level so that per-shoot work (a latency row, the project's shoots per seed) is done
+    /// once per decision.
+    fn raw(
+        &self,
+        cx: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        details: Details<'_>,
+    ) -> Vec<f64>;
+    /// A seed's raw value (and detail) depends on which other seeds are scored with it. Fast
+    /// mode builds the winner's detail by scoring the winner alone, which needs `false` (the
+    /// default); with `true` it records every seed's detail in its one pass instead.
+    fn relative_to_candidates(&self) -> bool {
+        false
     }
-    /// Maps raw values (the `value`s of [`Priority::raw`], or [`Priority::values`]) onto
-    /// 0..=MAX_SCORE, higher is better.
+    /// Maps the raw values of [`Priority::raw`] onto 0..=MAX_SCORE, higher is better.
     fn normalize(&self, values: &[f64]) -> Vec<f64>;
     /// Its raw values are latencies in milliseconds (what-if comparisons report their mean).
     fn raw_is_latency_ms(&self) -> bool {

@@ -12,11 +12,11 @@ use crate::field_error::{
     FieldError, MAX_FALLBACK_FACTOR, MAX_LATENCY_MS, bounded_non_negative, bounded_positive,
 };
 use crate::region_distance::region_distance;
+use crate::snapshot::Snapshot;
 use crate::snapshot::estimate::{LatencySources, round_ms};
 use crate::snapshot::latency::LatencyTable;
-use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
+use super::framework::{Detail, Details, MAX_SCORE, Priority};
 use crate::plugin::{parse_args, sources_from_args};
 
 /// The name in the configuration, in explanations and in events.
@@ -112,50 +112,16 @@ impl Priority for LatencyDistance {
         NAME
     }
 
-    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
-        // The shoot's row of each source, once per decision; each seed is then an O(1) lookup.
-        let rows = self.sources.for_shoot(
-            &cx.region,
-            &cx.provider,
-            &cx.cloud_profile.region_config_name,
-            snap,
-        );
-        let shoot_region: Arc<str> = cx.region.as_str().into();
-        seeds
-            .iter()
-            .map(|s| {
-                let estimate = rows.to(s);
-                if let Some(value) = estimate.ms() {
-                    return RawScore {
-                        value,
-                        detail: Detail::lazy(move |f| write!(f, "{estimate}")),
-                    };
-                }
-                let d = region_distance(&s.region, &cx.region);
-                let value = d as f64 * self.fallback_factor;
-                let (factor, from, to, ignored) = (
-                    self.fallback_factor,
-                    Arc::clone(&shoot_region),
-                    s.region.clone(),
-                    Arc::clone(&rows.ignored_row),
-                );
-                RawScore {
-                    value,
-                    detail: Detail::lazy(move |f| {
-                        write!(
-                            f,
-                            "{} ms, fallback: region-name distance {d} × {factor} ms (no latency known for {from} → {to}){ignored}",
-                            round_ms(value)
-                        )
-                    }),
-                }
-            })
-            .collect()
-    }
-
-    /// The latency depends only on the seed's provider type and region: worked out once per
-    /// (provider type, region) among the seeds.
-    fn values(&self, cx: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
+    /// The latency depends only on the seed's provider type and region: worked out (and
+    /// explained) once per (provider type, region) among the seeds.
+    fn raw(
+        &self,
+        cx: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        mut details: Details<'_>,
+    ) -> Vec<f64> {
+        // The shoot's row of each source, once per decision; each group is then an O(1) lookup.
         let rows = self.sources.for_shoot(
             &cx.region,
             &cx.provider,
@@ -163,20 +129,46 @@ impl Priority for LatencyDistance {
             snap,
         );
         let cols = snap.columns();
-        let mut per_group: Vec<Option<f64>> = vec![None; cols.groups().len()];
-        Some(
-            positions
-                .iter()
-                .map(|&i| {
-                    *per_group[cols.group(i) as usize].get_or_insert_with(|| {
-                        let s = cols.info(i);
-                        rows.to(s).ms().unwrap_or_else(|| {
-                            region_distance(&s.region, &cx.region) as f64 * self.fallback_factor
-                        })
-                    })
-                })
-                .collect(),
-        )
+        let recording = details.on();
+        let mut per_group: Vec<Option<(f64, Detail)>> = vec![None; cols.groups().len()];
+        positions
+            .iter()
+            .map(|&i| {
+                let (value, detail) = per_group[cols.group(i) as usize].get_or_insert_with(|| {
+                    let s = cols.info(i);
+                    let estimate = rows.to(s);
+                    if let Some(value) = estimate.ms() {
+                        let detail = if recording {
+                            Detail::lazy(move |f| write!(f, "{estimate}"))
+                        } else {
+                            Detail::default()
+                        };
+                        return (value, detail);
+                    }
+                    let d = region_distance(&s.region, &cx.region);
+                    let value = d as f64 * self.fallback_factor;
+                    if !recording {
+                        return (value, Detail::default());
+                    }
+                    let (factor, from, to, ignored) = (
+                        self.fallback_factor,
+                        Arc::<str>::from(cx.region.as_str()),
+                        s.region.clone(),
+                        Arc::clone(&rows.ignored_row),
+                    );
+                    let detail = Detail::lazy(move |f| {
+                        write!(
+                            f,
+                            "{} ms, fallback: region-name distance {d} × {factor} ms (no latency known for {from} → {to}){ignored}",
+                            round_ms(value)
+                        )
+                    });
+                    (value, detail)
+                });
+                details.put(|| detail.clone());
+                *value
+            })
+            .collect()
     }
 
     fn raw_is_latency_ms(&self) -> bool {

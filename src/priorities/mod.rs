@@ -1,8 +1,10 @@
 //! Priorities: score the seeds that passed every filter.
 //!
-//! A [`Priority`] computes a raw value per seed (with a short human detail), a separate
-//! [`Priority::normalize`] maps raw values onto 0..=100, and the profile multiplies by the
-//! configured weight. Adding a priority = one file + one line in [`REGISTRY`].
+//! A [`Priority`] computes a raw value per seed over positions in the snapshot's per-seed
+//! columns, in one computation that also records each seed's short human detail when asked
+//! ([`Details`]: explain mode), a separate [`Priority::normalize`] maps raw values onto 0..=100,
+//! and the profile multiplies by the configured weight. Adding a priority = one file + one line
+//! in [`REGISTRY`].
 
 mod capacity_pressure;
 mod carbon_intensity;
@@ -21,7 +23,7 @@ pub use project_anti_affinity::{ProjectAntiAffinity, Topology};
 pub use resource_fit::{FitStrategy, RequestRule, ResourceFit};
 pub use shoot_count::ShootCount;
 
-pub use framework::{MAX_SCORE, Priority, RawScore, lower_is_better};
+pub use framework::{Details, MAX_SCORE, Priority, lower_is_better};
 
 use crate::config::PriorityConfig;
 use crate::field_error::FieldError;
@@ -58,20 +60,28 @@ pub fn build(cfg: &PriorityConfig, path: &str) -> Result<Box<dyn Priority>, Vec<
 
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::Priority;
+    use super::{Details, Priority};
     use crate::api::Shoot;
     use crate::context::ShootContext;
-    use crate::snapshot::{SeedInfo, Snapshot};
+    use crate::snapshot::Snapshot;
 
     /// Normalised score and raw detail of every seed in the snapshot, in seed order.
     pub fn evaluate(p: &dyn Priority, shoot: &Shoot, snap: &Snapshot) -> Vec<(f64, String)> {
         let cx = ShootContext::new(shoot, snap, chrono::Utc::now()).unwrap();
-        let infos: Vec<&SeedInfo> = snap.seeds().collect();
-        let raw = p.raw(&cx, &infos, snap);
-        let values: Vec<f64> = raw.iter().map(|r| r.value).collect();
+        let positions: Vec<u32> = (0..snap.columns().len() as u32).collect();
+        let mut details = Vec::new();
+        let values = p.raw(&cx, &positions, snap, Details::record(&mut details));
+        assert_eq!(
+            values.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            p.raw(&cx, &positions, snap, Details::OFF)
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>(),
+            "the same values with and without details"
+        );
         p.normalize(&values)
             .into_iter()
-            .zip(raw.into_iter().map(|r| r.detail.to_string()))
+            .zip(details.iter().map(ToString::to_string))
             .collect()
     }
 

@@ -8,9 +8,9 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::Snapshot;
 
-use super::framework::{Detail, Priority, RawScore, lower_is_better};
+use super::framework::{Detail, Details, Priority, lower_is_better};
 use crate::plugin::parse_args;
 
 /// The name in the configuration, in explanations and in events.
@@ -59,80 +59,28 @@ impl Priority for ProjectAntiAffinity {
         NAME
     }
 
-    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
-        // A project owns at most three namespaces under the project rule; their per-seed counts
-        // are looked up once, so counting a seed is O(1) whatever the other projects hold.
+    /// The project's shoots per seed, from its own (small) per-namespace maps: looked up by name
+    /// when there are fewer seeds than the maps have entries (the winner's detail), otherwise
+    /// counted from the maps into one array indexed by position; by region, summed over every
+    /// seed of the region. The details read the values.
+    fn raw(
+        &self,
+        cx: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        mut details: Details<'_>,
+    ) -> Vec<f64> {
+        let cols = snap.columns();
+        // A project owns at most three namespaces under the project rule.
         let per_namespace: Vec<_> = snap
             .namespaces_of_project(&cx.project)
             .iter()
             .filter_map(|ns| snap.usage().namespace_seeds(ns))
             .collect();
-        let on_seed = |seed: &str| -> u64 {
-            per_namespace
-                .iter()
-                .map(|m| u64::from(m.get(seed).copied().unwrap_or(0)))
-                .sum()
-        };
-        let project: Arc<str> = cx.project.as_str().into();
-        match self.topology {
-            Topology::Seed => seeds
-                .iter()
-                .map(|s| {
-                    let n = on_seed(&s.name);
-                    let project = Arc::clone(&project);
-                    RawScore {
-                        value: n as f64,
-                        detail: Detail::lazy(move |f| {
-                            write!(f, "{n} shoot(s) of project {project} on this seed")
-                        }),
-                    }
-                })
-                .collect(),
-            Topology::Region => {
-                // Every seed of the landscape counts, feasible or not: the project's shoots in a
-                // region are there whatever this shoot may use.
-                let mut per_region: HashMap<&str, u64> = HashMap::new();
-                for s in snap.seeds() {
-                    *per_region.entry(s.region.as_str()).or_default() += on_seed(&s.name);
-                }
-                // One detail per region, shared by its seeds.
-                let mut details: HashMap<&str, RawScore> = HashMap::new();
-                seeds
-                    .iter()
-                    .map(|s| {
-                        details
-                            .entry(s.region.as_str())
-                            .or_insert_with(|| {
-                                let n = per_region.get(s.region.as_str()).copied().unwrap_or(0);
-                                let (project, region) = (Arc::clone(&project), s.region.clone());
-                                RawScore {
-                                    value: n as f64,
-                                    detail: Detail::lazy(move |f| {
-                                        write!(
-                                            f,
-                                            "{n} shoot(s) of project {project} in region {region}"
-                                        )
-                                    }),
-                                }
-                            })
-                            .clone()
-                    })
-                    .collect()
-            }
-        }
-    }
-
-    /// With `topology: seed`, the project's shoots per seed position, counted from its own
-    /// (small) per-namespace maps into one array indexed by position.
-    fn values(&self, cx: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
-        if self.topology != Topology::Seed {
-            return None;
-        }
-        let cols = snap.columns();
         // Left empty while the project has no shoot on a seed of the columns.
-        let mut counts: Vec<u64> = Vec::new();
-        for ns in snap.namespaces_of_project(&cx.project) {
-            for (seed, n) in snap.usage().namespace_seeds(&ns).into_iter().flatten() {
+        let by_position = || {
+            let mut counts: Vec<u64> = Vec::new();
+            for (seed, n) in per_namespace.iter().copied().flatten() {
                 if let Some(i) = cols.position(seed) {
                     if counts.is_empty() {
                         counts = vec![0; cols.len()];
@@ -140,15 +88,83 @@ impl Priority for ProjectAntiAffinity {
                     counts[i as usize] += u64::from(*n);
                 }
             }
+            counts
+        };
+        let project = || -> Arc<str> { cx.project.as_str().into() };
+        match self.topology {
+            Topology::Seed => {
+                let entries: usize = per_namespace.iter().map(|m| m.len()).sum();
+                let values: Vec<f64> = if positions.len() < entries {
+                    positions
+                        .iter()
+                        .map(|&i| {
+                            let seed = &*cols.info(i).name;
+                            let n: u64 = per_namespace
+                                .iter()
+                                .map(|m| u64::from(m.get(seed).copied().unwrap_or(0)))
+                                .sum();
+                            n as f64
+                        })
+                        .collect()
+                } else {
+                    let counts = by_position();
+                    if counts.is_empty() {
+                        vec![0.0; positions.len()]
+                    } else {
+                        positions
+                            .iter()
+                            .map(|&i| counts[i as usize] as f64)
+                            .collect()
+                    }
+                };
+                if details.on() {
+                    let project = project();
+                    for &n in &values {
+                        let (n, project) = (n as u64, Arc::clone(&project));
+                        details.put(|| {
+                            Detail::lazy(move |f| {
+                                write!(f, "{n} shoot(s) of project {project} on this seed")
+                            })
+                        });
+                    }
+                }
+                values
+            }
+            Topology::Region => {
+                // Every seed of the landscape counts, feasible or not: the project's shoots in a
+                // region are there whatever this shoot may use.
+                let mut per_region: HashMap<&str, u64> = HashMap::new();
+                for (i, n) in by_position().into_iter().enumerate() {
+                    *per_region
+                        .entry(cols.info(i as u32).region.as_str())
+                        .or_default() += n;
+                }
+                let values: Vec<f64> = positions
+                    .iter()
+                    .map(|&i| {
+                        let region = cols.info(i).region.as_str();
+                        per_region.get(region).copied().unwrap_or(0) as f64
+                    })
+                    .collect();
+                if details.on() {
+                    let project = project();
+                    // One detail per region, shared by its seeds.
+                    let mut shared: HashMap<&str, Detail> = HashMap::new();
+                    for (&i, &n) in positions.iter().zip(&values) {
+                        let region = &cols.info(i).region;
+                        let detail = shared.entry(region.as_str()).or_insert_with(|| {
+                            let (n, project, region) =
+                                (n as u64, Arc::clone(&project), region.clone());
+                            Detail::lazy(move |f| {
+                                write!(f, "{n} shoot(s) of project {project} in region {region}")
+                            })
+                        });
+                        details.put(|| detail.clone());
+                    }
+                }
+                values
+            }
         }
-        Some(if counts.is_empty() {
-            vec![0.0; positions.len()]
-        } else {
-            positions
-                .iter()
-                .map(|&i| counts[i as usize] as f64)
-                .collect()
-        })
     }
 
     fn normalize(&self, values: &[f64]) -> Vec<f64> {

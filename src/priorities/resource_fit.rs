@@ -10,11 +10,11 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{DemandClass, SeedInfo, Snapshot};
+use crate::snapshot::{DemandClass, Snapshot};
 
 mod args;
 
-use super::framework::{Detail, MAX_SCORE, Priority, RawScore};
+use super::framework::{Detail, Details, MAX_SCORE, Priority};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ResourceFit";
@@ -196,6 +196,83 @@ impl ResourceFit {
     }
 }
 
+impl ResourceFit {
+    /// Each seed's raw value and the sum of the weights of the resources it publishes, one
+    /// resource at a time over flat arrays; `part` gets each seed's (index in `positions`)
+    /// resources after placement, in the order of the scored resources.
+    fn fit(
+        &self,
+        cx: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        mut part: impl FnMut(usize, Part),
+    ) -> (Vec<f64>, Vec<f64>) {
+        let (own_demand, priced) = self.priced(cx, snap);
+        let n = self.names.len();
+        let cols = snap.columns();
+        // Kept in the columns per seed as usage changes, not priced per decision.
+        let priced_usage = cols.priced_usage(&priced, n);
+        let m = positions.len();
+        let mut sums = vec![0.0; m];
+        let mut weights = vec![0.0; m];
+        // The highest utilisation above 100%, if any (1.0: none).
+        let mut worst = vec![1.0_f64; m];
+        for (resource, ((name, &weight), &demand)) in self
+            .names
+            .iter()
+            .zip(&self.weights)
+            .zip(&own_demand)
+            .enumerate()
+        {
+            let Some(column) = cols.allocatable(name) else {
+                continue;
+            };
+            let shoots = name == SHOOTS;
+            for (k, &s) in positions.iter().enumerate() {
+                let Some(allocatable) = column[s as usize] else {
+                    continue;
+                };
+                let used = if shoots {
+                    cols.shoots(s) as f64
+                } else {
+                    priced_usage[s as usize * n + resource]
+                };
+                let after = used + demand;
+                let util = utilisation(after, allocatable);
+                if util > worst[k] {
+                    worst[k] = util;
+                }
+                sums[k] += weight * util;
+                weights[k] += weight;
+                part(
+                    k,
+                    Part {
+                        resource,
+                        after,
+                        allocatable,
+                        util,
+                    },
+                );
+            }
+        }
+        let values = sums
+            .iter()
+            .zip(&weights)
+            .zip(&worst)
+            .map(|((&sum, &weights), &worst)| {
+                if weights == 0.0 {
+                    f64::NAN
+                } else if worst > 1.0 {
+                    worst
+                } else {
+                    sum / weights
+                }
+            })
+            .collect();
+        (values, weights)
+    }
+}
+
 /// The share of `allocatable` that `after` takes (nothing allocatable: 0 when nothing is
 /// asked for, infinite otherwise).
 fn utilisation(after: f64, allocatable: f64) -> f64 {
@@ -213,143 +290,50 @@ impl Priority for ResourceFit {
         NAME
     }
 
-    fn raw(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
-        let (own_demand, priced) = self.priced(cx, snap);
-        let n = self.names.len();
-        seeds
-            .iter()
-            .map(|s| {
-                let usage = snap.usage().seed(&s.name);
-                let (mut sum, mut weights) = (0.0, 0.0);
-                let mut worst: Option<(f64, usize)> = None;
-                let mut parts = Vec::with_capacity(n);
-                for (i, ((resource, weight), demand)) in self
-                    .names
-                    .iter()
-                    .zip(&self.weights)
-                    .zip(&own_demand)
-                    .enumerate()
-                {
-                    let Some(&allocatable) = s.allocatable.get(resource) else {
-                        continue;
-                    };
-                    let used: f64 = match usage {
-                        None => 0.0,
-                        Some(u) if resource == SHOOTS => u.shoots as f64,
-                        Some(u) => u
-                            .by_class()
-                            .map(|(class, count)| f64::from(count) * priced[class * n + i])
-                            .sum(),
-                    };
-                    let after = used + demand;
-                    let util = utilisation(after, allocatable);
-                    if util > 1.0 && worst.is_none_or(|(w, _)| util > w) {
-                        worst = Some((util, parts.len()));
-                    }
-                    sum += weight * util;
-                    weights += weight;
-                    parts.push(Part {
-                        resource: i,
-                        after,
-                        allocatable,
-                        util,
+    /// Allocatable amounts and usage read from the snapshot's columns a resource at a time;
+    /// with details, each seed's resources after placement are kept for its detail.
+    fn raw(
+        &self,
+        cx: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        mut details: Details<'_>,
+    ) -> Vec<f64> {
+        if !details.on() {
+            return self.fit(cx, positions, snap, |_, _| {}).0;
+        }
+        let mut parts: Vec<Vec<Part>> = vec![Vec::with_capacity(self.names.len()); positions.len()];
+        let (values, weights) = self.fit(cx, positions, snap, |k, part| parts[k].push(part));
+        for ((&value, weights), parts) in values.iter().zip(weights).zip(parts) {
+            let names = Arc::clone(&self.names);
+            details.put(|| {
+                if weights == 0.0 {
+                    return Detail::lazy(move |f| {
+                        write!(f, "no allocatable {} published", names.join(", "))
                     });
                 }
-                let names = Arc::clone(&self.names);
-                if weights == 0.0 {
-                    return RawScore {
-                        value: f64::NAN,
-                        detail: Detail::lazy(move |f| {
-                            write!(f, "no allocatable {} published", names.join(", "))
-                        }),
-                    };
+                if value > 1.0
+                    && let Some(&part) = parts.iter().find(|p| p.util == value)
+                {
+                    return Detail::lazy(move |f| {
+                        f.write_str("does not fit: ")?;
+                        part.write(f, &names)?;
+                        f.write_str(" after placement")
+                    });
                 }
-                if let Some((util, i)) = worst {
-                    let part = parts[i];
-                    return RawScore {
-                        value: util,
-                        detail: Detail::lazy(move |f| {
-                            f.write_str("does not fit: ")?;
-                            part.write(f, &names)?;
-                            f.write_str(" after placement")
-                        }),
-                    };
-                }
-                let mean = sum / weights;
-                RawScore {
-                    value: mean,
-                    detail: Detail::lazy(move |f| {
-                        write!(f, "{}% allocated after placement: ", percent(mean))?;
-                        for (k, part) in parts.iter().enumerate() {
-                            if k > 0 {
-                                f.write_str(", ")?;
-                            }
-                            part.write(f, &names)?;
+                Detail::lazy(move |f| {
+                    write!(f, "{}% allocated after placement: ", percent(value))?;
+                    for (k, part) in parts.iter().enumerate() {
+                        if k > 0 {
+                            f.write_str(", ")?;
                         }
-                        Ok(())
-                    }),
-                }
-            })
-            .collect()
-    }
-
-    /// The values of [`Priority::raw`], with allocatable amounts and usage read from the
-    /// snapshot's columns a resource at a time (the same operations in the same order per seed
-    /// as [`Priority::raw`], so the same values bit for bit).
-    fn values(&self, cx: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
-        let (own_demand, priced) = self.priced(cx, snap);
-        let n = self.names.len();
-        let cols = snap.columns();
-        // Kept in the columns per seed as usage changes, not priced per decision.
-        let priced_usage = cols.priced_usage(&priced, n);
-        let m = positions.len();
-        let mut sums = vec![0.0; m];
-        let mut weights = vec![0.0; m];
-        // The highest utilisation above 100%, if any (1.0: none).
-        let mut worst = vec![1.0_f64; m];
-        for (i, ((resource, &weight), &demand)) in self
-            .names
-            .iter()
-            .zip(&self.weights)
-            .zip(&own_demand)
-            .enumerate()
-        {
-            let Some(column) = cols.allocatable(resource) else {
-                continue;
-            };
-            let shoots = resource == SHOOTS;
-            for (k, &s) in positions.iter().enumerate() {
-                let Some(allocatable) = column[s as usize] else {
-                    continue;
-                };
-                let used = if shoots {
-                    cols.shoots(s) as f64
-                } else {
-                    priced_usage[s as usize * n + i]
-                };
-                let util = utilisation(used + demand, allocatable);
-                if util > worst[k] {
-                    worst[k] = util;
-                }
-                sums[k] += weight * util;
-                weights[k] += weight;
-            }
-        }
-        Some(
-            sums.iter()
-                .zip(&weights)
-                .zip(&worst)
-                .map(|((&sum, &weights), &worst)| {
-                    if weights == 0.0 {
-                        f64::NAN
-                    } else if worst > 1.0 {
-                        worst
-                    } else {
-                        sum / weights
+                        part.write(f, &names)?;
                     }
+                    Ok(())
                 })
-                .collect(),
-        )
+            });
+        }
+        values
     }
 
     fn normalize(&self, values: &[f64]) -> Vec<f64> {

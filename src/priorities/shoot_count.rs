@@ -2,9 +2,9 @@ use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::Snapshot;
 
-use super::framework::{Detail, Priority, RawScore, lower_is_better};
+use super::framework::{Detail, Details, Priority, lower_is_better};
 use crate::plugin::parse_args;
 
 /// The name in the configuration, in explanations and in events.
@@ -45,39 +45,30 @@ impl Priority for ShootCount {
         NAME
     }
 
-    fn raw(&self, _: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Vec<RawScore> {
-        seeds
+    fn raw(
+        &self,
+        _: &ShootContext,
+        positions: &[u32],
+        snap: &Snapshot,
+        mut details: Details<'_>,
+    ) -> Vec<f64> {
+        let cols = snap.columns();
+        positions
             .iter()
-            .map(|s| {
-                let used = snap.usage().shoots_on(&s.name);
-                match (self.relative_to_capacity, s.allocatable_shoots()) {
-                    (true, Some(cap)) if cap > 0 => RawScore {
-                        value: used as f64 / cap as f64,
-                        detail: Detail::lazy(move |f| write!(f, "{used}/{cap} shoots")),
-                    },
-                    _ => RawScore {
-                        value: used as f64,
-                        detail: Detail::lazy(move |f| write!(f, "{used} shoots")),
-                    },
+            .map(|&i| {
+                let used = cols.shoots(i);
+                match (self.relative_to_capacity, cols.capacity(i)) {
+                    (true, Some(cap)) if cap > 0 => {
+                        details.put(|| Detail::lazy(move |f| write!(f, "{used}/{cap} shoots")));
+                        used as f64 / cap as f64
+                    }
+                    _ => {
+                        details.put(|| Detail::lazy(move |f| write!(f, "{used} shoots")));
+                        used as f64
+                    }
                 }
             })
             .collect()
-    }
-
-    fn values(&self, _: &ShootContext, positions: &[u32], snap: &Snapshot) -> Option<Vec<f64>> {
-        let cols = snap.columns();
-        Some(
-            positions
-                .iter()
-                .map(|&i| {
-                    let used = cols.shoots(i);
-                    match (self.relative_to_capacity, cols.capacity(i)) {
-                        (true, Some(cap)) if cap > 0 => used as f64 / cap as f64,
-                        _ => used as f64,
-                    }
-                })
-                .collect(),
-        )
     }
 
     fn normalize(&self, values: &[f64]) -> Vec<f64> {

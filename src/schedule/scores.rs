@@ -1,8 +1,9 @@
 //! The scoring half of the decision pipeline in fast mode: each priority's raw values over
-//! the kept seeds' positions ([`crate::priorities::Priority::values`], or `raw` for a priority
-//! without them), normalised and weighted into flat arrays; the totals are summed in the
-//! profile's order as explain mode sums them. Only the winner's breakdown is built with its
-//! details.
+//! the kept seeds' positions ([`crate::priorities::Priority::raw`], the computation explain mode
+//! runs, here recording no details), normalised and weighted into flat arrays; the totals are
+//! summed in the profile's order as explain mode sums them. Only the winner's breakdown is built
+//! with its details: each priority scores the winner alone again, recording its detail, except
+//! one whose values depend on the other candidates, which records every seed's in its one pass.
 
 use std::sync::Arc;
 
@@ -11,9 +12,9 @@ use ordered_float::NotNan;
 use super::{FitError, PriorityScore, SeedScore, tie_hash};
 use crate::budget::Deadline;
 use crate::context::ShootContext;
-use crate::priorities::RawScore;
+use crate::priorities::{Detail, Details};
 use crate::profile::Profile;
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::Snapshot;
 
 /// The scores of the seeds that passed every stage, in flat arrays indexed like `positions`.
 pub(super) struct Scores {
@@ -23,8 +24,8 @@ pub(super) struct Scores {
     pub(super) totals: Vec<NotNan<f64>>,
     /// per priority: per seed, (normalised scores, raw values)
     pub(super) priorities: Vec<(Vec<f64>, Vec<f64>)>,
-    /// per priority: the raw values with details, when the priority computes them only so
-    details: Vec<Option<Vec<RawScore>>>,
+    /// per priority: every seed's detail, when its values depend on the other candidates
+    details: Vec<Option<Vec<Detail>>>,
 }
 
 /// Scores `positions` (not empty) with the profile's priorities.
@@ -35,27 +36,21 @@ pub(super) fn score(
     profile: &Profile,
     deadline: &Deadline,
 ) -> Result<Scores, FitError> {
-    let cols = snap.columns();
     let k = profile.priorities.len();
     let mut priorities = Vec::with_capacity(k);
     let mut details = Vec::with_capacity(k);
     let mut totals: Vec<NotNan<f64>> = Vec::new();
-    // Only for priorities without `values`.
-    let mut seeds: Option<Vec<&SeedInfo>> = None;
     for wp in &profile.priorities {
-        let values = match wp.priority.values(cx, &positions, snap) {
-            Some(values) => {
-                details.push(None);
-                values
-            }
-            None => {
-                let seeds =
-                    seeds.get_or_insert_with(|| positions.iter().map(|&i| cols.info(i)).collect());
-                let raw = wp.priority.raw(cx, seeds, snap);
-                let values = raw.iter().map(|r| r.value).collect();
-                details.push(Some(raw));
-                values
-            }
+        let values = if wp.priority.relative_to_candidates() {
+            let mut recorded = Vec::with_capacity(positions.len());
+            let values = wp
+                .priority
+                .raw(cx, &positions, snap, Details::record(&mut recorded));
+            details.push(Some(recorded));
+            values
+        } else {
+            details.push(None);
+            wp.priority.raw(cx, &positions, snap, Details::OFF)
         };
         let mut normalized = wp.priority.normalize(&values);
         for score in &mut normalized {
@@ -133,8 +128,7 @@ impl Scores {
         snap: &Snapshot,
         profile: &Profile,
     ) -> SeedScore {
-        let cols = snap.columns();
-        let seed = [cols.info(self.positions[i])];
+        let seed = [self.positions[i]];
         let priorities = profile
             .priorities
             .iter()
@@ -143,13 +137,13 @@ impl Scores {
                 let (scores, values) = &self.priorities[j];
                 let (score, raw) = (scores[i], values[i]);
                 let detail = match &self.details[j] {
-                    Some(details) => details[i].detail.clone(),
-                    None => wp
-                        .priority
-                        .raw(cx, &seed, snap)
-                        .pop()
-                        .map(|r| r.detail)
-                        .unwrap_or_default(),
+                    Some(details) => details.get(i).cloned().unwrap_or_default(),
+                    None => {
+                        let mut detail = Vec::with_capacity(1);
+                        wp.priority
+                            .raw(cx, &seed, snap, Details::record(&mut detail));
+                        detail.pop().unwrap_or_default()
+                    }
                 };
                 PriorityScore {
                     name: wp.priority.name(),

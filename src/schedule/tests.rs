@@ -3,6 +3,7 @@ use crate::compile::load_str;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use crate::predicates::Stage;
 use crate::reason::Reason;
+use crate::snapshot::SeedInfo;
 
 fn snapshot(seeds: &[SeedBuilder], placed: &[(&str, usize)]) -> Snapshot {
     let mut snap = Snapshot::new();
