@@ -35,6 +35,31 @@ impl<'a> Details<'a> {
             out.push(detail());
         }
     }
+
+    /// The raw value of each seed by `value`, which also returns what the seed's detail is
+    /// made of; `detail` makes it, only when recording. The loop is compiled once for each
+    /// mode, so fast mode pays nothing for details.
+    pub fn values<T>(
+        &mut self,
+        positions: &[u32],
+        mut value: impl FnMut(u32) -> (f64, T),
+        mut detail: impl FnMut(T) -> Detail,
+    ) -> Vec<f64> {
+        match &mut self.0 {
+            None => positions.iter().map(|&i| value(i).0).collect(),
+            Some(out) => {
+                out.reserve(positions.len());
+                positions
+                    .iter()
+                    .map(|&i| {
+                        let (v, of) = value(i);
+                        out.push(detail(of));
+                        v
+                    })
+                    .collect()
+            }
+        }
+    }
 }
 
 pub trait Priority: Send + Sync {

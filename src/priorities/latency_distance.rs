@@ -130,45 +130,54 @@ impl Priority for LatencyDistance {
         );
         let cols = snap.columns();
         let recording = details.on();
-        let mut per_group: Vec<Option<(f64, Detail)>> = vec![None; cols.groups().len()];
-        positions
+        let groups = cols.groups().len();
+        let mut per_group: Vec<Option<f64>> = vec![None; groups];
+        // When recording: the detail of each group, made with its value.
+        let mut explained: Vec<Detail> = if recording {
+            vec![Detail::default(); groups]
+        } else {
+            Vec::new()
+        };
+        let values = positions
             .iter()
             .map(|&i| {
-                let (value, detail) = per_group[cols.group(i) as usize].get_or_insert_with(|| {
+                let g = cols.group(i) as usize;
+                *per_group[g].get_or_insert_with(|| {
                     let s = cols.info(i);
                     let estimate = rows.to(s);
                     if let Some(value) = estimate.ms() {
-                        let detail = if recording {
-                            Detail::lazy(move |f| write!(f, "{estimate}"))
-                        } else {
-                            Detail::default()
-                        };
-                        return (value, detail);
+                        if recording {
+                            explained[g] = Detail::lazy(move |f| write!(f, "{estimate}"));
+                        }
+                        return value;
                     }
                     let d = region_distance(&s.region, &cx.region);
                     let value = d as f64 * self.fallback_factor;
-                    if !recording {
-                        return (value, Detail::default());
+                    if recording {
+                        let (factor, from, to, ignored) = (
+                            self.fallback_factor,
+                            Arc::<str>::from(cx.region.as_str()),
+                            s.region.clone(),
+                            Arc::clone(&rows.ignored_row),
+                        );
+                        explained[g] = Detail::lazy(move |f| {
+                            write!(
+                                f,
+                                "{} ms, fallback: region-name distance {d} × {factor} ms (no latency known for {from} → {to}){ignored}",
+                                round_ms(value)
+                            )
+                        });
                     }
-                    let (factor, from, to, ignored) = (
-                        self.fallback_factor,
-                        Arc::<str>::from(cx.region.as_str()),
-                        s.region.clone(),
-                        Arc::clone(&rows.ignored_row),
-                    );
-                    let detail = Detail::lazy(move |f| {
-                        write!(
-                            f,
-                            "{} ms, fallback: region-name distance {d} × {factor} ms (no latency known for {from} → {to}){ignored}",
-                            round_ms(value)
-                        )
-                    });
-                    (value, detail)
-                });
-                details.put(|| detail.clone());
-                *value
+                    value
+                })
             })
-            .collect()
+            .collect();
+        if recording {
+            for &i in positions {
+                details.put(|| explained[cols.group(i) as usize].clone());
+            }
+        }
+        values
     }
 
     fn raw_is_latency_ms(&self) -> bool {

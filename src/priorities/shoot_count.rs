@@ -53,22 +53,20 @@ impl Priority for ShootCount {
         mut details: Details<'_>,
     ) -> Vec<f64> {
         let cols = snap.columns();
-        positions
-            .iter()
-            .map(|&i| {
+        details.values(
+            positions,
+            |i| {
                 let used = cols.shoots(i);
                 match (self.relative_to_capacity, cols.capacity(i)) {
-                    (true, Some(cap)) if cap > 0 => {
-                        details.put(|| Detail::lazy(move |f| write!(f, "{used}/{cap} shoots")));
-                        used as f64 / cap as f64
-                    }
-                    _ => {
-                        details.put(|| Detail::lazy(move |f| write!(f, "{used} shoots")));
-                        used as f64
-                    }
+                    (true, Some(cap)) if cap > 0 => (used as f64 / cap as f64, (used, Some(cap))),
+                    _ => (used as f64, (used, None)),
                 }
-            })
-            .collect()
+            },
+            |(used, cap)| match cap {
+                Some(cap) => Detail::lazy(move |f| write!(f, "{used}/{cap} shoots")),
+                None => Detail::lazy(move |f| write!(f, "{used} shoots")),
+            },
+        )
     }
 
     fn normalize(&self, values: &[f64]) -> Vec<f64> {
