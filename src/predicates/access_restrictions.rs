@@ -1,5 +1,7 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -34,7 +36,7 @@ impl Predicate for AccessRestrictions {
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(Reason::AccessRestriction { missing })
+            Err(Reason::new(NotOffered { missing }))
         }
     }
 
@@ -65,6 +67,39 @@ impl Predicate for AccessRestrictions {
             },
             None => FastCheck::Ask,
         }
+    }
+}
+
+/// The seed does not offer every access restriction the shoot asks for.
+#[derive(Debug)]
+struct NotOffered {
+    missing: Vec<String>,
+}
+
+impl Declared for NotOffered {
+    fn name(&self) -> &'static str {
+        "accessRestriction"
+    }
+
+    fn summary(&self) -> &'static str {
+        "do not offer the access restrictions"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(format!(
+            "remove access restriction {} or offer it on a seed",
+            self.missing.join(", ")
+        ))
+    }
+}
+
+impl fmt::Display for NotOffered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed does not offer access restriction(s) {}",
+            self.missing.join(", ")
+        )
     }
 }
 

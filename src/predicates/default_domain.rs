@@ -1,6 +1,8 @@
+use std::fmt;
+
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{SetCheck, SetStep};
@@ -32,9 +34,9 @@ impl SetStep for DefaultDomain {
             return Ok(vec![None; seeds.len()]);
         }
         // Every seed that does not own the domain shares one reason.
-        let reason = Reason::DefaultDomain {
+        let reason = Reason::new(OthersDomain {
             domain: domain.into(),
-        };
+        });
         Ok(seeds
             .iter()
             .map(|s| {
@@ -89,6 +91,32 @@ fn under_default(domain: &str, seeds: &[&SeedInfo]) -> bool {
 /// `a.b` below `b` is `Some("a")`: what precedes `.suffix` at the end of `name`.
 fn below<'a>(name: &'a str, suffix: &str) -> Option<&'a str> {
     name.strip_suffix(suffix)?.strip_suffix('.')
+}
+
+/// The shoot's domain lies under a default domain of another seed.
+#[derive(Debug)]
+struct OthersDomain {
+    domain: String,
+}
+
+impl Declared for OthersDomain {
+    fn name(&self) -> &'static str {
+        "defaultDomain"
+    }
+
+    fn summary(&self) -> &'static str {
+        "do not own the shoot's default domain"
+    }
+}
+
+impl fmt::Display for OthersDomain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "domain {:?} is a default domain of another seed",
+            self.domain
+        )
+    }
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ use super::{FitError, Rejection};
 use crate::budget::Deadline;
 use crate::context::ShootContext;
 use crate::predicates::{FastCheck, Prepared, SetCheck, Stage};
-use crate::reason::Reason;
+use crate::reason::{Counter, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 use candidates::{CHECK_EVERY, from_candidates};
 
@@ -171,12 +171,27 @@ pub(super) fn filter(
             rejected: Vec::new(),
         });
     }
-    let rejected = rejections(cx, &steps, rejected_by, snap);
-    if kept.is_empty() {
+    if kept.is_empty() && mode == Mode::Fast {
+        let mut counter = Counter::default();
+        each_rejection(cx, &steps, rejected_by, snap, |i, _, reason| {
+            counter.add(&cols.info(i).name, &reason)
+        });
         return Err(FitError::NoFit {
             total: cols.len(),
-            rejected,
+            tally: counter.finish(),
+            rejected: Vec::new(),
         });
+    }
+    let mut rejected = Vec::with_capacity(cols.len() - kept.len());
+    each_rejection(cx, &steps, rejected_by, snap, |i, stage, reason| {
+        rejected.push(Rejection {
+            seed: Arc::clone(&cols.info(i).name),
+            stage,
+            reason,
+        })
+    });
+    if kept.is_empty() {
+        return Err(FitError::no_fit(cols.len(), rejected));
     }
     Ok(Filtered { kept, rejected })
 }
@@ -189,7 +204,7 @@ type RejectedBy = Vec<Option<(usize, Option<Reason>)>>;
 /// pass, and per seed the stage that rejected it. The per-seed stages between two set steps are
 /// one pass over the seeds, each seed asked stage by stage until one rejects it (the stages of
 /// flags it carries not asked at all). Explain mode asks a rejecting filter for its reason at
-/// once (a seed its filter then keeps goes on); fast mode leaves that to [`rejections`], needed
+/// once (a seed its filter then keeps goes on); fast mode leaves that to [`each_rejection`], needed
 /// only when no seed is left.
 fn every_seed(
     cx: &ShootContext,
@@ -272,20 +287,22 @@ fn every_seed(
     Ok((positions, rejected))
 }
 
-/// The rejections in name order, each with its stage's reason (asked now when not yet known;
-/// a stage answered from the provider types is asked once per type).
-fn rejections(
+/// Each rejected seed in name order (its position), with its stage's name and reason (asked
+/// now when not yet known; a stage answered from the provider types is asked once per type).
+fn each_rejection(
     cx: &ShootContext,
     steps: &[Step],
     rejected_by: RejectedBy,
     snap: &Snapshot,
-) -> Vec<Rejection> {
+    mut each: impl FnMut(u32, &'static str, Reason),
+) {
     let cols = snap.columns();
     let mut by_provider: Vec<Option<Option<Reason>>> = Vec::new();
     let mut by_provider_step = usize::MAX;
-    let mut rejections = Vec::with_capacity(rejected_by.iter().flatten().count());
-    rejections.extend(rejected_by.into_iter().enumerate().filter_map(|(i, r)| {
-        let (k, reason) = r?;
+    for (i, r) in rejected_by.into_iter().enumerate() {
+        let Some((k, reason)) = r else {
+            continue;
+        };
         let i = i as u32;
         let step = &steps[k];
         let reason = match reason {
@@ -294,19 +311,21 @@ fn rejections(
                 if by_provider_step != k {
                     (by_provider, by_provider_step) = (vec![None; cols.providers().len()], k);
                 }
-                by_provider[cols.provider(i) as usize]
+                let reason = by_provider[cols.provider(i) as usize]
                     .get_or_insert_with(|| step.reason(cx, i, cols, snap))
-                    .clone()?
+                    .clone();
+                let Some(reason) = reason else {
+                    continue;
+                };
+                reason
             }
-            None => step.reason(cx, i, cols, snap)?,
+            None => match step.reason(cx, i, cols, snap) {
+                Some(reason) => reason,
+                None => continue,
+            },
         };
-        Some(Rejection {
-            seed: Arc::clone(&cols.info(i).name),
-            stage: step.stage.name(),
-            reason,
-        })
-    }));
-    rejections
+        each(i, step.stage.name(), reason);
+    }
 }
 
 /// Every seed where a stage's check for this shoot (columns, flags, [`Predicate::passes`])

@@ -9,7 +9,6 @@ use crate::api::{ANNOTATION_EMERGENCY_STOP, Seed};
 use crate::cidr::reserved;
 use crate::field_error::unsupported;
 use crate::quantity;
-use crate::reason::Reason;
 
 /// How a seed treats shoots whose worker zones differ from its own (`spec.settings.zoneSelection`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,6 +33,24 @@ pub struct SeedNets {
     pub default_services_reserved: bool,
 }
 
+/// Why a seed takes no shoots at all: its state, as the `Usable` filter explains it (its
+/// messages are declared there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unusable {
+    /// The seed object itself is malformed (named field); it is skipped until fixed.
+    Invalid {
+        field: String,
+        message: String,
+    },
+    Deleting,
+    Invisible,
+    NoLastOperation,
+    NotReady {
+        condition: String,
+        status: String,
+    },
+}
+
 /// The most shoots `status.allocatable.shoots` may declare.
 pub const MAX_ALLOCATABLE_SHOOTS: f64 = 1_000_000.0;
 
@@ -46,7 +63,7 @@ pub struct SeedInfo {
     pub region: String,
     pub zones: Vec<String>,
     /// `Ok` when the seed may receive shoots at all (not deleting, visible, ready, well-formed).
-    pub usable: Result<(), Reason>,
+    pub usable: Result<(), Unusable>,
     pub zone_mode: ZoneMode,
     pub taints: Vec<(String, Option<String>)>,
     pub nets: SeedNets,
@@ -167,7 +184,7 @@ impl SeedInfo {
         };
 
         let usable = if let Some((field, message)) = problems.into_iter().next() {
-            Err(Reason::InvalidSeed { field, message })
+            Err(Unusable::Invalid { field, message })
         } else {
             readiness(seed)
         };
@@ -225,15 +242,15 @@ fn taint_id(key: &str, value: &Option<String>) -> String {
 }
 
 /// Not deleting, visible, reconciled, `GardenletReady` and (with backup) `BackupBucketsReady`.
-fn readiness(seed: &Seed) -> Result<(), Reason> {
+fn readiness(seed: &Seed) -> Result<(), Unusable> {
     if seed.metadata.deletion_timestamp.is_some() {
-        return Err(Reason::Deleting);
+        return Err(Unusable::Deleting);
     }
     if !seed.spec.settings.visible() {
-        return Err(Reason::Invisible);
+        return Err(Unusable::Invisible);
     }
     if seed.status.last_operation.is_none() {
-        return Err(Reason::NoLastOperation);
+        return Err(Unusable::NoLastOperation);
     }
     let mut required = vec!["GardenletReady"];
     if seed.spec.backup.is_some() {
@@ -245,7 +262,7 @@ fn readiness(seed: &Seed) -> Result<(), Reason> {
             .map(|c| c.status.as_str())
             .unwrap_or("Unknown");
         if status != "True" {
-            return Err(Reason::NotReady {
+            return Err(Unusable::NotReady {
                 condition: condition.into(),
                 status: status.into(),
             });
