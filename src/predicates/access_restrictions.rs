@@ -19,10 +19,20 @@ impl Predicate for AccessRestrictions {
         NAME
     }
 
+    /// The reason of a seed that offers none of the restrictions, shared by those seeds.
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        if cx.access_restrictions.is_empty() {
+            return Prepared::default();
+        }
+        Prepared::new(NoneOffered(Reason::new(NotOffered {
+            missing: cx.access_restrictions.to_vec(),
+        })))
+    }
+
     fn filter(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
@@ -33,10 +43,12 @@ impl Predicate for AccessRestrictions {
             .filter(|r| too_many || !seed.access_restrictions.contains(*r))
             .cloned()
             .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(Reason::new(NotOffered { missing }))
+        match state.get::<NoneOffered>() {
+            _ if missing.is_empty() => Ok(()),
+            Some(NoneOffered(none)) if missing.len() == cx.access_restrictions.len() => {
+                Err(none.clone())
+            }
+            _ => Err(Reason::new(NotOffered { missing })),
         }
     }
 
@@ -69,6 +81,9 @@ impl Predicate for AccessRestrictions {
         }
     }
 }
+
+/// What `prepare` keeps: the reason of a seed that offers none of the requested restrictions.
+struct NoneOffered(Reason);
 
 /// The seed does not offer every access restriction the shoot asks for.
 #[derive(Debug)]
