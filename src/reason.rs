@@ -164,16 +164,17 @@ impl Tally {
     }
 }
 
-/// Builds a [`Tally`] one rejected seed at a time; a reason shared by several seeds is looked
-/// at once (its phrase, hint and room), so counting a seed that shares one costs a lookup.
+/// Builds a [`Tally`] one rejected seed at a time; each reason value is looked at once (its
+/// phrase, hint and room), so counting another seed that shares it costs a lookup.
 #[derive(Default)]
 pub struct Counter {
     tally: Tally,
-    /// Per shared reason seen, by its address (the clone kept here keeps the address its own):
+    /// Per reason value seen, by its address (the clone kept here keeps that address its own):
     /// the index of its phrase and of its hint, and whether it lacked room.
     seen: FxHashMap<usize, (Reason, Entry)>,
-    /// The last shared reason counted: runs of seeds sharing one skip the lookup.
-    last: Option<(Reason, Entry)>,
+    /// The address of the last reason counted (kept alive in `seen`) and its entry: runs of
+    /// seeds sharing one skip the lookup.
+    last: Option<(usize, Entry)>,
 }
 
 /// A reason's phrase index, hint index and room.
@@ -182,11 +183,10 @@ type Entry = (usize, Option<usize>, bool);
 impl Counter {
     /// Counts `seed` as rejected for `reason`.
     pub fn add(&mut self, seed: &Arc<str>, reason: &Reason) {
-        let (phrase, hint, full) = match &self.last {
-            Some((last, entry)) if last.same(reason) => *entry,
-            _ if Arc::strong_count(&reason.0) == 1 => self.entry_of(reason),
+        let key = Arc::as_ptr(&reason.0) as *const () as usize;
+        let (phrase, hint, full) = match self.last {
+            Some((last, entry)) if last == key => entry,
             _ => {
-                let key = Arc::as_ptr(&reason.0) as *const () as usize;
                 let entry = match self.seen.get(&key) {
                     Some((_, entry)) => *entry,
                     None => {
@@ -195,7 +195,7 @@ impl Counter {
                         entry
                     }
                 };
-                self.last = Some((reason.clone(), entry));
+                self.last = Some((key, entry));
                 entry
             }
         };
@@ -211,7 +211,10 @@ impl Counter {
     fn entry_of(&mut self, reason: &Reason) -> Entry {
         let (summary, name) = (reason.summary(), reason.name());
         let phrases = &mut self.tally.phrases;
-        let phrase = match phrases.iter().position(|p| p.0 == summary && p.1 == name) {
+        let phrase = match phrases
+            .iter()
+            .position(|p| (std::ptr::eq(p.0, summary) || p.0 == summary) && p.1 == name)
+        {
             Some(i) => i,
             None => {
                 phrases.push((summary, name, 0));

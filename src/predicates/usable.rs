@@ -25,7 +25,7 @@ impl Predicate for Usable {
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
-        seed.usable.clone().map_err(Reason::new)
+        seed.usable.clone()
     }
 
     fn passes(&self, _: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {

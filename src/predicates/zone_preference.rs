@@ -60,6 +60,7 @@ impl SetStep for ZonePreference {
         SetCheck::Prefer {
             flag: flags::NO_ZONE_PREFERENCE,
             otherwise: Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
+            reason: NOT_PREFERRED.clone(),
         }
     }
 }

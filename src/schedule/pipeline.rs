@@ -273,6 +273,24 @@ fn every_seed(
                     }
                 }
             }
+            (
+                Stage::Narrow(_),
+                Check::Set(SetCheck::Prefer {
+                    flag,
+                    otherwise,
+                    reason,
+                }),
+            ) => {
+                let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
+                if positions.iter().any(|&i| preferred(i)) {
+                    positions.retain(|&i| {
+                        preferred(i) || {
+                            rejected[i as usize] = Some((k, Some(reason.clone())));
+                            false
+                        }
+                    });
+                }
+            }
             (Stage::Narrow(set), _) => {
                 let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
                 let mut verdicts = set.narrow(cx, &seeds, snap)?.into_iter();

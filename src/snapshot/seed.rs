@@ -9,6 +9,7 @@ use crate::api::{ANNOTATION_EMERGENCY_STOP, Seed};
 use crate::cidr::reserved;
 use crate::field_error::unsupported;
 use crate::quantity;
+use crate::reason::Reason;
 
 /// How a seed treats shoots whose worker zones differ from its own (`spec.settings.zoneSelection`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,8 +63,9 @@ pub struct SeedInfo {
     pub provider: String,
     pub region: String,
     pub zones: Vec<String>,
-    /// `Ok` when the seed may receive shoots at all (not deleting, visible, ready, well-formed).
-    pub usable: Result<(), Unusable>,
+    /// `Ok` when the seed may receive shoots at all (not deleting, visible, ready, well-formed);
+    /// otherwise why not, an [`Unusable`] built once per seed change.
+    pub usable: Result<(), Reason>,
     pub zone_mode: ZoneMode,
     pub taints: Vec<(String, Option<String>)>,
     pub nets: SeedNets,
@@ -187,7 +189,8 @@ impl SeedInfo {
             Err(Unusable::Invalid { field, message })
         } else {
             readiness(seed)
-        };
+        }
+        .map_err(Reason::new);
 
         SeedInfo {
             name: seed.name().into(),
