@@ -90,20 +90,21 @@ done
 #   9e5aeb6  usage priced per seed in the columns, the stages in one pass per run of per-seed
 #            stages with the seed flags, one vector per priority
 #   6f3b340  decide() before the decision became one pipeline in two modes
+#   f2e2555  one pipeline in two modes, a failure listing every rejection
 BEFORE="
-seeds   shoots  profile   039d585  ad03cab   4527d4a 9e5aeb6 6f3b340 target
-100     1000    weighted  458141   323926    131544  121390  79028   -
-100     1000    upstream  272935   49237     37457   37872   31499   -
-100     100000  weighted  468699   334616    151673  126548  83942   -
-100     100000  upstream  273798   49826     37934   38790   31995   -
-1000    1000    weighted  4258362  3028781   616550  579123  295654  -
-1000    1000    upstream  2507004  205803    86416   85874   53084   -
-1000    100000  weighted  4387895  3153167   809929  591923  305109  350000
-1000    100000  upstream  2536938  207081    83628   83148   50354   70000
-10000   1000    weighted  -        31546093  -       5405506 2691554 -
-10000   1000    upstream  -        1770889   -       1647001 1156993 -
-10000   100000  weighted  -        32458453  -       5520433 2774840 3500000
-10000   100000  upstream  -        1765421   -       1533263 1029264 -
+seeds shoots profile 039d585 ad03cab 4527d4a 9e5aeb6 6f3b340 f2e2555 target
+100 1000 weighted 458141 323926 131544 121390 79028 81302 -
+100 1000 upstream 272935 49237 37457 37872 31499 27014 -
+100 100000 weighted 468699 334616 151673 126548 83942 86485 -
+100 100000 upstream 273798 49826 37934 38790 31995 27489 -
+1000 1000 weighted 4258362 3028781 616550 579123 295654 308881 -
+1000 1000 upstream 2507004 205803 86416 85874 53084 43806 -
+1000 100000 weighted 4387895 3153167 809929 591923 305109 318179 350000
+1000 100000 upstream 2536938 207081 83628 83148 50354 41017 70000
+10000 1000 weighted - 31546093 - 5405506 2691554 2737047 -
+10000 1000 upstream - 1770889 - 1647001 1156993 690758 -
+10000 100000 weighted - 32458453 - 5520433 2774840 2840605 3500000
+10000 100000 upstream - 1765421 - 1533263 1029264 584007 -
 "
 # before SEEDS SHOOTS PROFILE COLUMN -> the count, or nothing
 before() {
@@ -115,10 +116,10 @@ or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
 
-Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), \`decide()\` before the decision became one pipeline in two modes (commit \`6f3b340\`), and this count; the targets are those set for the decision cost:
+Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), \`decide()\` before the decision became one pipeline in two modes (commit \`6f3b340\`), the one pipeline as first counted (commit \`f2e2555\`), and this count; the targets are those set for the decision cost:
 
-| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`decide()\` before one pipeline (\`6f3b340\`) | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`decide()\` before one pipeline (\`6f3b340\`) | one pipeline (\`f2e2555\`) | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
@@ -130,7 +131,7 @@ for seeds in $SEEDS; do
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 6f3b340)") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 6f3b340)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" f2e2555)") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done
@@ -138,8 +139,8 @@ done
 if [ -n "$FAILED_SEEDS" ]; then
   # Earlier counts of the failed decisions (20 per cell) and the target set for them.
   FAILED_BEFORE="
-seeds   5f13f94   target
-10000   17302583  2000000
+seeds   5f13f94   f2e2555  target
+10000   17302583  6952605  2000000
 "
   failed_before() { # seeds column
     awk -v s="$1" -v c="$2" '
@@ -148,10 +149,10 @@ seeds   5f13f94   target
   }
   cat <<TEXT
 
-Decisions that find no seed, upstream-equivalent profile (\`BENCH_ONLY=failed\`: the pending shoots of the landscape that fit nowhere, at most as many as the decisions counted, decided again inside the count), before this round (commit \`5f13f94\`: every rejected seed's reason built with its own copies of the provider and region names) and now:
+Decisions that find no seed, upstream-equivalent profile (\`BENCH_ONLY=failed\`: the pending shoots of the landscape that fit nowhere, at most as many as the decisions counted, decided again inside the count): before the decision became one pipeline (commit \`5f13f94\`: every rejected seed's reason built with its own copies of the provider and region names), one pipeline with every rejection listed (commit \`f2e2555\`), and now, the rejections counted:
 
-| seeds × existing shoots | decisions counted | \`5f13f94\`, instructions/decision | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | decisions counted | \`5f13f94\`, instructions/decision | \`f2e2555\`, instructions/decision | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- |
 TEXT
   for seeds in $FAILED_SEEDS; do
     now=${failed[$seeds]}
@@ -160,7 +161,7 @@ TEXT
     if [ -n "$t" ]; then
       if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
     fi
-    echo "| $(group "$seeds") × $(group "$FAILED_SHOOTS") | $(decisions "$seeds") | $(or_dash "$(failed_before "$seeds" 5f13f94)") | $(group "$now") | $(or_dash "$t") | $met |"
+    echo "| $(group "$seeds") × $(group "$FAILED_SHOOTS") | $(decisions "$seeds") | $(or_dash "$(failed_before "$seeds" 5f13f94)") | $(or_dash "$(failed_before "$seeds" f2e2555)") | $(group "$now") | $(or_dash "$t") | $met |"
   done
 fi
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::reason::{Reason, summarize};
+use crate::reason::{Reason, Tally, tally};
 
 /// A seed rejected by a stage.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -26,6 +26,11 @@ pub enum FitError {
     /// Every seed was rejected by some stage.
     NoFit {
         total: usize,
+        /// The rejections counted by phrase, hint and room: what the message, the hints, the
+        /// reason names and capacity refusals read (both modes of the decision).
+        tally: Tally,
+        /// Every rejected seed with its stage and reason, in name order: explain mode lists
+        /// them; fast mode, which only counts them, leaves this empty.
         rejected: Vec<Rejection>,
     },
     /// The shoot itself is malformed or references something missing.
@@ -42,55 +47,57 @@ pub enum FitError {
 }
 
 impl FitError {
+    /// The error of a shoot no seed fits, with every rejection listed (and counted).
+    pub fn no_fit(total: usize, rejected: Vec<Rejection>) -> FitError {
+        FitError::NoFit {
+            total,
+            tally: tally(rejected.iter().map(|r| (&r.seed, &r.reason))),
+            rejected,
+        }
+    }
+
+    /// The same error with its rejections counted but no longer listed, as fast mode reports
+    /// it.
+    pub fn counted_only(self) -> FitError {
+        match self {
+            FitError::NoFit { total, tally, .. } => FitError::NoFit {
+                total,
+                tally,
+                rejected: Vec::new(),
+            },
+            other => other,
+        }
+    }
+
     /// Hints on what to change, deduplicated, most common first.
     pub fn hints(&self) -> Vec<String> {
-        let FitError::NoFit { rejected, .. } = self else {
-            return Vec::new();
-        };
-        let mut hints: Vec<(String, usize)> = Vec::new();
-        for r in rejected {
-            if let Some(h) = r.reason.hint() {
-                match hints.iter_mut().find(|(x, _)| *x == h) {
-                    Some((_, n)) => *n += 1,
-                    None => hints.push((h, 1)),
-                }
-            }
+        match self {
+            FitError::NoFit { tally, .. } => tally.hints(),
+            _ => Vec::new(),
         }
-        hints.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        hints.into_iter().map(|(h, _)| h).take(3).collect()
+    }
+
+    /// The seeds that turned the shoot away for lack of room (a slot freed there may let it
+    /// in).
+    pub fn full_seeds(&self) -> &[Arc<str>] {
+        match self {
+            FitError::NoFit { tally, .. } => tally.full(),
+            _ => &[],
+        }
     }
 
     /// The distinct reasons seeds were rejected for, by the `reason` names `simulate -o json`
-    /// writes (`capacity`, `taints`, `otherRegion`, ..., a declared reason by its own name),
-    /// sorted; `noSeeds` when there is no seed at all, and the error's own `kind`
-    /// (`invalidShoot`, `invalidRegionConfig`) when the shoot could not be decided.
+    /// writes (`capacity`, `taints`, `otherRegion`, ..., as each plugin declares them), sorted;
+    /// `noSeeds` when there is no seed at all, and the error's own `kind` (`invalidShoot`,
+    /// `invalidRegionConfig`) when the shoot could not be decided.
     pub fn reason_names(&self) -> Vec<String> {
-        let FitError::NoFit { rejected, .. } = self else {
+        let FitError::NoFit { tally, .. } = self else {
             return vec![tag(self, "kind")];
         };
-        if rejected.is_empty() {
+        if tally.seeds() == 0 {
             return vec!["noSeeds".into()];
         }
-        let mut seen = Vec::new();
-        let mut names = Vec::new();
-        for r in rejected {
-            let name = match &r.reason {
-                Reason::Declared(d) => d.0.name().to_string(),
-                reason => {
-                    let d = std::mem::discriminant(reason);
-                    if seen.contains(&d) {
-                        continue;
-                    }
-                    seen.push(d);
-                    tag(reason, "reason")
-                }
-            };
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-        names.sort();
-        names
+        tally.names()
     }
 }
 
@@ -105,9 +112,7 @@ fn tag(value: &impl Serialize, field: &str) -> String {
 impl fmt::Display for FitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            FitError::NoFit { total, rejected } => {
-                f.write_str(&summarize(*total, rejected.iter().map(|r| &r.reason)))
-            }
+            FitError::NoFit { total, tally, .. } => f.write_str(&tally.message(*total)),
             FitError::InvalidShoot { field, message } => {
                 write!(f, "invalid shoot: {field}: {message}")
             }

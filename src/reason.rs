@@ -1,381 +1,311 @@
 //! Why a seed was rejected, and how rejections add up into one line a person can act on.
 //!
-//! A [`Reason`] is data; its [`Reason::summary`] is the phrase counted across seeds
-//! (`3 seed(s) are in another region`), its `Display` the per-seed detail of the explanation, and
-//! [`Reason::hint`] what the user could change. A plugin may declare its reasons in its own file
-//! instead ([`Declared`], [`Reason::Declared`]): the type, its message, its count phrase and its
-//! hint next to the check that produces it, and nothing to add here.
+//! Every reason is declared by the plugin that produces it, in the plugin's own file: a type
+//! implementing [`Declared`] with its name (as `simulate -o json` and the metrics write it), its
+//! per-seed message (`Display`), the phrase counted across seeds (`3 seed(s) are in another
+//! region`) and what the user could change ([`Declared::hint`]). Nothing here knows which
+//! reasons exist. A [`Reason`] is one such value, shared by the seeds it is the same for.
+//! [`Tally`] counts rejections by phrase and hint, as the one-line failure message reads them.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use serde::ser::SerializeMap;
 
 /// A reason declared by the plugin that produces it, in the plugin's own file.
-pub trait Declared: fmt::Debug + fmt::Display + Send + Sync {
-    /// Its name in `simulate -o json` and among a fit error's reason names (camelCase).
+pub trait Declared: fmt::Debug + fmt::Display + Send + Sync + Any {
+    /// Its name in `simulate -o json`, in the metrics and among a fit error's reason names
+    /// (camelCase).
     fn name(&self) -> &'static str;
-    /// The phrase counted across seeds (`lack the label x`), as [`Reason::summary`].
+    /// The phrase counted across seeds (`are in another region`), as [`Reason::summary`].
     fn summary(&self) -> &'static str;
     /// What the shoot's owner or the operator could change, as [`Reason::hint`].
     fn hint(&self) -> Option<String> {
         None
     }
-}
-
-/// A [`Declared`] reason, shared by the seeds it is the same for.
-#[derive(Clone, Debug)]
-pub struct DeclaredReason(pub Arc<dyn Declared>);
-
-impl PartialEq for DeclaredReason {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.name() == other.0.name() && self.0.to_string() == other.0.to_string()
+    /// The seed turned the shoot away for lack of room: a slot freed there may let it in.
+    fn lacks_room(&self) -> bool {
+        false
     }
 }
 
-impl Eq for DeclaredReason {}
-
-/// Written as the built-in reasons are: its name under `declared`, its message under `message`.
-impl Serialize for DeclaredReason {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(2))?;
-        map.serialize_entry("declared", self.0.name())?;
-        map.serialize_entry("message", &self.0.to_string())?;
-        map.end()
-    }
-}
-
-/// The stage that rejected a seed and why. Variants follow the pipeline order.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "reason", rename_all = "camelCase")]
-pub enum Reason {
-    /// The seed object itself is malformed (named field); it is skipped until fixed.
-    InvalidSeed {
-        field: String,
-        message: String,
-    },
-    Deleting,
-    Invisible,
-    NoLastOperation,
-    NotReady {
-        condition: String,
-        status: String,
-    },
-    /// Shared by the seeds of one decision.
-    CloudProfileSelector {
-        cloud_profile: Arc<str>,
-    },
-    ShootSelector,
-    /// Shared by the seeds of one provider type.
-    Provider {
-        seed: Arc<str>,
-        allowed: Arc<[String]>,
-    },
-    TooFewZones {
-        zones: usize,
-    },
-    MissingControlPlaneZones {
-        missing: Vec<String>,
-    },
-    /// Shared by the seeds of one decision.
-    ZoneEnforced {
-        worker_zones: Arc<[String]>,
-    },
-    ZoneNotPreferred,
-    AccessRestriction {
-        missing: Vec<String>,
-    },
-    /// Shared by the seeds of one decision.
-    DefaultDomain {
-        domain: Arc<str>,
-    },
-    EmergencyStop,
-    Networks {
-        detail: String,
-    },
-    Taints {
-        untolerated: Vec<String>,
-    },
-    Capacity {
-        used: u64,
-        allocatable: u64,
-    },
-    /// Opt-in `MaxLatency`: the latency (with its source) exceeds the bound.
-    #[serde(rename_all = "camelCase")]
-    MaxLatency {
-        max_ms: String,
-        latency: String,
-        /// The shoot's region.
-        region: String,
-    },
-    /// Opt-in `Residency`: the seed's region is outside a group the shoot's region is in.
-    #[serde(rename_all = "camelCase")]
-    Residency {
-        group: String,
-        shoot_region: String,
-        seed_region: String,
-        /// `city, country, jurisdiction j`; `None` when the catalogue does not know the region.
-        seed_site: Option<String>,
-    },
-    OtherProvider,
-    /// Shared by the seeds of one region.
-    OtherRegion {
-        region: Arc<str>,
-    },
-    FartherRegion {
-        distance: i64,
-        minimum: i64,
-        source: String,
-    },
-    ShorterRegionPrefix {
-        common: usize,
-        best: usize,
-    },
-    /// A reason its plugin declares in its own file.
-    Declared(DeclaredReason),
-}
+/// A [`Declared`] reason, shared by the seeds it is the same for (cloning it copies a pointer).
+#[derive(Clone)]
+pub struct Reason(Arc<dyn Declared>);
 
 impl Reason {
-    /// A reason declared by a plugin.
-    pub fn declared(reason: impl Declared + 'static) -> Reason {
-        Reason::Declared(DeclaredReason(Arc::new(reason)))
+    pub fn new(reason: impl Declared + 'static) -> Reason {
+        Reason(Arc::new(reason))
     }
-}
 
-impl Reason {
+    /// Its name (camelCase), as `simulate -o json` and the metrics write it.
+    pub fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
     /// The phrase counted across seeds in the one-line failure message.
     pub fn summary(&self) -> &'static str {
-        match self {
-            Reason::InvalidSeed { .. } => "are malformed",
-            Reason::Deleting => "are being deleted",
-            Reason::Invisible => "are invisible to the scheduler",
-            Reason::NoLastOperation => "were never reconciled",
-            Reason::NotReady { .. } => "are not ready",
-            Reason::CloudProfileSelector { .. } => "did not match the CloudProfile's seed selector",
-            Reason::ShootSelector => "did not match the shoot's seed selector",
-            Reason::Provider { .. } => "have a provider the CloudProfile does not allow",
-            Reason::TooFewZones { .. } => "have fewer than 3 zones for a zone-HA control plane",
-            Reason::MissingControlPlaneZones { .. } => "lack the control plane zones",
-            Reason::ZoneEnforced { .. } => "enforce zones the workers do not use",
-            Reason::ZoneNotPreferred => "prefer zones the workers do not use",
-            Reason::AccessRestriction { .. } => "do not offer the access restrictions",
-            Reason::DefaultDomain { .. } => "do not own the shoot's default domain",
-            Reason::EmergencyStop => "have reconciliations stopped",
-            Reason::Networks { .. } => "have networks that overlap the shoot's",
-            Reason::Taints { .. } => "had taints that the shoot does not tolerate",
-            Reason::Capacity { .. } => "have no capacity left",
-            Reason::MaxLatency { .. } => "are farther than the maximum latency",
-            Reason::Residency { .. } => "are outside the shoot's residency group",
-            Reason::OtherProvider => "have another provider type",
-            Reason::OtherRegion { .. } => "are in another region",
-            Reason::FartherRegion { .. } => "are farther away than the nearest seeds",
-            Reason::ShorterRegionPrefix { .. } => {
-                "share a shorter region prefix than the best seeds"
-            }
-            Reason::Declared(d) => d.0.summary(),
-        }
+        self.0.summary()
     }
 
     /// What the shoot's owner or the operator could change, when there is a clear answer.
     pub fn hint(&self) -> Option<String> {
-        match self {
-            Reason::Taints { untolerated } => Some(format!(
-                "add a toleration for {}",
-                untolerated.join(", ")
-            )),
-            Reason::AccessRestriction { missing } => Some(format!(
-                "remove access restriction {} or offer it on a seed",
-                missing.join(", ")
-            )),
-            Reason::Capacity { .. } => {
-                Some("raise status.allocatable.shoots or add a seed".into())
-            }
-            Reason::OtherRegion { .. } => Some(
-                "add a seed in the shoot's region or use candidateDeterminationStrategy MinimalDistance"
-                    .into(),
-            ),
-            Reason::ShootSelector => Some("relax spec.seedSelector".into()),
-            Reason::MaxLatency { region, .. } => Some(format!(
-                "add a seed near region {region} or raise maxLatencyMs of filter MaxLatency"
-            )),
-            Reason::Residency {
-                seed_site: None,
-                seed_region,
-                ..
-            } => Some(format!(
-                "add region {seed_region} with its country to schedulers.shoot.regions"
-            )),
-            Reason::Residency { group, .. } => Some(format!(
-                "add a seed in group {group}, or annotate the shoot or its project with {}={}",
-                crate::api::ANNOTATION_RESIDENCY,
-                crate::api::RESIDENCY_IGNORE
-            )),
-            Reason::Declared(d) => d.0.hint(),
-            _ => None,
-        }
+        self.0.hint()
+    }
+
+    /// The seed turned the shoot away for lack of room.
+    pub fn lacks_room(&self) -> bool {
+        self.0.lacks_room()
+    }
+
+    /// The declared value, if it is a `T` (for the declaring plugin's own tests).
+    pub fn get<T: Declared>(&self) -> Option<&T> {
+        let any: &dyn Any = &*self.0;
+        any.downcast_ref()
+    }
+
+    /// The same value (not only an equal one): seeds sharing one reason.
+    fn same(&self, other: &Reason) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
     }
 }
 
 impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Reason::InvalidSeed { field, message } => {
-                write!(f, "seed is malformed: {field}: {message}")
-            }
-            Reason::Deleting => f.write_str("seed is being deleted"),
-            Reason::Invisible => {
-                f.write_str("seed is invisible (spec.settings.scheduling.visible: false)")
-            }
-            Reason::NoLastOperation => f.write_str("seed has no status.lastOperation yet"),
-            Reason::NotReady { condition, status } => {
-                write!(f, "seed condition {condition} is {status}, not True")
-            }
-            Reason::CloudProfileSelector { cloud_profile } => {
-                write!(
-                    f,
-                    "labels do not match the seed selector of CloudProfile {cloud_profile:?}"
-                )
-            }
-            Reason::ShootSelector => f.write_str("labels do not match spec.seedSelector"),
-            Reason::Provider { seed, allowed } => {
-                write!(
-                    f,
-                    "provider type {seed:?} is not in [{}]",
-                    allowed.join(", ")
-                )
-            }
-            Reason::TooFewZones { zones } => write!(f, "seed has {zones} zone(s), zone HA needs 3"),
-            Reason::MissingControlPlaneZones { missing } => {
-                write!(f, "seed lacks control plane zone(s) {}", missing.join(", "))
-            }
-            Reason::ZoneEnforced { worker_zones } => write!(
-                f,
-                "seed enforces its zones and none is used by the workers ({})",
-                worker_zones.join(", ")
-            ),
-            Reason::ZoneNotPreferred => {
-                f.write_str("seed prefers zones the workers do not use and other seeds fit better")
-            }
-            Reason::AccessRestriction { missing } => {
-                write!(
-                    f,
-                    "seed does not offer access restriction(s) {}",
-                    missing.join(", ")
-                )
-            }
-            Reason::DefaultDomain { domain } => {
-                write!(f, "domain {domain:?} is a default domain of another seed")
-            }
-            Reason::EmergencyStop => f.write_str("seed has emergency-stop-reconciliations set"),
-            Reason::Networks { detail } => write!(f, "invalid networks: {detail}"),
-            Reason::Taints { untolerated } => {
-                write!(f, "untolerated taint(s) {}", untolerated.join(", "))
-            }
-            Reason::Capacity { used, allocatable } => {
-                write!(f, "{used}/{allocatable} shoots allocated")
-            }
-            Reason::MaxLatency {
-                max_ms, latency, ..
-            } => write!(f, "farther than {max_ms} ms ({latency})"),
-            Reason::Residency {
-                group,
-                shoot_region,
-                seed_region,
-                seed_site: Some(site),
-            } => write!(
-                f,
-                "seed region {seed_region} ({site}) is outside group {group} of the shoot's region {shoot_region}"
-            ),
-            Reason::Residency {
-                group,
-                shoot_region,
-                seed_region,
-                seed_site: None,
-            } => write!(
-                f,
-                "seed region {seed_region} is not in the region catalogue, so its jurisdiction is unknown (group {group} of the shoot's region {shoot_region})"
-            ),
-            Reason::OtherProvider => {
-                f.write_str("testing shoots need a seed of their own provider")
-            }
-            Reason::OtherRegion { region } => write!(f, "seed is in region {region:?}"),
-            Reason::FartherRegion {
-                distance,
-                minimum,
-                source,
-            } => {
-                write!(f, "distance {distance} > minimum {minimum} ({source})")
-            }
-            Reason::ShorterRegionPrefix { common, best } => {
-                write!(
-                    f,
-                    "common region prefix of {common} characters < best {best}"
-                )
-            }
-            Reason::Declared(d) => fmt::Display::fmt(&d.0, f),
-        }
+        fmt::Display::fmt(&self.0, f)
     }
 }
 
-/// Adds per-seed rejections into the kube-scheduler style line:
-/// `0/7 seeds are available: 3 seed(s) are in another region, 2 seed(s) have no capacity left.`
-/// Phrases are ordered by count (most first), then alphabetically, so the line is deterministic.
-pub fn summarize<'a>(total: usize, reasons: impl IntoIterator<Item = &'a Reason>) -> String {
-    let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for r in reasons {
-        *counts.entry(r.summary()).or_default() += 1;
+/// Equal when of the same name with the same message.
+impl PartialEq for Reason {
+    fn eq(&self, other: &Self) -> bool {
+        self.same(other) || (self.name() == other.name() && self.to_string() == other.to_string())
     }
-    if total == 0 {
-        return "0/0 seeds are available: no seeds are registered.".into();
+}
+
+impl Eq for Reason {}
+
+/// Its name under `reason`, its message under `message`.
+impl Serialize for Reason {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("reason", self.name())?;
+        map.serialize_entry("message", &self.to_string())?;
+        map.end()
     }
-    let mut parts: Vec<(&str, usize)> = counts.into_iter().collect();
-    parts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-    let phrases: Vec<String> = parts
-        .iter()
-        .map(|(phrase, n)| format!("{n} seed(s) {phrase}"))
-        .collect();
-    format!("0/{total} seeds are available: {}.", phrases.join(", "))
+}
+
+/// Rejections counted: seeds per phrase, seeds per hint, and the seeds that lacked room. What
+/// the one-line failure message, the hints, the reason names and the controller's capacity
+/// refusals read; a decision in either mode builds it, explain mode also lists each rejection.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Tally {
+    /// (phrase, reason name, seeds), first counted first.
+    phrases: Vec<(&'static str, &'static str, usize)>,
+    /// (hint, seeds), first counted first.
+    hints: Vec<(String, usize)>,
+    /// The seeds that turned the shoot away for lack of room, in the order counted.
+    full: Vec<Arc<str>>,
+}
+
+impl Tally {
+    /// The seeds counted.
+    pub fn seeds(&self) -> usize {
+        self.phrases.iter().map(|p| p.2).sum()
+    }
+
+    /// The seeds that turned the shoot away for lack of room.
+    pub fn full(&self) -> &[Arc<str>] {
+        &self.full
+    }
+
+    /// `0/N seeds are available: …`, phrases ordered by count (most first), then
+    /// alphabetically, so the line is deterministic.
+    pub fn message(&self, total: usize) -> String {
+        if total == 0 {
+            return "0/0 seeds are available: no seeds are registered.".into();
+        }
+        let mut counts: BTreeMap<&'static str, usize> = BTreeMap::new();
+        for (phrase, _, n) in &self.phrases {
+            *counts.entry(phrase).or_default() += n;
+        }
+        let mut parts: Vec<(&str, usize)> = counts.into_iter().collect();
+        parts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        let phrases: Vec<String> = parts
+            .iter()
+            .map(|(phrase, n)| format!("{n} seed(s) {phrase}"))
+            .collect();
+        format!("0/{total} seeds are available: {}.", phrases.join(", "))
+    }
+
+    /// Hints on what to change, deduplicated, most common first, at most three.
+    pub fn hints(&self) -> Vec<String> {
+        let mut hints = self.hints.clone();
+        hints.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        hints.into_iter().map(|(h, _)| h).take(3).collect()
+    }
+
+    /// The distinct names of the reasons counted, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.phrases.iter().map(|p| p.1.to_string()).collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// Builds a [`Tally`] one rejected seed at a time; each reason value is looked at once (its
+/// phrase, hint and room), so counting another seed that shares it costs a lookup.
+#[derive(Default)]
+pub struct Counter {
+    tally: Tally,
+    /// Per reason value seen, by its address (the clone kept here keeps that address its own):
+    /// the index of its phrase and of its hint, and whether it lacked room.
+    seen: FxHashMap<usize, (Reason, Entry)>,
+    /// The address of the last reason counted (kept alive in `seen`) and its entry: runs of
+    /// seeds sharing one skip the lookup.
+    last: Option<(usize, Entry)>,
+}
+
+/// A reason's phrase index, hint index and room.
+type Entry = (usize, Option<usize>, bool);
+
+impl Counter {
+    /// Counts `seed` as rejected for `reason`.
+    pub fn add(&mut self, seed: &Arc<str>, reason: &Reason) {
+        let key = Arc::as_ptr(&reason.0) as *const () as usize;
+        let (phrase, hint, full) = match self.last {
+            Some((last, entry)) if last == key => entry,
+            _ => {
+                let entry = match self.seen.get(&key) {
+                    Some((_, entry)) => *entry,
+                    None => {
+                        let entry = self.entry_of(reason);
+                        self.seen.insert(key, (reason.clone(), entry));
+                        entry
+                    }
+                };
+                self.last = Some((key, entry));
+                entry
+            }
+        };
+        self.tally.phrases[phrase].2 += 1;
+        if let Some(h) = hint {
+            self.tally.hints[h].1 += 1;
+        }
+        if full {
+            self.tally.full.push(Arc::clone(seed));
+        }
+    }
+
+    fn entry_of(&mut self, reason: &Reason) -> Entry {
+        let (summary, name) = (reason.summary(), reason.name());
+        let phrases = &mut self.tally.phrases;
+        let phrase = match phrases
+            .iter()
+            .position(|p| (std::ptr::eq(p.0, summary) || p.0 == summary) && p.1 == name)
+        {
+            Some(i) => i,
+            None => {
+                phrases.push((summary, name, 0));
+                phrases.len() - 1
+            }
+        };
+        let hint = reason.hint().map(|h| {
+            let hints = &mut self.tally.hints;
+            match hints.iter().position(|(x, _)| *x == h) {
+                Some(i) => i,
+                None => {
+                    hints.push((h, 0));
+                    hints.len() - 1
+                }
+            }
+        });
+        (phrase, hint, reason.lacks_room())
+    }
+
+    pub fn finish(self) -> Tally {
+        self.tally
+    }
+}
+
+/// Counts `(seed, reason)` rejections into a [`Tally`].
+pub fn tally<'a>(rejections: impl IntoIterator<Item = (&'a Arc<str>, &'a Reason)>) -> Tally {
+    let mut counter = Counter::default();
+    for (seed, reason) in rejections {
+        counter.add(seed, reason);
+    }
+    counter.finish()
+}
+
+/// Reasons for tests of code that reads reasons without producing them.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{Declared, Reason};
+
+    /// A reason with a name and a phrase; its message is `name`, its hint `hint`.
+    #[derive(Debug)]
+    pub struct Example {
+        pub name: &'static str,
+        pub summary: &'static str,
+        pub hint: Option<&'static str>,
+        pub lacks_room: bool,
+    }
+
+    impl Declared for Example {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+
+        fn summary(&self) -> &'static str {
+            self.summary
+        }
+
+        fn hint(&self) -> Option<String> {
+            self.hint.map(str::to_string)
+        }
+
+        fn lacks_room(&self) -> bool {
+            self.lacks_room
+        }
+    }
+
+    impl std::fmt::Display for Example {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.name)
+        }
+    }
+
+    /// As a full seed says it.
+    pub fn full() -> Reason {
+        Reason::new(Example {
+            name: "capacity",
+            summary: "have no capacity left",
+            hint: Some("raise status.allocatable.shoots or add a seed"),
+            lacks_room: true,
+        })
+    }
+
+    /// As a seed of another region says it.
+    pub fn elsewhere() -> Reason {
+        Reason::new(Example {
+            name: "otherRegion",
+            summary: "are in another region",
+            hint: None,
+            lacks_room: false,
+        })
+    }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn summary_counts_phrases_most_frequent_first() {
-        let reasons = [
-            Reason::Capacity {
-                used: 3,
-                allocatable: 3,
-            },
-            Reason::OtherRegion { region: "a".into() },
-            Reason::Taints {
-                untolerated: vec!["x".into()],
-            },
-            Reason::OtherRegion { region: "b".into() },
-            Reason::Taints {
-                untolerated: vec!["y".into()],
-            },
-            Reason::OtherRegion { region: "c".into() },
-            Reason::Capacity {
-                used: 1,
-                allocatable: 1,
-            },
-        ];
-        assert_eq!(
-            summarize(7, &reasons),
-            "0/7 seeds are available: 3 seed(s) are in another region, \
-             2 seed(s) had taints that the shoot does not tolerate, 2 seed(s) have no capacity left."
-        );
-    }
-
-    #[test]
-    fn no_seeds_at_all_says_so() {
-        assert_eq!(
-            summarize(0, []),
-            "0/0 seeds are available: no seeds are registered."
-        );
-    }
-}
+mod tests;

@@ -607,35 +607,22 @@ mod tests {
     #[test]
     fn reason_names_are_the_distinct_reasons_of_simulate_json() {
         use crate::outcome::{FitError, Rejection};
-        use crate::reason::Reason;
+        use crate::reason::{Reason, testing};
         let rejected = |reason: Reason| Rejection {
             seed: "s".into(),
             stage: "x",
             reason,
         };
-        let fit = FitError::NoFit {
-            total: 3,
-            rejected: vec![
-                rejected(Reason::Capacity {
-                    used: 1,
-                    allocatable: 1,
-                }),
-                rejected(Reason::OtherRegion { region: "a".into() }),
-                rejected(Reason::Capacity {
-                    used: 2,
-                    allocatable: 2,
-                }),
+        let fit = FitError::no_fit(
+            3,
+            vec![
+                rejected(testing::full()),
+                rejected(testing::elsewhere()),
+                rejected(testing::full()),
             ],
-        };
-        assert_eq!(fit.reason_names(), ["capacity", "otherRegion"]);
-        assert_eq!(
-            FitError::NoFit {
-                total: 0,
-                rejected: vec![]
-            }
-            .reason_names(),
-            ["noSeeds"]
         );
+        assert_eq!(fit.reason_names(), ["capacity", "otherRegion"]);
+        assert_eq!(FitError::no_fit(0, vec![]).reason_names(), ["noSeeds"]);
         assert_eq!(
             FitError::InvalidShoot {
                 field: "spec.region".into(),

@@ -325,10 +325,7 @@ fn test_reporter(client: Client, capacity: usize) -> Reporter {
 async fn forbidden_events_k8s_io_falls_back_to_core_v1_events() {
     let (client, mut api) = mock_api();
     let reporter = test_reporter(client.client(), 10);
-    let err = crate::schedule::FitError::NoFit {
-        total: 0,
-        rejected: vec![],
-    };
+    let err = crate::schedule::FitError::no_fit(0, vec![]);
     let mut shoot = observed_shoot();
     shoot.status = Some(crate::api::ShootStatus {
         last_operation: Some(crate::api::LastOperation {

@@ -1,5 +1,7 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -17,10 +19,20 @@ impl Predicate for AccessRestrictions {
         NAME
     }
 
+    /// The reason of a seed that offers none of the restrictions, shared by those seeds.
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        if cx.access_restrictions.is_empty() {
+            return Prepared::default();
+        }
+        Prepared::new(NoneOffered(Reason::new(NotOffered {
+            missing: cx.access_restrictions.to_vec(),
+        })))
+    }
+
     fn filter(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
@@ -31,10 +43,12 @@ impl Predicate for AccessRestrictions {
             .filter(|r| too_many || !seed.access_restrictions.contains(*r))
             .cloned()
             .collect();
-        if missing.is_empty() {
-            Ok(())
-        } else {
-            Err(Reason::AccessRestriction { missing })
+        match state.get::<NoneOffered>() {
+            _ if missing.is_empty() => Ok(()),
+            Some(NoneOffered(none)) if missing.len() == cx.access_restrictions.len() => {
+                Err(none.clone())
+            }
+            _ => Err(Reason::new(NotOffered { missing })),
         }
     }
 
@@ -65,6 +79,42 @@ impl Predicate for AccessRestrictions {
             },
             None => FastCheck::Ask,
         }
+    }
+}
+
+/// What `prepare` keeps: the reason of a seed that offers none of the requested restrictions.
+struct NoneOffered(Reason);
+
+/// The seed does not offer every access restriction the shoot asks for.
+#[derive(Debug)]
+struct NotOffered {
+    missing: Vec<String>,
+}
+
+impl Declared for NotOffered {
+    fn name(&self) -> &'static str {
+        "accessRestriction"
+    }
+
+    fn summary(&self) -> &'static str {
+        "do not offer the access restrictions"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(format!(
+            "remove access restriction {} or offer it on a seed",
+            self.missing.join(", ")
+        ))
+    }
+}
+
+impl fmt::Display for NotOffered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed does not offer access restriction(s) {}",
+            self.missing.join(", ")
+        )
     }
 }
 

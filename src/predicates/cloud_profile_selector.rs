@@ -1,5 +1,7 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -67,8 +69,34 @@ impl Predicate for CloudProfileSelector {
 struct Unmatched(Reason);
 
 fn unmatched(cx: &ShootContext) -> Reason {
-    Reason::CloudProfileSelector {
-        cloud_profile: cx.cloud_profile.display.as_str().into(),
+    Reason::new(ProfileUnmatched {
+        cloud_profile: cx.cloud_profile.display.clone(),
+    })
+}
+
+/// The seed's labels do not match the CloudProfile's seed selector.
+#[derive(Debug)]
+struct ProfileUnmatched {
+    cloud_profile: String,
+}
+
+impl Declared for ProfileUnmatched {
+    fn name(&self) -> &'static str {
+        "cloudProfileSelector"
+    }
+
+    fn summary(&self) -> &'static str {
+        "did not match the CloudProfile's seed selector"
+    }
+}
+
+impl fmt::Display for ProfileUnmatched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "labels do not match the seed selector of CloudProfile {:?}",
+            self.cloud_profile
+        )
     }
 }
 

@@ -1,6 +1,8 @@
+use std::fmt;
+
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{SetCheck, SetStep};
@@ -31,19 +33,16 @@ impl SetStep for DefaultDomain {
         if !under_default(domain, seeds) {
             return Ok(vec![None; seeds.len()]);
         }
-        // Every seed that does not own the domain shares one reason.
-        let reason = Reason::DefaultDomain {
+        // Every seed that does not own the domain shares one reason. A seed owns it when the
+        // domain is exactly `<shoot>.<project>.<its default>`.
+        let reason = Reason::new(OthersDomain {
             domain: domain.into(),
-        };
+        });
+        let owned = below_prefix(domain, &cx.name).and_then(|rest| below_prefix(rest, &cx.project));
         Ok(seeds
             .iter()
             .map(|s| {
-                // domain == "<shoot>.<project>.<default>", compared without building it
-                let owns = s.default_domains.iter().any(|d| {
-                    below(domain, d)
-                        .and_then(|rest| below(rest, &cx.project))
-                        .is_some_and(|rest| rest == cx.name)
-                });
+                let owns = owned.is_some_and(|d| s.default_domains.iter().any(|own| own == d));
                 (!owns).then(|| reason.clone())
             })
             .collect())
@@ -66,9 +65,9 @@ impl SetStep for DefaultDomain {
     /// Nothing to check when the shoot's domain is under no seed's default domain.
     fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns) -> SetCheck<'c> {
         let under_any = cx.domain.as_deref().is_some_and(|domain| {
-            cols.default_domains()
-                .iter()
-                .any(|d| below(domain, d).is_some())
+            domain
+                .match_indices('.')
+                .any(|(dot, _)| cols.has_default_domain(&domain[dot + 1..]))
         });
         if under_any {
             SetCheck::Narrow
@@ -88,7 +87,42 @@ fn under_default(domain: &str, seeds: &[&SeedInfo]) -> bool {
 
 /// `a.b` below `b` is `Some("a")`: what precedes `.suffix` at the end of `name`.
 fn below<'a>(name: &'a str, suffix: &str) -> Option<&'a str> {
+    let dot = name.len().checked_sub(suffix.len() + 1)?;
+    if name.as_bytes()[dot] != b'.' {
+        return None;
+    }
     name.strip_suffix(suffix)?.strip_suffix('.')
+}
+
+/// `a.b` below prefix `a` is `Some("b")`: what follows `prefix.` at the start of `name`.
+fn below_prefix<'a>(name: &'a str, prefix: &str) -> Option<&'a str> {
+    name.strip_prefix(prefix)?.strip_prefix('.')
+}
+
+/// The shoot's domain lies under a default domain of another seed.
+#[derive(Debug)]
+struct OthersDomain {
+    domain: String,
+}
+
+impl Declared for OthersDomain {
+    fn name(&self) -> &'static str {
+        "defaultDomain"
+    }
+
+    fn summary(&self) -> &'static str {
+        "do not own the shoot's default domain"
+    }
+}
+
+impl fmt::Display for OthersDomain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "domain {:?} is a default domain of another seed",
+            self.domain
+        )
+    }
 }
 
 #[cfg(test)]

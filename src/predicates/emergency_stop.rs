@@ -1,5 +1,8 @@
+use std::fmt;
+use std::sync::LazyLock;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -24,7 +27,7 @@ impl Predicate for EmergencyStop {
         _: &Snapshot,
     ) -> Result<(), Reason> {
         if seed.emergency_stop {
-            Err(Reason::EmergencyStop)
+            Err(STOPPED.clone())
         } else {
             Ok(())
         }
@@ -42,6 +45,28 @@ impl Predicate for EmergencyStop {
         _: bool,
     ) -> FastCheck<'c> {
         FastCheck::Flag(flags::NO_EMERGENCY_STOP)
+    }
+}
+
+/// The reason this filter rejects a seed with, shared by every seed it rejects.
+static STOPPED: LazyLock<Reason> = LazyLock::new(|| Reason::new(Stopped));
+
+#[derive(Debug)]
+struct Stopped;
+
+impl Declared for Stopped {
+    fn name(&self) -> &'static str {
+        "emergencyStop"
+    }
+
+    fn summary(&self) -> &'static str {
+        "have reconciliations stopped"
+    }
+}
+
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("seed has emergency-stop-reconciliations set")
     }
 }
 

@@ -47,10 +47,12 @@ pub enum SetCheck<'c> {
     Skip,
     /// A preference with fallback over seed positions: the preferred seeds are kept when there
     /// is one, otherwise every seed is; from a part of the set without one, only the whole set
-    /// can say. A seed carrying `flag` is preferred; another one when `otherwise` holds.
+    /// can say. A seed carrying `flag` is preferred; another one when `otherwise` holds. The
+    /// seeds not kept are dropped for `reason` ([`SetStep::narrow`]'s reason for them).
     Prefer {
         flag: u8,
         otherwise: Box<dyn Fn(u32) -> bool + 'c>,
+        reason: Reason,
     },
     /// The step is asked with the seeds ([`SetStep::narrow`], [`SetStep::narrow_part`]).
     Narrow,

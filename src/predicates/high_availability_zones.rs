@@ -1,5 +1,7 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -24,9 +26,9 @@ impl Predicate for HighAvailabilityZones {
         _: &Snapshot,
     ) -> Result<(), Reason> {
         if cx.zone_ha && seed.zones.len() < 3 {
-            Err(Reason::TooFewZones {
+            Err(Reason::new(TooFewZones {
                 zones: seed.zones.len(),
-            })
+            }))
         } else {
             Ok(())
         }
@@ -49,6 +51,28 @@ impl Predicate for HighAvailabilityZones {
         } else {
             FastCheck::Skip
         }
+    }
+}
+
+/// A zone-HA control plane needs three zones; the seed has fewer.
+#[derive(Debug)]
+struct TooFewZones {
+    zones: usize,
+}
+
+impl Declared for TooFewZones {
+    fn name(&self) -> &'static str {
+        "tooFewZones"
+    }
+
+    fn summary(&self) -> &'static str {
+        "have fewer than 3 zones for a zone-HA control plane"
+    }
+}
+
+impl fmt::Display for TooFewZones {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "seed has {} zone(s), zone HA needs 3", self.zones)
     }
 }
 

@@ -2,12 +2,14 @@
 //! latency bound, by the same sources `LatencyDistance` reads (matrix, region ConfigMaps, region
 //! catalogue estimate).
 
+use std::fmt;
+
 use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::{FieldError, MAX_LATENCY_MS, bounded_positive};
 use crate::plugin::{parse_args, sources_from_args};
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
@@ -119,11 +121,43 @@ impl Predicate for MaxLatency {
             ),
             e => e.to_string(),
         };
-        Err(Reason::MaxLatency {
+        Err(Reason::new(TooFar {
             max_ms: round_ms(self.max_ms).to_string(),
             latency,
             region: cx.region.clone(),
-        })
+        }))
+    }
+}
+
+/// The latency (with its source) exceeds the bound.
+#[derive(Debug)]
+struct TooFar {
+    max_ms: String,
+    latency: String,
+    /// The shoot's region.
+    region: String,
+}
+
+impl Declared for TooFar {
+    fn name(&self) -> &'static str {
+        "maxLatency"
+    }
+
+    fn summary(&self) -> &'static str {
+        "are farther than the maximum latency"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(format!(
+            "add a seed near region {} or raise maxLatencyMs of filter MaxLatency",
+            self.region
+        ))
+    }
+}
+
+impl fmt::Display for TooFar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "farther than {} ms ({})", self.max_ms, self.latency)
     }
 }
 

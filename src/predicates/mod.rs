@@ -8,7 +8,7 @@
 //! and before the region strategy.
 //!
 //! Each filter's file also says how the decision answers it fast for a shoot
-//! ([`Predicate::fast_check`], [`Predicate::passes`]) and, for a new filter, declares its reason
+//! ([`Predicate::fast_check`], [`Predicate::passes`]) and declares its reasons
 //! ([`crate::reason::Declared`]); the decision pipeline never names a filter.
 
 mod access_restrictions;

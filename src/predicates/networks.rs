@@ -1,8 +1,10 @@
+use std::fmt;
+
 use ipnet::IpNet;
 
 use crate::cidr::{RESERVED, overlaps, reserved};
 use crate::context::{ShootContext, ShootNets};
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -155,10 +157,32 @@ impl Predicate for Networks {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(Reason::Networks {
+            Err(Reason::new(Overlap {
                 detail: problems.join("; "),
-            })
+            }))
         }
+    }
+}
+
+/// The shoot's networks overlap the seed's or a range Gardener reserves.
+#[derive(Debug)]
+struct Overlap {
+    detail: String,
+}
+
+impl Declared for Overlap {
+    fn name(&self) -> &'static str {
+        "networks"
+    }
+
+    fn summary(&self) -> &'static str {
+        "have networks that overlap the shoot's"
+    }
+}
+
+impl fmt::Display for Overlap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid networks: {}", self.detail)
     }
 }
 

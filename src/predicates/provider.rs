@@ -1,7 +1,8 @@
+use std::fmt;
 use std::sync::Arc;
 
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -29,14 +30,14 @@ impl Predicate for Provider {
         if allows(cx, &seed.provider) {
             Ok(())
         } else {
-            Err(Reason::Provider {
+            Err(Reason::new(NotAllowed {
                 seed: seed.provider.as_str().into(),
                 allowed: if allowed.is_empty() {
                     Arc::from([cx.provider.clone()])
                 } else {
                     allowed.as_slice().into()
                 },
-            })
+            }))
         }
     }
 
@@ -63,6 +64,34 @@ fn allows(cx: &ShootContext, seed: &str) -> bool {
         seed == cx.provider
     } else {
         allowed.iter().any(|p| p == "*" || p == seed)
+    }
+}
+
+/// The seed's provider type is not among those the CloudProfile allows.
+#[derive(Debug)]
+struct NotAllowed {
+    seed: Arc<str>,
+    allowed: Arc<[String]>,
+}
+
+impl Declared for NotAllowed {
+    fn name(&self) -> &'static str {
+        "provider"
+    }
+
+    fn summary(&self) -> &'static str {
+        "have a provider the CloudProfile does not allow"
+    }
+}
+
+impl fmt::Display for NotAllowed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "provider type {:?} is not in [{}]",
+            self.seed,
+            self.allowed.join(", ")
+        )
     }
 }
 

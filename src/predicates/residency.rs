@@ -3,13 +3,15 @@
 //! project carries `scheduling.gardener.cloud/residency: ignore`. Jurisdictions come from the
 //! region catalogue and `schedulers.shoot.regions`.
 
+use std::fmt;
+
 use serde::Deserialize;
 
 use crate::api::residency_opt_out;
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::plugin::parse_args;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Predicate, Prepared};
@@ -186,17 +188,73 @@ impl Predicate for Residency {
                 .as_ref()
                 .is_none_or(|s| !g.jurisdictions.contains(&s.jurisdiction))
             {
-                return Err(Reason::Residency {
+                return Err(Reason::new(Outside {
                     group: g.name.clone(),
                     shoot_region: cx.region.clone(),
                     seed_region: seed.region.clone(),
                     seed_site: site.as_ref().map(|s| {
                         format!("{}, {}, jurisdiction {}", s.city, s.country, s.jurisdiction)
                     }),
-                });
+                }));
             }
         }
         Ok(())
+    }
+}
+
+/// The seed's region is outside a group the shoot's region is in.
+#[derive(Debug)]
+struct Outside {
+    group: String,
+    shoot_region: String,
+    seed_region: String,
+    /// `city, country, jurisdiction j`; `None` when the catalogue does not know the region.
+    seed_site: Option<String>,
+}
+
+impl Declared for Outside {
+    fn name(&self) -> &'static str {
+        "residency"
+    }
+
+    fn summary(&self) -> &'static str {
+        "are outside the shoot's residency group"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(match &self.seed_site {
+            None => format!(
+                "add region {} with its country to schedulers.shoot.regions",
+                self.seed_region
+            ),
+            Some(_) => format!(
+                "add a seed in group {}, or annotate the shoot or its project with {}={}",
+                self.group,
+                crate::api::ANNOTATION_RESIDENCY,
+                crate::api::RESIDENCY_IGNORE
+            ),
+        })
+    }
+}
+
+impl fmt::Display for Outside {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Outside {
+            group,
+            shoot_region,
+            seed_region,
+            seed_site,
+        } = self;
+        match seed_site {
+            Some(site) => write!(
+                f,
+                "seed region {seed_region} ({site}) is outside group {group} of the shoot's region {shoot_region}"
+            ),
+            None => write!(
+                f,
+                "seed region {seed_region} is not in the region catalogue, so its jurisdiction is unknown (group {group} of the shoot's region {shoot_region})"
+            ),
+        }
     }
 }
 

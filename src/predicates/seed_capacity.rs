@@ -1,5 +1,7 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -30,7 +32,7 @@ impl Predicate for SeedCapacity {
         if used < allocatable {
             Ok(())
         } else {
-            Err(Reason::Capacity { used, allocatable })
+            Err(Reason::new(Full { used, allocatable }))
         }
     }
 
@@ -43,6 +45,37 @@ impl Predicate for SeedCapacity {
         _: bool,
     ) -> FastCheck<'c> {
         FastCheck::Capacity
+    }
+}
+
+/// The seed has as many shoots as it allows.
+#[derive(Debug)]
+struct Full {
+    used: u64,
+    allocatable: u64,
+}
+
+impl Declared for Full {
+    fn name(&self) -> &'static str {
+        "capacity"
+    }
+
+    fn summary(&self) -> &'static str {
+        "have no capacity left"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some("raise status.allocatable.shoots or add a seed".into())
+    }
+
+    fn lacks_room(&self) -> bool {
+        true
+    }
+}
+
+impl fmt::Display for Full {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{} shoots allocated", self.used, self.allocatable)
     }
 }
 

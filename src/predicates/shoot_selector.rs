@@ -1,5 +1,8 @@
+use std::fmt;
+use std::sync::LazyLock;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -25,7 +28,7 @@ impl Predicate for ShootSelector {
         if selector_matches(cx.shoot_selector.as_ref(), &seed.labels) {
             Ok(())
         } else {
-            Err(Reason::ShootSelector)
+            Err(UNMATCHED.clone())
         }
     }
 
@@ -46,6 +49,32 @@ impl Predicate for ShootSelector {
                 None => FastCheck::Ask,
             },
         }
+    }
+}
+
+/// The reason this filter rejects a seed with, shared by every seed it rejects.
+static UNMATCHED: LazyLock<Reason> = LazyLock::new(|| Reason::new(Unmatched));
+
+#[derive(Debug)]
+struct Unmatched;
+
+impl Declared for Unmatched {
+    fn name(&self) -> &'static str {
+        "shootSelector"
+    }
+
+    fn summary(&self) -> &'static str {
+        "did not match the shoot's seed selector"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some("relax spec.seedSelector".into())
+    }
+}
+
+impl fmt::Display for Unmatched {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("labels do not match spec.seedSelector")
     }
 }
 

@@ -1,5 +1,7 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -47,7 +49,7 @@ impl Predicate for Taints {
         if untolerated.is_empty() {
             Ok(())
         } else {
-            Err(Reason::Taints { untolerated })
+            Err(Reason::new(Untolerated { untolerated }))
         }
     }
 
@@ -69,6 +71,35 @@ impl Predicate for Taints {
         _: bool,
     ) -> FastCheck<'c> {
         FastCheck::Flag(flags::NO_TAINTS)
+    }
+}
+
+/// The seed carries taints the shoot does not tolerate.
+#[derive(Debug)]
+struct Untolerated {
+    untolerated: Vec<String>,
+}
+
+impl Declared for Untolerated {
+    fn name(&self) -> &'static str {
+        "taints"
+    }
+
+    fn summary(&self) -> &'static str {
+        "had taints that the shoot does not tolerate"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(format!(
+            "add a toleration for {}",
+            self.untolerated.join(", ")
+        ))
+    }
+}
+
+impl fmt::Display for Untolerated {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "untolerated taint(s) {}", self.untolerated.join(", "))
     }
 }
 

@@ -1,7 +1,9 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::flags;
-use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, Unusable};
 
 use super::framework::{FastCheck, Predicate, Prepared};
 
@@ -38,6 +40,47 @@ impl Predicate for Usable {
         _: bool,
     ) -> FastCheck<'c> {
         FastCheck::Flag(flags::USABLE)
+    }
+}
+
+/// The seed's state read as a reason: what the snapshot found when it took the seed in.
+impl Declared for Unusable {
+    fn name(&self) -> &'static str {
+        match self {
+            Unusable::Invalid { .. } => "invalidSeed",
+            Unusable::Deleting => "deleting",
+            Unusable::Invisible => "invisible",
+            Unusable::NoLastOperation => "noLastOperation",
+            Unusable::NotReady { .. } => "notReady",
+        }
+    }
+
+    fn summary(&self) -> &'static str {
+        match self {
+            Unusable::Invalid { .. } => "are malformed",
+            Unusable::Deleting => "are being deleted",
+            Unusable::Invisible => "are invisible to the scheduler",
+            Unusable::NoLastOperation => "were never reconciled",
+            Unusable::NotReady { .. } => "are not ready",
+        }
+    }
+}
+
+impl fmt::Display for Unusable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unusable::Invalid { field, message } => {
+                write!(f, "seed is malformed: {field}: {message}")
+            }
+            Unusable::Deleting => f.write_str("seed is being deleted"),
+            Unusable::Invisible => {
+                f.write_str("seed is invisible (spec.settings.scheduling.visible: false)")
+            }
+            Unusable::NoLastOperation => f.write_str("seed has no status.lastOperation yet"),
+            Unusable::NotReady { condition, status } => {
+                write!(f, "seed condition {condition} is {status}, not True")
+            }
+        }
     }
 }
 

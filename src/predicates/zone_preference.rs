@@ -1,6 +1,9 @@
+use std::fmt;
+use std::sync::LazyLock;
+
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
@@ -30,7 +33,7 @@ impl SetStep for ZonePreference {
         }
         Ok(seeds
             .iter()
-            .map(|s| (!preferred(cx, s)).then_some(Reason::ZoneNotPreferred))
+            .map(|s| (!preferred(cx, s)).then(|| NOT_PREFERRED.clone()))
             .collect())
     }
 
@@ -57,6 +60,7 @@ impl SetStep for ZonePreference {
         SetCheck::Prefer {
             flag: flags::NO_ZONE_PREFERENCE,
             otherwise: Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
+            reason: NOT_PREFERRED.clone(),
         }
     }
 }
@@ -67,6 +71,28 @@ fn applies(cx: &ShootContext) -> bool {
 
 fn preferred(cx: &ShootContext, s: &SeedInfo) -> bool {
     s.zone_mode != ZoneMode::Prefer || cx.shares_worker_zone(s)
+}
+
+/// The reason this step drops a seed with, shared by every seed it drops.
+static NOT_PREFERRED: LazyLock<Reason> = LazyLock::new(|| Reason::new(NotPreferred));
+
+#[derive(Debug)]
+struct NotPreferred;
+
+impl Declared for NotPreferred {
+    fn name(&self) -> &'static str {
+        "zoneNotPreferred"
+    }
+
+    fn summary(&self) -> &'static str {
+        "prefer zones the workers do not use"
+    }
+}
+
+impl fmt::Display for NotPreferred {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("seed prefers zones the workers do not use and other seeds fit better")
+    }
 }
 
 #[cfg(test)]

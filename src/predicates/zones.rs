@@ -1,5 +1,7 @@
+use std::fmt;
+
 use crate::context::ShootContext;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::flags;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
@@ -47,7 +49,7 @@ impl Predicate for Zones {
             return if missing.is_empty() {
                 Ok(())
             } else {
-                Err(Reason::MissingControlPlaneZones { missing })
+                Err(Reason::new(MissingZones { missing }))
             };
         }
         if seed.zone_mode == ZoneMode::Enforce
@@ -99,8 +101,60 @@ impl Predicate for Zones {
 struct Enforced(Reason);
 
 fn enforced(cx: &ShootContext) -> Reason {
-    Reason::ZoneEnforced {
+    Reason::new(OtherZones {
         worker_zones: cx.worker_zones.iter().cloned().collect(),
+    })
+}
+
+/// The seed lacks zones the shoot's control plane is pinned to.
+#[derive(Debug)]
+struct MissingZones {
+    missing: Vec<String>,
+}
+
+impl Declared for MissingZones {
+    fn name(&self) -> &'static str {
+        "missingControlPlaneZones"
+    }
+
+    fn summary(&self) -> &'static str {
+        "lack the control plane zones"
+    }
+}
+
+impl fmt::Display for MissingZones {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed lacks control plane zone(s) {}",
+            self.missing.join(", ")
+        )
+    }
+}
+
+/// The seed enforces its zones and the workers use none of them.
+#[derive(Debug)]
+struct OtherZones {
+    worker_zones: Vec<String>,
+}
+
+impl Declared for OtherZones {
+    fn name(&self) -> &'static str {
+        "zoneEnforced"
+    }
+
+    fn summary(&self) -> &'static str {
+        "enforce zones the workers do not use"
+    }
+}
+
+impl fmt::Display for OtherZones {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "seed enforces its zones and none is used by the workers ({})",
+            self.worker_zones.join(", ")
+        )
     }
 }
 

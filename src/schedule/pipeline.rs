@@ -22,7 +22,7 @@ use super::{FitError, Rejection};
 use crate::budget::Deadline;
 use crate::context::ShootContext;
 use crate::predicates::{FastCheck, Prepared, SetCheck, Stage};
-use crate::reason::Reason;
+use crate::reason::{Counter, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 use candidates::{CHECK_EVERY, from_candidates};
 
@@ -171,12 +171,27 @@ pub(super) fn filter(
             rejected: Vec::new(),
         });
     }
-    let rejected = rejections(cx, &steps, rejected_by, snap);
-    if kept.is_empty() {
+    if kept.is_empty() && mode == Mode::Fast {
+        let mut counter = Counter::default();
+        each_rejection(cx, &steps, rejected_by, snap, |i, _, reason| {
+            counter.add(&cols.info(i).name, reason)
+        });
         return Err(FitError::NoFit {
             total: cols.len(),
-            rejected,
+            tally: counter.finish(),
+            rejected: Vec::new(),
         });
+    }
+    let mut rejected = Vec::with_capacity(cols.len() - kept.len());
+    each_rejection(cx, &steps, rejected_by, snap, |i, stage, reason| {
+        rejected.push(Rejection {
+            seed: Arc::clone(&cols.info(i).name),
+            stage,
+            reason: reason.clone(),
+        })
+    });
+    if kept.is_empty() {
+        return Err(FitError::no_fit(cols.len(), rejected));
     }
     Ok(Filtered { kept, rejected })
 }
@@ -186,11 +201,11 @@ pub(super) fn filter(
 type RejectedBy = Vec<Option<(usize, Option<Reason>)>>;
 
 /// Every seed through `steps` (every stage, the region strategy included): the positions that
-/// pass, and per seed the stage that rejected it. The per-seed stages between two set steps are
-/// one pass over the seeds, each seed asked stage by stage until one rejects it (the stages of
-/// flags it carries not asked at all). Explain mode asks a rejecting filter for its reason at
-/// once (a seed its filter then keeps goes on); fast mode leaves that to [`rejections`], needed
-/// only when no seed is left.
+/// pass, and per seed the stage that rejected it. Stage by stage, each over the seeds still
+/// left, so a seed's stage is the first that rejects it; a per-seed stage answers from the
+/// columns where it can (one tight loop per stage), and asks its filter otherwise. Explain mode
+/// asks a rejecting filter for its reason at once (a seed its filter then keeps goes on); fast
+/// mode leaves that to [`each_rejection`], needed only when no seed is left.
 fn every_seed(
     cx: &ShootContext,
     steps: &[Step],
@@ -203,110 +218,168 @@ fn every_seed(
     let mut positions: Vec<u32> = (0..total as u32).collect();
     let mut rejected: RejectedBy = Vec::new();
     rejected.resize_with(total, || None);
-    let mut first = 0;
-    for run in steps.split_inclusive(|s| matches!(s.check, Check::Set(_))) {
-        let (filters, set_step) = match run.split_last() {
-            Some((last, filters)) if matches!(last.check, Check::Set(_)) => (filters, Some(last)),
-            _ => (run, None),
-        };
-        let mask = filters.iter().fold(0, |mask, f| match f.check {
-            Check::Filter(FastCheck::Flag(flag)) => mask | flag,
-            _ => mask,
-        });
-        let mut seen = 0usize;
-        let mut asked = filters.first().map(|f| f.stage.name());
-        let mut over = Ok(());
-        positions.retain(|&i| {
-            seen += 1;
-            if over.is_err() {
-                return true;
-            }
-            if seen.is_multiple_of(CHECK_EVERY)
-                && let Some(name) = asked
-            {
-                over = deadline.check(name);
-            }
-            let flagged = mask & !cols.flags(i) == 0;
-            for (k, step) in filters.iter().enumerate() {
-                if flagged && matches!(step.check, Check::Filter(FastCheck::Flag(_))) {
-                    continue;
-                }
-                asked = Some(step.stage.name());
-                if step.passes(cx, i, cols, snap) {
-                    continue;
-                }
-                let reason = match mode {
-                    Mode::Fast => None,
+    for (k, step) in steps.iter().enumerate() {
+        if positions.is_empty() {
+            break;
+        }
+        match (step.stage, &step.check) {
+            (Stage::Filter(_), Check::Filter(check)) => {
+                let reject = |i: u32| match mode {
+                    Mode::Fast => {
+                        rejected[i as usize] = Some((k, None));
+                        false
+                    }
                     Mode::Explain => match step.reason(cx, i, cols, snap) {
-                        None => continue,
-                        reason => reason,
+                        None => true,
+                        reason => {
+                            rejected[i as usize] = Some((k, reason));
+                            false
+                        }
                     },
                 };
-                rejected[i as usize] = Some((first + k, reason));
-                return false;
-            }
-            true
-        });
-        over?;
-        if let Some(last) = filters.last() {
-            deadline.check(last.stage.name())?;
-        }
-        first += filters.len();
-        if let Some(step) = set_step
-            && let Stage::Narrow(set) = step.stage
-            && !positions.is_empty()
-        {
-            let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
-            let mut verdicts = set.narrow(cx, &seeds, snap)?.into_iter();
-            positions.retain(|&i| match verdicts.next().flatten() {
-                None => true,
-                Some(reason) => {
-                    rejected[i as usize] = Some((first, Some(reason)));
-                    false
+                let ask = |i: u32| step.passes(cx, i, cols, snap);
+                let name = step.stage.name();
+                // One loop per kind of check, so each is a tight loop over the columns.
+                match check {
+                    FastCheck::Skip => {}
+                    FastCheck::Providers(allowed) => sweep(
+                        &mut positions,
+                        |i| allowed[cols.provider(i) as usize],
+                        reject,
+                    ),
+                    FastCheck::Bitmap(matches) => {
+                        sweep(&mut positions, |i| matches[i as usize], reject)
+                    }
+                    FastCheck::SharedBitmap(matches) => {
+                        sweep(&mut positions, |i| matches[i as usize], reject)
+                    }
+                    FastCheck::AccessBits {
+                        required,
+                        requested,
+                    } => sweep(
+                        &mut positions,
+                        |i| cols.offers_access(i, *required, *requested),
+                        reject,
+                    ),
+                    FastCheck::Capacity => sweep(&mut positions, |i| cols.has_room(i), reject),
+                    FastCheck::Flag(flag) => sweep_asking(
+                        &mut positions,
+                        |i| cols.flags(i) & flag != 0 || ask(i),
+                        reject,
+                        || deadline.check(name),
+                    )?,
+                    FastCheck::Ask => {
+                        sweep_asking(&mut positions, ask, reject, || deadline.check(name))?
+                    }
                 }
-            });
-            deadline.check(set.name())?;
+            }
+            (
+                Stage::Narrow(_),
+                Check::Set(SetCheck::Prefer {
+                    flag,
+                    otherwise,
+                    reason,
+                }),
+            ) => {
+                let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
+                if positions.iter().any(|&i| preferred(i)) {
+                    positions.retain(|&i| {
+                        preferred(i) || {
+                            rejected[i as usize] = Some((k, Some(reason.clone())));
+                            false
+                        }
+                    });
+                }
+            }
+            (Stage::Narrow(set), _) => {
+                let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+                let mut verdicts = set.narrow(cx, &seeds, snap)?.into_iter();
+                positions.retain(|&i| match verdicts.next().flatten() {
+                    None => true,
+                    Some(reason) => {
+                        rejected[i as usize] = Some((k, Some(reason)));
+                        false
+                    }
+                });
+            }
+            _ => {}
         }
-        first += usize::from(set_step.is_some());
+        deadline.check(step.stage.name())?;
     }
     Ok((positions, rejected))
 }
 
-/// The rejections in name order, each with its stage's reason (asked now when not yet known;
-/// a stage answered from the provider types is asked once per type).
-fn rejections(
+/// Keeps the positions `keep` holds for, and those `reject` keeps after all.
+fn sweep(
+    positions: &mut Vec<u32>,
+    mut keep: impl FnMut(u32) -> bool,
+    mut reject: impl FnMut(u32) -> bool,
+) {
+    positions.retain(|&i| keep(i) || reject(i));
+}
+
+/// As [`sweep`] for a stage that asks its filter: `check` every few seeds says whether the
+/// decision may go on.
+fn sweep_asking(
+    positions: &mut Vec<u32>,
+    mut keep: impl FnMut(u32) -> bool,
+    mut reject: impl FnMut(u32) -> bool,
+    check: impl Fn() -> Result<(), FitError>,
+) -> Result<(), FitError> {
+    let mut seen = 0usize;
+    let mut over = Ok(());
+    positions.retain(|&i| {
+        seen += 1;
+        if over.is_ok() && seen.is_multiple_of(CHECK_EVERY) {
+            over = check();
+        }
+        over.is_err() || keep(i) || reject(i)
+    });
+    over
+}
+
+/// Each rejected seed in name order (its position), with its stage's name and reason (asked
+/// now when not yet known; a stage answered from the provider types is asked once per type).
+fn each_rejection(
     cx: &ShootContext,
     steps: &[Step],
     rejected_by: RejectedBy,
     snap: &Snapshot,
-) -> Vec<Rejection> {
+    mut each: impl FnMut(u32, &'static str, &Reason),
+) {
     let cols = snap.columns();
     let mut by_provider: Vec<Option<Option<Reason>>> = Vec::new();
     let mut by_provider_step = usize::MAX;
-    let mut rejections = Vec::with_capacity(rejected_by.iter().flatten().count());
-    rejections.extend(rejected_by.into_iter().enumerate().filter_map(|(i, r)| {
-        let (k, reason) = r?;
+    for (i, r) in rejected_by.into_iter().enumerate() {
+        let Some((k, known)) = r else {
+            continue;
+        };
         let i = i as u32;
         let step = &steps[k];
-        let reason = match reason {
+        let asked;
+        let reason = match &known {
             Some(reason) => reason,
             None if matches!(step.check, Check::Filter(FastCheck::Providers(_))) => {
                 if by_provider_step != k {
                     (by_provider, by_provider_step) = (vec![None; cols.providers().len()], k);
                 }
-                by_provider[cols.provider(i) as usize]
+                match by_provider[cols.provider(i) as usize]
                     .get_or_insert_with(|| step.reason(cx, i, cols, snap))
-                    .clone()?
+                {
+                    Some(reason) => reason,
+                    None => continue,
+                }
             }
-            None => step.reason(cx, i, cols, snap)?,
+            None => match step.reason(cx, i, cols, snap) {
+                Some(reason) => {
+                    asked = reason;
+                    &asked
+                }
+                None => continue,
+            },
         };
-        Some(Rejection {
-            seed: Arc::clone(&cols.info(i).name),
-            stage: step.stage.name(),
-            reason,
-        })
-    }));
-    rejections
+        each(i, step.stage.name(), reason);
+    }
 }
 
 /// Every seed where a stage's check for this shoot (columns, flags, [`Predicate::passes`])

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use kube::core::Selector;
 
@@ -45,7 +45,7 @@ pub struct SeedColumns {
     /// per seed: what runs there
     usage: Vec<SeedUsage>,
     /// Every distinct default domain of any seed.
-    default_domains: Vec<String>,
+    default_domains: FxHashSet<String>,
     /// per seed: its `shootDefaults` networks are IPv4 (or unset) and outside the reserved
     /// ranges
     plain_network_defaults: Vec<bool>,
@@ -188,11 +188,7 @@ impl SeedColumns {
             c.flags.push(flags::of(s, plain_defaults));
             c.usage
                 .push(usage.seed(&s.name).cloned().unwrap_or_default());
-            for d in &s.default_domains {
-                if !c.default_domains.contains(d) {
-                    c.default_domains.push(d.clone());
-                }
-            }
+            c.default_domains.extend(s.default_domains.iter().cloned());
         }
         for (i, s) in infos.iter().enumerate() {
             for (resource, v) in &s.allocatable {
@@ -470,8 +466,9 @@ impl SeedColumns {
         Some(matches)
     }
 
-    pub fn default_domains(&self) -> &[String] {
-        &self.default_domains
+    /// Whether some seed has the default domain `d`.
+    pub fn has_default_domain(&self, d: &str) -> bool {
+        self.default_domains.contains(d)
     }
 }
 

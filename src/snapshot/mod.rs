@@ -26,7 +26,7 @@ pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_c
 pub use cloud_profile::CloudProfileInfo;
 pub use columns::SeedColumns;
 pub use region_config::{RegionConfig, parse_region_distances};
-pub use seed::{SeedInfo, SeedNets, ZoneMode};
+pub use seed::{SeedInfo, SeedNets, Unusable, ZoneMode};
 pub use selector::{compile_selector, selector_matches};
 pub use usage::{DemandClass, SeedUsage, Usage};
 

@@ -34,6 +34,24 @@ pub struct SeedNets {
     pub default_services_reserved: bool,
 }
 
+/// Why a seed takes no shoots at all: its state, as the `Usable` filter explains it (its
+/// messages are declared there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unusable {
+    /// The seed object itself is malformed (named field); it is skipped until fixed.
+    Invalid {
+        field: String,
+        message: String,
+    },
+    Deleting,
+    Invisible,
+    NoLastOperation,
+    NotReady {
+        condition: String,
+        status: String,
+    },
+}
+
 /// The most shoots `status.allocatable.shoots` may declare.
 pub const MAX_ALLOCATABLE_SHOOTS: f64 = 1_000_000.0;
 
@@ -45,7 +63,8 @@ pub struct SeedInfo {
     pub provider: String,
     pub region: String,
     pub zones: Vec<String>,
-    /// `Ok` when the seed may receive shoots at all (not deleting, visible, ready, well-formed).
+    /// `Ok` when the seed may receive shoots at all (not deleting, visible, ready, well-formed);
+    /// otherwise why not, an [`Unusable`] built once per seed change.
     pub usable: Result<(), Reason>,
     pub zone_mode: ZoneMode,
     pub taints: Vec<(String, Option<String>)>,
@@ -167,10 +186,11 @@ impl SeedInfo {
         };
 
         let usable = if let Some((field, message)) = problems.into_iter().next() {
-            Err(Reason::InvalidSeed { field, message })
+            Err(Unusable::Invalid { field, message })
         } else {
             readiness(seed)
-        };
+        }
+        .map_err(Reason::new);
 
         SeedInfo {
             name: seed.name().into(),
@@ -225,15 +245,15 @@ fn taint_id(key: &str, value: &Option<String>) -> String {
 }
 
 /// Not deleting, visible, reconciled, `GardenletReady` and (with backup) `BackupBucketsReady`.
-fn readiness(seed: &Seed) -> Result<(), Reason> {
+fn readiness(seed: &Seed) -> Result<(), Unusable> {
     if seed.metadata.deletion_timestamp.is_some() {
-        return Err(Reason::Deleting);
+        return Err(Unusable::Deleting);
     }
     if !seed.spec.settings.visible() {
-        return Err(Reason::Invisible);
+        return Err(Unusable::Invisible);
     }
     if seed.status.last_operation.is_none() {
-        return Err(Reason::NoLastOperation);
+        return Err(Unusable::NoLastOperation);
     }
     let mut required = vec!["GardenletReady"];
     if seed.spec.backup.is_some() {
@@ -245,7 +265,7 @@ fn readiness(seed: &Seed) -> Result<(), Reason> {
             .map(|c| c.status.as_str())
             .unwrap_or("Unknown");
         if status != "True" {
-            return Err(Reason::NotReady {
+            return Err(Unusable::NotReady {
                 condition: condition.into(),
                 status: status.into(),
             });

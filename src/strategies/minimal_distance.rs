@@ -1,7 +1,9 @@
+use std::fmt;
+
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::predicates::SetStep;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
 use super::framework::keep_minimal;
@@ -87,16 +89,16 @@ impl SetStep for MinimalDistance {
             if keys.iter().any(Option::is_some) {
                 let source = format!("region ConfigMap {}", rc.name);
                 return Ok(keep_minimal(&keys, |d, minimum| match d {
-                    Some(distance) => Reason::FartherRegion {
+                    Some(distance) => Reason::new(Farther {
                         distance,
                         minimum,
                         source: source.clone(),
-                    },
-                    None => Reason::FartherRegion {
+                    }),
+                    None => Reason::new(Farther {
                         distance: i64::MAX,
                         minimum,
                         source: format!("not listed in {source}"),
-                    },
+                    }),
                 }));
             }
         }
@@ -109,20 +111,50 @@ impl SetStep for MinimalDistance {
             return Ok(distances
                 .iter()
                 .map(|d| {
-                    Some(Reason::FartherRegion {
+                    Some(Reason::new(Farther {
                         distance: *d,
                         minimum: MAX_NAME_DISTANCE,
                         source: format!("region-name distance, at most {MAX_NAME_DISTANCE}"),
-                    })
+                    }))
                 })
                 .collect());
         }
         let keys: Vec<Option<i64>> = distances.into_iter().map(Some).collect();
-        Ok(keep_minimal(&keys, |d, minimum| Reason::FartherRegion {
-            distance: d.unwrap_or(i64::MAX),
-            minimum,
-            source: "region-name distance".into(),
+        Ok(keep_minimal(&keys, |d, minimum| {
+            Reason::new(Farther {
+                distance: d.unwrap_or(i64::MAX),
+                minimum,
+                source: "region-name distance".into(),
+            })
         }))
+    }
+}
+
+/// The seed is farther from the shoot's region than the nearest seeds.
+#[derive(Debug)]
+struct Farther {
+    distance: i64,
+    minimum: i64,
+    source: String,
+}
+
+impl Declared for Farther {
+    fn name(&self) -> &'static str {
+        "fartherRegion"
+    }
+
+    fn summary(&self) -> &'static str {
+        "are farther away than the nearest seeds"
+    }
+}
+
+impl fmt::Display for Farther {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "distance {} > minimum {} ({})",
+            self.distance, self.minimum, self.source
+        )
     }
 }
 

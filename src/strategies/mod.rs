@@ -44,7 +44,7 @@ impl SetStep for RegionStrategy {
         if cx.testing {
             return Ok(seeds
                 .iter()
-                .map(|s| (s.provider != cx.provider).then_some(Reason::OtherProvider))
+                .map(|s| (s.provider != cx.provider).then(framework::other_provider))
                 .collect());
         }
         match self.strategy {

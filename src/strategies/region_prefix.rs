@@ -1,10 +1,12 @@
+use std::fmt;
+
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::predicates::SetStep;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::keep_minimal;
+use super::framework::{keep_minimal, other_provider};
 
 /// Same provider, and among those the seeds whose region shares the longest common prefix with
 /// the shoot's region (`eu-north-1` -> `eu-central-1` before `us-east-1`).
@@ -36,13 +38,41 @@ impl SetStep for RegionPrefix {
             .iter()
             .map(|s| (s.provider == cx.provider).then(|| key(&s.region, cx)))
             .collect();
+        let other_provider = other_provider();
         Ok(keep_minimal(&keys, |k, min| match k {
-            None => Reason::OtherProvider,
-            Some(k) => Reason::ShorterRegionPrefix {
+            None => other_provider.clone(),
+            Some(k) => Reason::new(ShorterPrefix {
                 common: (-k) as usize,
                 best: (-min) as usize,
-            },
+            }),
         }))
+    }
+}
+
+/// The seed's region shares a shorter prefix with the shoot's than the best seeds' regions.
+#[derive(Debug)]
+struct ShorterPrefix {
+    common: usize,
+    best: usize,
+}
+
+impl Declared for ShorterPrefix {
+    fn name(&self) -> &'static str {
+        "shorterRegionPrefix"
+    }
+
+    fn summary(&self) -> &'static str {
+        "share a shorter region prefix than the best seeds"
+    }
+}
+
+impl fmt::Display for ShorterPrefix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "common region prefix of {} characters < best {}",
+            self.common, self.best
+        )
     }
 }
 

@@ -1,11 +1,13 @@
-use std::sync::Arc;
+use std::fmt;
 
 use rustc_hash::FxHashMap;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::predicates::SetStep;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
+
+use super::framework::other_provider;
 use crate::snapshot::{SeedInfo, Snapshot};
 
 /// Upstream's default: the seed has the shoot's provider type and region.
@@ -23,24 +25,54 @@ impl SetStep for SameRegion {
         _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
         // The seeds of one region share its reason.
-        let mut regions: FxHashMap<&str, Arc<str>> = FxHashMap::default();
+        let mut regions: FxHashMap<&str, Reason> = FxHashMap::default();
+        let other_provider = other_provider();
         Ok(seeds
             .iter()
             .map(|s| {
                 if s.provider != cx.provider {
-                    Some(Reason::OtherProvider)
+                    Some(other_provider.clone())
                 } else if s.region != cx.region {
-                    let region = regions
-                        .entry(&s.region)
-                        .or_insert_with(|| s.region.as_str().into());
-                    Some(Reason::OtherRegion {
-                        region: Arc::clone(region),
-                    })
+                    let reason = regions.entry(&s.region).or_insert_with(|| {
+                        Reason::new(OtherRegion {
+                            region: s.region.clone(),
+                        })
+                    });
+                    Some(reason.clone())
                 } else {
                     None
                 }
             })
             .collect())
+    }
+}
+
+/// The seed is in another region than the shoot.
+#[derive(Debug)]
+struct OtherRegion {
+    region: String,
+}
+
+impl Declared for OtherRegion {
+    fn name(&self) -> &'static str {
+        "otherRegion"
+    }
+
+    fn summary(&self) -> &'static str {
+        "are in another region"
+    }
+
+    fn hint(&self) -> Option<String> {
+        Some(
+            "add a seed in the shoot's region or use candidateDeterminationStrategy MinimalDistance"
+                .into(),
+        )
+    }
+}
+
+impl fmt::Display for OtherRegion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "seed is in region {:?}", self.region)
     }
 }
 

@@ -8,7 +8,6 @@ use tokio::time::Instant;
 
 use super::{Cache, Change};
 use crate::api::{Shoot, object_key};
-use crate::reason::Reason;
 use crate::schedule::FitError;
 
 /// How long a successful bind may stay unconfirmed by the watch before the shoot is read to
@@ -84,14 +83,9 @@ impl Cache {
     /// Records that `key` did not fit: a seed that refused it for capacity while holding an
     /// assumed placement may have room once that placement is dropped.
     pub fn note_refused(&mut self, key: &str, fit: &FitError) {
-        let FitError::NoFit { rejected, .. } = fit else {
-            return;
-        };
-        for r in rejected {
-            if matches!(r.reason, Reason::Capacity { .. })
-                && self.assumed.values().any(|a| *a.seed == *r.seed)
-            {
-                let refused = self.refused_for.entry(r.seed.to_string()).or_default();
+        for seed in fit.full_seeds() {
+            if self.assumed.values().any(|a| *a.seed == **seed) {
+                let refused = self.refused_for.entry(seed.to_string()).or_default();
                 if !refused.iter().any(|k| **k == *key) {
                     refused.push(key.into());
                 }

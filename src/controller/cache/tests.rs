@@ -1,6 +1,5 @@
 use super::*;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
-use crate::reason::Reason;
 use crate::schedule::FitError;
 
 fn names() -> Vec<String> {
@@ -137,17 +136,14 @@ fn a_failed_bind_frees_the_assumed_slot_and_makes_the_shoot_pending_again() {
 }
 
 fn refused_for_capacity(seed: &str) -> FitError {
-    FitError::NoFit {
-        total: 1,
-        rejected: vec![crate::schedule::Rejection {
+    FitError::no_fit(
+        1,
+        vec![crate::schedule::Rejection {
             seed: seed.into(),
             stage: "filter",
-            reason: Reason::Capacity {
-                used: 1,
-                allocatable: 1,
-            },
+            reason: crate::reason::testing::full(),
         }],
-    }
+    )
 }
 
 #[test]

@@ -77,7 +77,9 @@ fn survivors(
                 unreachable!("a set check belongs to a set step");
             };
             match check {
-                SetCheck::Prefer { flag, otherwise } => {
+                SetCheck::Prefer {
+                    flag, otherwise, ..
+                } => {
                     let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
                     if positions.iter().any(|&i| preferred(i)) {
                         compact(&mut positions, preferred);

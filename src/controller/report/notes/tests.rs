@@ -45,10 +45,7 @@ fn the_success_note_is_upstreams_unless_priorities_or_profiles_add_to_it() {
 
 #[test]
 fn the_failure_description_is_worded_as_upstream() {
-    let err = FitError::NoFit {
-        total: 0,
-        rejected: vec![],
-    };
+    let err = FitError::no_fit(0, vec![]);
     assert_eq!(
         failure_description(&err),
         "Failed to schedule Shoot: 0/0 seeds are available: no seeds are registered."
