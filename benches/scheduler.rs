@@ -11,7 +11,8 @@
 //! grid cells (comma-separated lists); `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
 //! process at landscape scale, `BENCH_SCALE_WATCH_CACHE=off,on` the API servers each row runs on
 //! (relists only with the cache off), `BENCH_SCALE_PAGES=default,2000` the list page sizes of
-//! its runs at the default client limit, `BENCH_SCALE_NO_LIMIT=0` skips the run without a limit.
+//! its runs at the default client limit, `BENCH_SCALE_NO_LIMIT=0` skips the run without a limit,
+//! `BENCH_SCALE_DRIP=0` creates no shoots while the relist runs.
 
 use std::alloc::System;
 use std::fmt::Write as _;
@@ -70,6 +71,8 @@ struct Mode {
     scale_pages: Vec<Option<u32>>,
     /// a run without a client limit too
     scale_no_limit: bool,
+    /// shoots created while the relist runs
+    scale_drip: bool,
     sections: Vec<String>,
 }
 
@@ -111,6 +114,7 @@ impl Mode {
                 scale_watch_cache: vec![false, true],
                 scale_pages: vec![None],
                 scale_no_limit: true,
+                scale_drip: true,
                 sections,
             }
         } else {
@@ -135,6 +139,7 @@ impl Mode {
                 scale_watch_cache: vec![false, true],
                 scale_pages: vec![None],
                 scale_no_limit: true,
+                scale_drip: true,
                 sections,
             }
         }
@@ -184,6 +189,9 @@ impl Mode {
         }
         if let Ok(v) = std::env::var("BENCH_SCALE_NO_LIMIT") {
             self.scale_no_limit = v != "0";
+        }
+        if let Ok(v) = std::env::var("BENCH_SCALE_DRIP") {
+            self.scale_drip = v != "0";
         }
         self
     }
@@ -1644,6 +1652,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             watch_cache,
             pages: mode.scale_pages.clone(),
             no_limit: mode.scale_no_limit,
+            drip: mode.scale_drip,
         };
         match std::panic::catch_unwind(|| e2e::scale::run(&spec)) {
             Ok(row) => rows.push(row),
