@@ -5,7 +5,7 @@
 //! quality chart in `target/performance-quality.svg`.
 //!
 //! `BENCH_QUICK=1` runs a small version in a few minutes (of which the process at landscape
-//! scale, one row of 2,000 shoots, takes about one).
+//! scale, 2,000 shoots against the API server with its watch cache off and on, takes about two).
 //! `BENCH_SECTIONS=latency,memory,quality,e2e,carbon,scale` runs a subset (`latency` includes the
 //! baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
 //! grid cells (comma-separated lists); `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
