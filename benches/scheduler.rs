@@ -5,11 +5,14 @@
 //! quality chart in `target/performance-quality.svg`.
 //!
 //! `BENCH_QUICK=1` runs a small version in a few minutes (of which the process at landscape
-//! scale, one row of 2,000 shoots, takes about one).
+//! scale, 2,000 shoots against the API server with its watch cache off and on, takes about two).
 //! `BENCH_SECTIONS=latency,memory,quality,e2e,carbon,scale` runs a subset (`latency` includes the
 //! baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
 //! grid cells (comma-separated lists); `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
-//! process at landscape scale.
+//! process at landscape scale, `BENCH_SCALE_WATCH_CACHE=off,on` the API servers each row runs on
+//! (relists only with the cache off), `BENCH_SCALE_PAGES=default,2000` the list page sizes of
+//! its runs at the default client limit, `BENCH_SCALE_NO_LIMIT=0` skips the run without a limit,
+//! `BENCH_SCALE_DRIP=0` creates no shoots while the relist runs.
 
 use std::alloc::System;
 use std::fmt::Write as _;
@@ -62,6 +65,14 @@ struct Mode {
     /// shoots in the API server per row of the process at landscape scale, and new shoots per burst
     scale_shoots: Vec<usize>,
     scale_burst: usize,
+    /// per row of shoots: the API servers to run it on (watch cache on or off)
+    scale_watch_cache: Vec<bool>,
+    /// `schedulers.shoot.listPageSize` of the runs at the default client limit (`None`: default)
+    scale_pages: Vec<Option<u32>>,
+    /// a run without a client limit too
+    scale_no_limit: bool,
+    /// shoots created while the relist runs
+    scale_drip: bool,
     sections: Vec<String>,
 }
 
@@ -100,6 +111,10 @@ impl Mode {
                 e2e_shoots: 100,
                 scale_shoots: vec![2_000],
                 scale_burst: 200,
+                scale_watch_cache: vec![false, true],
+                scale_pages: vec![None],
+                scale_no_limit: true,
+                scale_drip: true,
                 sections,
             }
         } else {
@@ -121,6 +136,10 @@ impl Mode {
                 e2e_shoots: 1_000,
                 scale_shoots: vec![0, 10_000, 50_000, 100_000],
                 scale_burst: 1_000,
+                scale_watch_cache: vec![false, true],
+                scale_pages: vec![None],
+                scale_no_limit: true,
+                scale_drip: true,
                 sections,
             }
         }
@@ -144,6 +163,35 @@ impl Mode {
         }
         if let Some(shoots) = list("BENCH_SCALE_SHOOTS") {
             self.scale_shoots = shoots;
+        }
+        let words = |var: &str| -> Option<Vec<String>> {
+            let v = std::env::var(var).ok()?;
+            Some(v.split(',').map(|w| w.trim().to_string()).collect())
+        };
+        if let Some(servers) = words("BENCH_SCALE_WATCH_CACHE") {
+            self.scale_watch_cache = servers
+                .iter()
+                .map(|w| match w.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    other => panic!("BENCH_SCALE_WATCH_CACHE: {other:?} is neither on nor off"),
+                })
+                .collect();
+        }
+        if let Some(pages) = words("BENCH_SCALE_PAGES") {
+            self.scale_pages = pages
+                .iter()
+                .map(|w| match w.as_str() {
+                    "default" => None,
+                    n => Some(n.replace('_', "").parse().expect("a page size or default")),
+                })
+                .collect();
+        }
+        if let Ok(v) = std::env::var("BENCH_SCALE_NO_LIMIT") {
+            self.scale_no_limit = v != "0";
+        }
+        if let Ok(v) = std::env::var("BENCH_SCALE_DRIP") {
+            self.scale_drip = v != "0";
         }
         self
     }
@@ -1589,12 +1637,22 @@ fn command_output(cmd: &str, args: &[&str]) -> String {
 fn scale_section(mode: &Mode, report: &mut Report) {
     let mut rows = Vec::new();
     let mut failed = Vec::new();
-    for &shoots in &mode.scale_shoots {
-        progress(&format!("scale: 1,000 seeds, {shoots} shoots"));
+    let rows_to_run = mode.scale_shoots.iter().flat_map(|&shoots| {
+        mode.scale_watch_cache
+            .iter()
+            .map(move |&watch_cache| (shoots, watch_cache))
+    });
+    for (shoots, watch_cache) in rows_to_run {
+        let server = server_label(watch_cache);
+        progress(&format!("scale: 1,000 seeds, {shoots} shoots, {server}"));
         let spec = e2e::scale::ScaleSpec {
             seeds: 1_000,
             shoots,
             burst: mode.scale_burst,
+            watch_cache,
+            pages: mode.scale_pages.clone(),
+            no_limit: mode.scale_no_limit,
+            drip: mode.scale_drip,
         };
         match std::panic::catch_unwind(|| e2e::scale::run(&spec)) {
             Ok(row) => rows.push(row),
@@ -1605,7 +1663,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                     .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_default();
                 failed.push(format!(
-                    "- {} shoots: not measured: {why}",
+                    "- {} shoots, {server}: not measured: {why}",
                     fmt_count(shoots as u64)
                 ));
             }
@@ -1626,8 +1684,8 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     );
     let _ = writeln!(
         body,
-        "The release binary against the test API server (watch cache off, so a compaction of etcd \
-         forces a 410) with 1,000 seeds and N bound shoots shaped like real ones (upstream's example \
+        "The release binary against the test API server (its watch cache on, as in production, or \
+         off, so that etcd serves every list and a compaction of etcd forces a 410) with 1,000 seeds and N bound shoots shaped like real ones (upstream's example \
          manifest, status with conditions and lastOperation, managedFields of four managers), written \
          into etcd directly. `MALLOC_ARENA_MAX=1` as in the image. The server and etcd share the \
          machine's cores with the scheduler; wall times move with the load, CPU times and memory much \
@@ -1636,9 +1694,11 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     let mut start = vec![
         [
             "shoots",
+            "API server",
             "avg shoot JSON",
             "landscape built in",
             "client limit",
+            "list page size",
             "start → caches synced",
             "start → first bind",
             "CPU to synced",
@@ -1656,7 +1716,9 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     let mut burst = vec![
         [
             "shoots",
+            "API server",
             "client limit",
+            "list page size",
             "new shoots bound",
             "creates took",
             "first create → last bind",
@@ -1690,11 +1752,22 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     ];
     for row in &rows {
         for r in &row.runs {
+            let limit = r
+                .label
+                .split("-page-")
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            let page = r
+                .page
+                .map_or_else(|| "default".to_string(), |p| fmt_count(p as u64));
             start.push(vec![
                 fmt_count(row.shoots as u64),
+                server_label(row.watch_cache).to_string(),
                 fmt_bytes(row.avg_json_bytes as f64),
                 fmt_duration(row.build),
-                r.label.to_string(),
+                limit.clone(),
+                page.clone(),
                 fmt_duration(r.to_synced),
                 fmt_duration(r.to_first_bind),
                 fmt_duration(r.at_synced.cpu),
@@ -1720,7 +1793,9 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             };
             burst.push(vec![
                 fmt_count(row.shoots as u64),
-                r.label.to_string(),
+                server_label(row.watch_cache).to_string(),
+                limit,
+                page,
                 format!("{} / {}", r.burst_bound, mode.scale_burst),
                 fmt_duration(r.creates_took),
                 fmt_duration(r.burst_span),
@@ -1769,8 +1844,8 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     );
     let _ = writeln!(
         body,
-        "A relist forced by a 410 on the shoot watch (etcd compacted; the watch's next restart gets \
-         410 Gone), at the default client limit; a new shoot created every 100 ms while it runs. \
+        "A relist forced by a 410 on the shoot watch (watch cache off, etcd compacted; the watch's \
+         next restart gets 410 Gone), at the default client limit and the first page size; a new shoot created every 100 ms while it runs. \
          Peak RSS: VmHWM reset at the compaction:\n\n{}",
         report::table(&relist)
     );
@@ -1778,6 +1853,14 @@ fn scale_section(mode: &Mode, report: &mut Report) {
         let _ = writeln!(body, "{f}");
     }
     report.push("Process at landscape scale", body);
+}
+
+fn server_label(watch_cache: bool) -> &'static str {
+    if watch_cache {
+        "watch cache on"
+    } else {
+        "watch cache off"
+    }
 }
 
 fn loadavg() -> String {

@@ -3,9 +3,10 @@
 //! first bind, resident memory, what the initial list costs, a burst of new shoots at the
 //! default client limit and without one, and a relist forced by a 410.
 //!
-//! The API server runs with its watch cache off, so that compacting etcd makes the next watch
-//! of the scheduler from its last resourceVersion answer 410 (as a watch cache that has moved
-//! past it does), and every list is served by etcd page by page. The shoots are written into
+//! A row runs against the API server with its watch cache off, so that compacting etcd makes the
+//! next watch of the scheduler from its last resourceVersion answer 410 (as a watch cache that
+//! has moved past it does), and every list is served by etcd page by page; or with the watch
+//! cache on, as production API servers run (start and burst only: no relist). The shoots are written into
 //! etcd directly (transactions of [`PER_TXN`] puts through its JSON gateway): building the
 //! landscape is not the scheduler's time and is reported apart.
 
@@ -39,6 +40,17 @@ pub struct ScaleSpec {
     pub shoots: usize,
     /// new pending shoots created at once, per scheduler run
     pub burst: usize,
+    /// the API server keeps its watch cache (the default); off, etcd serves every list and a
+    /// compaction forces the relist
+    pub watch_cache: bool,
+    /// `schedulers.shoot.listPageSize` of each run at the default client limit, in order;
+    /// `None`: the scheduler's default. The first run is also the one that relists.
+    pub pages: Vec<Option<u32>>,
+    /// one more run without a client limit (at the first page size)
+    pub no_limit: bool,
+    /// a new shoot every 100 ms while the relist runs (pending at its end, so counted in its
+    /// peak)
+    pub drip: bool,
 }
 
 /// Resource use of a process, from /proc.
@@ -57,7 +69,9 @@ pub struct Proc {
 
 /// One scheduler process from start.
 pub struct ProcessRun {
-    pub label: &'static str,
+    pub label: String,
+    /// `schedulers.shoot.listPageSize`, if set
+    pub page: Option<u32>,
     pub to_synced: Duration,
     pub to_first_bind: Duration,
     /// at synced caches: peak RSS so far (the initial list), CPU and bytes read
@@ -94,11 +108,12 @@ pub struct Relist {
 
 pub struct ScaleRow {
     pub shoots: usize,
+    pub watch_cache: bool,
     pub avg_json_bytes: usize,
     pub build: Duration,
     pub runs: Vec<ProcessRun>,
     pub relist: Option<Relist>,
-    /// placements the scheduler counts after everything, and how many it should
+    /// placements the scheduler counts after the relist, and how many it should
     pub counted: (f64, usize),
     /// shoots of the run's own project bound to a second seed, and left unbound
     pub bound_twice: usize,
@@ -417,11 +432,13 @@ async fn process_run(
     api: &ApiServer,
     client: &kube::Client,
     binds: &Arc<Mutex<Binds>>,
-    label: &'static str,
+    label: &str,
     rate: Option<(f32, i32)>,
-    probe: &str,
+    page: Option<u32>,
     burst: usize,
 ) -> (Scheduler, ProcessRun) {
+    let probe = format!("probe-{label}");
+    create_pending(client, vec![probe.clone()], 1).await;
     let probe_api: Api<Shoot> = Api::namespaced(client.clone(), &format!("garden-{NEW}"));
     let server = [
         pid_in(&api.state, "apiserver.pid"),
@@ -431,13 +448,20 @@ async fn process_run(
     let server_before = server_cpu();
     let mut server_at_synced = Duration::ZERO;
     let started = Instant::now();
+    let mut env = vec![("MALLOC_ARENA_MAX", "1".to_string())];
+    if let Some(page) = page {
+        env.push((
+            "GARDENER_SCHEDULER_SCHEDULERS__SHOOT__LIST_PAGE_SIZE",
+            page.to_string(),
+        ));
+    }
     let mut scheduler = Scheduler::start(
         api,
         label,
         SchedulerOptions {
             client_rate: rate,
             rust_log: Some("info"),
-            env: vec![("MALLOC_ARENA_MAX", "1".to_string())],
+            env,
             ..Default::default()
         },
     );
@@ -485,7 +509,7 @@ async fn process_run(
         }
         if to_first_bind.is_none()
             && probe_api
-                .get(probe)
+                .get(&probe)
                 .await
                 .ok()
                 .is_some_and(|s| harness::seed_of(&s).is_some())
@@ -513,7 +537,8 @@ async fn process_run(
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after_burst = proc_of(pid);
     let run = ProcessRun {
-        label,
+        label: label.to_string(),
+        page,
         to_synced: to_synced.unwrap(),
         to_first_bind: to_first_bind.unwrap(),
         at_synced,
@@ -538,6 +563,7 @@ async fn relist(
     client: &kube::Client,
     binds: &Arc<Mutex<Binds>>,
     scheduler: &Scheduler,
+    drip_shoots: bool,
 ) -> Relist {
     let pid = scheduler.pid();
     let log_from = std::fs::metadata(&scheduler.log)
@@ -583,7 +609,7 @@ async fn relist(
     let end = loop {
         tokio::select! {
             r = &mut ended => break r.unwrap().map(|_| Instant::now()),
-            _ = tokio::time::sleep(Duration::from_millis(100)) => {
+            _ = tokio::time::sleep(Duration::from_millis(100)), if drip_shoots => {
                 drip.extend(create_pending(client, vec![format!("drip-{k:04}")], 1).await);
                 k += 1;
             }
@@ -606,12 +632,49 @@ async fn relist(
     }
 }
 
-/// One row: builds the landscape, then runs the scheduler at the default client limit (start,
-/// burst, relist) and again without a limit (start, burst).
+/// Waits until the API server's watch cache for shoots is ready (it fills it from etcd after the
+/// bulk writes; meanwhile lists go to etcd and watches are refused): the scheduler then starts
+/// against a server whose cache is warm, as a production API server's is, and its start does
+/// not include the cache's.
+async fn wait_for_watch_cache(client: &kube::Client) {
+    let raw = harness::raw::<Shoot>(client);
+    let start = Instant::now();
+    loop {
+        let rv = raw
+            .list_metadata(&kube::api::ListParams::default().limit(1))
+            .await
+            .ok()
+            .and_then(|l| l.metadata.resource_version);
+        if let Some(rv) = rv {
+            let params = kube::api::WatchParams::default().timeout(1);
+            // a cache behind the list's resourceVersion answers with an error ("Too large
+            // resource version"); a ready one watches quietly until the timeout
+            if let Ok(events) = raw.watch(&params, &rv).await {
+                let events: Vec<_> = events.collect().await;
+                let served = events
+                    .iter()
+                    .all(|e| matches!(e, Ok(ev) if !matches!(ev, kube::api::WatchEvent::Error(_))));
+                if served {
+                    return;
+                }
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(900),
+            "the API server's watch cache was not ready within 15 minutes"
+        );
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
+}
+
+/// One row: builds the landscape, then runs the scheduler at the default client limit once per
+/// page size (start, burst; the first also relists when the watch cache is off) and, if asked,
+/// again without a limit (start, burst).
 pub fn run(spec: &ScaleSpec) -> ScaleRow {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     rt.block_on(async move {
-        let api = ApiServer::start_with_flags(&format!("bench-scale-{}", spec.shoots), &["--watch-cache=false"]);
+        let flags: &[&str] = if spec.watch_cache { &[] } else { &["--watch-cache=false"] };
+        let api = ApiServer::start_with_flags(&format!("bench-scale-{}", spec.shoots), flags);
         let client = api.client().await;
         let build = Instant::now();
         harness::base_landscape(&client, NEW).await;
@@ -652,58 +715,59 @@ pub fn run(spec: &ScaleSpec) -> ScaleRow {
         };
         let stored = listed["remaining"].as_i64().unwrap_or(0) + listed["items"].as_i64().unwrap_or(0);
         assert_eq!(stored as usize, spec.shoots, "the API server lists every shoot written into etcd");
+        if spec.watch_cache {
+            wait_for_watch_cache(&client).await;
+        }
         let build = build.elapsed();
 
         let binds = Arc::new(Mutex::new(Binds::default()));
         let watch = tokio::spawn(watch_binds(client.clone(), binds.clone()));
         let mut runs = Vec::new();
-        create_pending(&client, vec!["probe-limited".into()], 1).await;
-        let (scheduler, limited) =
-            process_run(&api, &client, &binds, "qps-50", None, "probe-limited", spec.burst).await;
-        runs.push(limited);
-        tokio::time::sleep(Duration::from_secs(3)).await;
-        let relist = relist(&api, &client, &binds, &scheduler).await;
-        let relisted_counted = harness::metric_sum(&scheduler.metrics(), "gardener_scheduler_seed_shoots", &[]);
-        let binds_limited = harness::metric_sum(
-            &scheduler.metrics(),
-            "gardener_scheduler_schedule_attempts_total",
-            &[("result", "scheduled")],
-        );
-        drop(scheduler);
-        create_pending(&client, vec!["probe-unlimited".into()], 1).await;
-        let (scheduler, unlimited) = process_run(
-            &api,
-            &client,
-            &binds,
-            "no-limit",
-            Some((100_000.0, 100_000)),
-            "probe-unlimited",
-            spec.burst,
-        )
-        .await;
-        runs.push(unlimited);
-        let binds_unlimited = harness::metric_sum(
-            &scheduler.metrics(),
-            "gardener_scheduler_schedule_attempts_total",
-            &[("result", "scheduled")],
-        );
+        let mut relisted = None;
+        let mut binds_made = 0.0;
+        let unlimited = spec.no_limit.then_some((spec.pages[0], "no-limit", Some((100_000.0, 100_000))));
+        let limited = spec.pages.iter().map(|&page| (page, "qps-50", None));
+        for (i, (page, limit, rate)) in limited.chain(unlimited).enumerate() {
+            let label = match page {
+                Some(p) => format!("{limit}-page-{p}"),
+                None => limit.to_string(),
+            };
+            let (scheduler, run) = process_run(&api, &client, &binds, &label, rate, page, spec.burst).await;
+            runs.push(run);
+            if i == 0 && !spec.watch_cache {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                let relist = relist(&api, &client, &binds, &scheduler, spec.drip).await;
+                let counted = harness::metric_sum(&scheduler.metrics(), "gardener_scheduler_seed_shoots", &[]);
+                let expected = spec.shoots + 1 + spec.burst + relist.drip_created;
+                relisted = Some((relist, (counted, expected)));
+            }
+            binds_made += harness::metric_sum(
+                &scheduler.metrics(),
+                "gardener_scheduler_schedule_attempts_total",
+                &[("result", "scheduled")],
+            );
+        }
         let apiserver_kib = status_kib(pid_in(&api.state, "apiserver.pid"), "VmHWM:");
         let etcd_kib = status_kib(pid_in(&api.state, "etcd.pid"), "VmHWM:");
-        drop(scheduler);
         watch.abort();
-        let new_shoots = 2 + 2 * spec.burst + relist.drip_created;
-        let expected_counted = spec.shoots + 1 + spec.burst + relist.drip_created;
+        let drip = relisted.as_ref().map_or(0, |(r, _)| r.drip_created);
+        let new_shoots = runs.len() * (1 + spec.burst) + drip;
         let b = binds.lock().unwrap();
+        let (relist, counted) = match relisted {
+            Some((r, c)) => (Some(r), c),
+            None => (None, (0.0, 0)),
+        };
         let row = ScaleRow {
             shoots: spec.shoots,
+            watch_cache: spec.watch_cache,
             avg_json_bytes,
             build,
             runs,
-            counted: (relisted_counted, expected_counted),
+            counted,
             bound_twice: b.twice,
             unbound: new_shoots.saturating_sub(b.first.len()),
-            binds: (binds_limited + binds_unlimited, new_shoots),
-            relist: Some(relist),
+            binds: (binds_made, new_shoots),
+            relist,
             apiserver_kib,
             etcd_kib,
         };

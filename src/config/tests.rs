@@ -404,6 +404,16 @@ fn explicitly_invalid_values_stay_errors_with_their_field() {
             "got -1",
         ),
         (
+            "schedulers: {shoot: {listPageSize: 0}}\n",
+            "schedulers.shoot.listPageSize",
+            "must be between 50 and 10000, got 0",
+        ),
+        (
+            "schedulers: {shoot: {listPageSize: 20000}}\n",
+            "schedulers.shoot.listPageSize",
+            "got 20000",
+        ),
+        (
             "schedulers: {backupBucket: {concurrentSyncs: -1}}\n",
             "schedulers.backupBucket.concurrentSyncs",
             "got -1",

@@ -188,6 +188,9 @@ pub enum BindingMode {
     Patch,
 }
 
+/// The default of `schedulers.shoot.listPageSize`.
+pub const DEFAULT_LIST_PAGE_SIZE: u32 = 500;
+
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ShootScheduler {
@@ -200,6 +203,9 @@ pub struct ShootScheduler {
     /// other shoots.
     #[serde(with = "crate::go_duration::serde")]
     pub decision_budget: Duration,
+    /// Objects per page when a watch lists its kind (at start and after a 410): fewer pages
+    /// list a large landscape sooner; each page is held whole while it is decoded.
+    pub list_page_size: u32,
     pub candidate_determination_strategy: String,
     /// Weighted priorities in evaluation order. Absent: `ShootCount` with weight 1.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -226,6 +232,7 @@ impl Default for ShootScheduler {
             concurrent_syncs: 5,
             retry_sync_period: Duration::from_secs(15),
             decision_budget: Duration::from_secs(5),
+            list_page_size: DEFAULT_LIST_PAGE_SIZE,
             candidate_determination_strategy: "SameRegion".into(),
             priorities: None,
             filters: None,

@@ -14,6 +14,10 @@ pub const KNOWN_FEATURE_GATES: [&str; 2] = ["AllAlpha", "AllBeta"];
 const MIN_DECISION_BUDGET: std::time::Duration = std::time::Duration::from_millis(10);
 const MAX_DECISION_BUDGET: std::time::Duration = std::time::Duration::from_secs(300);
 
+/// The bounds of `schedulers.shoot.listPageSize`: below 50 a landscape's list is thousands of
+/// requests; a page is held whole while it is decoded, and 10,000 shoots of 8 kB are 80 MB.
+const LIST_PAGE_SIZES: std::ops::RangeInclusive<u32> = 50..=10_000;
+
 /// Every semantic problem of a configuration, each with its field path.
 pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     let mut e = Vec::new();
@@ -154,6 +158,17 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
                 MIN_DECISION_BUDGET.as_millis(),
                 MAX_DECISION_BUDGET.as_secs() / 60,
                 crate::go_duration::format(shoot.decision_budget)
+            ),
+        );
+    }
+    if !LIST_PAGE_SIZES.contains(&shoot.list_page_size) {
+        err(
+            "schedulers.shoot.listPageSize",
+            format!(
+                "must be between {} and {}, got {}",
+                LIST_PAGE_SIZES.start(),
+                LIST_PAGE_SIZES.end(),
+                shoot.list_page_size
             ),
         );
     }

@@ -264,8 +264,8 @@ fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject>
 /// only when a profile uses `CarbonIntensity`; otherwise that kind counts as synced and empty.
 pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>> {
     let client = shared.watches.clone();
-    let cfg = watcher::Config::default();
-    let region_configs = watcher::Config::default().labels(&format!(
+    let cfg = watcher::Config::default().page_size(shared.list_page_size);
+    let region_configs = cfg.clone().labels(&format!(
         "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
     ));
     let mut watches = vec![
@@ -316,7 +316,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         tokio::spawn(run_feed(
             shared.clone(),
             untyped::<Project>(&client),
-            cfg,
+            cfg.clone(),
             Feed::<Project> {
                 kind: WatchedKind::Project,
                 apply: Cache::apply_project,
@@ -344,7 +344,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         watches.push(tokio::spawn(run_feed(
             shared.clone(),
             untyped::<ConfigMap>(&shared.watches),
-            watcher::Config::default().labels(&format!(
+            cfg.clone().labels(&format!(
                 "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_CARBON_INTENSITY}"
             )),
             Feed::<ConfigMap> {

@@ -139,10 +139,13 @@ impl ApiServer {
     /// etcd serves (the API server's watch cache off) gets 410 Gone. Returns the revision.
     pub fn compact_etcd(&self) -> i64 {
         let rev = self.etcd_revision();
-        let (status, body) = http_post(
+        // physical: answered once the backend has dropped the old revisions, which takes
+        // a while for gigabytes on a loaded machine
+        let (status, body) = http_post_waiting(
             self.etcd_port(),
             "/v3/kv/compaction",
             &format!(r#"{{"revision":"{rev}","physical":true}}"#),
+            Duration::from_secs(300),
         )
         .expect("etcd answers on its client port");
         assert_eq!(status, 200, "etcd compaction at {rev}: {body}");
@@ -603,8 +606,18 @@ pub fn http_request(port: u16, method: &str, path: &str) -> Option<(u16, String)
 
 /// A minimal HTTP/1.0 POST of a JSON body on 127.0.0.1; `None` when nothing listens.
 pub fn http_post(port: u16, path: &str, body: &str) -> Option<(u16, String)> {
+    http_post_waiting(port, path, body, Duration::from_secs(10))
+}
+
+/// As [`http_post`], waiting up to `limit` for the answer.
+pub fn http_post_waiting(
+    port: u16,
+    path: &str,
+    body: &str,
+    limit: Duration,
+) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    s.set_read_timeout(Some(limit)).ok()?;
     write!(
         s,
         "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",

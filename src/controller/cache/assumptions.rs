@@ -66,8 +66,8 @@ impl Cache {
         let Some(a) = self.assumed.remove(key) else {
             return Change::default();
         };
-        match self.shoots.get(key).cloned() {
-            Some(Some(shoot)) => {
+        match self.shoots.get(key).and_then(|k| k.pending.clone()) {
+            Some(shoot) => {
                 self.snapshot.upsert_shoot(&shoot);
             }
             _ => self.snapshot.remove_shoot(key),

@@ -39,6 +39,11 @@ impl WatchedKind {
         )
     }
 
+    /// The kind's position in [`WatchedKind::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
     pub fn as_str(&self) -> &'static str {
         match self {
             WatchedKind::Shoot => "Shoot",

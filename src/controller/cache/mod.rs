@@ -16,7 +16,7 @@ mod relist;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -32,6 +32,7 @@ pub use assumptions::Assumption;
 pub use compact::compact_shoot;
 use compact::{Sent, compact_meta, fingerprint, scheduling_relevant_change};
 pub use kind::WatchedKind;
+use relist::{Lists, Mark};
 
 /// What an update did to the pending set; the watch layer turns it into queue operations.
 ///
@@ -66,19 +67,21 @@ impl Change {
 #[derive(Default)]
 pub struct Cache {
     pub snapshot: Snapshot,
-    /// every known shoot; `Some` while it waits for this scheduler
-    shoots: HashMap<Arc<str>, Option<Arc<Shoot>>>,
+    /// every known shoot
+    shoots: HashMap<Arc<str>, Known>,
     /// per pending shoot, the object as the API server sent it (JSON without managedFields), at
     /// the resourceVersion of its compact form in `shoots`: a bind sends it back whole, so no
     /// field the scheduler does not know is lost. Dropped once the shoot is bound.
     raw: HashMap<Arc<str>, Arc<str>>,
     assumed: HashMap<Arc<str>, Assumption>,
     scheduler_names: Vec<String>,
-    /// per watched kind, keys seen since the watch (re)started its list
-    relisting: HashMap<WatchedKind, HashSet<String>>,
+    /// per watched kind, the number of its current list (see `relist.rs`)
+    lists: Lists,
+    /// per seed, the list that last brought it (the name shared with the snapshot's)
+    seeds_listed: HashMap<Arc<str>, Mark>,
     /// non-seed, non-shoot objects: a fingerprint of what the decision reads, to tell relevant
     /// changes from noise (status heartbeats, managed fields)
-    fingerprints: HashMap<(WatchedKind, String), u64>,
+    fingerprints: HashMap<(WatchedKind, String), Fingerprint>,
     /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile,
     /// first refused first
     refused_for: HashMap<String, Vec<Arc<str>>>,
@@ -89,6 +92,21 @@ pub struct Cache {
     /// per pending shoot that was decided at least once: why it still waits, as its last
     /// attempt left it. Dropped once the shoot is bound or gone.
     waiting: HashMap<Arc<str>, Waiting>,
+}
+
+/// A known shoot.
+struct Known {
+    /// `Some` while it waits for this scheduler
+    pending: Option<Arc<Shoot>>,
+    /// the list that last brought it
+    listed: Mark,
+}
+
+/// What the decision reads from a cloud profile, project or ConfigMap, hashed.
+struct Fingerprint {
+    hash: u64,
+    /// the list that last brought it
+    listed: Mark,
 }
 
 /// Why a pending shoot waits, as its last attempt left it (a shoot never decided has none).
@@ -196,8 +214,9 @@ impl Cache {
                 let mut placed = compact_shoot(shoot);
                 placed.spec.seed_name = Some(a.seed.clone());
                 self.snapshot.upsert_shoot(&placed);
-                self.shoots
-                    .insert(key, Some(Arc::new(compact_shoot(shoot))));
+                let listed = self.lists.mark(WatchedKind::Shoot);
+                let pending = Some(Arc::new(compact_shoot(shoot)));
+                self.shoots.insert(key, Known { pending, listed });
                 return change;
             }
             if let Some(a) = self.assumed.remove(&key) {
@@ -206,15 +225,21 @@ impl Cache {
         }
 
         self.snapshot.upsert_shoot(shoot);
-        let entry = self.shoots.entry(key.clone()).or_insert(None);
+        let listed = self.lists.mark(WatchedKind::Shoot);
+        let entry = self.shoots.entry(key.clone()).or_insert(Known {
+            pending: None,
+            listed,
+        });
+        entry.listed = listed;
         if pending {
             let new = compact_shoot(shoot);
             change.enqueue = entry
+                .pending
                 .as_ref()
                 .is_none_or(|old| scheduling_relevant_change(old, &new));
-            *entry = Some(Arc::new(new));
+            entry.pending = Some(Arc::new(new));
         } else {
-            *entry = None;
+            entry.pending = None;
             self.waiting.remove(&key);
         }
         let new_seeds = self.snapshot.usage().seeds_of(&key);
@@ -249,7 +274,7 @@ impl Cache {
         if self.assumed.contains_key(key) {
             return None;
         }
-        self.shoots.get(key).cloned().flatten()
+        self.shoots.get(key).and_then(|k| k.pending.clone())
     }
 
     /// The object the API server last sent for a pending shoot (JSON), at the resourceVersion
@@ -268,7 +293,7 @@ impl Cache {
         let mut keys: Vec<Arc<str>> = self
             .shoots
             .iter()
-            .filter(|(k, v)| v.is_some() && !self.assumed.contains_key(&***k))
+            .filter(|(k, v)| v.pending.is_some() && !self.assumed.contains_key(&***k))
             .map(|(k, _)| k.clone())
             .collect();
         keys.sort();
@@ -277,7 +302,7 @@ impl Cache {
 
     /// Records why the pending shoot `key` still waits after an attempt.
     pub fn note_waiting(&mut self, key: &str, why: Waiting) {
-        if self.shoots.get(key).is_some_and(Option::is_some) {
+        if self.shoots.get(key).is_some_and(|k| k.pending.is_some()) {
             self.waiting.insert(key.into(), why);
         }
     }
@@ -290,7 +315,7 @@ impl Cache {
             .iter()
             .filter(|(k, _)| !self.assumed.contains_key(&***k))
             .filter_map(|(k, v)| {
-                let shoot = v.as_ref()?;
+                let shoot = v.pending.as_ref()?;
                 let created = shoot.metadata.creation_timestamp.as_ref().map(|t| t.0);
                 Some((self.waiting.get(k), created))
             })
@@ -299,7 +324,7 @@ impl Cache {
     pub fn pending_count(&self) -> usize {
         self.shoots
             .iter()
-            .filter(|(k, v)| v.is_some() && !self.assumed.contains_key(&***k))
+            .filter(|(k, v)| v.pending.is_some() && !self.assumed.contains_key(&***k))
             .count()
     }
 
@@ -311,9 +336,17 @@ impl Cache {
 
     pub fn apply_seed(&mut self, seed: &Seed) -> Change {
         let name = seed.name().to_string();
-        self.mark_seen(WatchedKind::Seed, &name);
         let before = self.snapshot.seed(&name).cloned();
         self.snapshot.upsert_seed(seed);
+        let listed = self.lists.mark(WatchedKind::Seed);
+        match self.seeds_listed.get_mut(name.as_str()) {
+            Some(mark) => *mark = listed,
+            None => {
+                if let Some(s) = self.snapshot.seed(&name) {
+                    self.seeds_listed.insert(s.name.clone(), listed);
+                }
+            }
+        }
         Change {
             enqueue: false,
             retry_waiting: before.as_ref() != self.snapshot.seed(&name),
@@ -325,6 +358,7 @@ impl Cache {
     pub fn remove_seed(&mut self, name: &str) -> Change {
         let existed = self.snapshot.seed(name).is_some();
         self.snapshot.remove_seed(name);
+        self.seeds_listed.remove(name);
         Change {
             enqueue: false,
             retry_waiting: existed,
@@ -338,11 +372,13 @@ impl Cache {
     /// Records the fingerprint of what the decision reads from one object (`hash`); waiting
     /// shoots are retried only when it differs from the last one seen.
     fn record_fingerprint(&mut self, kind: WatchedKind, key: String, hash: u64) -> Change {
-        self.mark_seen(kind, &key);
-        let old = self.fingerprints.insert((kind, key), hash);
+        let listed = self.lists.mark(kind);
+        let old = self
+            .fingerprints
+            .insert((kind, key), Fingerprint { hash, listed });
         Change {
             enqueue: false,
-            retry_waiting: old != Some(hash),
+            retry_waiting: old.is_none_or(|old| old.hash != hash),
             requeue: Vec::new(),
             freed_on: None,
         }

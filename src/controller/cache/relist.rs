@@ -1,46 +1,94 @@
 //! Relists: a watch that (re)starts lists every object again; what it does not list was deleted
 //! while the watch was down.
-
-use std::collections::HashSet;
+//!
+//! Each cached object carries the number of the last list of its kind that brought it (its
+//! mark). A (re)list takes a new number and marks what it brings; at its end, what still carries
+//! an older number was not listed again. A relist of 100,000 shoots thus costs no memory beyond
+//! the number each object already holds, instead of a set of every key listed so far. A list
+//! interrupted and started again takes yet another number: what only the interrupted one
+//! brought counts as not listed.
 
 use super::{Cache, Change, WatchedKind};
+
+/// Which list of its kind last brought an object. Wrapping is harmless: only equality with the
+/// running list's number counts.
+pub(super) type Mark = u32;
+
+/// Per watched kind: the number of its current (or last) list, and whether that list is running.
+#[derive(Default)]
+pub(super) struct Lists([(Mark, bool); WatchedKind::ALL.len()]);
+
+impl Lists {
+    /// The mark objects of `kind` get when they are applied now.
+    pub(super) fn mark(&self, kind: WatchedKind) -> Mark {
+        self.0[kind.index()].0
+    }
+
+    fn begin(&mut self, kind: WatchedKind) {
+        let (mark, running) = &mut self.0[kind.index()];
+        *mark = mark.wrapping_add(1);
+        *running = true;
+    }
+
+    /// The mark of the list that ends, if one was running.
+    fn end(&mut self, kind: WatchedKind) -> Option<Mark> {
+        let (mark, running) = &mut self.0[kind.index()];
+        std::mem::take(running).then_some(*mark)
+    }
+}
 
 impl Cache {
     /// The watch of `kind` starts a (re)list.
     pub fn begin_relist(&mut self, kind: WatchedKind) {
-        self.relisting.insert(kind, HashSet::new());
+        self.lists.begin(kind);
     }
 
-    /// Counts `key` as listed in a running (re)list, even when it could not be decoded.
+    /// Counts `key` as listed in a running (re)list, even when it could not be decoded: the
+    /// object exists, so what the cache knows of it stays.
     pub fn mark_seen(&mut self, kind: WatchedKind, key: &str) {
-        if let Some(seen) = self.relisting.get_mut(&kind) {
-            seen.insert(key.to_string());
+        let mark = self.lists.mark(kind);
+        match kind {
+            WatchedKind::Shoot => {
+                if let Some(known) = self.shoots.get_mut(key) {
+                    known.listed = mark;
+                }
+            }
+            WatchedKind::Seed => {
+                if let Some(listed) = self.seeds_listed.get_mut(key) {
+                    *listed = mark;
+                }
+            }
+            other => {
+                if let Some(f) = self.fingerprints.get_mut(&(other, key.to_string())) {
+                    f.listed = mark;
+                }
+            }
         }
     }
 
     /// The (re)list of `kind` is complete: objects not listed were deleted meanwhile.
     pub fn end_relist(&mut self, kind: WatchedKind) -> Change {
-        let Some(seen) = self.relisting.remove(&kind) else {
+        let Some(mark) = self.lists.end(kind) else {
             return Change::default();
         };
         let gone: Vec<String> = match kind {
             WatchedKind::Shoot => self
                 .shoots
-                .keys()
-                .filter(|k| !seen.contains(&***k))
-                .map(|k| k.to_string())
+                .iter()
+                .filter(|(_, known)| known.listed != mark)
+                .map(|(k, _)| k.to_string())
                 .collect(),
             WatchedKind::Seed => self
                 .snapshot
                 .seeds()
+                .filter(|s| self.seeds_listed.get(&*s.name) != Some(&mark))
                 .map(|s| s.name.to_string())
-                .filter(|n| !seen.contains(n))
                 .collect(),
             _ => self
                 .fingerprints
-                .keys()
-                .filter(|(k, key)| *k == kind && !seen.contains(key))
-                .map(|(_, key)| key.clone())
+                .iter()
+                .filter(|((k, _), f)| *k == kind && f.listed != mark)
+                .map(|((_, key), _)| key.clone())
                 .collect(),
         };
         let mut change = Change::default();

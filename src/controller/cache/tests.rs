@@ -243,6 +243,119 @@ fn a_relist_removes_what_was_deleted_while_the_watch_was_down() {
     assert_eq!(st.snapshot.seeds().len(), 0);
 }
 
+/// A project owning the namespace `ns-<name>`.
+fn project(name: &str) -> crate::api::Project {
+    let mut p = crate::api::Project::default();
+    p.metadata.name = Some(name.into());
+    p.spec.namespace = Some(format!("ns-{name}"));
+    p
+}
+
+#[test]
+fn a_relist_keeps_every_object_it_lists_again_and_only_those() {
+    let mut st = Cache::new(names());
+    for s in ["s1", "s2"] {
+        st.apply_seed(&SeedBuilder::new(s).build());
+    }
+    st.apply_shoot(&ShootBuilder::new("garden-a", "bound").seed("s1").build());
+    st.apply_shoot(&ShootBuilder::new("garden-a", "deleted").seed("s2").build());
+    st.apply_shoot(&ShootBuilder::new("garden-a", "pending").build());
+    st.apply_project(&project("a"));
+    st.apply_project(&project("b"));
+    for kind in [WatchedKind::Shoot, WatchedKind::Seed, WatchedKind::Project] {
+        st.begin_relist(kind);
+    }
+    // listed again: a bound shoot as before, a pending one unchanged, one seed, one project
+    st.apply_shoot(&ShootBuilder::new("garden-a", "bound").seed("s1").build());
+    let pending = st.apply_shoot(&ShootBuilder::new("garden-a", "pending").build());
+    assert!(
+        !pending.enqueue,
+        "an unchanged pending shoot is not queued again"
+    );
+    st.apply_seed(&SeedBuilder::new("s1").build());
+    st.apply_project(&project("a"));
+
+    assert!(
+        st.end_relist(WatchedKind::Shoot).retry_waiting,
+        "s2 was freed"
+    );
+    assert_eq!(st.known_shoots(), 2);
+    assert_eq!(st.snapshot.usage().shoots_on("s1"), 1);
+    assert_eq!(st.snapshot.usage().shoots_on("s2"), 0);
+    assert_eq!(st.pending_keys(), vec![Arc::from("garden-a/pending")]);
+    assert!(st.end_relist(WatchedKind::Seed).retry_waiting);
+    let seeds: Vec<_> = st.snapshot.seeds().map(|s| s.name.to_string()).collect();
+    assert_eq!(seeds, ["s1"]);
+    assert!(st.end_relist(WatchedKind::Project).retry_waiting);
+    assert_eq!(st.snapshot.project_of("ns-a"), "a");
+    assert_eq!(st.snapshot.project_of("ns-b"), "ns-b", "b is gone");
+
+    // a list that is over removes nothing more, and nor does the next list's end without it
+    assert_eq!(st.end_relist(WatchedKind::Shoot), Change::default());
+    assert_eq!(st.known_shoots(), 2);
+}
+
+#[test]
+fn a_relist_interrupted_and_started_again_removes_what_only_the_interrupted_one_listed() {
+    let mut st = Cache::new(names());
+    st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s").build());
+    st.apply_shoot(&ShootBuilder::new("garden-a", "b").seed("s").build());
+    st.begin_relist(WatchedKind::Shoot);
+    st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s").build());
+    st.apply_shoot(&ShootBuilder::new("garden-a", "b").seed("s").build());
+    // the list fails on its second page and starts over; b was deleted meanwhile
+    st.begin_relist(WatchedKind::Shoot);
+    st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s").build());
+    assert!(st.end_relist(WatchedKind::Shoot).retry_waiting);
+    assert_eq!(st.known_shoots(), 1);
+    assert_eq!(st.snapshot.usage().shoots_on("s"), 1);
+    assert!(st.snapshot.usage().seeds_of("garden-a/b").is_empty());
+}
+
+#[test]
+fn an_object_listed_again_but_malformed_keeps_what_was_known_of_it() {
+    let mut st = Cache::new(names());
+    st.apply_seed(&SeedBuilder::new("s1").build());
+    st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s1").build());
+    st.apply_project(&project("a"));
+    // each listed again, but failing to decode: the watch marks it by its key alone
+    for (kind, key) in [
+        (WatchedKind::Shoot, "garden-a/a"),
+        (WatchedKind::Seed, "s1"),
+        (WatchedKind::Project, "a"),
+    ] {
+        st.begin_relist(kind);
+        st.mark_seen(kind, key);
+    }
+    assert!(!st.end_relist(WatchedKind::Shoot).retry_waiting);
+    assert!(!st.end_relist(WatchedKind::Seed).retry_waiting);
+    assert!(!st.end_relist(WatchedKind::Project).retry_waiting);
+    assert_eq!(st.snapshot.usage().shoots_on("s1"), 1);
+    assert_eq!(st.snapshot.project_of("ns-a"), "a");
+}
+
+#[test]
+fn a_shoot_the_watch_brought_before_a_relist_is_removed_when_the_relist_misses_it() {
+    let mut st = Cache::new(names());
+    st.begin_relist(WatchedKind::Shoot);
+    st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s").build());
+    st.end_relist(WatchedKind::Shoot);
+    // after the list, the watch brings b; then a 410, and the relist lists only a
+    st.apply_shoot(&ShootBuilder::new("garden-a", "b").build());
+    st.begin_relist(WatchedKind::Shoot);
+    st.apply_shoot(&ShootBuilder::new("garden-a", "a").seed("s").build());
+    st.end_relist(WatchedKind::Shoot);
+    assert_eq!(st.known_shoots(), 1);
+    assert!(st.pending("garden-a/b").is_none());
+}
+
+#[test]
+fn watched_kinds_are_indexed_by_their_place_in_all() {
+    for (i, kind) in WatchedKind::ALL.iter().enumerate() {
+        assert_eq!(kind.index(), i, "{kind:?}");
+    }
+}
+
 #[test]
 fn unchanged_cloud_profiles_do_not_wake_but_new_ones_do() {
     let mut st = Cache::new(names());
