@@ -683,9 +683,30 @@ pub fn raw_ns<K: Resource<DynamicType = ()>>(client: &Client, ns: &str) -> Api<D
     Api::namespaced_with(client.clone(), ns, &ApiResource::erase::<K>(&()))
 }
 
+/// Creates the object, as a test's setup does. An overloaded test server may answer a write
+/// with a timeout (etcd's `request timed out`) or 429/503 and still commit it: such a write is
+/// sent again a few times, and a conflict on a later try means the earlier one took.
 pub async fn create(api: &Api<DynamicObject>, value: Value) -> DynamicObject {
     let obj: DynamicObject = serde_json::from_value(value).unwrap();
-    api.create(&PostParams::default(), &obj).await.unwrap()
+    let name = obj.metadata.name.clone().unwrap_or_default();
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        match api.create(&PostParams::default(), &obj).await {
+            Ok(created) => return created,
+            Err(kube::Error::Api(s)) if tries > 1 && s.code == 409 => {
+                return api.get(&name).await.unwrap();
+            }
+            Err(kube::Error::Api(s)) if tries < 5 && matches!(s.code, 429 | 500 | 503 | 504) => {
+                eprintln!(
+                    "creating {name}: {} {}, sending it again",
+                    s.code, s.message
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            Err(e) => panic!("creating {name}: {e}"),
+        }
+    }
 }
 
 /// Namespaces `garden` and `garden-<project>`, the Project and the CloudProfile `local`.
@@ -844,8 +865,7 @@ pub async fn apply_example_dev(client: &Client) {
                 Some(ns) => Api::namespaced_with(client.clone(), ns, &ar),
                 None => Api::all_with(client.clone(), &ar),
             };
-            let obj: DynamicObject = serde_json::from_value(value.clone()).unwrap();
-            api.create(&PostParams::default(), &obj).await.unwrap();
+            create(&api, value.clone()).await;
             if kind == "Seed" && !value["status"].is_null() {
                 let name = value["metadata"]["name"].as_str().unwrap();
                 api.patch_status(
