@@ -12,7 +12,10 @@
 //! process at landscape scale, `BENCH_SCALE_WATCH_CACHE=off,on` the API servers each row runs on
 //! (relists only with the cache off), `BENCH_SCALE_PAGES=default,2000` the list page sizes of
 //! its runs at the default client limit, `BENCH_SCALE_NO_LIMIT=0` skips the run without a limit,
-//! `BENCH_SCALE_DRIP=0` creates no shoots while the relist runs.
+//! `BENCH_SCALE_DRIP=0` creates no shoots while the relist runs. Profiles, off by default:
+//! `BENCH_SCALE_HEAPTRACK=DIR` records each scheduler's allocations with heaptrack,
+//! `BENCH_SCALE_PPROF=DIR` the API server's CPU profile over the first
+//! `BENCH_SCALE_PPROF_SECONDS` (30) of each start, `BENCH_SCALE_PERF=DIR` the scheduler's.
 
 use std::alloc::System;
 use std::fmt::Write as _;

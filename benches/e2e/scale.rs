@@ -455,6 +455,33 @@ async fn process_run(
             page.to_string(),
         ));
     }
+    // BENCH_SCALE_HEAPTRACK=DIR: every allocation of the process, raw, into DIR (heaptrack's
+    // preload library; `heaptrack_interpret` turns the file into what `heaptrack_print` reads)
+    if let Some(dir) = std::env::var_os("BENCH_SCALE_HEAPTRACK") {
+        env.push((
+            "LD_PRELOAD",
+            "/usr/lib/heaptrack/libheaptrack_preload.so".to_string(),
+        ));
+        let out = Path::new(&dir).join(format!("heaptrack-{label}.raw"));
+        env.push(("DUMP_HEAPTRACK_OUTPUT", out.display().to_string()));
+    }
+    // BENCH_SCALE_PPROF=DIR: a CPU profile of the API server over the first
+    // BENCH_SCALE_PPROF_SECONDS (default 30) of the start, from its /debug/pprof/profile
+    let mut pprof = std::env::var_os("BENCH_SCALE_PPROF").map(|dir| {
+        let seconds = std::env::var("BENCH_SCALE_PPROF_SECONDS").unwrap_or_else(|_| "30".into());
+        let kubeconfig = std::fs::read_to_string(&api.kubeconfig).unwrap();
+        let server = kubeconfig
+            .lines()
+            .find_map(|l| l.split("server: \"").nth(1))
+            .and_then(|l| l.split('"').next())
+            .expect("the server in the kubeconfig");
+        std::process::Command::new("curl")
+            .args(["-sk", "-H", "Authorization: Bearer e2e-any-token", "-o"])
+            .arg(Path::new(&dir).join(format!("pprof-{label}.pb.gz")))
+            .arg(format!("{server}/debug/pprof/profile?seconds={seconds}"))
+            .spawn()
+            .expect("starting curl")
+    });
     let mut scheduler = Scheduler::start(
         api,
         label,
@@ -517,6 +544,9 @@ async fn process_run(
             to_first_bind = Some(started.elapsed());
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if let Some(mut p) = pprof.take() {
+        let _ = tokio::task::spawn_blocking(move || p.wait()).await;
     }
     tokio::time::sleep(Duration::from_secs(5)).await;
     let steady = proc_of(pid);
