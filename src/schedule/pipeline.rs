@@ -24,7 +24,7 @@ use crate::context::ShootContext;
 use crate::predicates::{FastCheck, Prepared, SetCheck, Stage};
 use crate::reason::{Counter, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
-use candidates::{CHECK_EVERY, from_candidates};
+use candidates::{compact, compact_within, from_candidates};
 
 /// What a decision records besides its verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,7 +224,7 @@ fn every_seed(
         }
         match (step.stage, &step.check) {
             (Stage::Filter(_), Check::Filter(check)) => {
-                let reject = |i: u32| match mode {
+                let mut reject = |i: u32| match mode {
                     Mode::Fast => {
                         rejected[i as usize] = Some((k, None));
                         false
@@ -238,39 +238,35 @@ fn every_seed(
                     },
                 };
                 let ask = |i: u32| step.passes(cx, i, cols, snap);
-                let name = step.stage.name();
-                // One loop per kind of check, so each is a tight loop over the columns.
+                let pos = &mut positions;
+                let within = || deadline.check(step.stage.name());
+                // One loop per kind of check, so each is a tight loop over the columns; a seed
+                // the check does not keep is kept only if its filter, asked for the reason,
+                // keeps it after all.
                 match check {
                     FastCheck::Skip => {}
-                    FastCheck::Providers(allowed) => sweep(
-                        &mut positions,
-                        |i| allowed[cols.provider(i) as usize],
-                        reject,
-                    ),
+                    FastCheck::Providers(allowed) => {
+                        compact(pos, |i| allowed[cols.provider(i) as usize] || reject(i))
+                    }
                     FastCheck::Bitmap(matches) => {
-                        sweep(&mut positions, |i| matches[i as usize], reject)
+                        compact(pos, |i| matches[i as usize] || reject(i))
                     }
                     FastCheck::SharedBitmap(matches) => {
-                        sweep(&mut positions, |i| matches[i as usize], reject)
+                        compact(pos, |i| matches[i as usize] || reject(i))
                     }
                     FastCheck::AccessBits {
                         required,
                         requested,
-                    } => sweep(
-                        &mut positions,
-                        |i| cols.offers_access(i, *required, *requested),
-                        reject,
-                    ),
-                    FastCheck::Capacity => sweep(&mut positions, |i| cols.has_room(i), reject),
-                    FastCheck::Flag(flag) => sweep_asking(
-                        &mut positions,
-                        |i| cols.flags(i) & flag != 0 || ask(i),
-                        reject,
-                        || deadline.check(name),
+                    } => compact(pos, |i| {
+                        cols.offers_access(i, *required, *requested) || reject(i)
+                    }),
+                    FastCheck::Capacity => compact(pos, |i| cols.has_room(i) || reject(i)),
+                    FastCheck::Flag(flag) => compact_within(
+                        pos,
+                        |i| cols.flags(i) & flag != 0 || ask(i) || reject(i),
+                        within,
                     )?,
-                    FastCheck::Ask => {
-                        sweep_asking(&mut positions, ask, reject, || deadline.check(name))?
-                    }
+                    FastCheck::Ask => compact_within(pos, |i| ask(i) || reject(i), within)?,
                 }
             }
             (
@@ -307,35 +303,6 @@ fn every_seed(
         deadline.check(step.stage.name())?;
     }
     Ok((positions, rejected))
-}
-
-/// Keeps the positions `keep` holds for, and those `reject` keeps after all.
-fn sweep(
-    positions: &mut Vec<u32>,
-    mut keep: impl FnMut(u32) -> bool,
-    mut reject: impl FnMut(u32) -> bool,
-) {
-    positions.retain(|&i| keep(i) || reject(i));
-}
-
-/// As [`sweep`] for a stage that asks its filter: `check` every few seeds says whether the
-/// decision may go on.
-fn sweep_asking(
-    positions: &mut Vec<u32>,
-    mut keep: impl FnMut(u32) -> bool,
-    mut reject: impl FnMut(u32) -> bool,
-    check: impl Fn() -> Result<(), FitError>,
-) -> Result<(), FitError> {
-    let mut seen = 0usize;
-    let mut over = Ok(());
-    positions.retain(|&i| {
-        seen += 1;
-        if over.is_ok() && seen.is_multiple_of(CHECK_EVERY) {
-            over = check();
-        }
-        over.is_err() || keep(i) || reject(i)
-    });
-    over
 }
 
 /// Each rejected seed in name order (its position), with its stage's name and reason (asked

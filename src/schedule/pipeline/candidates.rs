@@ -230,7 +230,7 @@ fn keep_passing(
 
 /// As [`compact`] for a stage that asks per seed: `check` every few seeds says whether the
 /// decision may go on.
-fn compact_within(
+pub(super) fn compact_within(
     positions: &mut Vec<u32>,
     mut keep: impl FnMut(u32) -> bool,
     check: impl Fn() -> Result<(), FitError>,
@@ -252,7 +252,7 @@ fn compact_within(
 pub(super) const CHECK_EVERY: usize = 16;
 
 /// Keeps the positions for which `keep` holds, in order.
-fn compact(positions: &mut Vec<u32>, mut keep: impl FnMut(u32) -> bool) {
+pub(super) fn compact(positions: &mut Vec<u32>, mut keep: impl FnMut(u32) -> bool) {
     let mut w = 0;
     for r in 0..positions.len() {
         let i = positions[r];
