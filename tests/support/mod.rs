@@ -59,13 +59,36 @@ fn unique_dir(prefix: &str) -> PathBuf {
     dir
 }
 
-/// A free TCP port on the loopback interface.
+/// A free TCP port on the loopback interface, picked at random below the kernel's ephemeral
+/// range (`net.ipv4.ip_local_port_range`) and never twice in one test process: a port the kernel
+/// hands out for `bind(0)` is one it also hands to outgoing connections, so between picking it
+/// and the server's own bind, a client socket (or a parallel test) could take it. Below the
+/// ephemeral range only another test's deliberate pick can collide, which start.sh retries.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    use std::collections::HashSet;
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::Mutex;
+    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|r| r.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    let (low, high) = (10000u16, ephemeral_low.max(12000));
+    let random = RandomState::new();
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
+    let given = given.get_or_insert_with(HashSet::new);
+    for attempt in 0u64..1000 {
+        let port =
+            low + (random.hash_one((std::process::id(), attempt)) % u64::from(high - low)) as u16;
+        if given.contains(&port) {
+            continue;
+        }
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.insert(port);
+            return port;
+        }
+    }
+    panic!("no free port between {low} and {high} on 127.0.0.1 after 1000 tries");
 }
 
 /// A real API server with the project's CRDs applied.
