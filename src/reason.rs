@@ -110,11 +110,11 @@ impl Serialize for Reason {
 /// refusals read; a decision in either mode builds it, explain mode also lists each rejection.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Tally {
-    /// (phrase, reason name, seeds), first counted first.
+    /// (phrase, reason name, seeds), by phrase and name.
     phrases: Vec<(&'static str, &'static str, usize)>,
-    /// (hint, seeds), first counted first.
+    /// (hint, seeds), by hint.
     hints: Vec<(String, usize)>,
-    /// The seeds that turned the shoot away for lack of room, in the order counted.
+    /// The seeds that turned the shoot away for lack of room, by name.
     full: Vec<Arc<str>>,
 }
 
@@ -164,8 +164,9 @@ impl Tally {
     }
 }
 
-/// Builds a [`Tally`] one rejected seed at a time; each reason value is looked at once (its
-/// phrase, hint and room), so counting another seed that shares it costs a lookup.
+/// Builds a [`Tally`] one rejected seed, or one group of seeds sharing a reason, at a time; each
+/// reason value is looked at once (its phrase, hint and room), so counting another seed that
+/// shares it costs a lookup. The tally does not depend on the order of counting.
 #[derive(Default)]
 pub struct Counter {
     tally: Tally,
@@ -183,6 +184,17 @@ type Entry = (usize, Option<usize>, bool);
 impl Counter {
     /// Counts `seed` as rejected for `reason`.
     pub fn add(&mut self, seed: &Arc<str>, reason: &Reason) {
+        self.add_many(reason, 1, std::iter::once(seed));
+    }
+
+    /// Counts `n` seeds as rejected for one `reason`; `seeds` names them, read only when the
+    /// reason is a lack of room.
+    pub fn add_many<'s>(
+        &mut self,
+        reason: &Reason,
+        n: usize,
+        seeds: impl IntoIterator<Item = &'s Arc<str>>,
+    ) {
         let key = Arc::as_ptr(&reason.0) as *const () as usize;
         let (phrase, hint, full) = match self.last {
             Some((last, entry)) if last == key => entry,
@@ -199,12 +211,12 @@ impl Counter {
                 entry
             }
         };
-        self.tally.phrases[phrase].2 += 1;
+        self.tally.phrases[phrase].2 += n;
         if let Some(h) = hint {
-            self.tally.hints[h].1 += 1;
+            self.tally.hints[h].1 += n;
         }
         if full {
-            self.tally.full.push(Arc::clone(seed));
+            self.tally.full.extend(seeds.into_iter().map(Arc::clone));
         }
     }
 
@@ -234,7 +246,14 @@ impl Counter {
         (phrase, hint, reason.lacks_room())
     }
 
-    pub fn finish(self) -> Tally {
+    /// The tally, in an order of its own (phrases, hints and full seeds sorted), whatever the
+    /// order the seeds were counted in.
+    pub fn finish(mut self) -> Tally {
+        let t = &mut self.tally;
+        t.phrases
+            .sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        t.hints.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        t.full.sort_unstable();
         self.tally
     }
 }

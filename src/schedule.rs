@@ -191,8 +191,9 @@ pub fn decide_scores(
 pub type Disagreement = (&'static str, Arc<str>, bool);
 
 /// Every seed where a filter's fast answer for this shoot (its check over the columns, or
-/// `passes`) differs from its `filter`, as `(stage, seed, fast verdict)`: empty when every
-/// plugin's fast check is its filter (a test hook: the `test-util` feature).
+/// `passes`) differs from its `filter`, or a set step's check over positions (a preference, a
+/// claim) from its `narrow`, as `(stage, seed, fast verdict)`: empty when every plugin's fast
+/// check is its filter (a test hook: the `test-util` feature).
 #[cfg(any(test, feature = "test-util"))]
 pub fn check_disagreements(
     shoot: &Shoot,

@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::context::ShootContext;
@@ -62,17 +63,35 @@ impl SetStep for DefaultDomain {
         }
     }
 
-    /// Nothing to check when the shoot's domain is under no seed's default domain.
+    /// A claim of the seeds with a default domain above the shoot's domain, owned by those
+    /// whose default makes it `<shoot>.<project>.<default>`; nothing to check when no seed's
+    /// default domain is above it.
     fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns) -> SetCheck<'c> {
-        let under_any = cx.domain.as_deref().is_some_and(|domain| {
-            domain
-                .match_indices('.')
-                .any(|(dot, _)| cols.has_default_domain(&domain[dot + 1..]))
-        });
-        if under_any {
-            SetCheck::Narrow
-        } else {
-            SetCheck::Skip
+        let Some(domain) = cx.domain.as_deref() else {
+            return SetCheck::Skip;
+        };
+        let mut above = domain
+            .match_indices('.')
+            .map(|(dot, _)| cols.with_default_domain(&domain[dot + 1..]))
+            .filter(|seeds| !seeds.is_empty());
+        let claimants = match (above.next(), above.next()) {
+            (None, _) => return SetCheck::Skip,
+            (Some(only), None) => Cow::Borrowed(only),
+            (Some(a), Some(b)) => {
+                let mut all: Vec<u32> =
+                    [a, b].into_iter().chain(above).flatten().copied().collect();
+                all.sort_unstable();
+                all.dedup();
+                Cow::Owned(all)
+            }
+        };
+        let owned = below_prefix(domain, &cx.name).and_then(|rest| below_prefix(rest, &cx.project));
+        SetCheck::Claim {
+            claimants,
+            owners: owned.map_or(&[], |d| cols.with_default_domain(d)),
+            reason: Reason::new(OthersDomain {
+                domain: domain.into(),
+            }),
         }
     }
 }

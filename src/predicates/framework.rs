@@ -4,6 +4,7 @@
 //! `framework` package knows none of its plugins).
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::context::ShootContext;
@@ -24,6 +25,8 @@ pub enum FastCheck<'c> {
     /// Seeds carrying this flag ([`crate::snapshot::columns::flags`]) pass; the others are
     /// asked ([`Predicate::passes`]).
     Flag(u8),
+    /// Seeds carrying this flag pass; the others pass when marked (per seed position).
+    FlagOr { flag: u8, marked: Vec<bool> },
     /// Per provider id of the columns, whether its seeds pass; the verdict and the reason
     /// depend on the seed's provider type alone, so the decision may start from the columns'
     /// index of the allowed types and asks one seed per type for the reason.
@@ -52,6 +55,15 @@ pub enum SetCheck<'c> {
     Prefer {
         flag: u8,
         otherwise: Box<dyn Fn(u32) -> bool + 'c>,
+        reason: Reason,
+    },
+    /// A claim of some seeds on the shoot: when a remaining seed is among `claimants`, only the
+    /// remaining seeds among `owners` stay, the others dropped for `reason`; when none is,
+    /// every seed stays; from a part of the set without one, only the whole set can say. Both
+    /// are seed positions in order.
+    Claim {
+        claimants: Cow<'c, [u32]>,
+        owners: &'c [u32],
         reason: Reason,
     },
     /// The step is asked with the seeds ([`SetStep::narrow`], [`SetStep::narrow_part`]).

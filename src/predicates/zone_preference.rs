@@ -59,7 +59,10 @@ impl SetStep for ZonePreference {
         }
         SetCheck::Prefer {
             flag: flags::NO_ZONE_PREFERENCE,
-            otherwise: Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
+            otherwise: {
+                let shares = cols.in_zones(&cx.worker_zones);
+                Box::new(move |i| shares[i as usize])
+            },
             reason: NOT_PREFERRED.clone(),
         }
     }

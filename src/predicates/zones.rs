@@ -79,18 +79,21 @@ impl Predicate for Zones {
     }
 
     /// Nothing to check without zones asked for; with worker zones only, seeds that do not
-    /// enforce theirs pass.
+    /// enforce theirs pass, and those with a zone of the workers (from the columns' zones).
     fn fast_check<'c>(
         &self,
         cx: &ShootContext,
         _: &Prepared,
-        _: &'c SeedColumns,
+        cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
         if cx.zone_ha || (cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty()) {
             FastCheck::Skip
         } else if cx.control_plane_zones.is_empty() {
-            FastCheck::Flag(flags::ZONES_NOT_ENFORCED)
+            FastCheck::FlagOr {
+                flag: flags::ZONES_NOT_ENFORCED,
+                marked: cols.in_zones(&cx.worker_zones),
+            }
         } else {
             FastCheck::Ask
         }

@@ -2,16 +2,18 @@
 //!
 //! Each stage is prepared once per decision ([`Predicate::prepare`]) and says, for this shoot,
 //! how it can be answered from the snapshot's per-seed columns ([`FastCheck`], [`SetCheck`]):
-//! left out (`Skip`), a flag, a bitmap, the provider index, capacity, or asked per seed. The
-//! pipeline knows this vocabulary, never which plugin speaks it.
+//! left out (`Skip`), a flag, a bitmap, the provider index, capacity, a preference or a claim
+//! over positions, or asked per seed. The pipeline knows this vocabulary, never which plugin
+//! speaks it.
 //!
 //! [`Mode::Explain`] runs every seed through every stage and keeps, for each rejected seed, the
 //! first stage that rejected it with that stage's reason. [`Mode::Fast`] runs the same stages on
 //! the same checks, but first only on the region strategy's candidates ([`SetStep::candidates`],
 //! tier by tier: kube-scheduler's PreFilter narrowing the nodes), and records no reason: when no
 //! candidate is left, it runs every seed through every stage as explain mode does, noting only
-//! which stage rejected each seed; the reasons are asked for only when no seed fits at all, from
-//! the stage that rejected the seed.
+//! the seeds each stage rejected. Only when no seed fits at all are the rejections counted by
+//! reason ([`counted`]): a set step's shared reason once for all its seeds, a stage answered from
+//! the provider types once per type, the other seeds asked one by one.
 //!
 //! [`Predicate::prepare`]: crate::predicates::Predicate::prepare
 //! [`SetStep::candidates`]: crate::predicates::SetStep::candidates
@@ -22,9 +24,9 @@ use super::{FitError, Rejection};
 use crate::budget::Deadline;
 use crate::context::ShootContext;
 use crate::predicates::{FastCheck, Prepared, SetCheck, Stage};
-use crate::reason::{Counter, Reason};
+use crate::reason::{Counter, Reason, Tally};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
-use candidates::{compact, compact_within, from_candidates};
+use candidates::{claimed, compact, compact_within, from_candidates, keep_owners};
 
 /// What a decision records besides its verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,6 +88,7 @@ impl Step<'_> {
         match check {
             FastCheck::Skip => true,
             FastCheck::Flag(flag) => cols.flags(i) & flag != 0 || ask(),
+            FastCheck::FlagOr { flag, marked } => cols.flags(i) & flag != 0 || marked[i as usize],
             FastCheck::Providers(allowed) => allowed[cols.provider(i) as usize],
             FastCheck::Bitmap(matches) => matches[i as usize],
             FastCheck::SharedBitmap(matches) => matches[i as usize],
@@ -164,75 +167,79 @@ pub(super) fn filter(
         });
     }
     let steps = compile(cx, prepared, prepared.stages.len(), cols, true);
-    let (kept, rejected_by) = every_seed(cx, &steps, snap, mode, deadline)?;
-    if mode == Mode::Fast && !kept.is_empty() {
-        return Ok(Filtered {
+    let (kept, dropped) = every_seed(cx, &steps, snap, mode, deadline)?;
+    match mode {
+        Mode::Fast if kept.is_empty() => Err(FitError::NoFit {
+            total: cols.len(),
+            tally: counted(cx, &steps, &dropped, snap),
+            rejected: Vec::new(),
+        }),
+        Mode::Fast => Ok(Filtered {
             kept,
             rejected: Vec::new(),
-        });
+        }),
+        Mode::Explain => {
+            let rejected = listed(cx, &steps, dropped, snap);
+            if kept.is_empty() {
+                return Err(FitError::no_fit(cols.len(), rejected));
+            }
+            Ok(Filtered { kept, rejected })
+        }
     }
-    if kept.is_empty() && mode == Mode::Fast {
-        let mut counter = Counter::default();
-        each_rejection(cx, &steps, rejected_by, snap, |i, _, reason| {
-            counter.add(&cols.info(i).name, reason)
-        });
-        return Err(FitError::NoFit {
-            total: cols.len(),
-            tally: counter.finish(),
-            rejected: Vec::new(),
-        });
-    }
-    let mut rejected = Vec::with_capacity(cols.len() - kept.len());
-    each_rejection(cx, &steps, rejected_by, snap, |i, stage, reason| {
-        rejected.push(Rejection {
-            seed: Arc::clone(&cols.info(i).name),
-            stage,
-            reason: reason.clone(),
-        })
-    });
-    if kept.is_empty() {
-        return Err(FitError::no_fit(cols.len(), rejected));
-    }
-    Ok(Filtered { kept, rejected })
 }
 
-/// Per seed that a stage rejected: that stage (its index among `steps`) and, from a set step or
-/// in explain mode, its reason.
-type RejectedBy = Vec<Option<(usize, Option<Reason>)>>;
+/// The seeds one stage rejected (positions, in order) and their reasons.
+struct Dropped {
+    /// The stage's index among the steps.
+    step: usize,
+    seeds: Vec<u32>,
+    reasons: Reasons,
+}
+
+/// The reasons of the seeds a stage rejected.
+enum Reasons {
+    /// Not asked yet (fast mode's per-seed stages): asked only when no seed is left.
+    Later,
+    /// One reason for every seed (a set step's shared reason).
+    Shared(Reason),
+    /// One per seed, in the order of the seeds.
+    Each(Vec<Reason>),
+}
 
 /// Every seed through `steps` (every stage, the region strategy included): the positions that
-/// pass, and per seed the stage that rejected it. Stage by stage, each over the seeds still
-/// left, so a seed's stage is the first that rejects it; a per-seed stage answers from the
-/// columns where it can (one tight loop per stage), and asks its filter otherwise. Explain mode
-/// asks a rejecting filter for its reason at once (a seed its filter then keeps goes on); fast
-/// mode leaves that to [`each_rejection`], needed only when no seed is left.
+/// pass, and per stage the seeds it rejected, so a seed's stage is the first that rejects it.
+/// Stage by stage, each over the seeds still left; a per-seed stage answers from the columns
+/// where it can (one tight loop per stage), and asks its filter otherwise. Explain mode asks a
+/// rejecting filter for its reason at once (a seed its filter then keeps goes on); fast mode
+/// leaves that to [`counted`], needed only when no seed is left.
 fn every_seed(
     cx: &ShootContext,
     steps: &[Step],
     snap: &Snapshot,
     mode: Mode,
     deadline: &Deadline,
-) -> Result<(Vec<u32>, RejectedBy), FitError> {
+) -> Result<(Vec<u32>, Vec<Dropped>), FitError> {
     let cols = snap.columns();
-    let total = cols.len();
-    let mut positions: Vec<u32> = (0..total as u32).collect();
-    let mut rejected: RejectedBy = Vec::new();
-    rejected.resize_with(total, || None);
+    let mut positions: Vec<u32> = (0..cols.len() as u32).collect();
+    let mut dropped = Vec::new();
     for (k, step) in steps.iter().enumerate() {
         if positions.is_empty() {
             break;
         }
-        match (step.stage, &step.check) {
+        let mut seeds = Vec::new();
+        let reasons = match (step.stage, &step.check) {
             (Stage::Filter(_), Check::Filter(check)) => {
+                let mut reasons = Vec::new();
                 let mut reject = |i: u32| match mode {
                     Mode::Fast => {
-                        rejected[i as usize] = Some((k, None));
+                        seeds.push(i);
                         false
                     }
                     Mode::Explain => match step.reason(cx, i, cols, snap) {
                         None => true,
-                        reason => {
-                            rejected[i as usize] = Some((k, reason));
+                        Some(reason) => {
+                            seeds.push(i);
+                            reasons.push(reason);
                             false
                         }
                     },
@@ -261,12 +268,19 @@ fn every_seed(
                         cols.offers_access(i, *required, *requested) || reject(i)
                     }),
                     FastCheck::Capacity => compact(pos, |i| cols.has_room(i) || reject(i)),
+                    FastCheck::FlagOr { flag, marked } => compact(pos, |i| {
+                        cols.flags(i) & flag != 0 || marked[i as usize] || reject(i)
+                    }),
                     FastCheck::Flag(flag) => compact_within(
                         pos,
                         |i| cols.flags(i) & flag != 0 || ask(i) || reject(i),
                         within,
                     )?,
                     FastCheck::Ask => compact_within(pos, |i| ask(i) || reject(i), within)?,
+                }
+                match mode {
+                    Mode::Fast => Reasons::Later,
+                    Mode::Explain => Reasons::Each(reasons),
                 }
             }
             (
@@ -279,79 +293,149 @@ fn every_seed(
             ) => {
                 let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
                 if positions.iter().any(|&i| preferred(i)) {
-                    positions.retain(|&i| {
-                        preferred(i) || {
-                            rejected[i as usize] = Some((k, Some(reason.clone())));
-                            false
-                        }
-                    });
+                    compact(&mut positions, |i| preferred(i) || drop_seed(&mut seeds, i));
                 }
+                Reasons::Shared(reason.clone())
+            }
+            (
+                Stage::Narrow(_),
+                Check::Set(SetCheck::Claim {
+                    claimants,
+                    owners,
+                    reason,
+                }),
+            ) => {
+                if claimed(&positions, claimants) {
+                    keep_owners(&mut positions, owners, |i| seeds.push(i));
+                }
+                Reasons::Shared(reason.clone())
             }
             (Stage::Narrow(set), _) => {
-                let seeds: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
-                let mut verdicts = set.narrow(cx, &seeds, snap)?.into_iter();
-                positions.retain(|&i| match verdicts.next().flatten() {
+                let infos: Vec<&SeedInfo> = positions.iter().map(|&i| cols.info(i)).collect();
+                let mut verdicts = set.narrow(cx, &infos, snap)?.into_iter();
+                let mut reasons = Vec::new();
+                compact(&mut positions, |i| match verdicts.next().flatten() {
                     None => true,
                     Some(reason) => {
-                        rejected[i as usize] = Some((k, Some(reason)));
+                        seeds.push(i);
+                        reasons.push(reason);
                         false
                     }
                 });
+                Reasons::Each(reasons)
             }
-            _ => {}
+            (Stage::Filter(_), Check::Set(_)) => unreachable!("a set check belongs to a set step"),
+        };
+        if !seeds.is_empty() {
+            dropped.push(Dropped {
+                step: k,
+                seeds,
+                reasons,
+            });
         }
         deadline.check(step.stage.name())?;
     }
-    Ok((positions, rejected))
+    Ok((positions, dropped))
 }
 
-/// Each rejected seed in name order (its position), with its stage's name and reason (asked
-/// now when not yet known; a stage answered from the provider types is asked once per type).
-fn each_rejection(
-    cx: &ShootContext,
-    steps: &[Step],
-    rejected_by: RejectedBy,
-    snap: &Snapshot,
-    mut each: impl FnMut(u32, &'static str, &Reason),
-) {
+/// Notes `i` among the seeds dropped; `false`: not kept.
+fn drop_seed(seeds: &mut Vec<u32>, i: u32) -> bool {
+    seeds.push(i);
+    false
+}
+
+/// The rejections of a shoot no seed fits, counted by reason: a shared reason once for its
+/// seeds, a stage answered from the provider types once per type (one seed of each asked for
+/// the reason), the other seeds one by one (their stage asked now).
+fn counted(cx: &ShootContext, steps: &[Step], dropped: &[Dropped], snap: &Snapshot) -> Tally {
     let cols = snap.columns();
-    let mut by_provider: Vec<Option<Option<Reason>>> = Vec::new();
-    let mut by_provider_step = usize::MAX;
-    for (i, r) in rejected_by.into_iter().enumerate() {
-        let Some((k, known)) = r else {
-            continue;
-        };
-        let i = i as u32;
-        let step = &steps[k];
-        let asked;
-        let reason = match &known {
-            Some(reason) => reason,
-            None if matches!(step.check, Check::Filter(FastCheck::Providers(_))) => {
-                if by_provider_step != k {
-                    (by_provider, by_provider_step) = (vec![None; cols.providers().len()], k);
-                }
-                match by_provider[cols.provider(i) as usize]
-                    .get_or_insert_with(|| step.reason(cx, i, cols, snap))
-                {
-                    Some(reason) => reason,
-                    None => continue,
+    let name = |i: &u32| &cols.info(*i).name;
+    let mut counter = Counter::default();
+    for d in dropped {
+        let step = &steps[d.step];
+        match &d.reasons {
+            Reasons::Shared(reason) => {
+                counter.add_many(reason, d.seeds.len(), d.seeds.iter().map(name))
+            }
+            Reasons::Each(reasons) => {
+                for (i, reason) in d.seeds.iter().zip(reasons) {
+                    counter.add(name(i), reason);
                 }
             }
-            None => match step.reason(cx, i, cols, snap) {
-                Some(reason) => {
-                    asked = reason;
-                    &asked
+            Reasons::Later if matches!(step.check, Check::Filter(FastCheck::Providers(_))) => {
+                // Per provider type: its seeds and the first of them.
+                let mut per_type = vec![(0usize, 0u32); cols.providers().len()];
+                for &i in &d.seeds {
+                    let (n, first) = &mut per_type[cols.provider(i) as usize];
+                    if *n == 0 {
+                        *first = i;
+                    }
+                    *n += 1;
                 }
-                None => continue,
-            },
-        };
-        each(i, step.stage.name(), reason);
+                for (p, &(n, first)) in per_type.iter().enumerate() {
+                    if n == 0 {
+                        continue;
+                    }
+                    if let Some(reason) = step.reason(cx, first, cols, snap) {
+                        let of_type = d.seeds.iter().filter(|&&i| cols.provider(i) as usize == p);
+                        counter.add_many(&reason, n, of_type.map(name));
+                    }
+                }
+            }
+            Reasons::Later => {
+                for &i in &d.seeds {
+                    if let Some(reason) = step.reason(cx, i, cols, snap) {
+                        counter.add(name(&i), &reason);
+                    }
+                }
+            }
+        }
     }
+    counter.finish()
+}
+
+/// Every rejected seed with its stage's name and reason, in name order (position order).
+fn listed(
+    cx: &ShootContext,
+    steps: &[Step],
+    dropped: Vec<Dropped>,
+    snap: &Snapshot,
+) -> Vec<Rejection> {
+    let cols = snap.columns();
+    let mut all: Vec<(u32, &'static str, Reason)> = Vec::new();
+    for d in dropped {
+        let step = &steps[d.step];
+        let stage = step.stage.name();
+        match d.reasons {
+            Reasons::Shared(reason) => {
+                all.extend(d.seeds.iter().map(|&i| (i, stage, reason.clone())))
+            }
+            Reasons::Each(reasons) => {
+                all.extend(d.seeds.into_iter().zip(reasons).map(|(i, r)| (i, stage, r)))
+            }
+            Reasons::Later => all.extend(
+                d.seeds
+                    .into_iter()
+                    .filter_map(|i| Some((i, stage, step.reason(cx, i, cols, snap)?))),
+            ),
+        }
+    }
+    all.sort_unstable_by_key(|r| r.0);
+    all.into_iter()
+        .map(|(i, stage, reason)| Rejection {
+            seed: Arc::clone(&cols.info(i).name),
+            stage,
+            reason,
+        })
+        .collect()
 }
 
 /// Every seed where a stage's check for this shoot (columns, flags, [`Predicate::passes`])
-/// disagrees with its filter's [`Predicate::filter`]: `(stage, seed, check's verdict)`. Empty
-/// when each plugin's fast answers are its filter's (a test hook: the `test-util` feature).
+/// disagrees with its filter's [`Predicate::filter`], or a set step's preference or claim with
+/// its [`SetStep::narrow`]: `(stage, seed, check's verdict)`. Empty when each plugin's fast
+/// answers are its filter's (a test hook: the `test-util` feature).
+///
+/// [`SetStep::narrow`]: crate::predicates::SetStep::narrow
 ///
 /// [`Predicate::passes`]: crate::predicates::Predicate::passes
 /// [`Predicate::filter`]: crate::predicates::Predicate::filter
@@ -375,6 +459,49 @@ pub(super) fn disagreements(
                 let filter = p.filter(cx, step.state, cols.info(i), snap).is_ok();
                 if check != filter || asked != filter {
                     found.push((p.name(), Arc::clone(&cols.info(i).name), check));
+                }
+            }
+        }
+    }
+    // A set step's check against its `narrow`, on every seed and on two halves of them (as the
+    // seeds left by the stages before it).
+    for step in compile(cx, &prepared, stages.len(), cols, true) {
+        let (Stage::Narrow(set), Check::Set(check)) = (step.stage, &step.check) else {
+            continue;
+        };
+        for part in [
+            |_: u32| true,
+            |i: u32| i.is_multiple_of(2),
+            |i: u32| !i.is_multiple_of(2),
+        ] {
+            let seeds: Vec<u32> = (0..cols.len() as u32).filter(|&i| part(i)).collect();
+            let mut kept = seeds.clone();
+            match check {
+                SetCheck::Prefer {
+                    flag, otherwise, ..
+                } => {
+                    let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
+                    if kept.iter().any(|&i| preferred(i)) {
+                        compact(&mut kept, preferred);
+                    }
+                }
+                SetCheck::Claim {
+                    claimants, owners, ..
+                } => {
+                    if claimed(&kept, claimants) {
+                        keep_owners(&mut kept, owners, |_| {});
+                    }
+                }
+                SetCheck::Narrow | SetCheck::Skip => continue,
+            }
+            let infos: Vec<&SeedInfo> = seeds.iter().map(|&i| cols.info(i)).collect();
+            let Ok(verdicts) = set.narrow(cx, &infos, snap) else {
+                continue;
+            };
+            for (&i, verdict) in seeds.iter().zip(verdicts) {
+                let check = kept.binary_search(&i).is_ok();
+                if check != verdict.is_none() {
+                    found.push((set.name(), Arc::clone(&cols.info(i).name), check));
                 }
             }
         }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 
 use kube::core::Selector;
 
@@ -44,8 +44,10 @@ pub struct SeedColumns {
     allocatable: Vec<(String, Vec<Option<f64>>)>,
     /// per seed: what runs there
     usage: Vec<SeedUsage>,
-    /// Every distinct default domain of any seed.
-    default_domains: FxHashSet<String>,
+    /// Every zone of any seed: the positions of its seeds, in order.
+    zones: FxHashMap<String, Vec<u32>>,
+    /// Every distinct default domain of any seed: the positions of its seeds, in order.
+    default_domains: FxHashMap<String, Vec<u32>>,
     /// per seed: its `shootDefaults` networks are IPv4 (or unset) and outside the reserved
     /// ranges
     plain_network_defaults: Vec<bool>,
@@ -100,6 +102,7 @@ impl Clone for SeedColumns {
             capacity: self.capacity.clone(),
             allocatable: self.allocatable.clone(),
             usage: self.usage.clone(),
+            zones: self.zones.clone(),
             default_domains: self.default_domains.clone(),
             plain_network_defaults: self.plain_network_defaults.clone(),
             flags: self.flags.clone(),
@@ -188,7 +191,18 @@ impl SeedColumns {
             c.flags.push(flags::of(s, plain_defaults));
             c.usage
                 .push(usage.seed(&s.name).cloned().unwrap_or_default());
-            c.default_domains.extend(s.default_domains.iter().cloned());
+            for z in &s.zones {
+                let seeds = c.zones.entry(z.clone()).or_default();
+                if seeds.last() != Some(&i) {
+                    seeds.push(i);
+                }
+            }
+            for d in &s.default_domains {
+                let seeds = c.default_domains.entry(d.clone()).or_default();
+                if seeds.last() != Some(&i) {
+                    seeds.push(i);
+                }
+            }
         }
         for (i, s) in infos.iter().enumerate() {
             for (resource, v) in &s.allocatable {
@@ -244,6 +258,7 @@ impl SeedColumns {
         if old.provider != info.provider
             || old.region != info.region
             || old.default_domains != info.default_domains
+            || old.zones != info.zones
             || old.allocatable != info.allocatable
             || old.labels != info.labels
             || old.nets != info.nets
@@ -466,9 +481,20 @@ impl SeedColumns {
         Some(matches)
     }
 
-    /// Whether some seed has the default domain `d`.
-    pub fn has_default_domain(&self, d: &str) -> bool {
-        self.default_domains.contains(d)
+    /// Per seed position, whether the seed has one of `zones`.
+    pub fn in_zones<'z>(&self, zones: impl IntoIterator<Item = &'z String>) -> Vec<bool> {
+        let mut marked = vec![false; self.len()];
+        for seeds in zones.into_iter().filter_map(|z| self.zones.get(z)) {
+            for &i in seeds {
+                marked[i as usize] = true;
+            }
+        }
+        marked
+    }
+
+    /// The positions of the seeds with the default domain `d`, in order (empty when none has it).
+    pub fn with_default_domain(&self, d: &str) -> &[u32] {
+        self.default_domains.get(d).map_or(&[], Vec::as_slice)
     }
 }
 
@@ -493,36 +519,7 @@ impl Clone for BuildCount {
 }
 
 /// Properties of a seed that let a stage keep it without asking, one bit each.
-pub mod flags {
-    use crate::snapshot::{SeedInfo, ZoneMode};
-
-    pub const USABLE: u8 = 1;
-    pub const NO_EMERGENCY_STOP: u8 = 1 << 1;
-    pub const NO_TAINTS: u8 = 1 << 2;
-    pub const THREE_ZONES: u8 = 1 << 3;
-    pub const ZONES_NOT_ENFORCED: u8 = 1 << 4;
-    pub const PLAIN_NETWORK_DEFAULTS: u8 = 1 << 5;
-    /// The seed does not prefer zones (`ZonePreference` keeps it whatever the workers' zones).
-    pub const NO_ZONE_PREFERENCE: u8 = 1 << 6;
-
-    pub(super) fn of(s: &SeedInfo, plain_network_defaults: bool) -> u8 {
-        let mut f = 0;
-        for (set, bit) in [
-            (s.usable.is_ok(), USABLE),
-            (!s.emergency_stop, NO_EMERGENCY_STOP),
-            (s.taints.is_empty(), NO_TAINTS),
-            (s.zones.len() >= 3, THREE_ZONES),
-            (s.zone_mode != ZoneMode::Enforce, ZONES_NOT_ENFORCED),
-            (plain_network_defaults, PLAIN_NETWORK_DEFAULTS),
-            (s.zone_mode != ZoneMode::Prefer, NO_ZONE_PREFERENCE),
-        ] {
-            if set {
-                f |= bit;
-            }
-        }
-        f
-    }
-}
+pub mod flags;
 
 #[cfg(test)]
 mod tests;

@@ -88,6 +88,16 @@ fn survivors(
                         return Ok(None);
                     }
                 }
+                SetCheck::Claim {
+                    claimants, owners, ..
+                } => {
+                    if claimed(&positions, claimants) {
+                        keep_owners(&mut positions, owners, |_| {});
+                    } else if !whole {
+                        // The seeds outside the tier may hold a claimant.
+                        return Ok(None);
+                    }
+                }
                 SetCheck::Narrow | SetCheck::Skip => {
                     match narrowed(cx, set.as_ref(), &positions, whole, snap)? {
                         Some(verdicts) => {
@@ -168,6 +178,7 @@ fn keep_passing(
     let mut provider: Option<&[bool]> = None;
     let mut bitmaps: Vec<&[bool]> = Vec::new();
     let mut capacity = false;
+    let mut flag_or: Vec<(u8, &[bool])> = Vec::new();
     let mut access: Option<(u64, usize)> = None;
     let mut mask = 0u8;
     let mut flagged: Vec<(u8, &Step)> = Vec::new();
@@ -190,6 +201,7 @@ fn keep_passing(
             FastCheck::Bitmap(matches) => bitmaps.push(matches),
             FastCheck::SharedBitmap(matches) => bitmaps.push(matches),
             FastCheck::Capacity => capacity = true,
+            FastCheck::FlagOr { flag, marked } => flag_or.push((*flag, marked)),
             FastCheck::AccessBits {
                 required,
                 requested,
@@ -206,6 +218,9 @@ fn keep_passing(
             && bitmaps.iter().all(|m| m[i as usize])
             && access.is_none_or(|(required, requested)| cols.offers_access(i, required, requested))
             && (!capacity || cols.has_room(i))
+            && flag_or
+                .iter()
+                .all(|(flag, marked)| cols.flags(i) & flag != 0 || marked[i as usize])
             && other.iter().all(|f| f.passes(cx, i, cols, snap))
             && {
                 let missing = mask & !cols.flags(i);
@@ -260,4 +275,32 @@ pub(super) fn compact(positions: &mut Vec<u32>, mut keep: impl FnMut(u32) -> boo
         w += usize::from(keep(i));
     }
     positions.truncate(w);
+}
+
+/// Whether one of `positions` is among `claimants` (both in order).
+pub(super) fn claimed(positions: &[u32], claimants: &[u32]) -> bool {
+    if claimants.len() * 16 < positions.len() {
+        return claimants.iter().any(|c| positions.binary_search(c).is_ok());
+    }
+    let (mut a, mut b) = (positions.iter().peekable(), claimants.iter().peekable());
+    while let (Some(&&x), Some(&&y)) = (a.peek(), b.peek()) {
+        match x.cmp(&y) {
+            std::cmp::Ordering::Less => _ = a.next(),
+            std::cmp::Ordering::Greater => _ = b.next(),
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+/// Keeps the positions among `owners` (both in order), `dropped` told each other one.
+pub(super) fn keep_owners(positions: &mut Vec<u32>, owners: &[u32], mut dropped: impl FnMut(u32)) {
+    let mut owners = owners.iter().copied().peekable();
+    compact(positions, |i| {
+        while owners.next_if(|&o| o < i).is_some() {}
+        owners.peek() == Some(&i) || {
+            dropped(i);
+            false
+        }
+    });
 }
