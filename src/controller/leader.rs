@@ -6,11 +6,16 @@
 //! Every write is an update carrying the resourceVersion that was read, so two candidates can
 //! never both acquire. (Strategic-merge or apply patches are avoided: Leases are custom
 //! resources on development clusters, which do not accept strategic merge patches.)
+//!
+//! `leadership` holds what the rest of the process asks (leader now? for how long?), `lease` the
+//! requests on the Lease object; the [`Elector`] here campaigns and renews.
+
+mod leadership;
+mod lease;
 
 use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use kube::Client;
 use kube::api::{Api, PostParams};
 use tokio::sync::watch;
@@ -19,192 +24,9 @@ use tracing::{debug, info, warn};
 
 use crate::config::LeaderElection;
 
-#[derive(Debug, thiserror::Error)]
-pub enum LeaseError {
-    #[error("reading lease {lease}: {source}")]
-    Read { lease: String, source: kube::Error },
-    #[error("creating lease {lease}: {source}")]
-    Create { lease: String, source: kube::Error },
-    #[error("updating lease {lease}: {source}")]
-    Update { lease: String, source: kube::Error },
-    #[error("{action} lease {lease}: no answer within {limit:?}")]
-    Timeout {
-        action: &'static str,
-        lease: String,
-        limit: Duration,
-    },
-}
-
-/// A write of the lease.
-#[derive(Clone, Copy)]
-enum Write {
-    Create,
-    Update,
-    /// an update that gives the lease up
-    Release,
-}
-
-/// Reads the lease within `limit`.
-async fn read<T>(
-    lease: &str,
-    limit: Duration,
-    request: impl Future<Output = kube::Result<T>>,
-) -> Result<T, LeaseError> {
-    match tokio::time::timeout(limit, request).await {
-        Err(_) => Err(LeaseError::Timeout {
-            action: "reading",
-            lease: lease.to_string(),
-            limit,
-        }),
-        Ok(result) => result.map_err(|source| LeaseError::Read {
-            lease: lease.to_string(),
-            source,
-        }),
-    }
-}
-
-/// Sends a create or update of the lease within `limit`: the written lease, or `None` when
-/// another process wrote it first (409 Conflict).
-async fn written(
-    write: Write,
-    lease: &str,
-    limit: Duration,
-    request: impl Future<Output = kube::Result<Lease>>,
-) -> Result<Option<Lease>, LeaseError> {
-    let lease = lease.to_string();
-    match tokio::time::timeout(limit, request).await {
-        Err(_) => Err(LeaseError::Timeout {
-            action: match write {
-                Write::Create => "creating",
-                Write::Update => "updating",
-                Write::Release => "releasing",
-            },
-            lease,
-            limit,
-        }),
-        Ok(Ok(written)) => Ok(Some(written)),
-        Ok(Err(kube::Error::Api(s))) if s.code == 409 => Ok(None),
-        Ok(Err(source)) => Err(match write {
-            Write::Create => LeaseError::Create { lease, source },
-            Write::Update | Write::Release => LeaseError::Update { lease, source },
-        }),
-    }
-}
-
-/// How long a write sent now may take (the lease fence of the client stack asks).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Budget {
-    /// no leader election
-    Unlimited,
-    /// not the leader (or too close to the lease's end to send anything)
-    None,
-    Until(Duration),
-}
-
-/// Whether this process may bind, and for how long a write sent now is covered by the lease.
-/// Cheap to clone and to ask.
-#[derive(Clone)]
-pub struct Leadership {
-    inner: LeadershipInner,
-}
-
-#[derive(Clone)]
-enum LeadershipInner {
-    /// `leaderElect: false`
-    Always,
-    /// `Some(t)`: the last successful renewal started at `t`
-    Elected {
-        renewed: watch::Receiver<Option<Instant>>,
-        renew_deadline: Duration,
-        lease_duration: Duration,
-    },
-}
-
-impl Leadership {
-    pub fn always() -> Self {
-        Leadership {
-            inner: LeadershipInner::Always,
-        }
-    }
-
-    /// A leadership the returned sender reports renewals to (`Some(start of the renewal)`,
-    /// `None` when given up).
-    pub fn elected(cfg: &LeaderElection) -> (watch::Sender<Option<Instant>>, Leadership) {
-        let (tx, rx) = watch::channel(None);
-        let leadership = Leadership {
-            inner: LeadershipInner::Elected {
-                renewed: rx,
-                renew_deadline: cfg.renew_deadline,
-                lease_duration: cfg.lease_duration,
-            },
-        };
-        (tx, leadership)
-    }
-
-    /// Leader now? Turns false by itself once `renewDeadline` passes without a renewal, even
-    /// if the renewing task is stuck.
-    pub fn is_leader(&self) -> bool {
-        match &self.inner {
-            LeadershipInner::Always => true,
-            LeadershipInner::Elected {
-                renewed,
-                renew_deadline,
-                ..
-            } => renewed
-                .borrow()
-                .is_some_and(|t| Instant::now() < t + *renew_deadline),
-        }
-    }
-
-    /// How long a write sent now is covered by the lease: while leader, until `leaseDuration`
-    /// after the last renewal started, less `margin` (see `stack::fence`).
-    pub fn write_budget(&self, margin: Duration) -> Budget {
-        match &self.inner {
-            LeadershipInner::Always => Budget::Unlimited,
-            LeadershipInner::Elected {
-                renewed,
-                renew_deadline,
-                lease_duration,
-            } => {
-                let Some(t) = *renewed.borrow() else {
-                    return Budget::None;
-                };
-                let now = Instant::now();
-                if now >= t + *renew_deadline {
-                    return Budget::None;
-                }
-                match (t + *lease_duration).checked_duration_since(now + margin) {
-                    Some(left) if !left.is_zero() => Budget::Until(left),
-                    _ => Budget::None,
-                }
-            }
-        }
-    }
-
-    /// Waits until this process is the leader.
-    pub async fn wait_until_leader(&mut self) {
-        let LeadershipInner::Elected {
-            renewed,
-            renew_deadline,
-            ..
-        } = &mut self.inner
-        else {
-            return;
-        };
-        loop {
-            if renewed
-                .borrow_and_update()
-                .is_some_and(|t| Instant::now() < t + *renew_deadline)
-            {
-                return;
-            }
-            if renewed.changed().await.is_err() {
-                // the elector stopped: never leader again
-                std::future::pending::<()>().await;
-            }
-        }
-    }
-}
+pub use leadership::{Budget, Leadership};
+pub use lease::LeaseError;
+use lease::{LeaseRecord, Write, lease_retry_pause, now_micro, read, retryable, written};
 
 /// Runs the election loop for one identity.
 pub struct Elector {
@@ -217,59 +39,6 @@ pub struct Elector {
     tx: watch::Sender<Option<Instant>>,
     /// the last lease record seen and when (on our clock) it last changed
     observed: Option<(LeaseRecord, Instant)>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-struct LeaseRecord {
-    holder: String,
-    renew_time: Option<String>,
-    duration: Duration,
-}
-
-impl LeaseRecord {
-    fn of(lease: &Lease) -> Self {
-        let spec = lease.spec.clone().unwrap_or_default();
-        LeaseRecord {
-            holder: spec.holder_identity.unwrap_or_default(),
-            renew_time: spec.renew_time.map(|t| t.0.to_string()),
-            duration: Duration::from_secs(spec.lease_duration_seconds.unwrap_or(0).max(0) as u64),
-        }
-    }
-}
-
-fn now_micro() -> MicroTime {
-    MicroTime(k8s_openapi::jiff::Timestamp::now())
-}
-
-/// Whether a failed lease request is worth sending again within the same attempt: throttled
-/// (429), a server or gateway error (5xx), or no answer at all. The resourceVersion on every
-/// write keeps a repeated write from applying twice.
-fn retryable(e: &LeaseError) -> Option<Duration> {
-    let source = match e {
-        LeaseError::Timeout { .. } => return Some(Duration::ZERO),
-        LeaseError::Read { source, .. }
-        | LeaseError::Create { source, .. }
-        | LeaseError::Update { source, .. } => source,
-    };
-    match source {
-        kube::Error::Api(s) if s.code == 429 || s.code >= 500 => Some(Duration::from_secs(
-            s.details
-                .as_ref()
-                .map_or(0, |d| u64::from(d.retry_after_seconds)),
-        )),
-        kube::Error::Api(_) => None,
-        _ => Some(Duration::ZERO),
-    }
-}
-
-/// The pause before a lease request is sent again: the server's Retry-After, but at most a
-/// quarter of `retryPeriod` — losing the lease costs the whole landscape its scheduling, an
-/// early request costs the server little (and real clusters exempt leader election from API
-/// priority and fairness). Without a Retry-After: 50 ms, doubling, up to the same cap.
-fn lease_retry_pause(asked: Duration, tries: u32, retry_period: Duration) -> Duration {
-    let cap = (retry_period / 4).max(Duration::from_millis(50));
-    let own = Duration::from_millis(50) * 2u32.pow(tries.min(5));
-    asked.max(own).min(cap)
 }
 
 impl Elector {
