@@ -5,7 +5,8 @@
 //! errors, region distance) in leaf modules. This test parses every production file under
 //! `src/` with `syn`, collects the modules each one names (`use` trees, paths in code and in
 //! macro bodies), and fails when the modules under any one parent form a cycle, printing the
-//! lines that make it. Test code (`#[cfg(test)]` items, `tests.rs`, `tests/`) is left out.
+//! lines that make it. Test code (`#[cfg(test)]` items, `tests.rs`, `tests/`) is left out. It
+//! also holds every production file to 550 lines before its tests.
 //!
 //! A file stands for its module: `src/a/mod.rs` is `a`, `src/a/b.rs` is `a::b`; a path lands
 //! in its longest prefix that is a file. Why this is a test and not a workspace of crates:
@@ -447,4 +448,39 @@ fn every_way_of_naming_a_module_is_seen_and_test_code_is_not() {
             "inner|self::z::W@5"
         ]
     );
+}
+
+/// Lines a production file may have before its tests (`#[cfg(test)]`): a file that grows past
+/// this is split into modules that each say what they hold.
+const MAX_PRODUCTION_LINES: usize = 550;
+
+#[test]
+fn every_production_file_stays_within_the_line_limit() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    walk(&src, &src, &mut found);
+    found.push((src.join("main.rs"), vec!["main".into()]));
+    let mut over: Vec<String> = found
+        .iter()
+        .filter_map(|(path, _)| {
+            let text = fs::read_to_string(path).unwrap();
+            let lines = text
+                .lines()
+                .take_while(|l| l.trim() != "#[cfg(test)]")
+                .count();
+            (lines > MAX_PRODUCTION_LINES).then(|| {
+                format!(
+                    "{}: {lines} lines before its tests",
+                    path.strip_prefix(&src).unwrap().display()
+                )
+            })
+        })
+        .collect();
+    over.sort();
+    assert!(
+        over.is_empty(),
+        "production files over {MAX_PRODUCTION_LINES} lines; split them by responsibility:\n{}",
+        over.join("\n")
+    );
+    assert!(found.len() > 100, "the walk found the files under src/");
 }
