@@ -68,6 +68,12 @@ fn seed_obj(i: usize, b: u64) -> Seed {
     if pick(b, 21, 3) == 0 {
         s = s.access_restriction("eu-access-only");
     }
+    if pick(b, 50, 3) == 0 {
+        s = s.access_restriction("sovereign");
+    }
+    if pick(b, 52, 3) == 0 {
+        s = s.access_restriction("support-eu-only");
+    }
     if pick(b, 23, 4) == 0 {
         s = s.default_domain(DEFAULT_DOMAIN);
     }
@@ -131,6 +137,9 @@ fn shoot_obj(namespace: &str, name: &str, b: u64) -> Shoot {
     }
     if pick(b, 18, 4) == 0 {
         s = s.access_restriction("eu-access-only");
+    }
+    if pick(b, 30, 4) == 0 {
+        s = s.access_restriction("sovereign");
     }
     match pick(b, 20, 6) {
         0 => s = s.domain(&format!("{name}.p.{DEFAULT_DOMAIN}")),

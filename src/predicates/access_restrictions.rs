@@ -60,6 +60,14 @@ impl Predicate for AccessRestrictions {
                 .all(|r| seed.access_restrictions.contains(r))
     }
 
+    /// With one restriction requested, every seed rejected lacks it.
+    fn shared_reason(&self, cx: &ShootContext, state: &Prepared) -> Option<Reason> {
+        match state.get::<NoneOffered>() {
+            Some(NoneOffered(none)) if cx.access_restrictions.len() == 1 => Some(none.clone()),
+            _ => None,
+        }
+    }
+
     /// Nothing to check when none is requested; the seeds' restrictions as bits while they offer
     /// few enough distinct ones.
     fn fast_check<'c>(

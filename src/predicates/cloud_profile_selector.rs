@@ -47,6 +47,12 @@ impl Predicate for CloudProfileSelector {
         selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels)
     }
 
+    fn shared_reason(&self, _: &ShootContext, state: &Prepared) -> Option<Reason> {
+        state
+            .get::<Unmatched>()
+            .map(|Unmatched(reason)| reason.clone())
+    }
+
     /// Nothing to check without a selector; the columns keep every CloudProfile's matches.
     fn fast_check<'c>(
         &self,

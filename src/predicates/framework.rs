@@ -127,6 +127,13 @@ pub trait Predicate: Send + Sync {
     ) -> FastCheck<'c> {
         FastCheck::Ask
     }
+    /// The one reason for which this filter rejects every seed it rejects for this shoot, when
+    /// there is one (kept by [`prepare`](Predicate::prepare) in `state`): a decision that finds
+    /// no seed then counts the seeds of this stage at once instead of asking each for its
+    /// reason. `None` by default: each rejected seed is asked.
+    fn shared_reason(&self, _cx: &ShootContext, _state: &Prepared) -> Option<Reason> {
+        None
+    }
     /// Cluster data this filter reads beyond what every decision reads.
     fn cluster_data(&self) -> Vec<ClusterData> {
         Vec::new()

@@ -78,6 +78,13 @@ impl Predicate for Zones {
         }
     }
 
+    /// With worker zones only, every seed is rejected for enforcing other zones.
+    fn shared_reason(&self, _: &ShootContext, state: &Prepared) -> Option<Reason> {
+        state
+            .get::<Enforced>()
+            .map(|Enforced(reason)| reason.clone())
+    }
+
     /// Nothing to check without zones asked for; with worker zones only, seeds that do not
     /// enforce theirs pass, and those with a zone of the workers (from the columns' zones).
     fn fast_check<'c>(

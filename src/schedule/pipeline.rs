@@ -12,10 +12,12 @@
 //! tier by tier: kube-scheduler's PreFilter narrowing the nodes), and records no reason: when no
 //! candidate is left, it runs every seed through every stage as explain mode does, noting only
 //! the seeds each stage rejected. Only when no seed fits at all are the rejections counted by
-//! reason ([`counted`]): a set step's shared reason once for all its seeds, a stage answered from
-//! the provider types once per type, the other seeds asked one by one.
+//! reason ([`counted`]): a shared reason once for all its seeds (a set step's, or a filter's
+//! [`Predicate::shared_reason`]), a stage answered from the provider types once per type, the
+//! other seeds asked one by one.
 //!
 //! [`Predicate::prepare`]: crate::predicates::Predicate::prepare
+//! [`Predicate::shared_reason`]: crate::predicates::Predicate::shared_reason
 //! [`SetStep::candidates`]: crate::predicates::SetStep::candidates
 
 use std::sync::Arc;
@@ -98,6 +100,14 @@ impl Step<'_> {
             } => cols.offers_access(i, *required, *requested),
             FastCheck::Capacity => cols.has_room(i),
             FastCheck::Ask => ask(),
+        }
+    }
+
+    /// The reason of every seed a per-seed stage rejects for this shoot, when it is one.
+    fn shared_reason(&self, cx: &ShootContext) -> Option<Reason> {
+        match self.stage {
+            Stage::Filter(p) => p.shared_reason(cx, self.state),
+            Stage::Narrow(_) => None,
         }
     }
 
@@ -345,7 +355,8 @@ fn drop_seed(seeds: &mut Vec<u32>, i: u32) -> bool {
 }
 
 /// The rejections of a shoot no seed fits, counted by reason: a shared reason once for its
-/// seeds, a stage answered from the provider types once per type (one seed of each asked for
+/// seeds (a set step's, or the one reason a filter rejects every seed for), a stage answered
+/// from the provider types once per type (one seed of each asked for
 /// the reason), the other seeds one by one (their stage asked now).
 fn counted(cx: &ShootContext, steps: &[Step], dropped: &[Dropped], snap: &Snapshot) -> Tally {
     let cols = snap.columns();
@@ -361,6 +372,9 @@ fn counted(cx: &ShootContext, steps: &[Step], dropped: &[Dropped], snap: &Snapsh
                 for (i, reason) in d.seeds.iter().zip(reasons) {
                     counter.add(name(i), reason);
                 }
+            }
+            Reasons::Later if let Some(reason) = step.shared_reason(cx) => {
+                counter.add_many(&reason, d.seeds.len(), d.seeds.iter().map(name))
             }
             Reasons::Later if matches!(step.check, Check::Filter(FastCheck::Providers(_))) => {
                 // Per provider type: its seeds and the first of them.
@@ -453,11 +467,16 @@ pub(super) fn disagreements(
             let Stage::Filter(p) = step.stage else {
                 continue;
             };
+            let shared = step.shared_reason(cx);
             for i in 0..cols.len() as u32 {
                 let check = step.passes(cx, i, cols, snap);
                 let asked = p.passes(cx, step.state, cols.info(i), snap);
-                let filter = p.filter(cx, step.state, cols.info(i), snap).is_ok();
-                if check != filter || asked != filter {
+                let filter = p.filter(cx, step.state, cols.info(i), snap);
+                // A shared reason must be the reason of every seed the filter rejects.
+                let other_reason = shared
+                    .as_ref()
+                    .is_some_and(|s| filter.as_ref().is_err_and(|r| r != s));
+                if check != filter.is_ok() || asked != filter.is_ok() || other_reason {
                     found.push((p.name(), Arc::clone(&cols.info(i).name), check));
                 }
             }
