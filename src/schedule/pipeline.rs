@@ -236,7 +236,8 @@ fn every_seed(
         if positions.is_empty() {
             break;
         }
-        let mut seeds = Vec::new();
+        // Room for every seed left: growing it seed by seed costs more than the allocation.
+        let mut seeds = Vec::with_capacity(positions.len());
         let reasons = match (step.stage, &step.check) {
             (Stage::Filter(_), Check::Filter(check)) => {
                 let mut reasons = Vec::new();
