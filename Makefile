@@ -63,9 +63,10 @@ bench: ## Benchmarks, placement quality and the process at landscape scale; repo
 bench-instructions: ## Instructions per decision under callgrind, independent of machine load (needs valgrind; SEEDS, SHOOTS, DECISIONS; BENCH_PATH=reference counts schedule()).
 	hack/bench-instructions.sh
 
-lint: ## Check formatting (cargo fmt), lints (cargo clippy, warnings are errors) and that modules import one way (no cycles).
+lint: ## Check formatting (cargo fmt), lints (cargo clippy, warnings are errors), that the API docs build without warnings (cargo doc) and that modules import one way (no cycles).
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --locked --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --locked
 	$(CARGO) test --locked --test module_graph
 
 lint-chart: ## helm lint + helm template the chart with default, all-options and production values.

@@ -2,6 +2,9 @@
 //! decision a [`Deadline`] (`schedulers.shoot.decisionBudget`); the pipeline looks at it after
 //! each stage and every few seeds of a stage that asks its filter per seed, and gives up with
 //! [`FitError::OverBudget`] once it has passed. Offline commands decide without one.
+//!
+//! [`Deadline`]: crate::budget::Deadline
+//! [`FitError::OverBudget`]: crate::outcome::FitError::OverBudget
 
 use std::time::{Duration, Instant};
 

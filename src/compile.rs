@@ -2,6 +2,8 @@
 //! pass, so that every problem (of the file and of its profiles) is reported together and the
 //! files a profile reads (latency matrices, carbon points) are read once. `simulate`, `plan` and
 //! the controller receive the [`Compiled`] result and never build a chain themselves.
+//!
+//! [`Compiled`]: crate::compile::Compiled
 
 use std::path::Path;
 use std::sync::Arc;

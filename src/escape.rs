@@ -11,7 +11,7 @@
 use std::borrow::Cow;
 use std::io::{self, Write};
 
-/// Is `c` written as `\u{…}` by [`line`]?
+/// Is `c` written as `\u{…}` by [`line`](fn@line)?
 pub fn is_hidden(c: char) -> bool {
     c.is_control() // C0, DEL, C1 (NEL, CSI)
         || matches!(
@@ -42,7 +42,7 @@ pub fn comment(text: &str) -> String {
     format!("# {}\n", line(text))
 }
 
-/// `text` as lines: like [`line`], but `\n` and `\t` stay (a message of several lines, a
+/// `text` as lines: like [`line`](fn@line), but `\n` and `\t` stay (a message of several lines, a
 /// table). For whole messages and human-readable outputs.
 pub fn text(text: &str) -> Cow<'_, str> {
     escape(text, |c| c != '\n' && c != '\t' && is_hidden(c))

@@ -6,6 +6,8 @@
 //!
 //! A leaf module: it depends only on the leaf [`crate::field_error`], so any input reader can use
 //! it.
+//!
+//! [`parse_with_days`]: crate::go_duration::parse_with_days
 
 use std::fmt;
 use std::time::Duration;

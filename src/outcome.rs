@@ -2,6 +2,9 @@
 //! shoot that fits nowhere, or cannot be read, is a [`FitError`], an expected outcome rather
 //! than an error of the scheduler. The context, the predicates, the strategies and the decision
 //! all produce them, so they live below all of them (as kube-scheduler's framework `Status`).
+//!
+//! [`Rejection`]: crate::outcome::Rejection
+//! [`FitError`]: crate::outcome::FitError
 
 use std::fmt;
 use std::sync::Arc;

@@ -6,6 +6,11 @@
 //! region`) and what the user could change ([`Declared::hint`]). Nothing here knows which
 //! reasons exist. A [`Reason`] is one such value, shared by the seeds it is the same for.
 //! [`Tally`] counts rejections by phrase and hint, as the one-line failure message reads them.
+//!
+//! [`Declared`]: crate::reason::Declared
+//! [`Declared::hint`]: crate::reason::Declared::hint
+//! [`Reason`]: crate::reason::Reason
+//! [`Tally`]: crate::reason::Tally
 
 use std::any::Any;
 use std::collections::BTreeMap;

@@ -6,6 +6,9 @@
 //! [`schedule`] (explain mode: every rejection with its reason, every feasible seed with its
 //! score details) is what `simulate`, `plan` and `--explain` run. Filtering is
 //! `pipeline`, fast-mode scoring `scores`.
+//!
+//! [`decide_within`]: crate::schedule::decide_within
+//! [`schedule`]: crate::schedule::schedule
 
 use std::sync::Arc;
 

@@ -6,6 +6,8 @@
 //! reads it unset. Required-by-Gardener fields are still `Option`/defaulted
 //! here so that a malformed object becomes a clear per-object error later instead of failing a
 //! whole watch or manifest file.
+//!
+//! [`defaults`]: crate::api::defaults
 
 mod cloudprofile;
 pub mod defaults;

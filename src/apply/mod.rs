@@ -13,6 +13,10 @@
 //! destination and a succeeded last operation. What a shoot says is the only state: an apply
 //! started again on the same file finds the moves already done or under way and never binds a
 //! shoot twice. [`run`] is the thin I/O loop around the pure [`pace`] and [`check`].
+//!
+//! [`run`]: crate::apply::run
+//! [`pace`]: crate::apply::pace
+//! [`check`]: crate::apply::check
 
 pub mod check;
 pub mod cluster;

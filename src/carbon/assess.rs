@@ -201,7 +201,7 @@ fn format_horizon(d: TimeDelta) -> String {
 }
 
 impl CarbonSettings {
-    /// Normalised score: the absolute scale, or exactly [`NEUTRAL_SCORE`].
+    /// Normalised score: the absolute scale, or exactly `NEUTRAL_SCORE`.
     pub fn score(&self, a: &Assessment) -> f64 {
         match a.value() {
             Some(v) => self.scale.score(v),

@@ -9,6 +9,9 @@
 //! a warning each (errors under [`UnknownKeys::Reject`], the `--strict` flag). Every section is
 //! then checked and every problem reported with its field path. [`crate::compile`] turns the
 //! result into the profile chain in the same pass; this module knows nothing of profiles.
+//!
+//! [`set_defaults`]: crate::config::set_defaults
+//! [`UnknownKeys::Reject`]: crate::config::UnknownKeys::Reject
 
 mod defaults;
 mod load;

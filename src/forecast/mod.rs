@@ -9,6 +9,8 @@
 //!
 //! Everything here is pure: `now` is always passed in. Malformed input becomes a
 //! [`CarbonError`] naming the field, never a panic; the priority turns it into a neutral score.
+//!
+//! [`CarbonError`]: crate::forecast::CarbonError
 
 mod exporter;
 mod points;

@@ -6,6 +6,9 @@
 //! ([`migration`]: backup on both seeds, the internal and default domains), and marked live or
 //! classic with the reasons. Start times come from [`windows`]. Nothing here writes anywhere:
 //! the command prints the plan.
+//!
+//! [`migration`]: crate::plan::migration
+//! [`windows`]: crate::plan::windows
 
 mod choose;
 pub mod drain;

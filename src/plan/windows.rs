@@ -280,7 +280,7 @@ fn slot_dependencies(
 /// (then shoot name); each takes the earliest instant inside one of its window occurrences where
 /// the whole move fits in the occurrence, fewer than `max_concurrent` scheduled moves overlap it
 /// on its source and on its destination, and — when its destination is full without earlier
-/// moves leaving it — after enough of those departures have ended (see [`slot_dependencies`]).
+/// moves leaving it — after enough of those departures have ended (see `slot_dependencies`).
 /// `rooms` gives each seed's load before the plan and its capacity.
 pub fn assign(
     moves: &mut [Move],

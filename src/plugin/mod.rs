@@ -6,6 +6,11 @@
 //! values use the shared messages of [`crate::field_error`] ([`unsupported_value`],
 //! [`positive_number`], [`GREATER_THAN_ZERO`]), so that the same mistake reads the same wherever
 //! it is made.
+//!
+//! [`parse_args`]: crate::plugin::parse_args
+//! [`unsupported_value`]: crate::field_error::unsupported_value
+//! [`positive_number`]: crate::field_error::positive_number
+//! [`GREATER_THAN_ZERO`]: crate::field_error::GREATER_THAN_ZERO
 
 use serde::de::DeserializeOwned;
 

@@ -10,6 +10,14 @@
 //! Each filter's file also says how the decision answers it fast for a shoot
 //! ([`Predicate::fast_check`], [`Predicate::passes`]) and declares its reasons
 //! ([`crate::reason::Declared`]); the decision pipeline never names a filter.
+//!
+//! [`Predicate`]: crate::predicates::Predicate
+//! [`ShootContext`]: crate::context::ShootContext
+//! [`SetStep`]: crate::predicates::SetStep
+//! [`pipeline`]: crate::predicates::pipeline
+//! [`OPT_IN`]: crate::predicates::OPT_IN
+//! [`Predicate::fast_check`]: crate::predicates::Predicate::fast_check
+//! [`Predicate::passes`]: crate::predicates::Predicate::passes
 
 mod access_restrictions;
 mod cloud_profile_selector;

@@ -5,6 +5,11 @@
 //! ([`Details`]: explain mode), a separate [`Priority::normalize`] maps raw values onto 0..=100,
 //! and the profile multiplies by the configured weight. Adding a priority = one file + one line
 //! in [`REGISTRY`].
+//!
+//! [`Priority`]: crate::priorities::Priority
+//! [`Details`]: crate::priorities::Details
+//! [`Priority::normalize`]: crate::priorities::Priority::normalize
+//! [`REGISTRY`]: crate::priorities::REGISTRY
 
 mod capacity_pressure;
 mod carbon_intensity;

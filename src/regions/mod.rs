@@ -6,6 +6,8 @@
 //! resolves only where every provider listing it means the same metro area. Distances are
 //! great-circle distances between metro areas, and [`estimate_ms`] turns them into a round-trip
 //! latency estimate.
+//!
+//! [`estimate_ms`]: crate::regions::estimate_ms
 
 use std::collections::HashMap;
 use std::fmt;

@@ -413,7 +413,7 @@ impl SeedColumns {
     }
 
     /// The bits of the access restrictions `requested` (a bit no seed has for one no seed
-    /// offers), to compare with [`SeedColumns::access`]; `None` when the seeds offer too many
+    /// offers), to compare with `SeedColumns::access`; `None` when the seeds offer too many
     /// distinct ones for bits.
     pub fn access_required(&self, requested: &[String]) -> Option<u64> {
         let names = self.access_names.as_ref()?;

@@ -128,7 +128,7 @@ impl Cache {
         self.assumed.get(key)
     }
 
-    /// Binds the watch has not confirmed for [`UNCONFIRMED_BIND_CHECK`], with their seeds: the
+    /// Binds the watch has not confirmed for `UNCONFIRMED_BIND_CHECK`, with their seeds: the
     /// caller reads each shoot and applies what the read shows.
     pub fn unconfirmed(&self, now: Instant) -> Vec<(String, String)> {
         let mut keys: Vec<(String, String)> = self

@@ -54,7 +54,7 @@ pub struct Change {
 
 impl Change {
     /// The same change without queueing the key itself: for a change an attempt makes to its
-    /// own shoot, whose key the attempt's [`Requeue`](super::requeue::Requeue) places.
+    /// own shoot, whose key the attempt's `Requeue` places.
     pub fn leaving_key(self) -> Change {
         Change {
             enqueue: false,
