@@ -44,7 +44,7 @@ impl Predicate for EmergencyStop {
         _: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::Flag(flags::NO_EMERGENCY_STOP)
+        FastCheck::FlagOnly(flags::NO_EMERGENCY_STOP)
     }
 }
 

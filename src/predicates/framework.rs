@@ -25,6 +25,9 @@ pub enum FastCheck<'c> {
     /// Seeds carrying this flag ([`crate::snapshot::columns::flags`]) pass; the others are
     /// asked ([`Predicate::passes`]).
     Flag(u8),
+    /// Seeds carrying this flag pass, the others are rejected: the flag is the filter's
+    /// verdict.
+    FlagOnly(u8),
     /// Seeds carrying this flag pass; the others pass when marked (per seed position).
     FlagOr { flag: u8, marked: Vec<bool> },
     /// Per provider id of the columns, whether its seeds pass; the verdict and the reason

@@ -47,7 +47,7 @@ impl Predicate for HighAvailabilityZones {
         _: bool,
     ) -> FastCheck<'c> {
         if cx.zone_ha {
-            FastCheck::Flag(flags::THREE_ZONES)
+            FastCheck::FlagOnly(flags::THREE_ZONES)
         } else {
             FastCheck::Skip
         }

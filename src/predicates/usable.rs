@@ -39,7 +39,7 @@ impl Predicate for Usable {
         _: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::Flag(flags::USABLE)
+        FastCheck::FlagOnly(flags::USABLE)
     }
 }
 

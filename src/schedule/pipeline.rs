@@ -90,6 +90,7 @@ impl Step<'_> {
         match check {
             FastCheck::Skip => true,
             FastCheck::Flag(flag) => cols.flags(i) & flag != 0 || ask(),
+            FastCheck::FlagOnly(flag) => cols.flags(i) & flag != 0,
             FastCheck::FlagOr { flag, marked } => cols.flags(i) & flag != 0 || marked[i as usize],
             FastCheck::Providers(allowed) => allowed[cols.provider(i) as usize],
             FastCheck::Bitmap(matches) => matches[i as usize],
@@ -279,6 +280,9 @@ fn every_seed(
                         cols.offers_access(i, *required, *requested) || reject(i)
                     }),
                     FastCheck::Capacity => compact(pos, |i| cols.has_room(i) || reject(i)),
+                    FastCheck::FlagOnly(flag) => {
+                        compact(pos, |i| cols.flags(i) & flag != 0 || reject(i))
+                    }
                     FastCheck::FlagOr { flag, marked } => compact(pos, |i| {
                         cols.flags(i) & flag != 0 || marked[i as usize] || reject(i)
                     }),

@@ -164,8 +164,9 @@ fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
 
 /// Keeps the positions that pass every one of `filters` (per-seed stages): one pass over the
 /// positions reads the columns (provider types, bitmaps, access bits, capacity, the seed
-/// flags); a seed lacking a flag is asked only by the stages of the flags it lacks. Stages that
-/// ask every seed get a pass of their own, the deadline looked at every few seeds.
+/// flags); a seed lacking a flag is rejected when the flag is its stage's verdict, and otherwise
+/// asked only by the stages of the flags it lacks. Stages that ask every seed get a pass of
+/// their own, the deadline looked at every few seeds.
 fn keep_passing(
     cx: &ShootContext,
     positions: &mut Vec<u32>,
@@ -178,6 +179,7 @@ fn keep_passing(
     let mut provider: Option<&[bool]> = None;
     let mut bitmaps: Vec<&[bool]> = Vec::new();
     let mut capacity = false;
+    let mut all_of = 0u8;
     let mut flag_or: Vec<(u8, &[bool])> = Vec::new();
     let mut access: Option<(u64, usize)> = None;
     let mut mask = 0u8;
@@ -201,6 +203,10 @@ fn keep_passing(
             FastCheck::Bitmap(matches) => bitmaps.push(matches),
             FastCheck::SharedBitmap(matches) => bitmaps.push(matches),
             FastCheck::Capacity => capacity = true,
+            FastCheck::FlagOnly(flag) => {
+                mask |= flag;
+                all_of |= flag;
+            }
             FastCheck::FlagOr { flag, marked } => flag_or.push((*flag, marked)),
             FastCheck::AccessBits {
                 required,
@@ -225,9 +231,10 @@ fn keep_passing(
             && {
                 let missing = mask & !cols.flags(i);
                 missing == 0
-                    || flagged
-                        .iter()
-                        .all(|(flag, f)| flag & missing == 0 || f.passes(cx, i, cols, snap))
+                    || (missing & all_of == 0
+                        && flagged
+                            .iter()
+                            .all(|(flag, f)| flag & missing == 0 || f.passes(cx, i, cols, snap)))
             }
     });
     if let Some(last) = filters.last() {
