@@ -28,7 +28,7 @@ use crate::context::ShootContext;
 use crate::predicates::{FastCheck, Prepared, SetCheck, Stage};
 use crate::reason::{Counter, Reason, Tally};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
-use candidates::{claimed, compact, compact_within, from_candidates, keep_owners};
+use candidates::{compact, compact_within, from_candidates, over_positions};
 
 /// What a decision records besides its verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,29 +300,11 @@ fn every_seed(
             }
             (
                 Stage::Narrow(_),
-                Check::Set(SetCheck::Prefer {
-                    flag,
-                    otherwise,
-                    reason,
-                }),
+                Check::Set(
+                    check @ (SetCheck::Prefer { reason, .. } | SetCheck::Claim { reason, .. }),
+                ),
             ) => {
-                let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
-                if positions.iter().any(|&i| preferred(i)) {
-                    compact(&mut positions, |i| preferred(i) || drop_seed(&mut seeds, i));
-                }
-                Reasons::Shared(reason.clone())
-            }
-            (
-                Stage::Narrow(_),
-                Check::Set(SetCheck::Claim {
-                    claimants,
-                    owners,
-                    reason,
-                }),
-            ) => {
-                if claimed(&positions, claimants) {
-                    keep_owners(&mut positions, owners, |i| seeds.push(i));
-                }
+                over_positions(check, cols, &mut positions, |i| seeds.push(i));
                 Reasons::Shared(reason.clone())
             }
             (Stage::Narrow(set), _) => {
@@ -351,12 +333,6 @@ fn every_seed(
         deadline.check(step.stage.name())?;
     }
     Ok((positions, dropped))
-}
-
-/// Notes `i` among the seeds dropped; `false`: not kept.
-fn drop_seed(seeds: &mut Vec<u32>, i: u32) -> bool {
-    seeds.push(i);
-    false
 }
 
 /// The rejections of a shoot no seed fits, counted by reason: a shared reason once for its
@@ -499,25 +475,11 @@ pub(super) fn disagreements(
             |i: u32| !i.is_multiple_of(2),
         ] {
             let seeds: Vec<u32> = (0..cols.len() as u32).filter(|&i| part(i)).collect();
-            let mut kept = seeds.clone();
-            match check {
-                SetCheck::Prefer {
-                    flag, otherwise, ..
-                } => {
-                    let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
-                    if kept.iter().any(|&i| preferred(i)) {
-                        compact(&mut kept, preferred);
-                    }
-                }
-                SetCheck::Claim {
-                    claimants, owners, ..
-                } => {
-                    if claimed(&kept, claimants) {
-                        keep_owners(&mut kept, owners, |_| {});
-                    }
-                }
-                SetCheck::Narrow | SetCheck::Skip => continue,
+            if matches!(check, SetCheck::Narrow | SetCheck::Skip) {
+                continue;
             }
+            let mut kept = seeds.clone();
+            over_positions(check, cols, &mut kept, |_| {});
             let infos: Vec<&SeedInfo> = seeds.iter().map(|&i| cols.info(i)).collect();
             let Ok(verdicts) = set.narrow(cx, &infos, snap) else {
                 continue;

@@ -77,24 +77,9 @@ fn survivors(
                 unreachable!("a set check belongs to a set step");
             };
             match check {
-                SetCheck::Prefer {
-                    flag, otherwise, ..
-                } => {
-                    let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
-                    if positions.iter().any(|&i| preferred(i)) {
-                        compact(&mut positions, preferred);
-                    } else if !whole {
-                        // The seeds outside the tier may hold a preferred one.
-                        return Ok(None);
-                    }
-                }
-                SetCheck::Claim {
-                    claimants, owners, ..
-                } => {
-                    if claimed(&positions, claimants) {
-                        keep_owners(&mut positions, owners, |_| {});
-                    } else if !whole {
-                        // The seeds outside the tier may hold a claimant.
+                SetCheck::Prefer { .. } | SetCheck::Claim { .. } => {
+                    if !over_positions(check, cols, &mut positions, |_| {}) && !whole {
+                        // The seeds outside the tier may hold a preferred seed or a claimant.
                         return Ok(None);
                     }
                 }
@@ -285,7 +270,7 @@ pub(super) fn compact(positions: &mut Vec<u32>, mut keep: impl FnMut(u32) -> boo
 }
 
 /// Whether one of `positions` is among `claimants` (both in order).
-pub(super) fn claimed(positions: &[u32], claimants: &[u32]) -> bool {
+fn claimed(positions: &[u32], claimants: &[u32]) -> bool {
     if claimants.len() * 16 < positions.len() {
         return claimants.iter().any(|c| positions.binary_search(c).is_ok());
     }
@@ -301,7 +286,7 @@ pub(super) fn claimed(positions: &[u32], claimants: &[u32]) -> bool {
 }
 
 /// Keeps the positions among `owners` (both in order), `dropped` told each other one.
-pub(super) fn keep_owners(positions: &mut Vec<u32>, owners: &[u32], mut dropped: impl FnMut(u32)) {
+fn keep_owners(positions: &mut Vec<u32>, owners: &[u32], mut dropped: impl FnMut(u32)) {
     let mut owners = owners.iter().copied().peekable();
     compact(positions, |i| {
         while owners.next_if(|&o| o < i).is_some() {}
@@ -310,4 +295,42 @@ pub(super) fn keep_owners(positions: &mut Vec<u32>, owners: &[u32], mut dropped:
             false
         }
     });
+}
+
+/// Applies a set step's answer over positions (`Prefer`, `Claim`) to `positions`, `dropped`
+/// told each seed it drops: `true` when a preferred seed or a claimant was among them (the step
+/// narrowed), `false` when it kept every seed. Any other answer keeps every seed.
+pub(super) fn over_positions(
+    check: &SetCheck,
+    cols: &SeedColumns,
+    positions: &mut Vec<u32>,
+    mut dropped: impl FnMut(u32),
+) -> bool {
+    match check {
+        SetCheck::Prefer {
+            flag, otherwise, ..
+        } => {
+            let preferred = |i: u32| cols.flags(i) & flag != 0 || otherwise(i);
+            let any = positions.iter().any(|&i| preferred(i));
+            if any {
+                compact(positions, |i| {
+                    preferred(i) || {
+                        dropped(i);
+                        false
+                    }
+                });
+            }
+            any
+        }
+        SetCheck::Claim {
+            claimants, owners, ..
+        } => {
+            let any = claimed(positions, claimants);
+            if any {
+                keep_owners(positions, owners, dropped);
+            }
+            any
+        }
+        SetCheck::Narrow | SetCheck::Skip => false,
+    }
 }
