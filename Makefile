@@ -16,7 +16,7 @@ SOAK_RATE ?= 5
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart docker-image crds clean
+.PHONY: help build test report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart image image-check docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,12 +24,14 @@ help: ## List the targets, one line each.
 build: ## Build the release binary target/release/gardener-scheduler.
 	$(CARGO) build --release --locked
 
-test: ## Run every test, including the chart tests, the alert rules under promtool and the end-to-end tests against a real API server and Prometheus.
-	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff
+test: ## Run every test, including the chart tests, the alert rules under promtool, the end-to-end tests against a real API server and Prometheus, and the image run as the chart's Deployment says (image-check).
+	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff buildah buildah podman podman runc runc iproute2 ip openssl openssl
 	hack/tools.sh >/dev/null
+	hack/schema-tools.sh >/dev/null
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
 	CARGO=$(CARGO) hack/report-check.sh
+	$(MAKE) --no-print-directory image-check
 
 report-check: ## Render the example plan report in headless Chromium; fail on an empty screenshot or console errors.
 	hack/ensure-package.sh chromium chromium
@@ -79,7 +81,18 @@ lint-chart: ## helm lint + helm template the chart with default, all-options and
 	done; \
 	echo "chart renders with default values and with: $(CHART_VALUES)"
 
-docker-image: ## Build the container image IMAGE:VERSION (default gardener-scheduler:<crate version>).
+image: ## Build the container image IMAGE:VERSION from the Dockerfile with buildah and the binary built here (no pull of rust: needed; a local distroless-equivalent base when the public one cannot be pulled); print its size and layers.
+	hack/ensure-package.sh buildah buildah podman podman runc runc
+	$(CARGO) build --release --locked
+	hack/image.sh $(IMAGE):$(VERSION)
+
+image-check: image ## Run the image with podman exactly as the rendered chart's Deployment says, against the test API server: binds, probes, metrics, failover, stop within the grace period, bad mounts and tokens.
+	hack/ensure-package.sh podman podman runc runc prometheus promtool
+	hack/tools.sh >/dev/null
+	tests/apiserver/ensure.sh >/dev/null
+	GARDENER_SCHEDULER_IMAGE=$(IMAGE):$(VERSION) $(CARGO) test --locked --test image -- --ignored --test-threads=1
+
+docker-image: ## Build the container image IMAGE:VERSION with Docker, entirely from the public base images (the Dockerfile's default path).
 	$(DOCKER) build --tag $(IMAGE):$(VERSION) .
 
 crds: ## Regenerate config/crd/ from the API types (UPDATE_CRDS=1); the tests verify it is current.

@@ -1820,3 +1820,133 @@ fn the_default_grace_period_outlasts_the_longest_stop() {
         "terminationGracePeriodSeconds {grace} leaves no margin over the longest stop ({longest_stop} s)"
     );
 }
+
+/// The directory of hack/schema-tools.sh: kubernetes-validate (PyPI) and the prometheus-operator
+/// kinds' schemas (npm), installed into a cache outside the clone when missing.
+fn schema_tools() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(repo().join("hack/schema-tools.sh"))
+            .output()
+            .unwrap_or_else(|e| panic!("running hack/schema-tools.sh: {e}"));
+        assert!(
+            out.status.success(),
+            "hack/schema-tools.sh could not install the schema validators:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+/// The Kubernetes releases the manifests are validated against: the chart's lowest (its
+/// `kubeVersion`, for `unhealthyPodEvictionPolicy`) and the test API server's.
+const SCHEMA_VERSIONS: [&str; 2] = ["1.27.0", "1.36.0"];
+
+/// Problems of `objects` against the Kubernetes schemas (strict: no unknown fields) and, for the
+/// monitoring kinds, against prometheus-operator's; empty when every object passes.
+fn schema_problems(objects: &[Value]) -> Vec<String> {
+    let dir = scratch_dir();
+    let yaml_file = dir.join("objects.yaml");
+    let json_file = dir.join("objects.json");
+    let yaml: Vec<String> = objects
+        .iter()
+        .map(|o| serde_yaml_ng::to_string(o).unwrap())
+        .collect();
+    std::fs::write(&yaml_file, yaml.join("---\n")).unwrap();
+    std::fs::write(&json_file, serde_json::to_string(objects).unwrap()).unwrap();
+    let mut problems = Vec::new();
+    for version in SCHEMA_VERSIONS {
+        let out = Command::new(schema_tools().join("bin/kubernetes-validate"))
+            .args(["--strict", "--quiet", "--kubernetes-version", version])
+            .arg(&yaml_file)
+            .output()
+            .expect("running kubernetes-validate");
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        for line in text.lines() {
+            // the monitoring kinds are not Kubernetes' own; they are checked below
+            let monitoring = line.contains("monitoring.coreos.com/v1");
+            if (line.starts_with("ERROR") || line.starts_with("WARN")) && !monitoring {
+                problems.push(format!("Kubernetes {version}: {line}"));
+            }
+        }
+        if !out.status.success() && problems.is_empty() {
+            problems.push(format!("kubernetes-validate {version} failed: {text}"));
+        }
+    }
+    let out = Command::new("node")
+        .arg(repo().join("hack/validate-monitoring.mjs"))
+        .arg(&json_file)
+        .env(
+            "SCHEMA_TOOLS_NODE_MODULES",
+            schema_tools().join("node_modules"),
+        )
+        .output()
+        .expect("running node hack/validate-monitoring.mjs");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    problems.extend(
+        text.lines()
+            .filter(|l| l.starts_with("FAIL"))
+            .map(str::to_string),
+    );
+    if !out.status.success() && problems.is_empty() {
+        problems.push(format!(
+            "hack/validate-monitoring.mjs failed: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    problems
+}
+
+#[test]
+fn every_rendered_manifest_matches_the_kubernetes_and_prometheus_operator_schemas() {
+    let mut renders = values_files();
+    renders.push(("two replicas", vec![]));
+    for (name, files) in renders {
+        let set: &[&str] = if name == "two replicas" {
+            &["replicaCount=2"]
+        } else {
+            &[]
+        };
+        let m = render(&files, set);
+        if name == "all-options" {
+            // every optional part is on, so every template is validated
+            let kinds = m.kinds();
+            for kind in [
+                "ServiceMonitor",
+                "PrometheusRule",
+                "PodDisruptionBudget",
+                "CustomResourceDefinition",
+            ] {
+                assert!(kinds.contains(kind), "all-options renders no {kind}");
+            }
+        }
+        let problems = schema_problems(&m.0);
+        assert!(problems.is_empty(), "{name}: {problems:#?}");
+    }
+}
+
+#[test]
+fn the_schema_check_finds_a_wrong_field_in_each_kind_of_manifest() {
+    let m = render(&[all_options()], &[]);
+    let mut broken = m.0.clone();
+    for object in broken.iter_mut() {
+        match object["kind"].as_str() {
+            Some("Deployment") => object["spec"]["replicas"] = Value::from("three"),
+            Some("ServiceMonitor") => {
+                object["spec"]["endpoints"][0]["scheme"] = Value::from("gopher")
+            }
+            Some("PrometheusRule") => object["spec"]["groups"] = Value::from("none"),
+            _ => {}
+        }
+    }
+    let problems = schema_problems(&broken);
+    for kind in ["deployment", "ServiceMonitor", "PrometheusRule"] {
+        assert!(
+            problems.iter().any(|p| p.contains(kind)),
+            "{kind} not caught: {problems:#?}"
+        );
+    }
+}

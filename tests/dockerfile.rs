@@ -1,6 +1,7 @@
-//! The Dockerfile cannot be built where the tests run (no container engine), so its structure is
-//! checked instead: the stages, the pinned toolchain, the locked release build, the non-root
-//! distroless runtime and the entrypoint, each against the file it must agree with.
+//! The Dockerfile's structure, against the files it must agree with: the stages, the base images
+//! (build arguments whose defaults are the public ones), the pinned toolchain, the locked release
+//! build, the non-root distroless runtime and the entrypoint. `make image` builds the file and
+//! `make image-check` (tests/image.rs) runs the image as the chart's Deployment says.
 
 use std::path::Path;
 
@@ -59,11 +60,23 @@ fn stages() -> Vec<Stage> {
     );
 
     let mut stages: Vec<Stage> = Vec::new();
+    // ARGs before the first FROM: the only ones a FROM line may use; their defaults.
+    let mut global_args: Vec<(String, String)> = Vec::new();
     for line in logical.iter().filter(|l| !l.is_empty()) {
         let (keyword, args) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
         let keyword = keyword.to_ascii_uppercase();
         let args = args.trim().to_string();
-        if keyword == "FROM" {
+        if keyword == "ARG" && stages.is_empty() {
+            let (name, default) = args
+                .split_once('=')
+                .unwrap_or_else(|| panic!("global ARG {args} has no default"));
+            global_args.push((name.to_string(), default.trim_matches('"').to_string()));
+        } else if keyword == "FROM" {
+            let mut args = args.clone();
+            for (name, default) in &global_args {
+                args = args.replace(&format!("${{{name}}}"), default);
+            }
+            assert!(!args.contains('$'), "FROM {args} uses an unknown ARG");
             let words: Vec<&str> = args.split_whitespace().collect();
             let name = match words.as_slice() {
                 [_] => None,
@@ -199,13 +212,18 @@ fn entrypoint_is_the_release_binary_copied_from_the_builder() {
     let bin = binary_name();
     let built = format!("target/release/{bin}");
     let runs = stages[0].all("RUN").join(" ");
-    let copied_out = runs
+    // hack/image-binary.sh BINARY OUT writes OUT/<bin> without line tables (and `make image`
+    // feeds the same OUT layout in place of this stage).
+    let out_dir = runs
         .split("&&")
         .map(str::trim)
-        .find_map(|cmd| cmd.strip_prefix(&format!("cp {built} ")))
-        .unwrap_or_else(|| panic!("builder does not copy {built} out of the target cache: {runs}"))
+        .find_map(|cmd| cmd.strip_prefix(&format!("hack/image-binary.sh {built} ")))
+        .unwrap_or_else(|| {
+            panic!("builder does not put {built} out of the target cache with hack/image-binary.sh: {runs}")
+        })
         .trim()
         .to_string();
+    let copied_out = format!("{out_dir}/{bin}");
 
     let runtime = &stages[1];
     let copies = runtime.all("COPY");

@@ -1,6 +1,7 @@
 //! API errors in one line for logs and events: the status code, reason and message of an API
 //! answer (kube's own text for these carries a Debug dump of the whole `Status`), and kube's
-//! text for everything else.
+//! text for everything else, with the innermost cause when kube's text lacks it (its text for a
+//! refused connection is only `client error (Connect)`).
 
 use kube::core::Status;
 use kube::runtime::watcher;
@@ -14,11 +15,26 @@ fn status(s: &Status) -> String {
     format!("{}{reason}: {}", s.code, s.message)
 }
 
-/// `409 Conflict: the object has been modified...`, or kube's text when no API answer came.
+/// `409 Conflict: the object has been modified...`, or kube's text when no API answer came,
+/// followed by the innermost cause (`Connection refused (os error 111)`) when the text lacks it.
 pub fn brief(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => status(s),
-        other => other.to_string(),
+        other => with_cause(other),
+    }
+}
+
+fn with_cause(e: &dyn std::error::Error) -> String {
+    let text = e.to_string();
+    let mut innermost = None;
+    let mut source = e.source();
+    while let Some(cause) = source {
+        innermost = Some(cause);
+        source = cause.source();
+    }
+    match innermost.map(|c| c.to_string()) {
+        Some(cause) if !cause.is_empty() && !text.contains(&cause) => format!("{text}: {cause}"),
+        _ => text,
     }
 }
 
@@ -49,6 +65,21 @@ mod tests {
         assert_eq!(
             brief_watch(&w),
             "listing: 409 Conflict: the object has been modified"
+        );
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("client error (Connect)")]
+    struct Connect(#[source] std::io::Error);
+
+    #[test]
+    fn an_error_without_an_answer_names_its_innermost_cause() {
+        let refused =
+            std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "Connection refused");
+        let e = kube::Error::Service(Box::new(Connect(refused)));
+        assert_eq!(
+            brief(&e),
+            "ServiceError: client error (Connect): Connection refused"
         );
     }
 }

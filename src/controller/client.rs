@@ -252,5 +252,7 @@ pub async fn load_config(kubeconfig: &str) -> Result<kube::Config, ControllerErr
                 message: redact::without_content(&e.to_string()),
             })?
     };
+    // where every request goes: an unreachable server is reported per request without it
+    info!(server = %config.cluster_url, "API server");
     Ok(config)
 }

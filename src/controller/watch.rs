@@ -3,6 +3,7 @@
 //! of its whole kind.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -76,10 +77,71 @@ pub(super) fn queue_affected(shared: &Shared, key: Option<&str>, change: Change)
     }
 }
 
+/// kube's jittered backoff (0.8 s doubling to 30 s), started again only when the feed made
+/// progress. kube's watcher resets its backoff on every item it yields, and it yields `Init`
+/// before each list it tries, so with an unreachable server every try would wait the first
+/// 0.8 s again: each feed would ask about once a second forever. Here the watcher's resets are
+/// ignored; the feed resets the backoff when an object, a deletion or a list's end arrives.
+struct FeedBackoff {
+    inner: watcher::DefaultBackoff,
+    progressed: Arc<AtomicBool>,
+}
+
+impl Iterator for FeedBackoff {
+    type Item = Duration;
+    fn next(&mut self) -> Option<Duration> {
+        if self.progressed.swap(false, Ordering::Relaxed) {
+            kube::runtime::utils::Backoff::reset(&mut self.inner);
+        }
+        self.inner.next()
+    }
+}
+
+impl kube::runtime::utils::Backoff for FeedBackoff {
+    fn reset(&mut self) {}
+}
+
+/// The last failure of a feed that was logged at WARN: the same failure again is logged at
+/// DEBUG until [`REPEAT_WARN_EVERY`] has passed, so an unreachable server is one line per kind
+/// and not one per try.
+#[derive(Default)]
+struct Repeats {
+    last: Option<(String, Instant)>,
+}
+
+/// How often a failure that keeps repeating is logged at WARN again.
+const REPEAT_WARN_EVERY: Duration = Duration::from_secs(300);
+
+impl Repeats {
+    /// Whether `failure` is news: a first failure, a different one, or the same one after
+    /// [`REPEAT_WARN_EVERY`].
+    fn is_news(&mut self, failure: &str) -> bool {
+        let news = match &self.last {
+            Some((last, at)) => last != failure || at.elapsed() >= REPEAT_WARN_EVERY,
+            None => true,
+        };
+        if news {
+            self.last = Some((failure.to_string(), Instant::now()));
+        }
+        news
+    }
+
+    fn clear(&mut self) {
+        self.last = None;
+    }
+}
+
+/// Whether an item of the watcher's stream is progress: anything but an error or the `Init`
+/// the watcher yields before each list it tries.
+fn is_progress<I>(item: &Result<Event<I>, watcher::Error>) -> bool {
+    matches!(item, Ok(e) if !matches!(e, Event::Init))
+}
+
 /// Feeds one kind into the cache until aborted. The watch asks the server to end it every
 /// [`WATCH_TIMEOUT`] (with a bookmark, so it resumes without a list); after errors it starts
-/// again with kube's jittered backoff (0.8 s doubling to 30 s). A watch that has delivered
-/// nothing for [`FEED_SILENCE`] is dropped and the kind listed again (see `liveness`).
+/// again with kube's jittered backoff (0.8 s doubling to 30 s, see [`FeedBackoff`]). A watch that
+/// has delivered nothing for [`FEED_SILENCE`] is dropped and the kind listed again (see
+/// `liveness`).
 async fn run_feed<K, I>(shared: Arc<Shared>, api: Api<I>, config: watcher::Config, feed: Feed<K>)
 where
     I: Incoming<K>,
@@ -90,9 +152,14 @@ where
     let mut listing = false;
     // the next list replaces a watch dropped for silence (not a healthy one the server ended)
     let mut for_silence = false;
+    let progressed = Arc::new(AtomicBool::new(false));
+    let mut repeats = Repeats::default();
     loop {
         let mut stream = watcher::watcher(api.clone(), config.clone())
-            .backoff(watcher::DefaultBackoff::default())
+            .backoff(FeedBackoff {
+                inner: watcher::DefaultBackoff::default(),
+                progressed: progressed.clone(),
+            })
             .boxed();
         let started = Instant::now();
         // when the last list ended: the watch that follows it gets the whole silence too
@@ -103,8 +170,12 @@ where
             tokio::select! {
                 item = stream.next() => {
                     let Some(item) = item else { break };
+                    if is_progress(&item) {
+                        progressed.store(true, Ordering::Relaxed);
+                        repeats.clear();
+                    }
                     let was_listing = listing;
-                    apply_item(&shared, &feed, &path, &mut listing, item);
+                    apply_item(&shared, &feed, &path, &mut listing, &mut repeats, item);
                     if !was_listing && listing && !for_silence && shared.is_synced(kind) {
                         shared.note_relisting(kind, true);
                     }
@@ -155,6 +226,7 @@ fn apply_item<K, I: Incoming<K>>(
     feed: &Feed<K>,
     path: &str,
     listing: &mut bool,
+    repeats: &mut Repeats,
     item: Result<Event<I>, watcher::Error>,
 ) {
     let kind = feed.kind;
@@ -188,7 +260,12 @@ fn apply_item<K, I: Incoming<K>>(
                 warn!(kind = kind.as_str(), error = %brief_watch(&e), "the watch went silent; watching again");
             } else {
                 shared.metrics.watch_restarted(kind.as_str(), "error");
-                warn!(kind = kind.as_str(), error = %brief_watch(&e), "watch failed; retrying");
+                let error = brief_watch(&e);
+                if repeats.is_news(&error) {
+                    warn!(kind = kind.as_str(), error, "watch failed; retrying");
+                } else {
+                    debug!(kind = kind.as_str(), error, "watch failed again; retrying");
+                }
             }
             return;
         }

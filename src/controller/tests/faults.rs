@@ -539,3 +539,37 @@ async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blo
     );
     feed.abort();
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_unreachable_server_is_asked_ever_less_often_and_reported_once() {
+    let (logs, _guard) = Logs::capture();
+    let (client, mut api) = mock_api();
+    let shared = controller_from(client, "leaderElection: {leaderElect: false}\n");
+    let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
+    let start = Instant::now();
+    let mut lists = 0;
+    // every list fails without an answer for two minutes
+    while let Ok(Some((request, respond))) =
+        tokio::time::timeout_at(start + Duration::from_secs(120), api.next_request()).await
+    {
+        assert_eq!(
+            request.uri().path(),
+            "/apis/core.gardener.cloud/v1beta1/seeds"
+        );
+        respond.send_error(std::io::Error::other("connection reset"));
+        lists += 1;
+    }
+    // 0.8 s doubling to 30 s, jittered: about 9 tries in two minutes, not one a second
+    assert!((4..=15).contains(&lists), "{lists} lists in two minutes");
+    let text = logs.text();
+    let warned = text
+        .lines()
+        .filter(|l| l.contains("WARN") && l.contains("watch failed; retrying"))
+        .count();
+    assert_eq!(warned, 1, "one WARN for the same failure:\n{text}");
+    assert!(
+        text.contains("connection reset"),
+        "the cause is named:\n{text}"
+    );
+    feed.abort();
+}
