@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use gardener_scheduler::compile::load_str;
 use gardener_scheduler::profile::Profile;
-use gardener_scheduler::schedule::{Decision, FitError, decide, schedule};
+use gardener_scheduler::schedule::{Decision, FitError, decide, decide_scores, schedule};
 use gardener_scheduler::simulate::{Landscape, is_pending, snapshot_of};
+use gardener_scheduler::snapshot::Snapshot;
 use serde::Deserialize;
 
 /// One case file.
@@ -67,8 +68,28 @@ struct Expect {
     fails: Option<Failure>,
     /// Exactly the seeds some stage rejected, each with that stage (explain mode).
     rejected: Option<BTreeMap<String, String>>,
-    /// Text the reason of a rejected seed contains (explain mode).
-    reasons: Option<BTreeMap<String, String>>,
+    /// Text the reason of a rejected seed contains, one or several pieces (explain mode).
+    reasons: Option<BTreeMap<String, Texts>>,
+    /// The number of shoots each candidate holds, as upstream counts its usage: the raw value
+    /// of upstream's one priority, `ShootCount`, in both modes.
+    usage: Option<BTreeMap<String, f64>>,
+}
+
+/// One text, or several.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Texts {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Texts {
+    fn all(&self) -> &[String] {
+        match self {
+            Texts::One(t) => std::slice::from_ref(t),
+            Texts::Many(ts) => ts,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -149,7 +170,12 @@ fn check_rejections(
             problems.push(format!("explain: rejected {got:?}, expected {want:?}"));
         }
     }
-    for (seed, text) in expect.reasons.iter().flatten() {
+    let pieces = expect
+        .reasons
+        .iter()
+        .flatten()
+        .flat_map(|(seed, texts)| texts.all().iter().map(move |t| (seed, t)));
+    for (seed, text) in pieces {
         match rejected.iter().find(|r| &*r.seed == seed) {
             Some(r) if r.reason.to_string().contains(text.as_str()) => {}
             Some(r) => problems.push(format!(
@@ -168,6 +194,30 @@ fn kind(e: &FitError) -> &'static str {
         FitError::InvalidShoot { .. } => "invalidShoot",
         FitError::InvalidRegionConfig { .. } => "invalidRegionConfig",
         FitError::OverBudget { .. } => "overBudget",
+    }
+}
+
+/// Checks each candidate's shoot count in both modes against `want`.
+fn check_usage(
+    want: &BTreeMap<String, f64>,
+    explain: &Decision,
+    fast: &[(String, f64)],
+    problems: &mut Vec<String>,
+) {
+    let got: BTreeMap<String, f64> = explain
+        .ranking
+        .iter()
+        .filter_map(|s| {
+            let p = s.priorities.iter().find(|p| p.name == "ShootCount")?;
+            Some((s.seed.to_string(), p.raw))
+        })
+        .collect();
+    if &got != want {
+        problems.push(format!("explain: shoot counts {got:?}, expected {want:?}"));
+    }
+    let fast: BTreeMap<String, f64> = fast.iter().cloned().collect();
+    if &fast != want {
+        problems.push(format!("fast: shoot counts {fast:?}, expected {want:?}"));
     }
 }
 
@@ -261,6 +311,27 @@ fn summary(r: &Result<Decision, FitError>) -> String {
     }
 }
 
+/// Every feasible seed's `ShootCount` raw value as fast mode computes it.
+fn fast_usage(
+    shoot: &gardener_scheduler::api::Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+) -> Result<Vec<(String, f64)>, String> {
+    let k = profile.priorities.len();
+    let j = profile
+        .priorities
+        .iter()
+        .position(|p| p.priority.name() == "ShootCount")
+        .ok_or("expect.usage needs the priority ShootCount")?;
+    let scores = decide_scores(shoot, snap, profile, now()).map_err(|e| format!("fast: {e}"))?;
+    Ok(scores
+        .seeds
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.to_string(), scores.scores[i * k + j].1))
+        .collect())
+}
+
 /// Runs one case; returns every mismatch with its expectation.
 fn run(path: &Path, case: &Case) -> Result<Vec<String>, String> {
     let expect = &case.expect;
@@ -327,7 +398,12 @@ fn run(path: &Path, case: &Case) -> Result<Vec<String>, String> {
     let snap = snapshot_of(&landscape);
     let explain = schedule(shoot, &snap, &profile, now());
     let fast = decide(shoot, &snap, &profile, now());
-    Ok(check_outcome(expect, explain, fast))
+    let mut problems = Vec::new();
+    if let (Some(want), Ok(d)) = (&expect.usage, &explain) {
+        check_usage(want, d, &fast_usage(shoot, &snap, &profile)?, &mut problems);
+    }
+    problems.extend(check_outcome(expect, explain, fast));
+    Ok(problems)
 }
 
 #[test]
