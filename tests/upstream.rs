@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
+use gardener_scheduler::api::object_key;
 use gardener_scheduler::compile::load_str;
 use gardener_scheduler::profile::Profile;
 use gardener_scheduler::schedule::{Decision, FitError, decide, decide_scores, schedule};
@@ -349,13 +350,7 @@ fn run(path: &Path, case: &Case) -> Result<Vec<String>, String> {
         Some(key) => landscape
             .shoots
             .iter()
-            .find(|s| {
-                s.metadata
-                    .namespace
-                    .as_deref()
-                    .zip(s.metadata.name.as_deref())
-                    .is_some_and(|(n, m)| format!("{n}/{m}") == *key)
-            })
+            .find(|s| object_key(&s.metadata) == *key)
             .ok_or_else(|| format!("no shoot {key} among the objects"))?,
         None => {
             let unbound: Vec<_> = landscape
@@ -427,9 +422,14 @@ fn upstream_scheduler_cases_decide_as_upstream_expects_in_both_modes() {
                 continue;
             }
         };
-        let _ = (&case.difference, &case.note);
         let outcome = run(path, &case);
-        let from = format!("{} {:?}", case.upstream.file, case.upstream.test);
+        let mut from = format!("{} {:?}", case.upstream.file, case.upstream.test);
+        if let Some(d) = &case.difference {
+            from.push_str(&format!("; expects the documented difference: {d}"));
+        }
+        if let Some(n) = &case.note {
+            from.push_str(&format!("; {n}"));
+        }
         match (&case.pending, outcome) {
             (Some(why), Ok(problems)) => {
                 pending += 1;
@@ -461,4 +461,46 @@ fn upstream_scheduler_cases_decide_as_upstream_expects_in_both_modes() {
         failures.join("\n")
     );
     assert!(!files.is_empty(), "no case under tests/upstream/");
+}
+
+/// The README's table of carried cases counts the files of each directory.
+#[test]
+fn the_readme_counts_the_cases_of_each_directory() {
+    let readme = std::fs::read_to_string(cases_dir().join("README.md")).expect("README.md");
+    let mut dirs = Vec::new();
+    for line in readme.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let Some(dir) = cells
+            .get(1)
+            .and_then(|c| c.strip_prefix('`')?.strip_suffix("/`"))
+        else {
+            continue;
+        };
+        let carried: usize = cells[4]
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("README row of {dir}: no count of carried cases"));
+        let mut files = Vec::new();
+        case_files(&cases_dir().join(dir), &mut files);
+        assert_eq!(
+            files.len(),
+            carried,
+            "README says {carried} cases in {dir}/, there are {}",
+            files.len()
+        );
+        dirs.push(dir.to_string());
+    }
+    let mut on_disk: Vec<String> = std::fs::read_dir(cases_dir())
+        .expect("tests/upstream")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    on_disk.sort();
+    dirs.sort();
+    assert_eq!(
+        dirs, on_disk,
+        "every directory of cases has its row in the README"
+    );
 }
