@@ -2,8 +2,9 @@
 //! `tests/upstream/` holds one case (the manifests, the configuration and the outcome upstream's
 //! test expects, with the upstream file and test it comes from; see `tests/upstream/README.md`).
 //! Each case is decided in both modes of the pipeline, explain (`schedule`) and fast (`decide`),
-//! and both must give the expected outcome; where upstream's test checks the meaning of an error,
-//! explain mode's rejections must name the stage that means it.
+//! and both must give the expected outcome (and every filter's fast answer must be its verdict);
+//! where upstream's test checks the meaning of an error, explain mode's rejections must name the
+//! stage that means it.
 //!
 //! A case marked `pending` is still run, but its outcome only printed: it waits for a change of
 //! behaviour that the case names.
@@ -15,7 +16,9 @@ use chrono::{DateTime, Utc};
 use gardener_scheduler::api::object_key;
 use gardener_scheduler::compile::load_str;
 use gardener_scheduler::profile::Profile;
-use gardener_scheduler::schedule::{Decision, FitError, decide, decide_scores, schedule};
+use gardener_scheduler::schedule::{
+    Decision, FitError, check_disagreements, decide, decide_scores, schedule,
+};
 use gardener_scheduler::simulate::{Landscape, is_pending, snapshot_of};
 use gardener_scheduler::snapshot::Snapshot;
 use serde::Deserialize;
@@ -394,6 +397,11 @@ fn run(path: &Path, case: &Case) -> Result<Vec<String>, String> {
     let explain = schedule(shoot, &snap, &profile, now());
     let fast = decide(shoot, &snap, &profile, now());
     let mut problems = Vec::new();
+    if let Ok(found) = check_disagreements(shoot, &snap, &profile, now())
+        && !found.is_empty()
+    {
+        problems.push(format!("fast checks that are not their filter: {found:?}"));
+    }
     if let (Some(want), Ok(d)) = (&expect.usage, &explain) {
         check_usage(want, d, &fast_usage(shoot, &snap, &profile)?, &mut problems);
     }
