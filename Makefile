@@ -16,7 +16,7 @@ SOAK_RATE ?= 5
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart docker-image crds clean
+.PHONY: help build test link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,12 +24,16 @@ help: ## List the targets, one line each.
 build: ## Build the release binary target/release/gardener-scheduler.
 	$(CARGO) build --release --locked
 
-test: ## Run every test, including the chart tests, the alert rules under promtool and the end-to-end tests against a real API server and Prometheus.
-	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff
+test: ## Run every test, including the chart tests, the alert rules under promtool, the end-to-end tests against a real API server and Prometheus, and the Markdown link check.
+	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff nodejs node npm npm
 	hack/tools.sh >/dev/null
+	hack/link-check.sh
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
 	CARGO=$(CARGO) hack/report-check.sh
+
+link-check: ## Check every relative link and anchor in the Markdown files (remark-validate-links, offline).
+	hack/link-check.sh
 
 report-check: ## Render the example plan report in headless Chromium; fail on an empty screenshot or console errors.
 	hack/ensure-package.sh chromium chromium
