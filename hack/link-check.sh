@@ -40,4 +40,4 @@ fi
 # repository:false: links are checked against the files here, never against a hosting site.
 "$dir/node_modules/.bin/remark" --no-config --no-stdout --quiet --frail --no-color \
   --use "$dir/node_modules/remark-validate-links/index.js=repository:false" "$@"
-echo "link-check: every relative link and anchor resolves in $# file(s)"
+echo "link-check: every relative link and anchor resolves ($# file(s) or folder(s) checked)"
