@@ -16,7 +16,7 @@ SOAK_RATE ?= 5
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart image image-check docker-image crds clean
+.PHONY: help build test link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart image image-check docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -24,14 +24,18 @@ help: ## List the targets, one line each.
 build: ## Build the release binary target/release/gardener-scheduler.
 	$(CARGO) build --release --locked
 
-test: ## Run every test, including the chart tests, the alert rules under promtool, the end-to-end tests against a real API server and Prometheus, and the image run as the chart's Deployment says (image-check).
-	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff buildah buildah podman podman runc runc iproute2 ip openssl openssl
+test: ## Run every test, including the chart tests, the alert rules under promtool, the end-to-end tests against a real API server and Prometheus, the Markdown link check, and the image run as the chart's Deployment says (image-check).
+	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff nodejs node npm npm buildah buildah podman podman runc runc iproute2 ip openssl openssl
 	hack/tools.sh >/dev/null
 	hack/schema-tools.sh >/dev/null
+	hack/link-check.sh
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
 	CARGO=$(CARGO) hack/report-check.sh
 	$(MAKE) --no-print-directory image-check
+
+link-check: ## Check every relative link and anchor in the Markdown files (remark-validate-links, offline).
+	hack/link-check.sh
 
 report-check: ## Render the example plan report in headless Chromium; fail on an empty screenshot or console errors.
 	hack/ensure-package.sh chromium chromium

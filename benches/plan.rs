@@ -4,7 +4,8 @@
 //!
 //! `cargo bench --bench plan` runs 2,000 seeds × 20,000 shoots and 10,000 × 100,000;
 //! `PLAN_BENCH_SIZES=500x5000` picks others. The report is written to
-//! `target/plan-bench-report.md`.
+//! `target/plan-bench-report.md` and into its block of `docs/performance.md` (`BENCH_DOC=0`:
+//! not).
 
 #[allow(dead_code)]
 mod support;
@@ -192,4 +193,25 @@ fn main() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/plan-bench-report.md");
     std::fs::write(&path, &report).expect("report");
     println!("{report}");
+    // The table is the generated block `plan` of docs/performance.md; the rest of the page stays.
+    if std::env::var("BENCH_DOC").is_ok_and(|v| v == "0") {
+        eprintln!("plan bench: docs/performance.md left as it is (BENCH_DOC=0)");
+        return;
+    }
+    let commit = std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .map_or_else(
+            |_| "unknown".into(),
+            |o| String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        );
+    let body = format!(
+        "Measured with `PLAN_BENCH_SIZES={sizes} cargo bench --bench plan` at commit `{commit}`.\n\n{report}"
+    );
+    let page = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/performance.md");
+    if let Err(e) = support::report::write_block(&page, "plan", &body) {
+        eprintln!("plan bench: {e}");
+        std::process::exit(1);
+    }
+    eprintln!("plan bench: the table of docs/performance.md rewritten");
 }

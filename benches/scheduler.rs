@@ -79,11 +79,14 @@ struct Mode {
     sections: Vec<String>,
 }
 
+/// The sections a run without `BENCH_SECTIONS` measures.
+const ALL_SECTIONS: &[&str] = &["latency", "memory", "quality", "e2e", "carbon", "scale"];
+
 impl Mode {
     fn from_env() -> Mode {
         let quick = std::env::var("BENCH_QUICK").is_ok_and(|v| !v.is_empty() && v != "0");
         let sections = std::env::var("BENCH_SECTIONS")
-            .unwrap_or_else(|_| "latency,memory,quality,e2e,carbon,scale".into())
+            .unwrap_or_else(|_| ALL_SECTIONS.join(","))
             .split(',')
             .map(|s| s.trim().to_string())
             .collect();
@@ -572,7 +575,7 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
     }
     body.push_str(&before_decide(&cells));
     body.push_str(&reference_points(&cells));
-    report.push("Decision latency and throughput", body);
+    report.push_block("latency", "Decision latency and throughput", body);
 
     let mut body = String::new();
     let _ = writeln!(
@@ -623,7 +626,8 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
         ]);
     }
     body.push_str(&report::table(&rows));
-    report.push(
+    report.push_block(
+        "baseline",
         "Baseline: usage recounted from every shoot per decision",
         body,
     );
@@ -834,7 +838,7 @@ fn memory_section(
         ]);
     }
     body.push_str(&report::table(&rows));
-    report.push("Cache memory", body);
+    report.push_block("memory", "Cache memory", body);
 }
 
 /// Zipf exponent of the second quality landscape: the same seeds, steeper demand, so that the
@@ -1232,7 +1236,7 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
         "Regions (coordinates of the metro area; demand share before project home-region bias):\n"
     );
     body.push_str(&report::table(&regions));
-    report.push("Placement quality", body);
+    report.push_block("quality", "Placement quality", body);
 
     let points: Vec<Point> = outcomes
         .iter()
@@ -1574,7 +1578,7 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
                 .join(" and ")
         );
     }
-    report.push("End-to-end binding throughput", body);
+    report.push_block("e2e", "End-to-end binding throughput", body);
 }
 
 fn carbon_section(report: &mut Report) {
@@ -1622,7 +1626,7 @@ fn carbon_section(report: &mut Report) {
         inputs.range.1.to_rfc3339(),
     );
     body.push_str(&report::table(&rows));
-    report.push("Carbon", body);
+    report.push_block("carbon", "Carbon", body);
 }
 
 fn command_output(cmd: &str, args: &[&str]) -> String {
@@ -1855,7 +1859,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     for f in failed {
         let _ = writeln!(body, "{f}");
     }
-    report.push("Process at landscape scale", body);
+    report.push_block("scale", "Process at landscape scale", body);
 }
 
 fn server_label(watch_cache: bool) -> &'static str {
@@ -1948,8 +1952,8 @@ fn main() {
          - run: {} mode, sections {}, took {}; timings move with the load of the shared machine, so compare cells within one run\n\
          - reproduce: `make bench` (= `cargo bench --bench scheduler`); `BENCH_QUICK=1 make bench` for a small run in minutes. \
          The report is written to `target/bench-report.md` and the chart to `target/performance-quality.svg`; \
-         `docs/performance.md` and `docs/performance-quality.svg` are copies of one full run \
-         (`cp target/bench-report.md docs/performance.md && cp target/performance-quality.svg docs/`).\n",
+         a run that is not quick also rewrites the generated blocks of its sections in `docs/performance.md` \
+         (and `docs/performance-quality.svg`), leaving the rest of the page as it is (`BENCH_DOC=0`: leave the page alone).\n",
         machine(),
         loadavg(),
         if mode.quick {
@@ -1965,7 +1969,52 @@ fn main() {
     std::fs::write(&path, &text).expect("write report");
     println!("{text}");
     progress(&format!("report: {}", path.display()));
-    if let Some(c) = chart {
+    if let Some(c) = &chart {
         progress(&format!("chart: {c}"));
     }
+    if mode.quick || std::env::var("BENCH_DOC").is_ok_and(|v| v == "0") {
+        progress("docs/performance.md left as it is (BENCH_QUICK=1 or BENCH_DOC=0)");
+        return;
+    }
+    if let Err(e) = write_doc(&mode, &report, &commit, &load_before, chart.as_deref()) {
+        eprintln!("docs/performance.md: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// Rewrites the generated blocks of `docs/performance.md` that this run measured: with the run's
+/// header when it ran every section at the documented sizes, each opened by how it was run
+/// otherwise.
+fn write_doc(
+    mode: &Mode,
+    report: &Report,
+    commit: &str,
+    load_before: &str,
+    chart: Option<&str>,
+) -> Result<(), String> {
+    let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs");
+    let mut settings: Vec<String> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("BENCH_") && k != "BENCH_DOC")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    settings.sort();
+    let full = settings.is_empty() && ALL_SECTIONS.iter().all(|s| mode.runs(s));
+    let header = report
+        .header
+        .split_once('\n')
+        .map_or("", |(_, rest)| rest.trim());
+    let provenance = format!(
+        "Measured apart from the run above, with `{} make bench` at commit `{commit}` (load average {load_before} at the start).",
+        settings.join(" ")
+    );
+    report.write_blocks(
+        &docs.join("performance.md"),
+        full.then_some(header),
+        (!full).then_some(provenance.as_str()),
+    )?;
+    if let Some(chart) = chart {
+        std::fs::copy(chart, docs.join("performance-quality.svg")).map_err(|e| e.to_string())?;
+    }
+    progress("docs/performance.md: the blocks of this run's sections rewritten");
+    Ok(())
 }

@@ -2,7 +2,8 @@
 # Instructions per decision, counted by callgrind: a measure that does not move with the load
 # of the machine. Prints section 7 of docs/performance.md (markdown: the counts, the earlier
 # counts and targets next to them, what the production decision does and what bounds its
-# cost); needs valgrind (Debian package `valgrind`).
+# cost) and, with the documented cells, rewrites that section's generated block in the page;
+# needs valgrind (Debian package `valgrind`).
 #
 #   hack/bench-instructions.sh                  # seeds {100,1000,10000} x shoots {1000,100000}
 #   SEEDS="1000" SHOOTS="1000 1000000" DECISIONS=100 hack/bench-instructions.sh
@@ -12,6 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Any cell setting other than the documented one: the page keeps its section (below).
+CELLS_SET="${SEEDS:-}${SHOOTS:-}${DECISIONS:-}${DECISIONS_LARGE:-}${BENCH_PATH:-}${FAILED_SEEDS+set}"
 SEEDS=${SEEDS:-"100 1000 10000"}
 SHOOTS=${SHOOTS:-"1000 100000"}
 # The row of decisions that find no seed (BENCH_ONLY=failed), at these seeds x 100,000 shoots,
@@ -65,6 +68,9 @@ case "${BENCH_PATH:-}" in reference) path=schedule ;; unbounded) path=decide ;; 
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
 
+report="$(mktemp)"
+trap 'rm -f "$report"' EXIT
+{
 cat <<TEXT
 ## 7. Instructions per decision
 
@@ -187,3 +193,14 @@ What bounds the remaining cost (callgrind at 1,000 seeds × 100,000 shoots, prof
 - Weighted profile, about 300 instructions per seed. `Scored` keeps every seed, so every decision visits every seed of the allowed provider types (about 500 of the 1,000 on average: the aws and gcp CloudProfiles allow their own type, azure allows two): the stages cost about 85,000 (about 50,000 in the one pass over the columns and `ZonePreference`, about 17,000 in the stages that must ask the predicate: tolerated taints, seeds lacking a flag, and, before this round's last change, the shoots' own seed selectors), and the four priorities about 160,000 over the feasible seeds: `ResourceFit` about 66,000 (three resources per seed), `ProjectAntiAffinity` about 32,000 (finding the project's namespaces and their shoots' seeds), `LatencyDistance` about 22,000, `ShootCount` about 13,000, the four normalisations about 20,000. Building the shoot's context takes about 6,000 and the winner's details (priced again by `ResourceFit` and `ProjectAntiAffinity`) about 12,000. Scoring all priorities in one pass per seed, and per-project seed counts kept in the columns, are what would take it further.
 - Upstream-equivalent profile, about 50,000 instructions per decision: the candidates of the shoot's region through the stages (demand in these landscapes is Zipf over the regions, so most shoots ask for the regions that hold the most seeds, tens to hundreds of candidates at 1,000 seeds), building the shoot's context once per decision (its CloudProfile with its selector, tolerations, networks: about 6,000, and about 2,000 to drop it), and the decisions that find no seed (about 1 % of the bench's), which still list a rejection with its reason for every seed, as the controller's events, hints and capacity refusals read them (about 20,000 on the average decision; at 10,000 seeds the one failure among the 20 decisions counted cost about 18 million before this round, most of the average there).
 TEXT
+} >"$report"
+cat "$report"
+
+# The section, without its heading, is the generated block `instructions` of docs/performance.md,
+# rewritten when the cells are the documented ones; the rest of the page stays as it is.
+if [[ -n "$CELLS_SET" || "${BENCH_DOC:-}" == 0 ]]; then
+  echo "bench-instructions: docs/performance.md left as it is (cells other than the documented ones, or BENCH_DOC=0)" >&2
+else
+  { echo; tail -n +3 "$report"; echo; } | hack/doc-block.sh docs/performance.md instructions
+  echo "bench-instructions: section 7 of docs/performance.md rewritten" >&2
+fi

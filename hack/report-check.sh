@@ -10,6 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 CARGO="${CARGO:-cargo}"
 out="${REPORT_DIR:-target/report-check}"
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"
 
 browser=""
 for candidate in chromium chromium-browser google-chrome; do
@@ -44,7 +45,7 @@ flags=(--headless --no-sandbox --disable-gpu --disable-quic --no-first-run
 check() {
   local name="$1"
   shift
-  local page="file://$(pwd)/$out/$name.html"
+  local page="file://$out/$name.html"
   rm -f "$out/$name.png"
   if ! timeout 120 "$browser" "${flags[@]}" --window-size=1440,900 \
     --screenshot="$out/$name.png" "$page" 2>"$out/$name-screenshot.log" >/dev/null; then

@@ -487,3 +487,42 @@ fn the_carbon_section_places_the_example_landscape_and_a_carbon_weight_lowers_th
         "weight 10 {heavy:?} vs without {without:?}"
     );
 }
+
+/// `docs/performance.md` has every block the benchmarks write, and writing one block changes
+/// that block alone: a bench run keeps the sections other runs wrote.
+#[test]
+fn a_bench_run_rewrites_its_own_blocks_of_the_performance_page_and_nothing_else() {
+    let page = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/performance.md");
+    let original = std::fs::read_to_string(&page).unwrap();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("bench-doc");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (key, _) in report::DOC_BLOCKS {
+        let begin = original
+            .find(&format!("<!-- begin generated: {key} "))
+            .unwrap_or_else(|| panic!("docs/performance.md lacks the block {key}"));
+        let begin = begin + original[begin..].find('\n').unwrap() + 1;
+        let end = original
+            .find(&format!("<!-- end generated: {key} -->"))
+            .unwrap_or_else(|| panic!("docs/performance.md lacks the end of the block {key}"));
+        assert!(begin <= end, "{key}: the block ends before it begins");
+        let copy = dir.join(format!("{key}.md"));
+        std::fs::write(&copy, &original).unwrap();
+        report::write_block(&copy, key, "| new | figures |").unwrap();
+        let written = std::fs::read_to_string(&copy).unwrap();
+        assert_eq!(
+            written,
+            format!(
+                "{}\n| new | figures |\n\n{}",
+                &original[..begin],
+                &original[end..]
+            ),
+            "{key}"
+        );
+    }
+    // A page without the block is left as it is, and the error names the block.
+    let copy = dir.join("missing.md");
+    std::fs::write(&copy, "# Page\n\ntext\n").unwrap();
+    let err = report::write_block(&copy, "latency", "x").unwrap_err();
+    assert!(err.contains("'latency'"), "{err}");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), "# Page\n\ntext\n");
+}

@@ -1,9 +1,30 @@
 //! The markdown report: a header and a list of sections, each produced by one measurement.
 //! A new measurement appends its own section; nothing else changes.
+//!
+//! A section with a key is also a generated block of `docs/performance.md`
+//! (`hack/doc-block.sh`): a run rewrites the blocks of the sections it ran, and nothing else of
+//! the page.
 
 use std::fmt::Write;
+use std::path::Path;
+
+/// The generated blocks of `docs/performance.md`, each with what writes it.
+pub const DOC_BLOCKS: &[(&str, &str)] = &[
+    ("bench-run", "make bench, a full run of every section"),
+    ("latency", "make bench"),
+    ("baseline", "make bench"),
+    ("memory", "make bench"),
+    ("quality", "make bench"),
+    ("carbon", "make bench"),
+    ("e2e", "make bench"),
+    ("instructions", "make bench-instructions"),
+    ("plan", "cargo bench --bench plan"),
+    ("scale", "make bench"),
+];
 
 pub struct Section {
+    /// The block of `docs/performance.md` it fills, if any.
+    pub key: Option<&'static str>,
     pub title: String,
     pub body: String,
 }
@@ -17,9 +38,51 @@ pub struct Report {
 impl Report {
     pub fn push(&mut self, title: impl Into<String>, body: impl Into<String>) {
         self.sections.push(Section {
+            key: None,
             title: title.into(),
             body: body.into(),
         });
+    }
+
+    /// A section that is also the generated block `key` of `docs/performance.md`.
+    pub fn push_block(
+        &mut self,
+        key: &'static str,
+        title: impl Into<String>,
+        body: impl Into<String>,
+    ) {
+        assert!(
+            DOC_BLOCKS.iter().any(|(k, _)| *k == key),
+            "{key} is not a block of docs/performance.md (DOC_BLOCKS)"
+        );
+        self.push(title, body);
+        if let Some(s) = self.sections.last_mut() {
+            s.key = Some(key);
+        }
+    }
+
+    /// Rewrites the blocks of `page` that this run's sections fill, each opened by `provenance`
+    /// when the run is not the one the page's `bench-run` block describes, and that block too
+    /// when `header` is given (the header without its title).
+    pub fn write_blocks(
+        &self,
+        page: &Path,
+        header: Option<&str>,
+        provenance: Option<&str>,
+    ) -> Result<(), String> {
+        if let Some(header) = header {
+            write_block(page, "bench-run", header)?;
+        }
+        for s in &self.sections {
+            if let Some(key) = s.key {
+                let body = match provenance {
+                    Some(p) => format!("{p}\n\n{}", s.body.trim()),
+                    None => s.body.trim().to_string(),
+                };
+                write_block(page, key, &body)?;
+            }
+        }
+        Ok(())
     }
 
     pub fn render(&self) -> String {
@@ -29,6 +92,31 @@ impl Report {
             out.push('\n');
         }
         out
+    }
+}
+
+/// Replaces the generated block `key` of the Markdown `page` with `body`
+/// (`hack/doc-block.sh`, which fails unless the page has the block once).
+pub fn write_block(page: &Path, key: &str, body: &str) -> Result<(), String> {
+    use std::io::Write as _;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("hack/doc-block.sh");
+    let mut child = std::process::Command::new(&script)
+        .arg(page)
+        .arg(key)
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", script.display()))?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin
+        .write_all(format!("\n{}\n\n", body.trim()).as_bytes())
+        .map_err(|e| e.to_string())?;
+    drop(stdin);
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
     }
 }
 

@@ -81,7 +81,7 @@ fn plan(cmd: &PlanCommand) -> Outcome {
         Output::Table => plan::output::render_table(&p),
         Output::Json => plan::output::render_json(&p),
         Output::Yaml => plan::output::render_yaml(&landscape, &p),
-        Output::Html => plan::html::render(&p),
+        Output::Html => plan::html::render(&p).map_err(|e| Failure::failed(e.to_string()))?,
     };
     let write = |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
     Ok(match common.output {

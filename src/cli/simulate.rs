@@ -253,6 +253,7 @@ fn compare(
                 now,
                 args.replay,
             )
+            .map_err(std::io::Error::other)?
             .as_bytes(),
         ),
         _ => simulate::write_compare_table(&mut out, &comparison),
@@ -333,7 +334,8 @@ fn decide(
                 side.profile,
                 now,
                 before_replay.as_ref(),
-            );
+            )
+            .map_err(std::io::Error::other)?;
             out.write_all(text.as_bytes())
         }
     })
@@ -372,8 +374,10 @@ fn write_deferred(
                 .collect();
             writeln!(out, "# {line}")
         }
-        Output::Html => {
-            out.write_all(plan::html::render_message("Scheduling deferred", text).as_bytes())
-        }
+        Output::Html => out.write_all(
+            plan::html::render_message("Scheduling deferred", text)
+                .map_err(std::io::Error::other)?
+                .as_bytes(),
+        ),
     })
 }

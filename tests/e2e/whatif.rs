@@ -1,6 +1,7 @@
 //! `simulate --kubeconfig`: the landscape read from a real API server (through a recording
 //! proxy that can also forbid a kind), overlays, `--replay`, `--compare`, and the errors of an
-//! unreachable cluster, a forbidden list and a malformed overlay.
+//! unreachable cluster, a forbidden list and a malformed overlay; `simulate --live` and the live
+//! `plan drain` as the docs show them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -621,4 +622,81 @@ async fn the_crds_store_the_defaults_files_are_read_with() {
     let want = vec![("garden-dev/bare".to_string(), "plain".to_string())];
     assert_eq!(decisions(&from_files), want, "{from_files}");
     assert_eq!(decisions(&live), want, "{live}");
+}
+
+/// The live commands the README and docs/usage/what-if.md show, as a reader runs them:
+/// `simulate --live` finds the cluster through `KUBECONFIG` as kubectl does and decides as
+/// `--kubeconfig FILE` does, `--live -f new-shoot.yaml --explain` explains a shoot that is not in
+/// the cluster, and `plan drain --kubeconfig` prints its table and its HTML report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_commands_the_docs_show_run_against_the_cluster() {
+    let api = ApiServer::start("doc-commands");
+    let client = api.client().await;
+    landscape(&client).await;
+    let with_kubeconfig_env = |args: &[&str]| {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let kubeconfig = api.kubeconfig.clone();
+        tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
+                .args(&args)
+                .env("KUBECONFIG", kubeconfig)
+                .output()
+                .unwrap()
+        })
+    };
+    let now = ["--now", "2026-01-01T00:00:00Z"];
+
+    let by_file = json_out(&simulate(args(&api.kubeconfig, &["-o", "json"])).await);
+    let live = with_kubeconfig_env(&[&["simulate", "--live", "-o", "json"][..], &now].concat());
+    let live = json_out(&live.await.unwrap());
+    assert_eq!(decisions(&live), decisions(&by_file));
+    assert_eq!(decisions(&live).len(), 3, "{live}");
+
+    let overlay = api.state.join("new-shoot.yaml");
+    std::fs::write(&overlay, shoot_manifest("wi", "new").to_string()).unwrap();
+    let out = with_kubeconfig_env(
+        &[
+            &["simulate", "--live", "-f", overlay.to_str().unwrap()][..],
+            &["--explain", "garden-wi/new"],
+            &now,
+        ]
+        .concat(),
+    )
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("garden-wi/new"), "{stdout}");
+    assert!(stdout.contains("s1") && stdout.contains("s2"), "{stdout}");
+
+    let plan = |extra: &[&str]| {
+        let mut a: Vec<String> = ["plan", "drain", "s1", "--kubeconfig"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        a.push(api.kubeconfig.display().to_string());
+        a.extend(extra.iter().chain(&now).map(|s| s.to_string()));
+        run_cli(a)
+    };
+    let out = plan(&[]).await;
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(table.contains("garden-wi/bound-a"), "{table}");
+    let out = plan(&["-o", "html"]).await;
+    let html = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(html.contains("<h1>Drain plan for s1</h1>"), "{html}");
+    assert!(html.contains("garden-wi/bound-a"), "{html}");
 }
