@@ -262,9 +262,9 @@ fn apply_item<K, I: Incoming<K>>(
                 shared.metrics.watch_restarted(kind.as_str(), "error");
                 let error = brief_watch(&e);
                 if repeats.is_news(&error) {
-                    warn!(kind = kind.as_str(), error, "watch failed; retrying");
+                    warn!(kind = kind.as_str(), error = %error, "watch failed; retrying");
                 } else {
-                    debug!(kind = kind.as_str(), error, "watch failed again; retrying");
+                    debug!(kind = kind.as_str(), error = %error, "watch failed again; retrying");
                 }
             }
             return;

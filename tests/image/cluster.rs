@@ -224,9 +224,14 @@ impl Drop for PodNetwork {
 }
 
 /// Writes `files` into `dir` as the kubelet's atomic writer does for a ConfigMap or projected
-/// volume: a timestamped directory, `..data` pointing at it, one symlink per file; files 0644,
-/// owned by root and the pod's fsGroup.
-pub fn write_volume(dir: &Path, files: &BTreeMap<String, String>, fs_group: Option<u32>) {
+/// volume: a timestamped directory, `..data` pointing at it, one symlink per file; files of
+/// `mode` (the volume's `defaultMode`, 0644 unless set), owned by root and the pod's fsGroup.
+pub fn write_volume(
+    dir: &Path,
+    files: &BTreeMap<String, String>,
+    fs_group: Option<u32>,
+    mode: u32,
+) {
     std::fs::create_dir_all(dir).unwrap();
     let version = format!(
         "..{}",
@@ -240,7 +245,7 @@ pub fn write_volume(dir: &Path, files: &BTreeMap<String, String>, fs_group: Opti
     for (name, content) in files {
         let file = data.join(name);
         std::fs::write(&file, content).unwrap();
-        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
         if let Some(group) = fs_group {
             std::os::unix::fs::chown(&file, Some(0), Some(group)).unwrap();
         }
@@ -268,6 +273,8 @@ pub struct PodFiles {
     /// the service account directory's files (token, ca.crt, namespace)
     pub token_dir: BTreeMap<String, String>,
     pub service_port: u16,
+    /// the mode of the ConfigMap volumes' files (`defaultMode`)
+    pub file_mode: u32,
 }
 
 /// One container of the Deployment, run by podman in its own network namespace.
@@ -351,13 +358,18 @@ impl Pod {
         }
         for mount in &run.mounts {
             let source = dir.join("volumes").join(&mount.volume);
-            write_volume(&source, &files.volumes[&mount.volume], run.fs_group);
+            write_volume(
+                &source,
+                &files.volumes[&mount.volume],
+                run.fs_group,
+                files.file_mode,
+            );
             let ro = if mount.read_only { ":ro" } else { "" };
             cmd.arg(format!("--volume={}:{}{ro}", source.display(), mount.path));
         }
         if run.service_account_token {
             let source = dir.join("serviceaccount");
-            write_volume(&source, &files.token_dir, run.fs_group);
+            write_volume(&source, &files.token_dir, run.fs_group, 0o644);
             cmd.arg(format!("--volume={}:{TOKEN_DIR}:ro", source.display()));
         }
         cmd.arg(&run.image).args(&run.args);
@@ -369,11 +381,6 @@ impl Pod {
             run: run.clone(),
             started: Instant::now(),
         }
-    }
-
-    /// Rewrites the service account directory (a rotated token), as the kubelet does.
-    pub fn write_token_dir(&self, files: &BTreeMap<String, String>) {
-        write_volume(&self.dir.join("serviceaccount"), files, self.run.fs_group);
     }
 
     pub fn since_start(&self) -> Duration {

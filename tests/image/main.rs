@@ -101,6 +101,7 @@ impl Cluster {
                 .collect(),
             token_dir: self.token_dir(run, Some("image-check-token-1")),
             service_port: self.port,
+            file_mode: 0o644,
         }
     }
 
@@ -514,7 +515,7 @@ fn error_lines(logs: &str) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the image: make image-check"]
-async fn a_missing_config_mount_or_a_typo_in_it_is_one_clear_error_and_an_exit() {
+async fn a_missing_or_unreadable_config_or_a_typo_in_it_is_one_clear_error_and_an_exit() {
     let objects = render(&[]);
     let run = pod_run(&objects);
     let config_arg = run
@@ -539,6 +540,23 @@ async fn a_missing_config_mount_or_a_typo_in_it_is_one_clear_error_and_an_exit()
     assert!(
         !errors.is_empty() && errors.len() <= 2 && errors.iter().all(|l| l.contains(&config_arg)),
         "one error naming {config_arg}:\n{logs}"
+    );
+    drop(pod);
+
+    // a file the pod's user may not read (a defaultMode of 0600: owner root)
+    let mut files = cluster.files(&run);
+    files.file_mode = 0o600;
+    let pod = Pod::start("gardener-scheduler-unreadable", 4, &run, &files);
+    let (code, logs) = exit_of(&pod).await;
+    assert_eq!(code, 2, "{logs}");
+    let errors = error_lines(&logs);
+    assert!(
+        !errors.is_empty()
+            && errors.len() <= 2
+            && errors
+                .iter()
+                .all(|l| l.contains(&config_arg) && l.contains("ermission denied")),
+        "one error naming {config_arg} and the denied read:\n{logs}"
     );
     drop(pod);
 
