@@ -206,7 +206,11 @@ fn parse_exact(s: &str) -> Result<Quantity, Refusal> {
             (0, 1, -1)
         }
     } else {
-        (exponent, 1, MAX_INT64_FACTORS.wrapping_sub(num_len + denom_len))
+        (
+            exponent,
+            1,
+            MAX_INT64_FACTORS.wrapping_sub(num_len + denom_len),
+        )
     };
     if precision >= 0 {
         scale = scale.wrapping_sub(denom_len);
@@ -331,7 +335,8 @@ impl Quantity {
                 scale,
                 binary,
             } => {
-                let magnitude = digits.to_f64().unwrap_or(f64::INFINITY) * 10f64.powf(-*scale as f64);
+                let magnitude =
+                    digits.to_f64().unwrap_or(f64::INFINITY) * 10f64.powf(-*scale as f64);
                 let magnitude = if *binary {
                     magnitude.min(i64::MAX as f64)
                 } else {

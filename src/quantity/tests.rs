@@ -169,7 +169,16 @@ fn what_upstream_refuses_is_an_error_naming_the_text() {
     for bad in UPSTREAM_INVALID {
         assert!(parse_quantity(bad).is_err(), "{bad:?} should not parse");
     }
-    for bad in ["abc", "12X", "--1", "1.2.3", "1K", "1e", "1 1", "1e99999999999999999999"] {
+    for bad in [
+        "abc",
+        "12X",
+        "--1",
+        "1.2.3",
+        "1K",
+        "1e",
+        "1 1",
+        "1e99999999999999999999",
+    ] {
         let e = parse_quantity(bad).unwrap_err();
         assert!(e.contains(&format!("\"{bad}\"")), "{e}");
     }
@@ -207,21 +216,45 @@ fn value_rounds_up_away_from_zero_on_the_int64_path() {
 #[test]
 fn value_beyond_int64_is_what_upstreams_arithmetic_gives() {
     for (text, want, how) in [
-        ("9223372036854775807", i64::MAX, "19 digits: decimal path, exact"),
-        ("9223372036854775808", i64::MIN, "2^63: the low 64 bits as int64"),
+        (
+            "9223372036854775807",
+            i64::MAX,
+            "19 digits: decimal path, exact",
+        ),
+        (
+            "9223372036854775808",
+            i64::MIN,
+            "2^63: the low 64 bits as int64",
+        ),
         ("18446744073709551617", 1, "2^64 + 1: the low 64 bits are 1"),
-        ("10000000000000000000", -8446744073709551616, "10^19 wrapped"),
+        (
+            "10000000000000000000",
+            -8446744073709551616,
+            "10^19 wrapped",
+        ),
         ("10E", 0, "int64Amount{10, 18}: overflow answers 0"),
         ("12E", 0, "int64Amount{12, 18}: overflow answers 0"),
         ("k", 0, "no digits before a suffix: zero"),
         ("e5", 0, "no digits before an exponent: zero"),
         ("1e19", 0, "int64Amount{1, 19}: overflow answers 0"),
         ("1e100", 0, "int64Amount overflow"),
-        ("10000000000000000000000e64", 0, "a multiple of 10^64: low bits zero"),
+        (
+            "10000000000000000000000e64",
+            0,
+            "a multiple of 10^64: low bits zero",
+        ),
         ("9Ei", i64::MAX, "binary suffix: capped"),
         ("-9Ei", -i64::MAX, "binary suffix: capped, negated"),
-        ("-0.0000000000001", 1, "decimal path: -1 nano, divided rounding towards +inf"),
-        ("-1.00000000001", 0, "decimal path: -1000000001 nanos / 10^9 rounds towards +inf"),
+        (
+            "-0.0000000000001",
+            1,
+            "decimal path: -1 nano, divided rounding towards +inf",
+        ),
+        (
+            "-1.00000000001",
+            0,
+            "decimal path: -1000000001 nanos / 10^9 rounds towards +inf",
+        ),
     ] {
         assert_eq!(parse_quantity(text).unwrap().value(), want, "{text}: {how}");
     }
