@@ -33,7 +33,7 @@ pub mod go_duration;
 pub mod input;
 /// Leaf helper: the Kubernetes rules for names, label keys and values.
 pub mod names;
-/// Kubernetes resource quantities.
+/// Leaf helper: Kubernetes resource quantities, read as apimachinery reads them (`Value()`).
 pub mod quantity;
 /// Leaf helper: the distance between two region names when no catalogue entry knows them.
 pub mod region_distance;

@@ -269,3 +269,5 @@ fn rank(cx: &ShootContext, kept: &[u32], snap: &Snapshot, profile: &Profile) -> 
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_differences;

@@ -233,3 +233,81 @@ fn environment_examples_override_the_keys_the_table_names() {
         assert!(matches, "{var}={value} left {key} at {got:?}");
     }
 }
+
+/// The file a test path of the differences table points at, and whether it defines the test:
+/// `module::path::name` under `src/`, `file::name` under `tests/`, `e2e::file::name` under
+/// `tests/e2e/`; a path ending in `tests` names a test module.
+fn test_exists(path: &str) -> bool {
+    let parts: Vec<&str> = path.split("::").collect();
+    let (name, modules) = parts.split_last().expect("a path");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    if modules[0] == "e2e" && modules.len() == 2 {
+        files.push(root.join(format!("tests/e2e/{}.rs", modules[1])));
+    } else if modules.len() == 1 && root.join(format!("tests/{}.rs", modules[0])).exists() {
+        files.push(root.join(format!("tests/{}.rs", modules[0])));
+    } else {
+        // A module's tests live in the module's file, its `tests.rs`, or `tests/<name>.rs`.
+        let without_tests: Vec<&str> = modules.iter().copied().filter(|m| *m != "tests").collect();
+        let base = root.join("src").join(without_tests.join("/"));
+        files.push(base.with_extension("rs"));
+        files.push(base.join("tests.rs"));
+        files.push(base.join("mod.rs"));
+        let all = root.join("src").join(modules.join("/"));
+        files.push(all.with_extension("rs"));
+        if let Some((last, rest)) = modules.split_last() {
+            files.push(
+                root.join("src")
+                    .join(rest.join("/"))
+                    .join(format!("tests/{last}.rs")),
+            );
+        }
+    }
+    files.iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|text| {
+            text.contains(&format!("fn {name}("))
+                || (*name == "tests" && text.contains("mod tests"))
+        })
+    })
+}
+
+/// Every row of "Differences from upstream" names at least one test, and every test it names
+/// exists: a difference nobody pins is a difference nobody notices losing.
+#[test]
+fn every_difference_from_upstream_names_a_test_that_exists() {
+    let concept = read("docs/concepts/scheduler.md");
+    let section = concept
+        .split("\n## Differences from upstream\n")
+        .nth(1)
+        .expect("docs/concepts/scheduler.md has a section ## Differences from upstream");
+    let section = section.split("\n## ").next().unwrap();
+    let mut rows = 0;
+    for row in section.lines().filter(|l| l.starts_with("| ")) {
+        if row.starts_with("| Upstream |") {
+            continue;
+        }
+        rows += 1;
+        let test_cell = row.trim_end_matches('|').rsplit('|').next().unwrap();
+        let paths: Vec<&str> = test_cell
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|p| p.contains("::") || p.starts_with("tests/"))
+            .collect();
+        assert!(!paths.is_empty(), "a row names no test: {row}");
+        for p in paths {
+            if let Some(file) = p.strip_prefix("tests/") {
+                assert!(
+                    Path::new(env!("CARGO_MANIFEST_DIR"))
+                        .join("tests")
+                        .join(file)
+                        .exists(),
+                    "{p} does not exist"
+                );
+            } else {
+                assert!(test_exists(p), "no test {p} (row: {row})");
+            }
+        }
+    }
+    assert!(rows >= 20, "the table has {rows} rows");
+}

@@ -47,7 +47,8 @@ fn seed_obj(i: usize, b: u64) -> Seed {
         .zones(&zones[..1 + pick(b, 9, 3)]);
     match pick(b, 5, 4) {
         0 => {}
-        n => s = s.allocatable("shoots", &(n - 1).to_string()),
+        // Room for 0, 1 and 2 shoots, written as upstream's `Value()` reads them (rounded up).
+        n => s = s.allocatable("shoots", ["0", "500m", "1500m"][n - 1]),
     }
     match pick(b, 7, 4) {
         2 => s = s.taint("seed.gardener.cloud/protected", None),

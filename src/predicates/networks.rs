@@ -57,7 +57,9 @@ fn own_problems(nets: &ShootNets) -> Vec<String> {
 
 /// Shoot networks must stay out of the reserved ranges, and the shoot's IPv6 networks must not
 /// overlap the seed's networks (IPv4 overlap is allowed: shoot traffic is tunnelled). Missing
-/// `spec.networking` pods/services take the seed's `shootDefaults` when their IP family matches.
+/// `spec.networking` pods/services take the seed's `shootDefaults` when their IP family matches;
+/// a seed listing only one of them fills only that one, as gardener-apiserver's Shoot mutator
+/// does (upstream's scheduler panics there: see "Differences from upstream").
 /// A shoot with `status.networking` must have its services there, and its pods unless it is
 /// workerless (upstream's `ValidateMultiNetworkDisjointedness`); without them it fits no seed.
 pub struct Networks;

@@ -9,8 +9,8 @@ use super::framework::{FastCheck, Predicate, Prepared};
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "SeedCapacity";
 
-/// A seed publishing `status.allocatable.shoots` takes a shoot only while usage is below it
-/// (a whole number; a seed declaring a fraction is malformed).
+/// A seed publishing `status.allocatable.shoots` takes a shoot only while usage is below it, read
+/// as upstream reads it (`Quantity.Value()`: `1500m` is 2, a negative value is full).
 pub struct SeedCapacity;
 
 impl Predicate for SeedCapacity {

@@ -31,6 +31,8 @@ pub const NAME: &str = "CapacityPressure";
 
 /// Plans per solve, for the volumes 1/8, 2/8, …, 8/8 of the expected volume.
 const VOLUME_SCENARIOS: u64 = 8;
+/// The most slots one seed counts for in the plan (see `plan`).
+const MAX_PLANNED_SLOTS: u64 = 1 << 32;
 
 /// Scores `latency + price` on LatencyDistance's absolute scale: 0 ms scores 100,
 /// `maxLatencyMs` or more scores 0.
@@ -144,19 +146,25 @@ impl CapacityPressure {
     ) -> Plan {
         let usage = snap.usage();
         let seeds: Vec<&SeedInfo> = snap.seeds().collect();
-        let finite: u64 = seeds.iter().filter_map(|s| s.allocatable_shoots()).sum();
+        // A seed may publish up to 2^63-1 shoots (`9Ei`, as upstream reads it); no demand fills
+        // more than 2^32, so the plan counts at most that many, and its sums stay in range.
+        let slots = |s: &SeedInfo| s.allocatable_shoots().map(|a| a.min(MAX_PLANNED_SLOTS));
+        let finite: u64 = seeds
+            .iter()
+            .filter_map(|s| slots(s))
+            .fold(0, u64::saturating_add);
         // The plan is for the shoots still to come on the slots still free: placed shoots are
         // sunk, and a slot's price is what taking it now costs the demand expected after.
         let held: u64 = seeds
             .iter()
-            .filter_map(|s| Some(usage.shoots_on(&s.name).min(s.allocatable_shoots()?)))
-            .sum();
+            .filter_map(|s| Some(usage.shoots_on(&s.name).min(slots(s)?)))
+            .fold(0, u64::saturating_add);
         let volume =
             ((self.planned_utilisation * finite as f64).round() as u64).saturating_sub(held);
         let total: u64 = shares
             .values()
             .map(|s| (s * volume as f64).round() as u64)
-            .sum();
+            .fold(0, u64::saturating_add);
         // Seeds of one provider and region are interchangeable in the plan (every latency source
         // sees only the provider and region), so they are solved as one pool with their summed
         // capacity: the problem is regions × pools, not regions × seeds, and a pool's price is
@@ -166,9 +174,7 @@ impl CapacityPressure {
             let pool = pools
                 .entry((s.provider.as_str(), s.region.as_str()))
                 .or_insert((i, 0, Vec::new()));
-            let free = s
-                .allocatable_shoots()
-                .map_or(total, |a| a.saturating_sub(usage.shoots_on(&s.name)));
+            let free = slots(s).map_or(total, |a| a.saturating_sub(usage.shoots_on(&s.name)));
             pool.1 = pool.1.saturating_add(free);
             pool.2.push(i);
         }
@@ -563,6 +569,28 @@ mod tests {
             ]
         );
         assert_eq!(rounded(&got), vec![87.917, 87.917, 83.333]);
+    }
+
+    /// Upstream reads `9Ei` as 2^63-1 shoots: seeds publishing that much are summed without
+    /// overflowing, and the plan still prices nothing where nothing is full.
+    #[test]
+    fn seeds_publishing_an_exa_of_shoots_are_planned_without_overflow() {
+        let p = priority(serde_json::json!({"matrix": matrix()}));
+        let mut snap = landscape(A4_B3);
+        for (name, region) in [("sa", "a"), ("sb", "b"), ("sc", "c")] {
+            snap.upsert_seed(
+                &SeedBuilder::new(name)
+                    .region(region)
+                    .allocatable("shoots", "9Ei")
+                    .build(),
+            );
+        }
+        let got = evaluate(&*p, &shoot("a"), &snap);
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert!(
+            got.iter().all(|(_, detail)| detail.contains("latency")),
+            "{got:?}"
+        );
     }
 
     #[test]

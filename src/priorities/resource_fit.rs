@@ -562,7 +562,7 @@ mod tests {
             vec![
                 "p.args.controlPlaneRequests[0].purpose: unsupported value \"prod\": supported values: \"evaluation\", \"testing\", \"development\", \"production\", \"infrastructure\"",
                 "p.args.controlPlaneRequests[0].failureTolerance: unsupported value \"region\": supported values: \"none\", \"node\", \"zone\"",
-                "p.args.controlPlaneRequests[0].requests.cpu: \"lots\" is not a quantity",
+                "p.args.controlPlaneRequests[0].requests.cpu: \"lots\" is not a quantity: a number with an optional sign, fraction and suffix (e.g. 250, 1500m, 16Gi, 1e3)",
                 "p.args.controlPlaneRequests[0].requests.memory: must not be negative, got -1073741824",
                 "p.args.controlPlaneRequests[0].requests.shoots: a shoot always demands exactly one shoot slot; remove this entry",
                 "p.args.resources[0].weight: must be a positive number of at most 1000000, got 0",

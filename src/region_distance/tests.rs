@@ -26,3 +26,12 @@ fn region_distance_table() {
         assert_eq!(region_distance(seed, shoot), want, "{seed} vs {shoot}");
     }
 }
+
+/// Upstream compares the names as runes (`[]rune`): a non-ASCII character is one edit, as
+/// gardener-apiserver lets a region hold any character.
+#[test]
+fn a_non_ascii_character_is_one_edit_as_upstream_counts_runes() {
+    assert_eq!(region_distance("é", "e"), 2);
+    assert_eq!(region_distance("eu-wést-1", "eu-wèst-1"), 2);
+    assert_eq!(region_distance("ap-東京-1", "ap-大阪-1"), 4);
+}

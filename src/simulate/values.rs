@@ -1,8 +1,12 @@
-//! Names, namespaces, label keys and values, taint keys and region names of objects read from
-//! files or listed for a what-if, checked as the API server checks them before storing an
-//! object (see [`crate::names`]). An object that breaks a rule is skipped with the field named,
-//! like any other malformed object: its strings would otherwise reach YAML output, comments and
-//! the terminal.
+//! Names, namespaces, label keys and values and toleration keys of objects read from files or
+//! listed for a what-if, checked as the API server checks them before storing an object (see
+//! [`crate::names`]). An object that breaks a rule is skipped with the field named, like any
+//! other malformed object.
+//!
+//! Only the rules gardener-apiserver applies are checked here: a value it stores is decided as
+//! upstream decides it, whatever characters it holds. Regions (`spec.provider.region`,
+//! `spec.region`), seed taint keys and `spec.seedName` need only be non-empty there; such a
+//! value reaches the output escaped ([`crate::escape`]), never raw.
 
 use std::collections::BTreeMap;
 
@@ -36,19 +40,6 @@ fn labels(path: &str, l: Option<&BTreeMap<String, String>>) -> Result<(), String
     l.map_or(Ok(()), |l| names::labels(path, l))
 }
 
-/// A region name: upstream writes it into the `seed.gardener.cloud/region` label, so it follows
-/// the label value rules (and is not empty where given).
-fn region(path: &str, value: &str) -> Result<(), String> {
-    at(path, names::label_value(value))
-}
-
-fn optional_label(path: &str, value: Option<&str>) -> Result<(), String> {
-    match value.filter(|v| !v.is_empty()) {
-        Some(v) => at(path, names::dns1123_label(v)),
-        None => Ok(()),
-    }
-}
-
 fn optional_subdomain(path: &str, value: Option<&str>) -> Result<(), String> {
     match value.filter(|v| !v.is_empty()) {
         Some(v) => at(path, names::dns1123_subdomain(v)),
@@ -58,17 +49,8 @@ fn optional_subdomain(path: &str, value: Option<&str>) -> Result<(), String> {
 
 impl Values for Seed {
     fn check_values(&self) -> Result<(), String> {
-        meta(&self.metadata, names::dns1123_label)?;
-        if let Some(p) = &self.spec.provider {
-            region("spec.provider.region", &p.region)?;
-        }
-        for (i, t) in self.spec.taints.iter().enumerate() {
-            at(
-                &format!("spec.taints[{i}].key"),
-                names::qualified_name(&t.key),
-            )?;
-        }
-        Ok(())
+        // Upstream's Seed validation asks a non-empty region and taint key, nothing more.
+        meta(&self.metadata, names::dns1123_label)
     }
 }
 
@@ -76,18 +58,11 @@ impl Values for Shoot {
     fn check_values(&self) -> Result<(), String> {
         meta(&self.metadata, names::dns1123_label)?;
         let spec = &self.spec;
-        if let Some(r) = spec.region.as_deref() {
-            region("spec.region", r)?;
-        }
-        optional_label("spec.seedName", spec.seed_name.as_deref())?;
+        // `spec.region`, `spec.seedName` and `status.seedName` need only be non-empty upstream.
         optional_subdomain("spec.cloudProfileName", spec.cloud_profile_name.as_deref())?;
         optional_subdomain(
             "spec.cloudProfile.name",
             spec.cloud_profile.as_ref().map(|c| c.name.as_str()),
-        )?;
-        optional_label(
-            "status.seedName",
-            self.status.as_ref().and_then(|s| s.seed_name.as_deref()),
         )?;
         if let Some(s) = &spec.seed_selector {
             labels(
@@ -122,8 +97,9 @@ impl Values for NamespacedCloudProfile {
 
 impl Values for Project {
     fn check_values(&self) -> Result<(), String> {
-        meta(&self.metadata, names::dns1123_subdomain)?;
-        optional_label("spec.namespace", self.spec.namespace.as_deref())
+        // Upstream's Project validation asks only that `spec.namespace` be `garden` or start
+        // with `garden-`; a namespace that can never exist holds no shoots.
+        meta(&self.metadata, names::dns1123_subdomain)
     }
 }
 
@@ -147,12 +123,24 @@ mod tests {
             "{e}"
         );
         assert!(SeedBuilder::new("aws-eu1").build().check_values().is_ok());
-        let s = SeedBuilder::new("s1").region("eu-west-1\u{202e}").build();
-        assert!(
-            s.check_values()
-                .unwrap_err()
-                .starts_with("spec.provider.region:")
-        );
+    }
+
+    /// gardener-apiserver stores any non-empty region, seed taint key and `spec.seedName`, so
+    /// upstream decides such objects: they are read, never skipped.
+    #[test]
+    fn regions_taint_keys_and_seed_names_gardener_apiserver_stores_are_read() {
+        for region in ["eu-wést-1", "eu west 1", "eu-west-1\u{202e}", "EU_WEST_1."] {
+            let s = SeedBuilder::new("s1")
+                .region(region)
+                .taint("a b", None)
+                .build();
+            assert_eq!(s.check_values(), Ok(()), "{region:?}");
+            let s = ShootBuilder::new("garden-dev", "web")
+                .region(region)
+                .seed("Seed\n# x")
+                .build();
+            assert_eq!(s.check_values(), Ok(()), "{region:?}");
+        }
     }
 
     #[test]

@@ -52,9 +52,6 @@ pub enum Unusable {
     },
 }
 
-/// The most shoots `status.allocatable.shoots` may declare.
-pub const MAX_ALLOCATABLE_SHOOTS: f64 = 1_000_000.0;
-
 /// Everything a decision needs to know about one seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeedInfo {
@@ -77,6 +74,8 @@ pub struct SeedInfo {
     pub emergency_stop: bool,
     /// `status.allocatable`, parsed. `shoots` bounds the number of shoots on the seed.
     pub allocatable: BTreeMap<String, f64>,
+    /// `status.allocatable.shoots` as upstream reads it: `Quantity.Value()`.
+    pub shoots_value: Option<i64>,
 }
 
 impl SeedInfo {
@@ -124,28 +123,22 @@ impl SeedInfo {
         };
 
         let mut allocatable = BTreeMap::new();
+        let mut shoots_value = None;
         for (resource, q) in &seed.status.allocatable {
-            match quantity::parse(&q.0) {
-                // A number of control planes: whole, and no more than a seed could host
-                // (`1Ei` would overflow the sums of capacity).
-                Ok(v) if resource == "shoots" && v >= 0.0 && v.fract() != 0.0 => problems.push((
-                    format!("status.allocatable.{resource}"),
-                    format!("{:?} is not a whole number of shoots", q.0),
-                )),
-                Ok(v) if resource == "shoots" && v > MAX_ALLOCATABLE_SHOOTS => problems.push((
-                    format!("status.allocatable.{resource}"),
-                    format!(
-                        "{:?} is more than the {MAX_ALLOCATABLE_SHOOTS} shoots a seed can host",
-                        q.0
-                    ),
-                )),
-                Ok(v) if v >= 0.0 => {
-                    allocatable.insert(resource.clone(), v);
+            match quantity::parse_quantity(&q.0) {
+                // Upstream compares the seed's usage with `Value()`: a fraction rounds up
+                // (`1500m` is room for 2), zero or less means full.
+                Ok(q) if resource == "shoots" => {
+                    let v = q.value();
+                    shoots_value = Some(v);
+                    allocatable.insert(resource.clone(), v as f64);
                 }
-                Ok(_) => problems.push((
-                    format!("status.allocatable.{resource}"),
-                    crate::field_error::not_negative(format!("{:?}", q.0)),
-                )),
+                Ok(q) => {
+                    let v = q.to_f64();
+                    allocatable.insert(resource.clone(), if v.is_nan() { 0.0 } else { v });
+                }
+                // Only what upstream's `ParseQuantity` refuses: gardener-apiserver never stores
+                // it, so it comes from a hand-written file.
                 Err(e) => problems.push((format!("status.allocatable.{resource}"), e)),
             }
         }
@@ -227,13 +220,14 @@ impl SeedInfo {
                 .and_then(|a| a.get(ANNOTATION_EMERGENCY_STOP))
                 .is_some_and(|v| v == "true"),
             allocatable,
+            shoots_value,
         }
     }
 
-    /// `status.allocatable.shoots`, when the seed publishes it (a whole number: a fraction makes
-    /// the seed malformed).
+    /// How many shoots the seed may host, when it publishes `status.allocatable.shoots`: upstream's
+    /// `Value()`, 0 when that is negative (upstream's `usage >= Value()` is then always true).
     pub fn allocatable_shoots(&self) -> Option<u64> {
-        self.allocatable.get("shoots").map(|v| v.ceil() as u64)
+        self.shoots_value.map(|v| v.max(0) as u64)
     }
 }
 

@@ -25,6 +25,18 @@ pub use simulation::{render_comparison, render_simulation};
 /// A report could not be written (a value failed to format).
 pub type Error = askama::Error;
 
+/// The escaper of every `.html` template (`askama.toml`): askama's HTML escaping, after the
+/// control, bidi and zero-width characters that a region or a taint key gardener-apiserver
+/// stores may hold are written as `\u{…}` (line breaks and tabs stay), as in every other output.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Visible;
+
+impl askama::filters::Escaper for Visible {
+    fn write_escaped_str<W: std::fmt::Write>(&self, dest: W, string: &str) -> std::fmt::Result {
+        askama::filters::Html.write_escaped_str(dest, &crate::escape::text(string))
+    }
+}
+
 /// One summary figure: the number, then what it counts.
 pub(super) struct Card {
     pub(super) n: String,
@@ -262,4 +274,20 @@ fn cards(plan: &Plan) -> Vec<Card> {
         ));
     }
     cards
+}
+
+#[cfg(test)]
+mod tests {
+    use askama::filters::Escaper;
+
+    /// A region gardener-apiserver stores may steer a terminal or display as another name: the
+    /// reports show such characters visibly, and line breaks of explanations stay.
+    #[test]
+    fn a_region_with_a_bidi_override_or_an_escape_sequence_shows_them_visibly() {
+        let mut out = String::new();
+        super::Visible
+            .write_escaped_str(&mut out, "eu-wést-1\u{202e}<\u{1b}]0;x\u{7}\nnext")
+            .unwrap();
+        assert_eq!(out, "eu-wést-1\\u{202e}&#60;\\u{1b}]0;x\\u{7}\nnext");
+    }
 }

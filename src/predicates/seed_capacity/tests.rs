@@ -25,6 +25,12 @@ fn seed_capacity_table() {
             2,
             false,
         ),
+        // Upstream compares usage with `Quantity.Value()`, which rounds up.
+        ("1500m is room for a second shoot", Some("1500m"), 1, true),
+        ("1500m is full at two", Some("1500m"), 2, false),
+        ("1001m is room for a second shoot", Some("1001m"), 1, true),
+        ("a negative allocatable takes nothing", Some("-3"), 0, false),
+        ("an exa of shoots is room", Some("1Ei"), 5, true),
     ];
     for (name, alloc, used, ok) in cases {
         let mut seed = SeedBuilder::new("s1");

@@ -49,9 +49,14 @@ fn usable_table() {
             Err("are malformed"),
         ),
         (
-            "negative allocatable is malformed",
+            "negative allocatable is a valid seed (upstream reads it as full)",
             SeedBuilder::new("s1").allocatable("shoots", "-1"),
-            Err("are malformed"),
+            Ok(()),
+        ),
+        (
+            "fractional allocatable is a valid seed (upstream rounds it up)",
+            SeedBuilder::new("s1").allocatable("shoots", "1500m"),
+            Ok(()),
         ),
         (
             "non-quantity allocatable is malformed",

@@ -87,7 +87,7 @@ pub(super) fn from_args(
                 Ok(v) if v.is_finite() && (0.0..=MAX_REQUEST).contains(&v) => {
                     requests.insert(resource.clone(), v);
                 }
-                Ok(v) if v.is_finite() && v >= 0.0 => errors.push(FieldError::new(
+                Ok(v) if v >= 0.0 => errors.push(FieldError::new(
                     at,
                     format!("must be at most {MAX_REQUEST:e}, got {v:e}"),
                 )),
