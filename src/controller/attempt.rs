@@ -417,10 +417,39 @@ pub(super) enum Settled {
     Unknown,
 }
 
+/// Tries of the read that settles a bind with an unknown outcome, when a try fails at once
+/// without an answer (a gateway that answered 502 may close the connection as well).
+pub(super) const SETTLE_TRIES: u32 = 3;
+/// A try that failed without an answer within this time failed to connect; a longer one used
+/// up its deadline and is not repeated.
+const CONNECTION_ERROR_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Reads the shoot after a bind whose outcome is unknown, again on a connection error.
+async fn read_to_settle(
+    shared: &Shared,
+    ns: &str,
+    name: &str,
+) -> Result<Option<(Shoot, serde_json::Value)>, BindError> {
+    let mut n = 1;
+    loop {
+        let started = tokio::time::Instant::now();
+        match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+            Err(e @ BindError::Unknown { code: None, .. })
+                if n < SETTLE_TRIES && started.elapsed() < CONNECTION_ERROR_WITHIN =>
+            {
+                debug!(error = %e, "reading the shoot after an unanswered bind failed to connect; again");
+                tokio::time::sleep(std::time::Duration::from_millis(200) * 2u32.pow(n - 1)).await;
+                n += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// Reads the shoot after a bind whose outcome is unknown.
 pub(super) async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Settled {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
-    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+    match read_to_settle(shared, ns, name).await {
         Ok(Some((current, raw))) if current.spec.seed_name.as_deref() == Some(seed) => {
             // the watch version of a bound shoot settles the assumption
             shared.change(key, |cache| {

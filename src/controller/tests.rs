@@ -420,6 +420,7 @@ mod budget;
 mod faults;
 mod feeds;
 mod production_stack;
+mod reports;
 mod scenario;
 mod shutdown;
 mod storm;

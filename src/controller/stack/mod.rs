@@ -42,7 +42,9 @@ use super::leader::Leadership;
 use super::ratelimit;
 use super::rest_metrics::RestClientMetrics;
 
-pub use cap::{Answer, LIST_PAGE_BYTES, OBJECT_BYTES, TooLarge, WATCH_EVENT_BYTES};
+#[cfg(test)]
+pub use cap::Answer;
+pub use cap::{LIST_PAGE_BYTES, OBJECT_BYTES, TooLarge, WATCH_EVENT_BYTES};
 pub use deadline::{Abandoned, Activity, WATCH_SILENCE, WATCH_TIMEOUT};
 pub use fence::Fenced;
 

@@ -50,6 +50,36 @@ async fn a_committed_bind_answered_502_is_read_back_and_counts_as_scheduled() {
     );
 }
 
+/// A gateway that answered a committed bind 502 and closed the connection: the read that
+/// settles the outcome fails to connect, is sent again, and shows the bind applied.
+#[tokio::test(start_paused = true)]
+async fn the_read_after_a_502_is_sent_again_when_the_connection_breaks() {
+    let (client, mut api) = mock_api();
+    let shared = controller(client);
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("5", None).await;
+    api.next().await.fail(502, "BadGateway");
+    let read = api.next().await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    read.drop_connection();
+    let again = api.next().await;
+    assert_eq!(
+        (again.method.as_str(), again.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    again.reply(server_shoot("6", Some("seed-1")));
+    let event = api.next().await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    event.echo();
+    assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
+    assert_eq!(attempts(&shared, "scheduled"), 1);
+    assert_eq!(attempts(&shared, "error"), 0);
+    api.is_quiet().await;
+}
+
 /// A read turned away with 429 and `Retry-After` is sent again after the pause the server
 /// asked for, each try through the limiter and counted; a write is never sent twice.
 #[tokio::test(start_paused = true)]
