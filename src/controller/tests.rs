@@ -246,8 +246,11 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
     api.drops_connection().await;
-    // the attempt reads the shoot at once to learn what happened; that read fails too
-    api.drops_connection().await;
+    // the attempt reads the shoot at once to learn what happened; that read fails too, on
+    // each of its tries
+    for _ in 0..super::attempt::SETTLE_TRIES {
+        api.drops_connection().await;
+    }
     assert_eq!(attempt.await.unwrap(), Attempt::Error);
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),

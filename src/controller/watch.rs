@@ -112,6 +112,8 @@ where
                         listed = Instant::now();
                         if shared.note_relisting(kind, false) {
                             shared.activity.listed(&path);
+                        } else {
+                            shared.activity.listed_after_silence(&path);
                         }
                         for_silence = false;
                     }
