@@ -111,7 +111,7 @@ impl TooLarge {
 
 /// `64 MiB`, or the bytes when not a whole number of MiB.
 fn mib(bytes: u64) -> String {
-    if bytes % (1024 * 1024) == 0 {
+    if bytes.is_multiple_of(1024 * 1024) {
         format!("{} MiB", bytes / (1024 * 1024))
     } else {
         format!("{bytes} bytes")
