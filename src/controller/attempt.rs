@@ -9,6 +9,13 @@ use std::time::Duration;
 use chrono::Utc;
 use tracing::{Instrument, debug, info, info_span};
 
+mod settle;
+
+#[cfg(test)]
+pub(super) use settle::SETTLE_TRIES;
+use settle::read_to_settle;
+pub(super) use settle::{Unsettled, settled_by_seen};
+
 use super::requeue::{Announce, Announcement, Requeue};
 use super::{
     AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, Waiting, bind,
@@ -34,6 +41,9 @@ pub enum Attempt {
     Conflict,
     /// someone else assigned a seed; left alone
     LeftAlone(String),
+    /// the bind got no answer and a read could not tell either: counted once the watch or the
+    /// next read shows what happened
+    Unsettled,
     Error,
 }
 
@@ -45,9 +55,11 @@ impl Attempt {
             Attempt::Unschedulable => Some(AttemptResult::unschedulable),
             Attempt::Deferred(_) => Some(AttemptResult::deferred),
             Attempt::Error => Some(AttemptResult::error),
-            Attempt::Skipped | Attempt::NotLeader | Attempt::Conflict | Attempt::LeftAlone(_) => {
-                None
-            }
+            Attempt::Skipped
+            | Attempt::NotLeader
+            | Attempt::Conflict
+            | Attempt::LeftAlone(_)
+            | Attempt::Unsettled => None,
         }
     }
 
@@ -60,7 +72,7 @@ impl Attempt {
             }
             Attempt::Deferred(None) => ReconcileResult::Success,
             Attempt::Deferred(Some(_)) => ReconcileResult::RequeueAfter,
-            Attempt::NotLeader => ReconcileResult::Requeue,
+            Attempt::NotLeader | Attempt::Unsettled => ReconcileResult::Requeue,
             // upstream returns the error of DetermineSeed or of the binding update (a 409
             // included)
             Attempt::Unschedulable | Attempt::Conflict | Attempt::Error => ReconcileResult::Error,
@@ -117,7 +129,12 @@ enum Resolved {
 async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-        Ok(read) => apply_read(shared, key, read),
+        Ok(read) => {
+            let seed = read.as_ref().map(|(s, _)| s.spec.seed_name.clone());
+            let resolved = apply_read(shared, key, read);
+            settled_by_seen(shared, key, seed.as_ref().map(Option::as_deref), true);
+            resolved
+        }
         Err(e) => Resolved::Unknown(e.to_string()),
     }
 }
@@ -382,13 +399,28 @@ async fn bind_decision(
                         },
                     )
                 }
-                Settled::Unknown => Outcome::announcing(
-                    Attempt::Error,
-                    Requeue::Retry,
-                    Announce::BindOutcomeUnknown {
-                        error: e.to_string(),
-                    },
-                ),
+                Settled::Unknown => {
+                    // what the watch shows next (or the next attempt's read) settles it
+                    let unsettled = Unsettled {
+                        seed: seed.clone(),
+                        shoot: shoot.clone(),
+                        note: shared.reporter.success_note(decision, shared.name_profiles),
+                        profile: decision.profile.clone(),
+                        since: tokio::time::Instant::now(),
+                    };
+                    shared
+                        .unsettled
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(key.to_string(), unsettled);
+                    Outcome::announcing(
+                        Attempt::Unsettled,
+                        Requeue::Retry,
+                        Announce::BindOutcomeUnknown {
+                            error: e.to_string(),
+                        },
+                    )
+                }
             }
         }
         Err(e) => {
@@ -415,35 +447,6 @@ pub(super) enum Settled {
     Other,
     /// the read failed too: the assumption stays, marked uncertain, until a later read
     Unknown,
-}
-
-/// Tries of the read that settles a bind with an unknown outcome, when a try fails at once
-/// without an answer (a gateway that answered 502 may close the connection as well).
-pub(super) const SETTLE_TRIES: u32 = 3;
-/// A try that failed without an answer within this time failed to connect; a longer one used
-/// up its deadline and is not repeated.
-const CONNECTION_ERROR_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// Reads the shoot after a bind whose outcome is unknown, again on a connection error.
-async fn read_to_settle(
-    shared: &Shared,
-    ns: &str,
-    name: &str,
-) -> Result<Option<(Shoot, serde_json::Value)>, BindError> {
-    let mut n = 1;
-    loop {
-        let started = tokio::time::Instant::now();
-        match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-            Err(e @ BindError::Unknown { code: None, .. })
-                if n < SETTLE_TRIES && started.elapsed() < CONNECTION_ERROR_WITHIN =>
-            {
-                debug!(error = %e, "reading the shoot after an unanswered bind failed to connect; again");
-                tokio::time::sleep(std::time::Duration::from_millis(200) * 2u32.pow(n - 1)).await;
-                n += 1;
-            }
-            other => return other,
-        }
-    }
 }
 
 /// Reads the shoot after a bind whose outcome is unknown.

@@ -223,6 +223,7 @@ impl Controller {
             ),
             metrics,
             refusals: refusals::Refusals::default(),
+            unsettled: Mutex::default(),
             leadership,
             synced: Mutex::default(),
             synced_notify: Notify::new(),

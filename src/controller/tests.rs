@@ -251,16 +251,19 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     for _ in 0..super::attempt::SETTLE_TRIES {
         api.drops_connection().await;
     }
-    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),
         1,
         "may have been bound"
     );
 
-    // the next attempt asks first: it was bound after all
+    // the next attempt asks first: it was bound after all, and that is the success
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("6", Some("seed-1")).await;
+    let event = api.next().await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    event.echo();
     assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
     api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);

@@ -33,6 +33,8 @@ struct Feed<K> {
     /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back)
     apply_raw: Option<fn(&mut Cache, &K, &str) -> Change>,
     key: fn(&K) -> String,
+    /// what the object shows, for binds not yet settled (shoots)
+    seen: Option<fn(&Shared, &K)>,
 }
 
 fn name_of<K: Resource>(o: &K) -> String {
@@ -218,6 +220,9 @@ fn apply_item<K, I: Incoming<K>>(
                         _ => (feed.apply)(&mut shared.lock(), &typed),
                     };
                     queue_affected(shared, Some(&key), change);
+                    if let Some(seen) = feed.seen {
+                        seen(shared, &typed);
+                    }
                     if kind == WatchedKind::CarbonConfigMap && !*listing {
                         carbon_metrics::refresh(shared);
                     }
@@ -237,6 +242,9 @@ fn apply_item<K, I: Incoming<K>>(
             };
             let change = remove(&mut shared.lock(), kind, &key);
             queue_affected(shared, None, change);
+            if kind == WatchedKind::Shoot {
+                super::attempt::settled_by_seen(shared, &key, None, false);
+            }
             if kind == WatchedKind::CarbonConfigMap {
                 carbon_metrics::deleted(shared, &key);
             }
@@ -256,6 +264,12 @@ fn apply_item<K, I: Incoming<K>>(
             carbon_metrics::refresh(shared);
         }
     }
+}
+
+/// A shoot the watch shows settles a bind with an unknown outcome (see `attempt`).
+fn shoot_seen(shared: &Shared, shoot: &Shoot) {
+    let key = object_key(&shoot.metadata);
+    super::attempt::settled_by_seen(shared, &key, Some(shoot.spec.seed_name.as_deref()), false);
 }
 
 fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject> {
@@ -280,6 +294,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_shoot,
                 apply_raw: Some(Cache::apply_watched_shoot),
                 key: ns_name_of,
+                seen: Some(shoot_seen),
             },
         )),
         tokio::spawn(run_feed(
@@ -291,6 +306,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_seed,
                 apply_raw: None,
                 key: name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -302,6 +318,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_cloud_profile,
                 apply_raw: None,
                 key: name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -313,6 +330,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_namespaced_cloud_profile,
                 apply_raw: None,
                 key: ns_name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -324,6 +342,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_project,
                 apply_raw: None,
                 key: name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -339,6 +358,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_config_map,
                 apply_raw: None,
                 key: ns_name_of,
+                seen: None,
             },
         )),
     ];
@@ -354,6 +374,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_carbon_config_map,
                 apply_raw: None,
                 key: ns_name_of,
+                seen: None,
             },
         )));
     } else {
@@ -375,6 +396,7 @@ pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
             apply: Cache::apply_seed,
             apply_raw: None,
             key: name_of,
+            seen: None,
         },
     )
     .await
@@ -393,6 +415,7 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
             apply: Cache::apply_project,
             apply_raw: None,
             key: name_of,
+            seen: None,
         },
     )
     .await

@@ -137,11 +137,22 @@ impl Reporter {
 
     /// Queues `SchedulingSuccessful`.
     pub fn scheduled(&self, shoot: &Shoot, decision: &Decision, name_profile: bool) {
+        let note = self.success_note(decision, name_profile);
+        self.scheduled_with_note(shoot, note);
+    }
+
+    /// The note of `SchedulingSuccessful` for `decision`, for a report sent later.
+    pub fn success_note(&self, decision: &Decision, name_profile: bool) -> String {
+        success_note(decision, name_profile, self.publisher.score_notes)
+    }
+
+    /// Queues `SchedulingSuccessful` with a note made before.
+    pub fn scheduled_with_note(&self, shoot: &Shoot, note: String) {
         self.enqueue(Job::Event {
             shoot: shoot.clone(),
             type_: "Normal",
             reason: REASON_SCHEDULED,
-            note: success_note(decision, name_profile, self.publisher.score_notes),
+            note,
         });
     }
 
