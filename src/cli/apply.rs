@@ -15,6 +15,14 @@ use super::args::*;
 use super::common::*;
 
 pub(crate) fn apply_cmd(args: ApplyArgs) -> ExitCode {
+    // What goes wrong and is tried again (a shoot that cannot be read, a landscape read that
+    // failed) is said on stderr as it happens.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .with_target(false)
+        .try_init();
     finish(run(&args))
 }
 

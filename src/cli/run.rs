@@ -210,15 +210,37 @@ fn exit_on_panic() {
     }));
 }
 
+/// Lines of the client library that the scheduler says itself in one line (the watcher's
+/// error with a debug dump of the API's `Status`, a body that did not parse quoted whole):
+/// kept to ERROR unless `RUST_LOG` names these targets.
+const LIBRARY_DUMPS: [&str; 2] = ["kube_runtime::watcher=error", "kube_client::client=error"];
+
+/// The filter of `level`, or of `RUST_LOG` (`env`) when set, without [`LIBRARY_DUMPS`].
+pub(crate) fn log_filter(level: &str, env: Option<&str>) -> tracing_subscriber::EnvFilter {
+    use tracing_subscriber::EnvFilter;
+    let mut filter = env
+        .and_then(|e| EnvFilter::try_new(e).ok())
+        .unwrap_or_else(|| EnvFilter::new(level));
+    for directive in LIBRARY_DUMPS {
+        let target = directive.split('=').next().unwrap_or_default();
+        if env.is_none_or(|e| !e.contains(target))
+            && let Ok(d) = directive.parse()
+        {
+            filter = filter.add_directive(d);
+        }
+    }
+    filter
+}
+
 /// Logs go to stderr in `logFormat` at `logLevel`; `RUST_LOG`, when set, refines the filter.
 pub(crate) fn init_logging(cfg: &SchedulerConfiguration) {
-    use tracing_subscriber::EnvFilter;
     let level = match cfg.log_level {
         config::LogLevel::Debug => "debug",
         config::LogLevel::Info => "info",
         config::LogLevel::Error => "error",
     };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(level));
+    let env = std::env::var("RUST_LOG").ok().filter(|e| !e.is_empty());
+    let filter = log_filter(level, env.as_deref());
     use std::io::IsTerminal;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -231,6 +253,59 @@ pub(crate) fn init_logging(cfg: &SchedulerConfiguration) {
             .with_current_span(true)
             .init(),
         config::LogFormat::Text => builder.init(),
+    }
+}
+
+#[cfg(test)]
+mod filter_tests {
+    use super::*;
+
+    /// The lines the filter lets through at `level` (and `RUST_LOG`), of a WARN from the
+    /// watcher with a debug dump, one from kube's client, and the scheduler's own WARN.
+    fn through(level: &str, env: Option<&str>) -> String {
+        let out = std::sync::Arc::new(std::sync::Mutex::new(Vec::<u8>::new()));
+        let writer = {
+            let out = out.clone();
+            move || Sink(out.clone())
+        };
+        let subscriber = tracing_subscriber::fmt()
+            .with_env_filter(log_filter(level, env))
+            .with_writer(writer)
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(target: "kube_runtime::watcher", "watch list error with 403: Api(Status {{ code: 403 }})");
+            tracing::warn!(target: "kube_client::client", "<html>...</html>, Error(\"expected value\")");
+            tracing::warn!(target: "gardener_scheduler::controller::watch", "watch failed; retrying");
+        });
+        String::from_utf8(out.lock().unwrap().clone()).unwrap()
+    }
+
+    struct Sink(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Sink {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_client_librarys_dumps_are_left_out_unless_asked_for() {
+        for (level, env) in [
+            ("info", None),
+            ("debug", Some("info,gardener_scheduler=debug")),
+        ] {
+            let text = through(level, env);
+            assert!(text.contains("watch failed; retrying"), "{text}");
+            assert!(!text.contains("Status {"), "{level} {env:?}: {text}");
+            assert!(!text.contains("<html>"), "{level} {env:?}: {text}");
+        }
+        let asked = through("info", Some("info,kube_runtime::watcher=warn"));
+        assert!(asked.contains("watch list error with 403"), "{asked}");
     }
 }
 

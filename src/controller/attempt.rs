@@ -9,6 +9,13 @@ use std::time::Duration;
 use chrono::Utc;
 use tracing::{Instrument, debug, info, info_span};
 
+mod settle;
+
+#[cfg(test)]
+pub(super) use settle::SETTLE_TRIES;
+use settle::read_to_settle;
+pub(super) use settle::{Unsettled, settled_by_seen};
+
 use super::requeue::{Announce, Announcement, Requeue};
 use super::{
     AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, Waiting, bind,
@@ -34,6 +41,9 @@ pub enum Attempt {
     Conflict,
     /// someone else assigned a seed; left alone
     LeftAlone(String),
+    /// the bind got no answer and a read could not tell either: counted once the watch or the
+    /// next read shows what happened
+    Unsettled,
     Error,
 }
 
@@ -45,9 +55,11 @@ impl Attempt {
             Attempt::Unschedulable => Some(AttemptResult::unschedulable),
             Attempt::Deferred(_) => Some(AttemptResult::deferred),
             Attempt::Error => Some(AttemptResult::error),
-            Attempt::Skipped | Attempt::NotLeader | Attempt::Conflict | Attempt::LeftAlone(_) => {
-                None
-            }
+            Attempt::Skipped
+            | Attempt::NotLeader
+            | Attempt::Conflict
+            | Attempt::LeftAlone(_)
+            | Attempt::Unsettled => None,
         }
     }
 
@@ -60,7 +72,7 @@ impl Attempt {
             }
             Attempt::Deferred(None) => ReconcileResult::Success,
             Attempt::Deferred(Some(_)) => ReconcileResult::RequeueAfter,
-            Attempt::NotLeader => ReconcileResult::Requeue,
+            Attempt::NotLeader | Attempt::Unsettled => ReconcileResult::Requeue,
             // upstream returns the error of DetermineSeed or of the binding update (a 409
             // included)
             Attempt::Unschedulable | Attempt::Conflict | Attempt::Error => ReconcileResult::Error,
@@ -117,7 +129,12 @@ enum Resolved {
 async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-        Ok(read) => apply_read(shared, key, read),
+        Ok(read) => {
+            let seed = read.as_ref().map(|(s, _)| s.spec.seed_name.clone());
+            let resolved = apply_read(shared, key, read);
+            settled_by_seen(shared, key, seed.as_ref().map(Option::as_deref), true);
+            resolved
+        }
         Err(e) => Resolved::Unknown(e.to_string()),
     }
 }
@@ -382,13 +399,28 @@ async fn bind_decision(
                         },
                     )
                 }
-                Settled::Unknown => Outcome::announcing(
-                    Attempt::Error,
-                    Requeue::Retry,
-                    Announce::BindOutcomeUnknown {
-                        error: e.to_string(),
-                    },
-                ),
+                Settled::Unknown => {
+                    // what the watch shows next (or the next attempt's read) settles it
+                    let unsettled = Unsettled {
+                        seed: seed.clone(),
+                        shoot: shoot.clone(),
+                        note: shared.reporter.success_note(decision, shared.name_profiles),
+                        profile: decision.profile.clone(),
+                        since: tokio::time::Instant::now(),
+                    };
+                    shared
+                        .unsettled
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .insert(key.to_string(), unsettled);
+                    Outcome::announcing(
+                        Attempt::Unsettled,
+                        Requeue::Retry,
+                        Announce::BindOutcomeUnknown {
+                            error: e.to_string(),
+                        },
+                    )
+                }
             }
         }
         Err(e) => {
@@ -420,7 +452,7 @@ pub(super) enum Settled {
 /// Reads the shoot after a bind whose outcome is unknown.
 pub(super) async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Settled {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
-    match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
+    match read_to_settle(shared, ns, name).await {
         Ok(Some((current, raw))) if current.spec.seed_name.as_deref() == Some(seed) => {
             // the watch version of a bound shoot settles the assumption
             shared.change(key, |cache| {

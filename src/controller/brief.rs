@@ -6,6 +6,8 @@
 use kube::core::Status;
 use kube::runtime::watcher;
 
+use super::stack::{TooLarge, in_chain};
+
 fn status(s: &Status) -> String {
     let reason = if s.reason.is_empty() {
         String::new()
@@ -15,12 +17,16 @@ fn status(s: &Status) -> String {
     format!("{}{reason}: {}", s.code, s.message)
 }
 
-/// `409 Conflict: the object has been modified...`, or kube's text when no API answer came,
-/// followed by the innermost cause (`Connection refused (os error 111)`) when the text lacks it.
+/// `409 Conflict: the object has been modified...`; for an answer over its byte cap, the cap's
+/// text (which names the kind and the cap); else kube's text, followed by the innermost cause
+/// (`Connection refused (os error 111)`) when the text lacks it.
 pub fn brief(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => status(s),
-        other => with_cause(other),
+        other => match in_chain::<TooLarge>(other) {
+            Some(too_large) => too_large.to_string(),
+            None => with_cause(other),
+        },
     }
 }
 
@@ -81,5 +87,24 @@ mod tests {
             brief(&e),
             "ServiceError: client error (Connect): Connection refused"
         );
+    }
+
+    #[test]
+    fn an_answer_over_its_cap_is_told_by_the_cap_wherever_kube_wrapped_it() {
+        let too_large = || TooLarge {
+            answer: crate::controller::stack::Answer::WatchEvent,
+            resource: "seeds".into(),
+            cap: crate::controller::WATCH_EVENT_BYTES,
+        };
+        let says = "a watch event of seeds holds more than 8 MiB, the cap on one watch event; the \
+                    rest of the answer is not read";
+        let service = kube::Error::Service(Box::new(too_large()));
+        assert_eq!(brief(&service), says);
+        // a watch's body error reaches the watcher inside an io::Error
+        let read = kube::Error::ReadEvents(std::io::Error::other(kube::Error::Service(Box::new(
+            too_large(),
+        ))));
+        let w = watcher::Error::WatchFailed(read);
+        assert_eq!(brief_watch(&w), format!("the watch failed: {says}"));
     }
 }

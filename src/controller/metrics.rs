@@ -227,7 +227,7 @@ impl Metrics {
         let events_dropped = Counter::default();
         registry.register(
             "events_dropped",
-            "Reports (events with their status.lastOperation write) dropped because the report queue was full",
+            "Reports (events with their status.lastOperation write) dropped: the report queue was full, or the event was still refused after its retries",
             events_dropped.clone(),
         );
         let events_queued = Gauge::<i64, AtomicI64>::default();

@@ -72,6 +72,7 @@ pub use report::{
 };
 pub use rest_metrics::RestClientMetrics;
 pub use runtime_metrics::{CONTROLLER, ReconcileResult};
+pub use stack::{LIST_PAGE_BYTES, OBJECT_BYTES, TooLarge, WATCH_EVENT_BYTES, in_chain};
 
 // Single-step access for this crate's tests, e2e tests and benches (the `test-util` feature).
 #[cfg(any(test, feature = "test-util"))]
@@ -222,6 +223,7 @@ impl Controller {
             ),
             metrics,
             refusals: refusals::Refusals::default(),
+            unsettled: Mutex::default(),
             leadership,
             synced: Mutex::default(),
             synced_notify: Notify::new(),

@@ -511,6 +511,7 @@ mod tests {
                 "requeue_after",
             ),
             (Attempt::NotLeader, "requeue"),
+            (Attempt::Unsettled, "requeue"),
             (Attempt::Unschedulable, "error"),
             (Attempt::Conflict, "error"),
             (Attempt::Error, "error"),

@@ -46,6 +46,9 @@ pub struct Shared {
     /// binds refused the same way for every shoot, reported once
     pub(super) refusals: refusals::Refusals,
     pub(super) reporter: Reporter,
+    /// binds whose outcome neither their answer nor a read told: settled by what the watch,
+    /// or the next attempt's read, shows
+    pub(super) unsettled: Mutex<HashMap<String, super::attempt::Unsettled>>,
     pub(super) leadership: Leadership,
     pub(super) synced: Mutex<HashSet<WatchedKind>>,
     pub(super) synced_notify: Notify,

@@ -246,18 +246,24 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
     api.drops_connection().await;
-    // the attempt reads the shoot at once to learn what happened; that read fails too
-    api.drops_connection().await;
-    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    // the attempt reads the shoot at once to learn what happened; that read fails too, on
+    // each of its tries
+    for _ in 0..super::attempt::SETTLE_TRIES {
+        api.drops_connection().await;
+    }
+    assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
     assert_eq!(
         shared.lock().snapshot.usage().shoots_on("seed-1"),
         1,
         "may have been bound"
     );
 
-    // the next attempt asks first: it was bound after all
+    // the next attempt asks first: it was bound after all, and that is the success
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("6", Some("seed-1")).await;
+    let event = api.next().await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    event.echo();
     assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
     api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
@@ -420,6 +426,7 @@ mod budget;
 mod faults;
 mod feeds;
 mod production_stack;
+mod reports;
 mod scenario;
 mod shutdown;
 mod storm;

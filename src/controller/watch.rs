@@ -34,6 +34,8 @@ struct Feed<K> {
     /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back)
     apply_raw: Option<fn(&mut Cache, &K, &str) -> Change>,
     key: fn(&K) -> String,
+    /// what the object shows, for binds not yet settled (shoots)
+    seen: Option<fn(&Shared, &K)>,
 }
 
 fn name_of<K: Resource>(o: &K) -> String {
@@ -183,6 +185,8 @@ where
                         listed = Instant::now();
                         if shared.note_relisting(kind, false) {
                             shared.activity.listed(&path);
+                        } else {
+                            shared.activity.listed_after_silence(&path);
                         }
                         for_silence = false;
                     }
@@ -293,6 +297,9 @@ fn apply_item<K, I: Incoming<K>>(
                         _ => (feed.apply)(&mut shared.lock(), &typed),
                     };
                     queue_affected(shared, Some(&key), change);
+                    if let Some(seen) = feed.seen {
+                        seen(shared, &typed);
+                    }
                     if kind == WatchedKind::CarbonConfigMap && !*listing {
                         carbon_metrics::refresh(shared);
                     }
@@ -312,6 +319,9 @@ fn apply_item<K, I: Incoming<K>>(
             };
             let change = remove(&mut shared.lock(), kind, &key);
             queue_affected(shared, None, change);
+            if kind == WatchedKind::Shoot {
+                super::attempt::settled_by_seen(shared, &key, None, false);
+            }
             if kind == WatchedKind::CarbonConfigMap {
                 carbon_metrics::deleted(shared, &key);
             }
@@ -331,6 +341,12 @@ fn apply_item<K, I: Incoming<K>>(
             carbon_metrics::refresh(shared);
         }
     }
+}
+
+/// A shoot the watch shows settles a bind with an unknown outcome (see `attempt`).
+fn shoot_seen(shared: &Shared, shoot: &Shoot) {
+    let key = object_key(&shoot.metadata);
+    super::attempt::settled_by_seen(shared, &key, Some(shoot.spec.seed_name.as_deref()), false);
 }
 
 fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject> {
@@ -355,6 +371,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_shoot,
                 apply_raw: Some(Cache::apply_watched_shoot),
                 key: ns_name_of,
+                seen: Some(shoot_seen),
             },
         )),
         tokio::spawn(run_feed(
@@ -366,6 +383,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_seed,
                 apply_raw: None,
                 key: name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -377,6 +395,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_cloud_profile,
                 apply_raw: None,
                 key: name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -388,6 +407,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_namespaced_cloud_profile,
                 apply_raw: None,
                 key: ns_name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -399,6 +419,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_project,
                 apply_raw: None,
                 key: name_of,
+                seen: None,
             },
         )),
         tokio::spawn(run_feed(
@@ -414,6 +435,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_config_map,
                 apply_raw: None,
                 key: ns_name_of,
+                seen: None,
             },
         )),
     ];
@@ -429,6 +451,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
                 apply: Cache::apply_carbon_config_map,
                 apply_raw: None,
                 key: ns_name_of,
+                seen: None,
             },
         )));
     } else {
@@ -450,6 +473,7 @@ pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
             apply: Cache::apply_seed,
             apply_raw: None,
             key: name_of,
+            seen: None,
         },
     )
     .await
@@ -468,6 +492,7 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
             apply: Cache::apply_project,
             apply_raw: None,
             key: name_of,
+            seen: None,
         },
     )
     .await

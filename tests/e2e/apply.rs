@@ -20,7 +20,7 @@ use crate::whatif::run_cli;
 
 /// The instant the plans are made at and the applies' clocks start at.
 const T0: &str = "2026-01-01T10:00:00Z";
-const NS: &str = "garden-ap";
+pub(crate) const NS: &str = "garden-ap";
 
 fn t0() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(T0).unwrap().to_utc()
@@ -34,7 +34,13 @@ fn at(seconds: i64) -> String {
 }
 
 /// A shoot on `seed` whose maintenance window is `[T0 + begin, T0 + end)`.
-async fn shoot_on(client: &kube::Client, name: &str, seed: &str, begin: i64, end: i64) -> Value {
+pub(crate) async fn shoot_on(
+    client: &kube::Client,
+    name: &str,
+    seed: &str,
+    begin: i64,
+    end: i64,
+) -> Value {
     let mut m = shoot_manifest("ap", name);
     m["spec"]["seedName"] = seed.into();
     m["spec"]["maintenance"] = json!({"timeWindow": {"begin": at(begin), "end": at(end)}});
@@ -49,7 +55,7 @@ async fn shoot_on(client: &kube::Client, name: &str, seed: &str, begin: i64, end
 }
 
 /// Makes `plan drain <seed>` of the cluster and saves it.
-async fn save_plan(api: &ApiServer, name: &str, seed: &str, extra: &[&str]) -> PathBuf {
+pub(crate) async fn save_plan(api: &ApiServer, name: &str, seed: &str, extra: &[&str]) -> PathBuf {
     let mut args: Vec<String> = ["plan", "drain", seed, "-o", "json", "--now", T0]
         .iter()
         .map(|s| s.to_string())
@@ -68,7 +74,7 @@ async fn save_plan(api: &ApiServer, name: &str, seed: &str, extra: &[&str]) -> P
     path
 }
 
-fn apply_args(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Vec<String> {
+pub(crate) fn apply_args(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = vec![
         "plan".into(),
         "apply".into(),
@@ -91,14 +97,14 @@ async fn apply(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Output {
 }
 
 /// The JSON lines of an apply's stdout.
-fn steps(stdout: &[u8]) -> Vec<Value> {
+pub(crate) fn steps(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
         .collect()
 }
 
-fn of<'a>(steps: &'a [Value], step: &str) -> Vec<&'a Value> {
+pub(crate) fn of<'a>(steps: &'a [Value], step: &str) -> Vec<&'a Value> {
     steps.iter().filter(|s| s["step"] == step).collect()
 }
 
@@ -503,7 +509,7 @@ impl Drop for MeddlingProxy {
     }
 }
 
-async fn reconciled(client: &kube::Client) {
+pub(crate) async fn reconciled(client: &kube::Client) {
     eventually("first reconciles", || async {
         let all = list_shoots(client, "ap").await;
         all.iter()

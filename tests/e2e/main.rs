@@ -13,6 +13,7 @@ mod binds;
 mod burst;
 mod carbon;
 mod conflict;
+mod endless;
 mod faults;
 mod leader;
 mod metrics;

@@ -1,8 +1,8 @@
 //! A fault proxy: plain HTTP in front of the test API server, forwarding every request, with
 //! faults a test switches at run time. The faults happen on the wire, where a client meets them
 //! in production: a watch whose connection stays open but goes silent, latency, 429 and 503
-//! answers, watches cut mid-stream, refused binds, and binds the server committed whose answer
-//! is lost on the way back (an ingress answering 502).
+//! answers, watches cut mid-stream, refused binds, binds the server committed whose answer
+//! is lost on the way back (an ingress answering 502), and answers that never end.
 //!
 //! Each scheduler gets a kubeconfig of its own ([`FaultProxy::kubeconfig_for`]) whose bearer token
 //! names it, so that every request the proxy sees is recorded with the process that sent it.
@@ -111,6 +111,85 @@ pub struct Storm {
     pub targets: Vec<Target>,
 }
 
+/// What an answer that never ends looks like.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndlessOf {
+    /// a list (a `GET` of the collection) whose items never end
+    List,
+    /// a watch whose first event is one line that never ends
+    Watch,
+    /// a `GET` of one named object: an object with a string that never ends
+    Object,
+}
+
+/// Answers requests of `of` on `resource` (`shoots`, `leases`...) with a body that does not end:
+/// 200 and valid JSON as far as it goes, streamed as fast as the client reads it. To spare the
+/// machine a client without a byte cap, the proxy ends it after [`ENDLESS_BYTES`], far past
+/// every cap the scheduler has.
+#[derive(Clone, Debug)]
+pub struct Endless {
+    pub of: EndlessOf,
+    pub resource: &'static str,
+}
+
+/// Where an endless answer stops after all (see [`Endless`]).
+pub const ENDLESS_BYTES: usize = 512 << 20;
+
+impl Endless {
+    fn matches(&self, method: &http::Method, class: Class, resource: &str, named: bool) -> bool {
+        resource == self.resource
+            && match self.of {
+                EndlessOf::List => class == Class::List,
+                EndlessOf::Watch => class == Class::Watch,
+                EndlessOf::Object => *method == http::Method::GET && named && class != Class::Watch,
+            }
+    }
+
+    /// The answer: a head that opens the JSON, then filler until [`ENDLESS_BYTES`].
+    fn response(&self) -> Response {
+        let kind = match self.resource {
+            "leases" => "Lease",
+            "shoots" => "Shoot",
+            "seeds" => "Seed",
+            other => other,
+        };
+        let api_version = match self.resource {
+            "leases" => "coordination.k8s.io/v1",
+            _ => "core.gardener.cloud/v1beta1",
+        };
+        let (head, unit) = match self.of {
+            EndlessOf::List => (
+                format!(
+                    r#"{{"kind":"{kind}List","apiVersion":"{api_version}","metadata":{{"resourceVersion":"1"}},"items":["#
+                ),
+                r#"{"metadata":{"name":"endless"}},"#,
+            ),
+            EndlessOf::Watch => (
+                format!(
+                    r#"{{"type":"ADDED","object":{{"kind":"{kind}","apiVersion":"{api_version}","metadata":{{"name":""#
+                ),
+                "x",
+            ),
+            EndlessOf::Object => (
+                format!(
+                    r#"{{"kind":"{kind}","apiVersion":"{api_version}","metadata":{{"name":"endless","annotations":{{"a":""#
+                ),
+                "x",
+            ),
+        };
+        let filler = Bytes::from(unit.repeat((64 << 10) / unit.len()));
+        let chunks = (ENDLESS_BYTES - head.len()) / filler.len();
+        let body = futures::stream::once(async move { Bytes::from(head) })
+            .chain(futures::stream::repeat(filler).take(chunks))
+            .map(Ok::<_, std::io::Error>);
+        Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(AxumBody::from_stream(body))
+            .unwrap()
+    }
+}
+
 /// The faults in force. Changing them affects new requests; a black hole also silences open
 /// watches it covers.
 #[derive(Clone, Debug, Default)]
@@ -130,6 +209,8 @@ pub struct Faults {
     /// the next this many binds are forwarded (and committed by the server), and their answer
     /// replaced by a 502
     pub lose_bind_answers: u32,
+    /// requests answered with a body that does not end
+    pub endless: Vec<Endless>,
 }
 
 /// One request as the proxy saw it.
@@ -366,6 +447,17 @@ impl FaultProxy {
             .count()
     }
 
+    /// Requests answered with an endless body so far, on `resource`, of `class`.
+    pub fn endless_answers(&self, class: Class, resource: &str) -> usize {
+        self.inner
+            .seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.fault == Some("endless") && s.class == class && s.resource == resource)
+            .count()
+    }
+
     /// Requests per class so far.
     pub fn counts(&self) -> std::collections::BTreeMap<Class, usize> {
         let mut m = std::collections::BTreeMap::new();
@@ -524,6 +616,14 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
             reason,
             message,
         );
+    }
+    if let Some(endless) = faults
+        .endless
+        .iter()
+        .find(|e| e.matches(&parts.method, class, &resource, name.is_some()))
+    {
+        st.answered(idx, 200, Some("endless"));
+        return endless.response();
     }
     if class == Class::Bind && faults.refuse_binds {
         st.answered(idx, 422, Some("refused"));

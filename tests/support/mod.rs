@@ -526,12 +526,12 @@ schedulers:
 
     /// Resident memory of the process (VmRSS), in KiB.
     pub fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .expect("VmRSS in /proc/<pid>/status")
+        proc_status_kib(self.pid(), "VmRSS").expect("VmRSS in /proc/<pid>/status")
+    }
+
+    /// Peak resident memory of the process so far (VmHWM), in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        proc_status_kib(self.pid(), "VmHWM").expect("VmHWM in /proc/<pid>/status")
     }
 
     pub fn is_running(&mut self) -> bool {
@@ -605,6 +605,16 @@ impl Drop for Scheduler {
 fn tail(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A memory figure of a running process from `/proc/<pid>/status` (`VmRSS`, `VmHWM`), in KiB;
+/// `None` once it has exited.
+pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 /// A minimal HTTP/1.0 GET on 127.0.0.1; `None` when nothing listens.

@@ -3,8 +3,9 @@
 //!
 //! Reports leave the bind path: [`Reporter`] queues them (bounded, as client-go's event
 //! broadcaster) and a few background tasks send them through the reporter's own API client,
-//! which has its own rate limit. A full queue drops the report and counts it in
-//! `gardener_scheduler_events_dropped_total`; [`Reporter::flush`] waits for the queue to empty
+//! which has its own rate limit. A full queue drops the report, and an event the server still
+//! refuses after its retries (see `publish`) is dropped too; both are counted in
+//! `gardener_scheduler_events_dropped_total`. [`Reporter::flush`] waits for the queue to empty
 //! (a graceful stop).
 //!
 //! `notes.rs` words the notes as upstream does; `publish.rs` sends events (as `events.k8s.io`
@@ -16,6 +17,8 @@ mod publish;
 pub use notes::failure_description;
 use notes::{failure_note, success_note};
 use publish::Publisher;
+#[cfg(test)]
+pub(crate) use publish::SEND_TRIES;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,13 +43,13 @@ pub const REASON_DEFERRED: &str = "SchedulingDeferred";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("publishing event {reason} for {shoot}: {source}")]
+    #[error("publishing event {reason} for {shoot}: {}", super::brief(.source))]
     PublishEvent {
         reason: &'static str,
         shoot: String,
         source: kube::Error,
     },
-    #[error("patching status.lastOperation of {shoot}: {source}")]
+    #[error("patching status.lastOperation of {shoot}: {}", super::brief(.source))]
     PatchStatus { shoot: String, source: kube::Error },
     #[error("{action} for {shoot}: no answer within {limit:?}")]
     Timeout {
@@ -134,11 +137,22 @@ impl Reporter {
 
     /// Queues `SchedulingSuccessful`.
     pub fn scheduled(&self, shoot: &Shoot, decision: &Decision, name_profile: bool) {
+        let note = self.success_note(decision, name_profile);
+        self.scheduled_with_note(shoot, note);
+    }
+
+    /// The note of `SchedulingSuccessful` for `decision`, for a report sent later.
+    pub fn success_note(&self, decision: &Decision, name_profile: bool) -> String {
+        success_note(decision, name_profile, self.publisher.score_notes)
+    }
+
+    /// Queues `SchedulingSuccessful` with a note made before.
+    pub fn scheduled_with_note(&self, shoot: &Shoot, note: String) {
         self.enqueue(Job::Event {
             shoot: shoot.clone(),
             type_: "Normal",
             reason: REASON_SCHEDULED,
-            note: success_note(decision, name_profile, self.publisher.score_notes),
+            note,
         });
     }
 
@@ -227,7 +241,9 @@ impl Reporter {
                         return;
                     };
                     queue.queued.dec();
-                    publisher.send(job).await;
+                    if !publisher.send(job).await {
+                        queue.dropped.inc();
+                    }
                     if queue.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
                         queue.idle.notify_waiters();
                     }

@@ -1,6 +1,8 @@
 //! Sending reports: events (a repeat within [`SERIES_WINDOW`] updates the first event's series,
 //! as client-go's recorder does; core/v1 Events when `events.k8s.io` is forbidden or missing)
-//! and `status.lastOperation`.
+//! and `status.lastOperation`. A write turned away for now (429, 5xx) is sent again after the
+//! server's `Retry-After`, within [`SEND_TRIES`] tries and [`SEND_BUDGET`] of waiting, as
+//! client-go's recorder sends an event again; an event that still fails is dropped and counted.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,6 +31,35 @@ const ACTION: &str = "Reconcile";
 const SERIES_WINDOW: Duration = Duration::from_secs(6 * 60);
 /// Bound on the series cache; the oldest entries go first.
 const MAX_SERIES: usize = 4096;
+/// Tries of one report write answered 429 or 5xx, the first included.
+pub(crate) const SEND_TRIES: u32 = 5;
+/// The most time one report write waits between its tries, in all.
+pub(super) const SEND_BUDGET: Duration = Duration::from_secs(30);
+/// The longest single wait, whatever `Retry-After` says.
+const SEND_RETRY_MAX: Duration = Duration::from_secs(10);
+
+/// Whether an answer says "not now": the write may succeed when sent again.
+fn not_now(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 429 || (500..600).contains(&s.code))
+}
+
+/// The wait before try `n` (from 1) after `e`: the server's `Retry-After` (in the Status's
+/// `details.retryAfterSeconds`, where the client stack puts a gateway's header too), else 1 s
+/// doubling.
+fn wait_after(e: &kube::Error, n: u32) -> Duration {
+    let asked = match e {
+        kube::Error::Api(s) => s
+            .details
+            .as_ref()
+            .map(|d| d.retry_after_seconds)
+            .filter(|s| *s > 0),
+        _ => None,
+    };
+    asked
+        .map(|s| Duration::from_secs(s.into()))
+        .unwrap_or(Duration::from_secs(1) * 2u32.pow(n.saturating_sub(1).min(4)))
+        .min(SEND_RETRY_MAX)
+}
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct SeriesKey {
@@ -73,39 +104,40 @@ impl Publisher {
         }
     }
 
-    pub(super) async fn send(&self, job: Job) {
+    /// Sends one report; whether its event was delivered (a failed event is dropped: the
+    /// caller counts it).
+    pub(super) async fn send(&self, job: Job) -> bool {
         match job {
             Job::Event {
                 shoot,
                 type_,
                 reason,
                 note,
-            } => {
-                if let Err(e) = self.publish(&shoot, type_, reason, note).await {
-                    tracing::warn!(error = %e, "publishing an event failed");
+            } => match self.publish(&shoot, type_, reason, note).await {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!(error = %e, "publishing an event failed; dropped");
+                    false
                 }
-            }
+            },
             Job::Failure {
                 shoot,
                 note,
                 description,
             } => {
-                if let Err(e) = self.report_failure(&shoot, note, &description).await {
+                let event = self.publish(&shoot, "Warning", REASON_FAILED, note).await;
+                if let Err(e) = self.patch_last_operation(&shoot, &description).await {
                     tracing::warn!(error = %e, "reporting a scheduling failure failed");
+                }
+                match event {
+                    Ok(()) => true,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "reporting a scheduling failure failed; event dropped");
+                        false
+                    }
                 }
             }
         }
-    }
-
-    async fn report_failure(
-        &self,
-        shoot: &Shoot,
-        note: String,
-        description: &str,
-    ) -> Result<(), ReportError> {
-        let event = self.publish(shoot, "Warning", REASON_FAILED, note).await;
-        let status = self.patch_last_operation(shoot, description).await;
-        event.and(status)
     }
 
     async fn patch_last_operation(
@@ -143,20 +175,13 @@ impl Publisher {
             ..Default::default()
         };
         let name = shoot.metadata.name.as_deref().unwrap_or_default();
-        match tokio::time::timeout(
-            self.timeout,
-            api.patch_status(name, &pp, &Patch::Merge(&patch)),
-        )
-        .await
-        {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(source)) => Err(ReportError::PatchStatus { shoot: key, source }),
-            Err(_) => Err(ReportError::Timeout {
-                action: "patching status.lastOperation",
-                shoot: key,
-                limit: self.timeout,
-            }),
-        }
+        let merge = Patch::Merge(&patch);
+        self.call("patching status.lastOperation", &key, || {
+            api.patch_status(name, &pp, &merge)
+        })
+        .await?
+        .map(|_| ())
+        .map_err(|source| ReportError::PatchStatus { shoot: key, source })
     }
 
     async fn publish(
@@ -202,7 +227,7 @@ impl Publisher {
             let result = if core_v1 {
                 let patch = json!({"count": count, "lastTimestamp": now.to_rfc3339_opts(SecondsFormat::Secs, true)});
                 let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), &namespace);
-                self.call("patching event count", &shoot_key, async {
+                self.call("patching event count", &shoot_key, || async {
                     api.patch(&event_name, &pp, &Patch::Merge(&patch))
                         .await
                         .map(|_| ())
@@ -217,7 +242,7 @@ impl Publisher {
                     ..Default::default()
                 };
                 let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
-                self.call("patching event series", &shoot_key, async {
+                self.call("patching event series", &shoot_key, || async {
                     api.patch(&event_name, &pp, &Patch::Merge(&patch))
                         .await
                         .map(|_| ())
@@ -243,6 +268,7 @@ impl Publisher {
             namespace: Some(namespace.clone()),
             ..Default::default()
         };
+        let pp = PostParams::default();
         let mut core_v1 = self.core_v1_events.load(Ordering::Relaxed);
         if !core_v1 {
             let event = Event {
@@ -259,11 +285,7 @@ impl Publisher {
             };
             let api: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
             match self
-                .call(
-                    "creating event",
-                    &shoot_key,
-                    api.create(&PostParams::default(), &event),
-                )
+                .call("creating event", &shoot_key, || api.create(&pp, &event))
                 .await?
             {
                 Ok(_) => {}
@@ -301,13 +323,9 @@ impl Publisher {
                 ..Default::default()
             };
             let api: Api<CoreEvent> = Api::namespaced(self.client.clone(), &namespace);
-            self.call(
-                "creating event",
-                &shoot_key,
-                api.create(&PostParams::default(), &event),
-            )
-            .await?
-            .map_err(fail)?;
+            self.call("creating event", &shoot_key, || api.create(&pp, &event))
+                .await?
+                .map_err(fail)?;
         }
 
         let mut series = self.series.lock().await;
@@ -331,19 +349,41 @@ impl Publisher {
         Ok(())
     }
 
-    async fn call<T>(
+    /// One write, each try within the timeout; sent again while the server answers "not now"
+    /// (429, 5xx), within [`SEND_TRIES`] and [`SEND_BUDGET`].
+    async fn call<T, F, Fut>(
         &self,
         action: &'static str,
         shoot: &str,
-        fut: impl Future<Output = T>,
-    ) -> Result<T, ReportError> {
-        tokio::time::timeout(self.timeout, fut)
-            .await
-            .map_err(|_| ReportError::Timeout {
-                action,
-                shoot: shoot.to_string(),
-                limit: self.timeout,
-            })
+        write: F,
+    ) -> Result<Result<T, kube::Error>, ReportError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, kube::Error>>,
+    {
+        let mut waited = Duration::ZERO;
+        for n in 1.. {
+            let answer = tokio::time::timeout(self.timeout, write())
+                .await
+                .map_err(|_| ReportError::Timeout {
+                    action,
+                    shoot: shoot.to_string(),
+                    limit: self.timeout,
+                })?;
+            match answer {
+                Err(e) if not_now(&e) && n < SEND_TRIES => {
+                    let wait = wait_after(&e, n);
+                    if waited + wait > SEND_BUDGET {
+                        return Ok(Err(e));
+                    }
+                    tracing::debug!(action, shoot, error = %super::super::brief(&e), retry_in = ?wait, "sending again");
+                    tokio::time::sleep(wait).await;
+                    waited += wait;
+                }
+                other => return Ok(other),
+            }
+        }
+        unreachable!("the loop returns by its last try")
     }
 }
 

@@ -4,7 +4,11 @@
 //! ends with an error, so the watcher restarts it (from its last resourceVersion).
 //!
 //! Every response to a registered feed path (a list page, a watch's events and bookmarks)
-//! marks the feed as live in [`Activity`], which the readiness check and the elector read.
+//! marks the feed as live in [`Activity`], which the readiness check and the elector read. A
+//! new watch, and a list that replaced a silent watch, count as the watch's activity too when
+//! the watch before them delivered something: a feed recovering from a partition or a frozen
+//! process is live as soon as it lists or watches again, while one whose every watch is
+//! black-holed (headers, then nothing) is not kept live by its lists.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -57,6 +61,8 @@ struct Seen {
     /// watches given up by their reader after [`WATCH_TIMEOUT`] and more of silence, not yet
     /// taken by [`Activity::take_silent_drops`]
     silent_drops: u32,
+    /// the last watch delivered something (or none has started since the feed was registered)
+    proved: bool,
 }
 
 /// A watch silent this long when its reader drops it was given up for silence (kube's watcher
@@ -80,6 +86,7 @@ impl Activity {
                 any: now,
                 watch: now,
                 silent_drops: 0,
+                proved: true,
             },
         );
     }
@@ -98,12 +105,35 @@ impl Activity {
         self.touch(path, true);
     }
 
+    /// A list of `path` that replaced a silent watch has ended: the watch counts as live from
+    /// now if the watch before the list had delivered something (the feed recovers from a
+    /// partition), not if it never did (a black hole that lists do not hide).
+    pub fn listed_after_silence(&self, path: &str) {
+        if let Some(s) = self.lock().get_mut(path)
+            && s.proved
+        {
+            s.watch = Instant::now();
+        }
+    }
+
+    /// A new watch of `path` answered with its headers: live from now if the watch before it
+    /// delivered something; it has to deliver something itself before the next one counts.
+    fn watch_started(&self, path: &str) {
+        if let Some(s) = self.lock().get_mut(path) {
+            if s.proved {
+                s.watch = Instant::now();
+            }
+            s.proved = false;
+        }
+    }
+
     fn touch(&self, path: &str, watch: bool) {
         if let Some(s) = self.lock().get_mut(path) {
             let now = Instant::now();
             s.any = now;
             if watch {
                 s.watch = now;
+                s.proved = true;
             }
         }
     }
@@ -188,6 +218,12 @@ where
                 Ok(r) => r?,
                 Err(_) => return Err(Abandoned::NoAnswer(limit).into()),
             };
+            if watch
+                && response.status().is_success()
+                && let Some((a, p)) = &activity
+            {
+                a.watch_started(p);
+            }
             let clock = if watch {
                 Clock::Silence(silence)
             } else {
@@ -406,6 +442,57 @@ mod tests {
                 "silent for {silent_for}s, ended: {ends}"
             );
         }
+    }
+
+    /// After a partition or a freeze, a new watch and a relist make the feed live at once when
+    /// the watch before them delivered something; a watch that never delivered anything (a
+    /// black hole) lends no such credit to the next one, nor to a list.
+    #[tokio::test(start_paused = true)]
+    async fn a_new_watch_or_a_relist_counts_as_activity_only_after_a_watch_that_delivered() {
+        let path = "/apis/g/v1/shoots";
+        let activity = Arc::new(Activity::default());
+        activity.register(path);
+        let (mut svc, mut handle) = layered(activity.clone());
+        let watch_age = || activity.ages(path).unwrap().1;
+        // a watch that talks, then a partition: 50 s without a byte
+        let _first = watch(&mut svc, &mut handle, true).await;
+        tokio::time::sleep(Duration::from_secs(50)).await;
+        assert_eq!(watch_age(), Duration::from_secs(50));
+        // healed: the relist that replaced the silent watch counts
+        activity.listed_after_silence(path);
+        assert_eq!(watch_age(), Duration::ZERO);
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        // and so does the new watch's start, before its first byte
+        let _second = watch(&mut svc, &mut handle, false).await;
+        assert_eq!(watch_age(), Duration::ZERO);
+        // that watch never delivers: neither the next list nor the next watch count
+        tokio::time::sleep(Duration::from_secs(45)).await;
+        activity.listed_after_silence(path);
+        let _third = watch(&mut svc, &mut handle, false).await;
+        assert_eq!(watch_age(), Duration::from_secs(45));
+    }
+
+    /// A watch answered with headers, after one frame if `delivers`: its body and sender.
+    async fn watch(
+        svc: &mut Deadline<Mock>,
+        handle: &mut Handle,
+        delivers: bool,
+    ) -> (tokio::sync::mpsc::Sender<Bytes>, BoxBody) {
+        let call = tokio::spawn(
+            svc.ready()
+                .await
+                .unwrap()
+                .call(get("/apis/g/v1/shoots?watch=true&timeoutSeconds=30")),
+        );
+        let (_req, respond) = handle.next_request().await.unwrap();
+        let (tx, body) = channel_body();
+        respond.send_response(Response::new(body));
+        let mut body = call.await.unwrap().unwrap().into_body();
+        if delivers {
+            tx.send(Bytes::from_static(b"{}\n")).await.unwrap();
+            body.frame().await.unwrap().unwrap();
+        }
+        (tx, body)
     }
 
     #[tokio::test(start_paused = true)]

@@ -2,7 +2,7 @@
 //! over a mock service in tests, so the tests exercise the stack production runs.
 //!
 //! ```text
-//! request ─► read retry ─► rate limit ─► lease fence ─► count ─► deadline ─► headers, auth, URL ─► transport
+//! request ─► read retry ─► rate limit ─► lease fence ─► count ─► deadline ─► byte cap ─► headers, auth, URL ─► transport
 //!            (GET only)    (qps, burst)  (writes only)  (rest_client_requests_total)
 //! ```
 //!
@@ -15,10 +15,13 @@
 //! - **Nothing waits forever.** Every request answers, its body included, within the deadline;
 //!   a watch is cut when silent for [`WATCH_SILENCE`] (see `deadline`). Connections use TCP
 //!   keepalive, so a peer that vanished without a FIN is noticed by the kernel as well.
+//! - **Nothing grows without bound.** Every answer is counted as it arrives and fails once it
+//!   passes its cap: 64 MiB per list page, 8 MiB per watch event and per object (see `cap`).
 //! - **Fenced writes** (see `fence`): checked when sent, after the rate-limit wait.
 //! - Lease requests have a client of their own with its own limiter and no fence, so a burst
 //!   of binds never delays the renewal that keeps the lease.
 
+mod cap;
 mod deadline;
 mod fence;
 mod retry;
@@ -39,6 +42,9 @@ use super::leader::Leadership;
 use super::ratelimit;
 use super::rest_metrics::RestClientMetrics;
 
+#[cfg(test)]
+pub use cap::Answer;
+pub use cap::{LIST_PAGE_BYTES, OBJECT_BYTES, TooLarge, WATCH_EVENT_BYTES};
 pub use deadline::{Abandoned, Activity, WATCH_SILENCE, WATCH_TIMEOUT};
 pub use fence::Fenced;
 
@@ -99,7 +105,8 @@ pub fn client(transport: Transport, layers: Layers<'_>, default_namespace: &str)
         silence: WATCH_SILENCE,
         activity: layers.activity,
     };
-    let mut svc: Transport = BoxCloneService::new(deadline.layer(transport));
+    let capped = cap::CapLayer(cap::Caps::default()).layer(transport);
+    let mut svc: Transport = BoxCloneService::new(deadline.layer(capped));
     for counter in layers.counters {
         svc = BoxCloneService::new(counter.layer(layers.host).layer(svc));
     }

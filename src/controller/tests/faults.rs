@@ -154,7 +154,8 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
         ("GET", SHOOT_PATH)
     );
     hanging.push(read.respond);
-    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    // not an error yet: what a read or the watch shows next settles it
+    assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
     let t = Instant::now();
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
     api.is_quiet().await;
@@ -179,7 +180,7 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
         ("GET", SHOOT_PATH)
     );
     hanging.push(read.respond);
-    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
     let t = Instant::now();
     api.is_quiet().await;
     assert_eq!(next_due(&shared, t).await.1, 14);
@@ -306,11 +307,13 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
         assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
         assert_eq!(shared.queue().len(), 1, "{mode}: retried later");
         let text = logs.text();
+        // one refusal may be an API server that has just started: a warning; the ERROR
+        // follows once it persists (`refusals::tests`)
         let line = text
             .lines()
-            .find(|l| l.contains("bind failed"))
+            .find(|l| l.contains("bind refused"))
             .unwrap_or_else(|| panic!("{mode}: no log line for the failed bind:\n{text}"));
-        assert!(line.contains("ERROR"), "{mode}: logged as an error: {line}");
+        assert!(line.contains("WARN"), "{mode}: logged as a warning: {line}");
         assert!(
             line.contains(&format!(
                 "the scheduler needs permission to {permission} in API group core.gardener.cloud"

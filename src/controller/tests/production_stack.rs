@@ -50,6 +50,111 @@ async fn a_committed_bind_answered_502_is_read_back_and_counts_as_scheduled() {
     );
 }
 
+/// A gateway that answered a committed bind 502 and closed the connection: the read that
+/// settles the outcome fails to connect, is sent again, and shows the bind applied.
+#[tokio::test(start_paused = true)]
+async fn the_read_after_a_502_is_sent_again_when_the_connection_breaks() {
+    let (client, mut api) = mock_api();
+    let shared = controller(client);
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("5", None).await;
+    api.next().await.fail(502, "BadGateway");
+    let read = api.next().await;
+    assert_eq!(
+        (read.method.as_str(), read.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    read.drop_connection();
+    let again = api.next().await;
+    assert_eq!(
+        (again.method.as_str(), again.path.as_str()),
+        ("GET", SHOOT_PATH)
+    );
+    again.reply(server_shoot("6", Some("seed-1")));
+    let event = api.next().await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    event.echo();
+    assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
+    assert_eq!(attempts(&shared, "scheduled"), 1);
+    assert_eq!(attempts(&shared, "error"), 0);
+    api.is_quiet().await;
+}
+
+/// A bind answered 502 whose read fails on every try: not an error; what the next attempt's
+/// read shows settles it (bound: the success event and a scheduled attempt).
+#[tokio::test(start_paused = true)]
+async fn an_unsettled_bind_is_settled_by_the_next_read_with_its_success_event() {
+    let (client, mut api) = mock_api();
+    let shared = controller(client);
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("5", None).await;
+    api.next().await.fail(502, "BadGateway");
+    for _ in 0..crate::controller::attempt::SETTLE_TRIES {
+        api.drops_connection().await;
+    }
+    assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
+    assert_eq!(attempts(&shared, "error"), 0);
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
+    // the next attempt reads first: the bind was applied
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("6", Some("seed-1")).await;
+    let event = api.next().await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    assert!(
+        event.body["note"]
+            .as_str()
+            .unwrap()
+            .starts_with("Scheduled to seed \"seed-1\""),
+        "{}",
+        event.body
+    );
+    event.echo();
+    assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
+    assert_eq!(
+        (attempts(&shared, "scheduled"), attempts(&shared, "error")),
+        (1, 0)
+    );
+    api.is_quiet().await;
+}
+
+/// The same, settled by the watch: the shoot shown on the seed is the success.
+#[tokio::test(start_paused = true)]
+async fn an_unsettled_bind_is_settled_by_what_the_watch_shows() {
+    let (client, mut api) = mock_api();
+    let shared = controller(client);
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("5", None).await;
+    api.next().await.fail(502, "BadGateway");
+    for _ in 0..crate::controller::attempt::SETTLE_TRIES {
+        api.drops_connection().await;
+    }
+    assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
+    // an older, pending version first: nothing is said
+    crate::controller::attempt::settled_by_seen(&shared, "garden-a/s1", Some(None), false);
+    api.is_quiet().await;
+    crate::controller::attempt::settled_by_seen(
+        &shared,
+        "garden-a/s1",
+        Some(Some("seed-1")),
+        false,
+    );
+    let event = api.next().await;
+    assert_eq!(event.body["reason"], "SchedulingSuccessful");
+    event.echo();
+    assert_eq!(
+        (attempts(&shared, "scheduled"), attempts(&shared, "error")),
+        (1, 0)
+    );
+    // said once
+    crate::controller::attempt::settled_by_seen(
+        &shared,
+        "garden-a/s1",
+        Some(Some("seed-1")),
+        false,
+    );
+    api.is_quiet().await;
+}
+
 /// A read turned away with 429 and `Retry-After` is sent again after the pause the server
 /// asked for, each try through the limiter and counted; a write is never sent twice.
 #[tokio::test(start_paused = true)]

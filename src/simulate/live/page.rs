@@ -8,6 +8,7 @@ use kube::api::{DynamicObject, ListParams};
 use serde_json::value::RawValue;
 
 use super::{LiveError, Read, Reader};
+use crate::controller::{TooLarge, in_chain};
 
 /// One page of a list as the API server writes it: items kept raw until each is checked.
 #[derive(serde::Deserialize)]
@@ -56,9 +57,17 @@ impl Reader<'_, '_> {
             let mut bytes = Vec::new();
             while let Some(chunk) = stream.next().await {
                 let chunk = chunk.map_err(|e| {
+                    let e = e.into_inner();
+                    // the client stack's own cap on one list page
+                    if let Some(too_large) = in_chain::<TooLarge>(&*e) {
+                        return Failed::Other(LiveError::PageTooLarge {
+                            what: what(),
+                            limit: too_large.cap,
+                        });
+                    }
                     Failed::Other(LiveError::Unreachable {
                         what: what(),
-                        message: format!("reading the answer: {}", with_causes(&*e.into_inner())),
+                        message: format!("reading the answer: {}", with_causes(&*e)),
                     })
                 })?;
                 if (bytes.len() + chunk.len()) as u64 > self.limits.page_bytes {
