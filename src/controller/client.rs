@@ -24,8 +24,17 @@ pub async fn client_from_kubeconfig(
     burst: i32,
     requests: &RestClientMetrics,
 ) -> Result<Client, ControllerError> {
-    let config = load_config(kubeconfig).await?;
-    let connection = Connection::to(&config)?;
+    client_from_config(&load_config(kubeconfig).await?, qps, burst, requests)
+}
+
+/// [`client_from_kubeconfig`] for a configuration already loaded (and adjusted).
+pub fn client_from_config(
+    config: &kube::Config,
+    qps: f32,
+    burst: i32,
+    requests: &RestClientMetrics,
+) -> Result<Client, ControllerError> {
+    let connection = Connection::to(config)?;
     Ok(connection.client_with(Layers {
         qps,
         burst,
