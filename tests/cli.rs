@@ -729,9 +729,21 @@ fn plan_apply_refuses_flags_and_shoot_names_it_cannot_use_before_reading_a_clust
             "moves": []}"#,
     );
     for (flag, value, want) in [
-        ("--lease", "../x", "namespace: \"..\" is not a lowercase RFC 1123 label"),
-        ("--lease", "Garden/UPPER", "namespace: \"Garden\" is not a lowercase RFC 1123 label"),
-        ("--lease", "garden/a\u{1b}b", "name: \"a\\u{1b}b\" is not a lowercase RFC 1123"),
+        (
+            "--lease",
+            "../x",
+            "namespace: \"..\" is not a lowercase RFC 1123 label",
+        ),
+        (
+            "--lease",
+            "Garden/UPPER",
+            "namespace: \"Garden\" is not a lowercase RFC 1123 label",
+        ),
+        (
+            "--lease",
+            "garden/a\u{1b}b",
+            "name: \"a\\u{1b}b\" is not a lowercase RFC 1123",
+        ),
         ("--lease-duration", "1ns", "must be between 3s and 1h0m0s"),
         ("--lease-duration", "1000h", "must be between 3s and 1h0m0s"),
         ("--poll-interval", "1ns", "must be between 100ms and 10m0s"),
@@ -739,7 +751,10 @@ fn plan_apply_refuses_flags_and_shoot_names_it_cannot_use_before_reading_a_clust
         let (code, out, err) = run(bin().args(["plan", "apply"]).arg(&plan).args([flag, value]));
         assert_eq!(code, 2, "{flag} {value}: {err}");
         assert!(out.is_empty(), "{out}");
-        assert!(err.contains(flag) && err.contains(want), "{flag} {value}: {err}");
+        assert!(
+            err.contains(flag) && err.contains(want),
+            "{flag} {value}: {err}"
+        );
     }
     let bidi = tmp(
         "apply-bidi-plan.json",

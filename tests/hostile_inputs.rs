@@ -676,14 +676,14 @@ fn deep_nesting_fails_before_parsing_with_its_line() {
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(
-            "deep.yaml: line 26: flow collections ('[', '{') nested deeper than 256 levels"
+            "deep.yaml: line 26: flow collections ('[', '{') nested deeper than 128 levels"
         ),
         "{err}"
     );
     let f = write_tmp("deep-map.yaml", &"{a: ".repeat(100_000));
     let (code, _, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("nested deeper than 256 levels"), "{err}");
+    assert!(err.contains("nested deeper than 128 levels"), "{err}");
 }
 
 #[test]

@@ -561,14 +561,20 @@ fn an_exec_plugins_children_do_not_hold_the_callers_output_open() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{case}: {err}");
         if case == "answers" {
-            assert!(err.contains("but not with a Kubernetes list"), "{case}: {err}");
+            assert!(
+                err.contains("but not with a Kubernetes list"),
+                "{case}: {err}"
+            );
         } else {
             assert!(err.contains("did not answer within 2 s"), "{case}: {err}");
         }
         let child = std::fs::read_to_string(&pid_file).unwrap();
         let child = child.trim();
         assert!(!child.is_empty(), "{case}: the plugin ran");
-        assert!(!running(child), "{case}: the plugin's child {child} still runs");
+        assert!(
+            !running(child),
+            "{case}: the plugin's child {child} still runs"
+        );
     }
 }
 

@@ -24,15 +24,18 @@ pub async fn client_from_kubeconfig(
     burst: i32,
     requests: &RestClientMetrics,
 ) -> Result<Client, ControllerError> {
-    client_from_config(&load_config(kubeconfig).await?, qps, burst, requests)
+    let config = load_config(kubeconfig).await?;
+    client_from_config(&config, qps, burst, requests, REQUEST_TIMEOUT)
 }
 
-/// [`client_from_kubeconfig`] for a configuration already loaded (and adjusted).
+/// [`client_from_kubeconfig`] for a configuration already loaded (and adjusted), each request
+/// answering within `limit`.
 pub fn client_from_config(
     config: &kube::Config,
     qps: f32,
     burst: i32,
     requests: &RestClientMetrics,
+    limit: Duration,
 ) -> Result<Client, ControllerError> {
     let connection = Connection::to(config)?;
     Ok(connection.client_with(Layers {
@@ -41,7 +44,7 @@ pub fn client_from_config(
         fence: Leadership::always(),
         counters: &[requests],
         host: connection.host(),
-        limit: REQUEST_TIMEOUT,
+        limit,
         activity: Arc::default(),
         retry_reads: true,
     }))

@@ -130,8 +130,15 @@ pub async fn connect(
                 super::exec_guard::wrap(exec, timeout + Duration::from_secs(1));
             }
             let server = config.cluster_url.to_string();
-            let client =
-                controller::client_from_config(&config, qps, burst, &RestClientMetrics::default())?;
+            // Each request is bounded by --request-timeout, not the scheduler's own limit: a
+            // second more, so that the caller's timeout, naming the flag, is the one that fires.
+            let client = controller::client_from_config(
+                &config,
+                qps,
+                burst,
+                &RestClientMetrics::default(),
+                timeout + Duration::from_secs(1),
+            )?;
             Ok::<_, controller::ControllerError>(Connected { client, server })
         })
     });
