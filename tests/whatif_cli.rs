@@ -481,6 +481,23 @@ fn a_cluster_that_never_answers_fails_after_the_request_timeout() {
 }
 
 #[test]
+fn a_silent_server_is_given_up_on_at_the_request_timeout_above_the_schedulers_own_limit() {
+    // The scheduler's own per-request limit is 20 s; a longer --request-timeout is the one
+    // that counts, and the message names it. (The one test here that waits that long.)
+    let kc = fake_cluster(Scenario::Silent, "{token: t}");
+    let (code, out, err) = run(bin()
+        .args(["simulate", "--kubeconfig"])
+        .arg(&kc)
+        .args(["--request-timeout", "21s"]));
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("listing Seeds: the cluster did not answer within 21 s (--request-timeout)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn an_exec_credential_plugin_that_never_returns_is_named_after_the_timeout() {
     let kc = fake_cluster(
         Scenario::Silent,
