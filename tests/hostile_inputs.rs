@@ -98,6 +98,14 @@ fn malformed_seeds_are_skipped_with_the_field_named() {
             "spec.networks.pods: invalid CIDR \"10.0.0.0/33\"",
         ),
         (
+            "seed CIDR with a leading zero, which Go refuses",
+            seed(
+                "bad",
+                "spec:\n  provider: {type: aws, region: eu-west-1}\n  networks: {pods: 010.000.000.000/8}",
+            ),
+            "spec.networks.pods: invalid CIDR \"010.000.000.000/8\": an IPv4 part has a leading zero",
+        ),
+        (
             "duplicated taints",
             seed(
                 "bad",
