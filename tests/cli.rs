@@ -756,6 +756,19 @@ fn plan_apply_refuses_flags_and_shoot_names_it_cannot_use_before_reading_a_clust
             "{flag} {value}: {err}"
         );
     }
+    // a plan from the year 9990 would hold the Lease until its start times
+    let late = tmp(
+        "apply-late-plan.json",
+        &std::fs::read_to_string(&plan)
+            .unwrap()
+            .replace("2026-01-01T10:00:00Z", "9990-01-01T10:00:00Z"),
+    );
+    let (code, _, err) = run(bin().args(["plan", "apply"]).arg(&late));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("now: 9990-01-01T10:00:00Z is more than ten years from this apply's clock"),
+        "{err}"
+    );
     let bidi = tmp(
         "apply-bidi-plan.json",
         &std::fs::read_to_string(&plan).unwrap().replace(

@@ -26,4 +26,4 @@ pub mod saved;
 pub mod stamp;
 
 pub use run::{ApplyError, Env, Settings, Sink, Step, Summary, apply};
-pub use saved::{PlanFileError, SavedPlan, load, parse};
+pub use saved::{PlanFileError, SavedPlan, check_clock, load, parse};

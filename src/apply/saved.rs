@@ -321,6 +321,29 @@ pub fn parse(path: &str, text: &str) -> Result<SavedPlan, PlanFileError> {
     })
 }
 
+/// Checks the plan's `now` against the apply's clock: a plan from more than ten years before or
+/// after it (`now` in the year 1 or 9990) is not this landscape's, and its start times would hold
+/// the Lease for as long.
+pub fn check_clock(
+    path: &str,
+    plan: &SavedPlan,
+    clock: DateTime<Utc>,
+) -> Result<(), PlanFileError> {
+    let apart = (plan.now - clock).num_seconds().unsigned_abs();
+    if apart > MAX_HORIZON_SECONDS as u64 {
+        return Err(PlanFileError::Field {
+            path: path.to_string(),
+            field: "now".into(),
+            message: format!(
+                "{} is more than ten years from this apply's clock ({}): plan again",
+                ts(plan.now),
+                ts(clock)
+            ),
+        });
+    }
+    Ok(())
+}
+
 fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }

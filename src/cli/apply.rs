@@ -25,6 +25,12 @@ fn ts(t: &DateTime<Utc>) -> String {
 
 fn run(args: &ApplyArgs) -> Outcome {
     let plan = apply::load(&args.file).map_err(|e| Failure::bad_input(e.to_string()))?;
+    apply::check_clock(
+        &args.file.display().to_string(),
+        &plan,
+        args.now.unwrap_or_else(Utc::now),
+    )
+    .map_err(|e| Failure::bad_input(e.to_string()))?;
     let Compiled {
         config: cfg, chain, ..
     } = load_offline(args.config.as_ref(), args.strict)?;

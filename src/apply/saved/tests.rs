@@ -172,3 +172,20 @@ fn a_plan_out_of_shape_is_refused_naming_the_field() {
         assert!(e.contains(want), "{want}: {e}");
     }
 }
+
+#[test]
+fn a_plan_ten_years_or_more_away_from_the_apply_clock_is_refused() {
+    let p = parse("plan.json", &doc(A)).unwrap();
+    let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap().to_utc();
+    assert!(check_clock("plan.json", &p, at("2026-01-02T00:00:00Z")).is_ok());
+    assert!(check_clock("plan.json", &p, at("2020-01-01T00:00:00Z")).is_ok());
+    for clock in ["0001-01-01T00:00:00Z", "9999-01-01T00:00:00Z"] {
+        let e = check_clock("plan.json", &p, at(clock))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("plan.json: now: 2026-01-01T10:00:00Z is more than ten years from"),
+            "{e}"
+        );
+    }
+}
