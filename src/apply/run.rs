@@ -213,15 +213,28 @@ async fn run(
         }
     }
     a.refresh_windows(&landscape, now);
-    if let Selection::Profile { profile, .. } = env.chain.select(now)
-        && profile.name != plan.profile
-    {
-        let message = format!(
-            "the plan was computed with profile {:?}; its moves are checked with profile {:?}, \
-             active now in --config",
-            plan.profile, profile.name
-        );
-        a.sink.step(now, &Step::Note { message });
+    if let Selection::Profile { profile, .. } = env.chain.select(now) {
+        let message = if profile.name != plan.profile {
+            Some(format!(
+                "the plan was computed with profile {:?}; its moves are checked with profile \
+                 {:?}, active now in --config",
+                plan.profile, profile.name
+            ))
+        } else if !plan.profile_fingerprint.is_empty()
+            && plan.profile_fingerprint != profile.fingerprint
+        {
+            Some(format!(
+                "the plan was computed with profile {:?} configured otherwise (strategy, \
+                 filters or priorities); its moves are checked with profile {:?} as --config \
+                 configures it now",
+                plan.profile, profile.name
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            a.sink.step(now, &Step::Note { message });
+        }
     }
     if settings.dry_run {
         let would_start = a.dry_run(&landscape).await;

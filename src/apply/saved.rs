@@ -74,6 +74,9 @@ struct FileStamp {
     seeds: usize,
     shoots: usize,
     profile: String,
+    /// Absent from plans written before it was added: then not compared.
+    #[serde(default)]
+    profile_fingerprint: String,
     live_migration: bool,
 }
 
@@ -161,6 +164,8 @@ pub struct SavedPlan {
     pub seeds: usize,
     pub shoots: usize,
     pub profile: String,
+    /// [`crate::profile::Profile::fingerprint`] of the plan's profile; empty when not written.
+    pub profile_fingerprint: String,
     /// Whether the plan was made with `--live-migration`.
     pub live_migration: bool,
 }
@@ -317,6 +322,7 @@ pub fn parse(path: &str, text: &str) -> Result<SavedPlan, PlanFileError> {
         seeds: file.stamp.seeds,
         shoots: file.stamp.shoots,
         profile: file.stamp.profile,
+        profile_fingerprint: file.stamp.profile_fingerprint,
         live_migration: file.stamp.live_migration,
     })
 }

@@ -168,8 +168,9 @@ pub struct Stamp {
     /// The objects behind the digest.
     pub seeds: usize,
     pub shoots: usize,
-    /// The profile the moves were decided with.
+    /// The profile the moves were decided with, and a digest of its configuration.
     pub profile: String,
+    pub profile_fingerprint: String,
     /// Whether live migrations were allowed (`--live-migration`), and preferred.
     pub live_migration: bool,
     pub prefer_live: bool,
@@ -184,6 +185,7 @@ impl Stamp {
             seeds: cx.landscape.seeds.len(),
             shoots: cx.landscape.shoots.len(),
             profile: cx.profile.name.clone(),
+            profile_fingerprint: cx.profile.fingerprint.clone(),
             live_migration: cx.live_migration,
             prefer_live: cx.prefer_live,
         }

@@ -827,6 +827,31 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
     assert!(out.status.success(), "{log:#?}");
     assert!(of(&log, "note").is_empty(), "{log:#?}");
 
+    // the profile of the same name, configured otherwise: said once
+    let config = api.state.join("minimal-distance.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n\
+         schedulers:\n  shoot:\n    candidateDeterminationStrategy: MinimalDistance\n",
+    )
+    .unwrap();
+    let out = apply(
+        &api.kubeconfig,
+        &plan,
+        &["--dry-run", "--config", config.to_str().unwrap()],
+    )
+    .await;
+    let log = steps(&out.stdout);
+    assert!(out.status.success(), "{log:#?}");
+    let notes = of(&log, "note");
+    assert_eq!(notes.len(), 1, "{log:#?}");
+    assert!(
+        notes[0]["message"].as_str().unwrap().contains(
+            "computed with profile \"default\" configured otherwise (strategy, filters or priorities)"
+        ),
+        "{log:#?}"
+    );
+
     // the same moves, stamped as another garden's whose shoots are not here
     let mut other: Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
     other["stamp"]["landscape"] = "ffffffffffffffff".into();
