@@ -319,16 +319,6 @@ fn validation_table() {
             "schedulers.shoot.profiles: must hold at least one entry",
         ),
         (
-            "a schedule whose every key is misspelt",
-            "    - freeze: true\n      schedule: {betwen: {start: '2026-12-02T00:00:00Z'}}\n    - {id: d, profile: {}}\n",
-            "schedulers.shoot.profiles[0].schedule: sets none of between.start, between.end and activePeriod.startCron",
-        ),
-        (
-            "a between whose every key is misspelt",
-            "    - freeze: true\n      schedule: {between: {strat: '2026-12-02T00:00:00Z'}}\n    - {id: d, profile: {}}\n",
-            "schedulers.shoot.profiles[0].schedule: sets none of between.start",
-        ),
-        (
             "duplicate ids",
             "    - {id: a, freeze: true}\n    - {id: a, freeze: true}\n",
             "schedulers.shoot.profiles[1].id: duplicate id \"a\"",

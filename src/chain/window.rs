@@ -29,23 +29,6 @@ pub struct Window {
 impl Window {
     /// Parses and validates a `schedule`; every problem is reported with its path.
     pub fn from_config(cfg: &ScheduleConfig, path: &str) -> Result<Window, Vec<FieldError>> {
-        // A schedule whose every key was misspelt (and so ignored) would make the entry active
-        // at every instant: under `freeze: true`, a freeze for good.
-        let between = cfg
-            .between
-            .as_ref()
-            .is_some_and(|b| b.start.is_some() || b.end.is_some());
-        let period = cfg.active_period.as_ref().is_some_and(|a| {
-            a.start_cron.is_some() || a.timezone.is_some() || a.duration.is_some()
-        });
-        if !between && !period {
-            return Err(vec![FieldError::new(
-                path,
-                "sets none of between.start, between.end and activePeriod.startCron, so the \
-                 entry would be active at every instant (keys it does not know are ignored); \
-                 leave schedule out to mean that",
-            )]);
-        }
         let mut errors = Vec::new();
         let mut w = Window::default();
         if let Some(b) = &cfg.between {

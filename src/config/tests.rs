@@ -717,3 +717,29 @@ fn a_configuration_nested_deeper_than_the_documented_limit_is_refused_naming_the
         "{e}"
     );
 }
+
+#[test]
+fn a_schedule_whose_every_key_is_unknown_is_an_error_not_always_active() {
+    for schedule in [
+        "{betwen: {start: '2026-12-02T00:00:00Z'}}",
+        "{between: {strat: '2026-12-02T00:00:00Z'}}",
+    ] {
+        let e = errors(&format!(
+            "schedulers:\n  shoot:\n    profiles:\n    - {{id: f, freeze: true, schedule: {schedule}}}\n    - {{id: d, profile: {{}}}}\n"
+        ));
+        let e: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+        assert!(
+            e.iter().any(|e| e.starts_with(
+                "schedulers.shoot.profiles[0].schedule: every key of it is unknown (schedulers.shoot.profiles[0].schedule.betw"
+            ) || e.starts_with("schedulers.shoot.profiles[0].schedule: every key of it is unknown (schedulers.shoot.profiles[0].schedule.between.strat")),
+            "{schedule}: {e:#?}"
+        );
+    }
+    // written empty, it means "always", as before
+    assert!(
+        load_str(
+            "schedulers:\n  shoot:\n    profiles:\n    - {id: d, schedule: {}, profile: {}}\n"
+        )
+        .is_ok()
+    );
+}
