@@ -13,10 +13,11 @@ pub fn strip_bom(text: &str) -> &str {
 #[cfg(test)]
 mod tests;
 
-/// A note for a parser error when `text` holds a byte order mark after its start (files
-/// concatenated with `cat`, each saved with one): the parser's own message never names it.
+/// A note for a parser error when `text`, its leading mark already stripped ([`strip_bom`]),
+/// still holds one (files concatenated with `cat`, each saved with one; or two at the start):
+/// the parser's own message never names it.
 pub fn note_inside(text: &str) -> Option<String> {
-    let at = text.char_indices().skip(1).find(|&(_, c)| c == BOM)?.0;
+    let at = text.char_indices().find(|&(_, c)| c == BOM)?.0;
     let line = text[..at].matches('\n').count() + 1;
     let column = text[..at].rfind('\n').map_or(at, |nl| at - nl - 1) + 1;
     Some(format!(

@@ -20,6 +20,26 @@ pub static RESERVED: LazyLock<Vec<IpNet>> = LazyLock::new(|| {
     .collect()
 });
 
+/// A CIDR as gardener-apiserver reads it (Go's `net.ParseCIDR`): an IPv4 part written with a
+/// leading zero (`010.0.0.0/8`) is refused, as Go refuses it since 1.17 (others read it as
+/// octal). Surrounding spaces are the caller's to trim.
+pub fn parse(raw: &str) -> Result<IpNet, String> {
+    let address = raw.split('/').next().unwrap_or(raw);
+    // the IPv4 part of `::ffff:10.0.0.0` too
+    let v4 = address.rsplit(':').next().unwrap_or(address);
+    if v4.contains('.')
+        && v4
+            .split('.')
+            .any(|part| part.len() > 1 && part.starts_with('0'))
+    {
+        return Err(format!(
+            "invalid CIDR {raw:?}: an IPv4 part has a leading zero, which Gardener refuses"
+        ));
+    }
+    raw.parse::<IpNet>()
+        .map_err(|_| format!("invalid CIDR {raw:?}"))
+}
+
 /// Two CIDRs share an address: their ranges intersect (never across IP families).
 pub fn overlaps(a: &IpNet, b: &IpNet) -> bool {
     match (a, b) {
@@ -36,4 +56,30 @@ pub fn overlaps(a: &IpNet, b: &IpNet) -> bool {
 /// Does the CIDR reach into a range Gardener reserves?
 pub fn reserved(net: &IpNet) -> bool {
     RESERVED.iter().any(|r| overlaps(r, net))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_leading_zero_in_an_ipv4_part_is_refused_as_go_refuses_it() {
+        for bad in ["010.000.000.000/8", "10.0.0.01/32", "::ffff:010.0.0.0/104"] {
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains("leading zero"), "{bad}: {e}");
+        }
+        for good in [
+            "10.0.0.0/8",
+            "0.0.0.0/0",
+            "100.64.0.0/10",
+            "2001:0db8::/32",
+            "::ffff:10.0.0.0/104",
+        ] {
+            assert!(parse(good).is_ok(), "{good}");
+        }
+        assert_eq!(
+            parse("10.0.0.0/33").unwrap_err(),
+            "invalid CIDR \"10.0.0.0/33\""
+        );
+    }
 }

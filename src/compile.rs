@@ -64,6 +64,7 @@ pub fn compile(draft: Draft) -> Result<Compiled, ConfigError> {
         warnings,
         mut problems,
     } = draft;
+    problems.extend(lost_schedules(&config, &warnings));
     match ProfileChain::from_config(&config.schedulers.shoot) {
         Ok(chain) if problems.is_empty() => Ok(Compiled {
             config,
@@ -76,6 +77,46 @@ pub fn compile(draft: Draft) -> Result<Compiled, ConfigError> {
             Err(ConfigError::Invalid(problems))
         }
     }
+}
+
+/// A profile entry whose `schedule` lost every key it had (each misspelt, so ignored with a
+/// warning) would be active at every instant, and under `freeze: true` freeze scheduling for
+/// good: an error, not a warning. `schedule: {}` written so stays "always".
+fn lost_schedules(config: &SchedulerConfiguration, warnings: &[FieldError]) -> Vec<FieldError> {
+    let Some(entries) = &config.schedulers.shoot.profiles else {
+        return Vec::new();
+    };
+    let mut lost = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        let Some(s) = &entry.schedule else { continue };
+        let between = s
+            .between
+            .as_ref()
+            .is_some_and(|b| b.start.is_some() || b.end.is_some());
+        let period = s.active_period.as_ref().is_some_and(|a| {
+            a.start_cron.is_some() || a.timezone.is_some() || a.duration.is_some()
+        });
+        if between || period {
+            continue;
+        }
+        let at = format!("schedulers.shoot.profiles[{i}].schedule");
+        let unknown: Vec<&str> = warnings
+            .iter()
+            .filter(|w| w.path.starts_with(&format!("{at}.")))
+            .map(|w| w.path.as_str())
+            .collect();
+        if !unknown.is_empty() {
+            lost.push(FieldError::new(
+                at,
+                format!(
+                    "every key of it is unknown ({}), so the entry would be active at every \
+                     instant; correct the keys, or leave schedule out to mean that",
+                    unknown.join(", ")
+                ),
+            ));
+        }
+    }
+    lost
 }
 
 fn log_warnings(warnings: &[FieldError]) {

@@ -204,9 +204,7 @@ fn parse_nets(shoot: &Shoot, workerless: bool) -> Result<ShootNets, (String, Str
         });
     };
     let parse = |field: String, raw: &str| -> Result<IpNet, (String, String)> {
-        raw.trim()
-            .parse::<IpNet>()
-            .map_err(|_| (field, format!("invalid CIDR {raw:?}")))
+        crate::cidr::parse(raw.trim()).map_err(|e| (field, e))
     };
     let mut nets = ShootNets {
         present: true,

@@ -8,9 +8,10 @@
 use std::io::Read;
 use std::path::Path;
 
-/// Flow collections (`[`, `{`) nested deeper than this are refused before parsing: the YAML
-/// parser needs time quadratic in the depth to reach its own recursion limit (128).
-pub const MAX_NESTING: usize = 256;
+/// Flow collections (`[`, `{`) nested deeper than this are refused before parsing, naming the
+/// line: the YAML parser's own recursion limit (128 levels, block nesting included), which it
+/// needs time quadratic in the depth to reach.
+pub const MAX_NESTING: usize = 128;
 
 /// Why an input file could not be read.
 #[derive(Debug, thiserror::Error)]

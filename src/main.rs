@@ -11,6 +11,12 @@ use clap::Parser;
 use cli::args::{Cli, Command};
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str)
+        == Some(gardener_scheduler::simulate::exec_guard::SUBCOMMAND)
+    {
+        return gardener_scheduler::simulate::exec_guard::run(&args[1..]);
+    }
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Simulate(args)) => cli::simulate::simulate_cmd(args),

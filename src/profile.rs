@@ -19,6 +19,10 @@ pub struct Profile {
     pub strategy: Strategy,
     pub stages: Vec<Stage>,
     pub priorities: Vec<WeightedPriority>,
+    /// A digest of the configuration the profile was built from (strategy, priorities with
+    /// their weights and arguments, filters): two profiles of one name configured otherwise
+    /// differ in it. xxh3-64, hex.
+    pub fingerprint: String,
 }
 
 impl Profile {
@@ -77,12 +81,19 @@ impl Profile {
                 Err(mut e) => errors.append(&mut e),
             }
         }
+        let filters_config = filters;
         let filters = build_filters(filters, &format!("{path}.filters")).unwrap_or_else(|mut e| {
             errors.append(&mut e);
             Vec::new()
         });
         if errors.is_empty() {
+            use std::hash::Hasher;
+            let mut h = xxhash_rust::xxh3::Xxh3::new();
+            let text = serde_json::to_string(&(strategy.as_str(), configs, filters_config))
+                .unwrap_or_default();
+            h.write(text.as_bytes());
             Ok(Profile {
+                fingerprint: format!("{:016x}", h.finish()),
                 name: name.to_string(),
                 strategy,
                 stages: pipeline(filters, Box::new(RegionStrategy::new(strategy))),

@@ -717,3 +717,107 @@ fn plan_apply_refuses_a_plan_file_it_cannot_use_naming_the_field_before_reading_
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("apply-table.txt: (document)"), "{err}");
 }
+
+#[test]
+fn plan_apply_refuses_flags_and_shoot_names_it_cannot_use_before_reading_a_cluster() {
+    let plan = tmp(
+        "apply-flags-plan.json",
+        r#"{"goal": {"kind": "drain"}, "profile": "default", "now": "2026-01-01T10:00:00Z",
+            "windows": {"horizonSeconds": 604800, "maxConcurrent": 2, "moveDurationSeconds": 1800},
+            "stamp": {"generator": "x", "landscape": "0", "seeds": 1, "shoots": 1,
+                      "profile": "default", "liveMigration": false},
+            "moves": []}"#,
+    );
+    for (flag, value, want) in [
+        (
+            "--lease",
+            "../x",
+            "namespace: \"..\" is not a lowercase RFC 1123 label",
+        ),
+        (
+            "--lease",
+            "Garden/UPPER",
+            "namespace: \"Garden\" is not a lowercase RFC 1123 label",
+        ),
+        (
+            "--lease",
+            "garden/a\u{1b}b",
+            "name: \"a\\u{1b}b\" is not a lowercase RFC 1123",
+        ),
+        ("--lease-duration", "1ns", "must be between 3s and 1h0m0s"),
+        ("--lease-duration", "1000h", "must be between 3s and 1h0m0s"),
+        ("--poll-interval", "1ns", "must be between 100ms and 10m0s"),
+    ] {
+        let (code, out, err) = run(bin().args(["plan", "apply"]).arg(&plan).args([flag, value]));
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(
+            err.contains(flag) && err.contains(want),
+            "{flag} {value}: {err}"
+        );
+    }
+    // a plan from the year 9990 would hold the Lease until its start times
+    let late = tmp(
+        "apply-late-plan.json",
+        &std::fs::read_to_string(&plan)
+            .unwrap()
+            .replace("2026-01-01T10:00:00Z", "9990-01-01T10:00:00Z"),
+    );
+    let (code, _, err) = run(bin().args(["plan", "apply"]).arg(&late));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("now: 9990-01-01T10:00:00Z is more than ten years from this apply's clock"),
+        "{err}"
+    );
+    let bidi = tmp(
+        "apply-bidi-plan.json",
+        &std::fs::read_to_string(&plan).unwrap().replace(
+            "\"moves\": []",
+            r#""moves": [{"shoot": "garden-dev/a\u202eb", "from": "s1", "to": "s2",
+                "migration": {"kind": "classic"}, "timing": {"state": "unscheduled"}}]"#,
+        ),
+    );
+    let (code, _, err) = run(bin().args(["plan", "apply"]).arg(&bidi));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("moves[0].shoot: name: \"a\\u{202e}b\" is not a lowercase RFC 1123 label"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plan_apply_names_the_address_it_could_not_reach() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let kubeconfig = tmp(
+        "apply-nowhere.kubeconfig",
+        &format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: \"http://127.0.0.1:{port}\"}}}}]\n\
+             users: [{{name: u, user: {{token: t}}}}]\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\n\
+             current-context: x\n"
+        ),
+    );
+    let plan = tmp(
+        "apply-nowhere-plan.json",
+        r#"{"goal": {"kind": "drain"}, "profile": "default", "now": "2026-01-01T10:00:00Z",
+            "windows": {"horizonSeconds": 604800, "maxConcurrent": 2, "moveDurationSeconds": 1800},
+            "stamp": {"generator": "x", "landscape": "0", "seeds": 1, "shoots": 1,
+                      "profile": "default", "liveMigration": false},
+            "moves": []}"#,
+    );
+    let (code, _, err) = run(bin()
+        .args(["plan", "apply"])
+        .arg(&plan)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("reading the lease: the API server could not be reached, nothing was sent")
+            && err.contains(&format!("(API server http://127.0.0.1:{port}/)")),
+        "{err}"
+    );
+    assert!(!err.contains("outcome unknown"), "{err}");
+}

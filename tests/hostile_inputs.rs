@@ -98,6 +98,14 @@ fn malformed_seeds_are_skipped_with_the_field_named() {
             "spec.networks.pods: invalid CIDR \"10.0.0.0/33\"",
         ),
         (
+            "seed CIDR with a leading zero, which Go refuses",
+            seed(
+                "bad",
+                "spec:\n  provider: {type: aws, region: eu-west-1}\n  networks: {pods: 010.000.000.000/8}",
+            ),
+            "spec.networks.pods: invalid CIDR \"010.000.000.000/8\": an IPv4 part has a leading zero",
+        ),
+        (
             "duplicated taints",
             seed(
                 "bad",
@@ -676,14 +684,14 @@ fn deep_nesting_fails_before_parsing_with_its_line() {
     assert_eq!(code, 2, "{err}");
     assert!(
         err.contains(
-            "deep.yaml: line 26: flow collections ('[', '{') nested deeper than 256 levels"
+            "deep.yaml: line 26: flow collections ('[', '{') nested deeper than 128 levels"
         ),
         "{err}"
     );
     let f = write_tmp("deep-map.yaml", &"{a: ".repeat(100_000));
     let (code, _, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("nested deeper than 256 levels"), "{err}");
+    assert!(err.contains("nested deeper than 128 levels"), "{err}");
 }
 
 #[test]

@@ -481,6 +481,23 @@ fn a_cluster_that_never_answers_fails_after_the_request_timeout() {
 }
 
 #[test]
+fn a_silent_server_is_given_up_on_at_the_request_timeout_above_the_schedulers_own_limit() {
+    // The scheduler's own per-request limit is 20 s; a longer --request-timeout is the one
+    // that counts, and the message names it. (The one test here that waits that long.)
+    let kc = fake_cluster(Scenario::Silent, "{token: t}");
+    let (code, out, err) = run(bin()
+        .args(["simulate", "--kubeconfig"])
+        .arg(&kc)
+        .args(["--request-timeout", "21s"]));
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(
+        err.contains("listing Seeds: the cluster did not answer within 21 s (--request-timeout)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn an_exec_credential_plugin_that_never_returns_is_named_after_the_timeout() {
     let kc = fake_cluster(
         Scenario::Silent,
@@ -507,6 +524,75 @@ fn an_exec_credential_plugin_that_never_returns_is_named_after_the_timeout() {
         "{err}"
     );
     assert!(took.as_secs() < 10, "{took:?}");
+}
+
+/// Whether process `pid` still runs (a zombie has ended).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|rest| rest.trim().to_string()))
+        .is_some_and(|rest| !rest.starts_with('Z') && !rest.starts_with('X'))
+}
+
+#[test]
+fn an_exec_plugins_children_do_not_hold_the_callers_output_open() {
+    // A plugin that leaves a child behind holding its stdout and stderr: once after answering,
+    // once without ever answering. The command is read as `$(…)` reads it, to the end of its
+    // output; the child must be gone when it ends.
+    for (case, answer) in [
+        (
+            "answers",
+            r#"printf '{"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential", "status": {"token": "t"}}'"#,
+        ),
+        ("never-answers", "sleep 60"),
+    ] {
+        let pid_file = cli_support::tmp(&format!("exec-child-{case}.pid"), "");
+        let script = cli_support::tmp(
+            &format!("exec-plugin-{case}.sh"),
+            &format!(
+                "#!/bin/sh\nsleep 60 &\necho $! > {}\n{answer}\n",
+                pid_file.display()
+            ),
+        );
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let kc = fake_cluster(
+            Scenario::Garbage,
+            &format!(
+                "{{exec: {{apiVersion: client.authentication.k8s.io/v1beta1, command: {}}}}}",
+                script.display()
+            ),
+        );
+        let mut cmd = bin();
+        cmd.args(["simulate", "--kubeconfig"])
+            .arg(&kc)
+            .args(["--request-timeout", "2s"]);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(cmd.output().unwrap());
+        });
+        // a safety net only: without the fix the read ends when the child's `sleep 60` does
+        let out = rx
+            .recv_timeout(std::time::Duration::from_secs(45))
+            .unwrap_or_else(|_| panic!("{case}: the command's output was held open"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{case}: {err}");
+        if case == "answers" {
+            assert!(
+                err.contains("but not with a Kubernetes list"),
+                "{case}: {err}"
+            );
+        } else {
+            assert!(err.contains("did not answer within 2 s"), "{case}: {err}");
+        }
+        let child = std::fs::read_to_string(&pid_file).unwrap();
+        let child = child.trim();
+        assert!(!child.is_empty(), "{case}: the plugin ran");
+        assert!(
+            !running(child),
+            "{case}: the plugin's child {child} still runs"
+        );
+    }
 }
 
 #[test]

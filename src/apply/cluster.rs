@@ -37,6 +37,12 @@ pub enum WriteError {
         action: &'static str,
         message: String,
     },
+    /// No connection to the API server could be made: nothing was sent.
+    #[error("{action}: the API server could not be reached, nothing was sent: {message}")]
+    Unreachable {
+        action: &'static str,
+        message: String,
+    },
     /// No answer that proves the write was refused: read the shoot to learn what happened.
     #[error("{action}: outcome unknown: {message}")]
     Unknown {
@@ -66,11 +72,54 @@ fn classify(action: &'static str, write: bool, e: kube::Error) -> WriteError {
             action,
             message: brief(&e),
         },
-        _ => WriteError::Unknown {
+        kube::Error::Api(_) => WriteError::Unknown {
             action,
             message: brief(&e),
         },
+        _ if never_connected(&e) => WriteError::Unreachable {
+            action,
+            message: with_causes(&e),
+        },
+        _ if !write => WriteError::Refused {
+            action,
+            message: format!("no answer: {}", with_causes(&e)),
+        },
+        _ => WriteError::Unknown {
+            action,
+            message: with_causes(&e),
+        },
     }
+}
+
+/// Whether the request failed before a connection was made (refused, unreachable, no such
+/// host): the request was never sent.
+fn never_connected(e: &kube::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if s.downcast_ref::<hyper_util::client::legacy::Error>()
+            .is_some_and(hyper_util::client::legacy::Error::is_connect)
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// The error and each of its causes that adds something: `client error (Connect): tcp connect
+/// error: Connection refused (os error 111)`.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
 }
 
 async fn timed<T>(

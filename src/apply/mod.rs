@@ -23,6 +23,7 @@ pub mod cluster;
 pub mod pace;
 pub mod run;
 pub mod saved;
+pub mod stamp;
 
 pub use run::{ApplyError, Env, Settings, Sink, Step, Summary, apply};
-pub use saved::{PlanFileError, SavedPlan, load, parse};
+pub use saved::{PlanFileError, SavedPlan, check_clock, load, parse};

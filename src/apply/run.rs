@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::cluster::{self, LeaseRef, WriteError};
 use super::pace::{self, Counts, Limits, Pick, State};
 use super::saved::{Planned, SavedPlan};
+use super::stamp;
 use crate::api::{Shoot, object_key};
 use crate::chain::{ProfileChain, Selection};
 use crate::plan::windows::{Window, window_of};
@@ -28,6 +29,9 @@ pub enum ApplyError {
     ReadLandscape(#[from] simulate::LiveError),
     #[error("{0}")]
     Lease(WriteError),
+    /// The plan looks computed on another garden (see [`super::stamp`]).
+    #[error("{0}")]
+    Foreign(String),
 }
 
 /// How the apply runs.
@@ -41,6 +45,8 @@ pub struct Settings {
     pub chunk_size: u32,
     pub dry_run: bool,
     pub lease: LeaseRef,
+    /// Apply a plan that looks computed on another garden.
+    pub force: bool,
 }
 
 /// What the apply works with besides the plan: the cluster, the configuration, a clock and the
@@ -172,6 +178,28 @@ async fn run(
         .iter()
         .map(|s| (object_key(&s.metadata), s))
         .collect();
+    let observed = stamp::Observed {
+        digest: plan::landscape_digest(&landscape),
+        seeds: landscape.seeds.len(),
+        shoots: landscape.shoots.len(),
+        found: plan
+            .moves
+            .iter()
+            .filter(|m| {
+                by_key.get(&m.shoot).is_some_and(|s| {
+                    let seed = s.spec.seed_name.as_deref();
+                    seed == Some(m.from.as_str()) || seed == Some(m.to.as_str())
+                })
+            })
+            .count(),
+    };
+    let verdict = stamp::compare(plan, &observed, settings.force);
+    if let Some(why) = verdict.foreign {
+        return Err(ApplyError::Foreign(why));
+    }
+    for message in verdict.notes {
+        a.sink.step(now, &Step::Note { message });
+    }
     for (i, m) in plan.moves.iter().enumerate() {
         let shoot = by_key.get(&m.shoot).copied();
         a.states[i] = pace::initial(&pace::observe(shoot, m), m, now);
@@ -185,15 +213,28 @@ async fn run(
         }
     }
     a.refresh_windows(&landscape, now);
-    if let Selection::Profile { profile, .. } = env.chain.select(now)
-        && profile.name != plan.profile
-    {
-        let message = format!(
-            "the plan was computed with profile {:?}; its moves are checked with profile {:?}, \
-             active now in --config",
-            plan.profile, profile.name
-        );
-        a.sink.step(now, &Step::Note { message });
+    if let Selection::Profile { profile, .. } = env.chain.select(now) {
+        let message = if profile.name != plan.profile {
+            Some(format!(
+                "the plan was computed with profile {:?}; its moves are checked with profile \
+                 {:?}, active now in --config",
+                plan.profile, profile.name
+            ))
+        } else if !plan.profile_fingerprint.is_empty()
+            && plan.profile_fingerprint != profile.fingerprint
+        {
+            Some(format!(
+                "the plan was computed with profile {:?} configured otherwise (strategy, \
+                 filters or priorities); its moves are checked with profile {:?} as --config \
+                 configures it now",
+                plan.profile, profile.name
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            a.sink.step(now, &Step::Note { message });
+        }
     }
     if settings.dry_run {
         let would_start = a.dry_run(&landscape).await;

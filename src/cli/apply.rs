@@ -10,6 +10,7 @@ use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::controller::{default_identity, shutdown_signal};
 use gardener_scheduler::plugin::ClusterData;
 use gardener_scheduler::regions::Regions;
+use gardener_scheduler::simulate;
 
 use super::args::*;
 use super::common::*;
@@ -32,6 +33,12 @@ fn ts(t: &DateTime<Utc>) -> String {
 
 fn run(args: &ApplyArgs) -> Outcome {
     let plan = apply::load(&args.file).map_err(|e| Failure::bad_input(e.to_string()))?;
+    apply::check_clock(
+        &args.file.display().to_string(),
+        &plan,
+        args.now.unwrap_or_else(Utc::now),
+    )
+    .map_err(|e| Failure::bad_input(e.to_string()))?;
     let Compiled {
         config: cfg, chain, ..
     } = load_offline(args.config.as_ref(), args.strict)?;
@@ -62,6 +69,7 @@ fn run(args: &ApplyArgs) -> Outcome {
         request_timeout: args.request_timeout,
         chunk_size: args.chunk_size,
         dry_run: args.dry_run,
+        force: args.force,
         lease: apply::cluster::LeaseRef {
             namespace: args.lease.0.clone(),
             name: args.lease.1.clone(),
@@ -77,7 +85,8 @@ fn run(args: &ApplyArgs) -> Outcome {
         }),
     };
     let outcome = runtime.block_on(async {
-        let client = connect(&kubeconfig, &cfg, args.request_timeout).await?;
+        let simulate::Connected { client, server } =
+            connect(&kubeconfig, &cfg, args.request_timeout).await?;
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;
@@ -97,7 +106,15 @@ fn run(args: &ApplyArgs) -> Outcome {
         };
         apply::apply(&env, &plan, &settings, sink.as_mut())
             .await
-            .map_err(|e| Failure::failed(e.to_string()).and("no move was started by this apply"))
+            .map_err(|e| match e {
+                apply::ApplyError::Foreign(_) => Failure::bad_input(e.to_string()),
+                apply::ApplyError::Lease(apply::cluster::WriteError::Unreachable { .. })
+                | apply::ApplyError::ReadLandscape(simulate::LiveError::Unreachable { .. }) => {
+                    Failure::failed(format!("{e} (API server {server})"))
+                }
+                e => Failure::failed(e.to_string()),
+            }
+            .and("no move was started by this apply"))
     });
     runtime.shutdown_background();
     if args.output == ApplyOutput::Table && std::io::stderr().is_terminal() {

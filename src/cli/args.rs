@@ -1,6 +1,7 @@
 //! The command line: subcommands, flags and their parsers.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -103,8 +104,8 @@ pub(crate) struct ApplyArgs {
     /// A migration that has not ended this long after its binding has failed (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "2h", value_parser = parse_duration)]
     pub(crate) move_timeout: std::time::Duration,
-    /// How often the shoots in flight are read (Go duration).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    /// How often the shoots in flight are read (Go duration, 100ms to 10m).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_poll_interval)]
     pub(crate) poll_interval: std::time::Duration,
     /// Send every write with server-side dry run (dryRun=All) and print what would happen:
     /// every move is checked and its binding sent now, without waiting for its start time.
@@ -121,8 +122,8 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_name = "NAMESPACE/NAME", default_value = "garden/gardener-scheduler-plan-apply", value_parser = parse_lease_ref)]
     pub(crate) lease: (String, String),
     /// How long the Lease holds without renewal: a killed apply blocks the next one this long
-    /// (Go duration).
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    /// (Go duration, 3s to 1h; renewed every third of it).
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_lease_duration)]
     pub(crate) lease_duration: std::time::Duration,
     /// How long each request may take (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
@@ -131,6 +132,36 @@ pub(crate) struct ApplyArgs {
     #[arg(long, value_name = "N", default_value_t = simulate::PAGE_SIZE,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub(crate) chunk_size: u32,
+    /// Apply a plan that looks computed on another garden (see "Applying a plan" in the
+    /// planning guide); its moves are still checked one by one.
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+/// The bounds of `plan apply --poll-interval`: below, the shoots in flight are read many times
+/// a second; above, a finished move waits long to be noticed.
+pub(crate) const POLL_INTERVALS: (Duration, Duration) =
+    (Duration::from_millis(100), Duration::from_secs(600));
+/// The bounds of `plan apply --lease-duration`: below, the Lease is written several times a
+/// second; above, a killed apply blocks the next one for hours.
+pub(crate) const LEASE_DURATIONS: (Duration, Duration) =
+    (Duration::from_secs(3), Duration::from_secs(3600));
+
+fn parse_within(s: &str, (min, max): (Duration, Duration)) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d < min || d > max {
+        let f = gardener_scheduler::go_duration::format;
+        return Err(format!("{s:?}: must be between {} and {}", f(min), f(max)));
+    }
+    Ok(d)
+}
+
+fn parse_poll_interval(s: &str) -> Result<Duration, String> {
+    parse_within(s, POLL_INTERVALS)
+}
+
+fn parse_lease_duration(s: &str) -> Result<Duration, String> {
+    parse_within(s, LEASE_DURATIONS)
 }
 
 /// How `plan apply` reports.
@@ -244,17 +275,20 @@ pub(crate) fn parse_lease(s: &str) -> Result<ExpectedLease, String> {
     if s == "none" {
         return Ok(ExpectedLease::None);
     }
-    match s.split_once('/') {
-        Some((namespace, name))
-            if !namespace.is_empty() && !name.is_empty() && !name.contains('/') =>
-        {
-            Ok(ExpectedLease::Lease {
-                namespace: namespace.to_string(),
-                name: name.to_string(),
-            })
-        }
-        _ => Err(format!("{s:?}: expected NAMESPACE/NAME or none")),
-    }
+    let shown = gardener_scheduler::escape::line(s);
+    let Some((namespace, name)) = s.split_once('/') else {
+        return Err(format!("\"{shown}\": expected NAMESPACE/NAME or none"));
+    };
+    // As leaderElection.resourceNamespace and resourceName are checked: the API server would
+    // refuse anything else, and `..` would change the request's path.
+    gardener_scheduler::names::dns1123_label(namespace)
+        .map_err(|e| format!("\"{shown}\": namespace: {e}"))?;
+    gardener_scheduler::names::dns1123_subdomain(name)
+        .map_err(|e| format!("\"{shown}\": name: {e}"))?;
+    Ok(ExpectedLease::Lease {
+        namespace: namespace.to_string(),
+        name: name.to_string(),
+    })
 }
 
 /// `--expect-binding-mode`, spelled as schedulers.shoot.bindingMode is.

@@ -175,7 +175,7 @@ pub(crate) async fn connect(
     kubeconfig: &str,
     cfg: &SchedulerConfiguration,
     timeout: std::time::Duration,
-) -> Result<kube::Client, Failure> {
+) -> Result<simulate::Connected, Failure> {
     let cc = &cfg.client_connection;
     simulate::connect(kubeconfig, cc.qps, cc.burst, timeout)
         .await
@@ -213,7 +213,9 @@ pub(crate) fn load_landscape(
         ..simulate::Limits::default()
     };
     let read = runtime.block_on(async {
-        let client = connect(&kubeconfig, cfg, args.request_timeout).await?;
+        let client = connect(&kubeconfig, cfg, args.request_timeout)
+            .await?
+            .client;
         let mut progress = progress_printer();
         simulate::read_live(&client, args.chunk_size, limits, &data, yaml, &mut progress)
             .await

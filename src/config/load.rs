@@ -71,11 +71,13 @@ pub fn read_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Draft, Con
         Some(p) => Some((read_config_file(p)?, p.display().to_string())),
         None => None,
     };
+    let (vars, env_notes) = env_vars(std::env::vars())?;
     let env = Environment::with_prefix(ENV_PREFIX)
         .prefix_separator("_")
         .separator("__")
         .convert_case(config::Case::Camel)
-        .try_parsing(true);
+        .try_parsing(true)
+        .source(Some(vars));
     let env: Value = Config::builder()
         .add_source(env)
         .build()?
@@ -86,12 +88,72 @@ pub fn read_with(path: Option<&Path>, unknown: UnknownKeys) -> Result<Draft, Con
         Some(env),
         unknown,
     )?;
+    match unknown {
+        UnknownKeys::Warn => loaded.warnings.extend(env_notes),
+        UnknownKeys::Reject => loaded.problems.splice(0..0, env_notes).for_each(drop),
+    }
     if let Ok(kubeconfig) = std::env::var("KUBECONFIG")
         && !kubeconfig.is_empty()
     {
         loaded.config.client_connection.kubeconfig = kubeconfig;
     }
     Ok(loaded)
+}
+
+/// The environment variables that override keys, checked before the `config` crate reads them:
+/// a number that is not finite (`NaN`, `inf`, `1e400`) is an error naming the variable (it
+/// would reach the configuration as null), and a name with three underscores in a row is left
+/// out with a note (levels are separated by exactly two).
+pub(super) fn env_vars(
+    vars: impl Iterator<Item = (String, String)>,
+) -> Result<(config::Map<String, String>, Vec<FieldError>), ConfigError> {
+    let prefix = format!("{ENV_PREFIX}_");
+    let mut kept = config::Map::new();
+    let (mut notes, mut errors) = (Vec::new(), Vec::new());
+    for (name, value) in vars {
+        if !name.starts_with(&prefix) {
+            continue;
+        }
+        if name[prefix.len()..].contains("___") {
+            notes.push(FieldError::new(
+                name,
+                "three underscores in a row: levels are separated by two (`__`); ignored",
+            ));
+            continue;
+        }
+        if value.trim().parse::<f64>().is_ok_and(|v| !v.is_finite()) {
+            errors.push(FieldError::new(
+                name,
+                format!("{value:?} is not a finite number"),
+            ));
+            continue;
+        }
+        kept.insert(name, value);
+    }
+    if errors.is_empty() {
+        Ok((kept, notes))
+    } else {
+        Err(ConfigError::Invalid(errors))
+    }
+}
+
+/// serde's message for a number written beyond the range of a double (`1e400`), which the YAML
+/// reader keeps as text, says `invalid type: string`: say what it is instead.
+fn number_message(message: String) -> String {
+    let Some(rest) = message.strip_prefix("invalid type: string \"") else {
+        return message;
+    };
+    let Some((text, _)) = rest.split_once('"') else {
+        return message;
+    };
+    let numeric = text
+        .trim_start_matches(['+', '-'])
+        .starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    if numeric && text.parse::<f64>().is_ok_and(f64::is_infinite) {
+        format!("{text} is beyond the largest number accepted (about 1.8e308)")
+    } else {
+        message
+    }
 }
 
 /// The config file's text: a regular file of at most [`MAX_CONFIG_BYTES`], UTF-8, flow
@@ -141,7 +203,10 @@ fn build(
             if let Err(e) = serde_path_to_error::deserialize::<_, SchedulerConfiguration>(single) {
                 let path = e.path().to_string();
                 let path = if path == "." { key.clone() } else { path };
-                errors.push(FieldError::new(path, e.into_inner().to_string()));
+                errors.push(FieldError::new(
+                    path,
+                    number_message(e.into_inner().to_string()),
+                ));
             }
         }
     }
@@ -162,13 +227,14 @@ fn build(
         })?;
     set_defaults(&mut cfg);
     let mut problems = Vec::new();
-    let warnings = match unknown {
+    let mut warnings = match unknown {
         UnknownKeys::Warn => ignored,
         UnknownKeys::Reject => {
             problems = ignored;
             Vec::new()
         }
     };
+    warnings.extend(super::validate::notes(&cfg));
     problems.extend(validate(&cfg));
     Ok(Draft {
         config: cfg,
@@ -201,9 +267,16 @@ fn render_path(path: &serde_ignored::Path<'_>) -> String {
 /// `null` meaning "not set". Numbers JSON cannot hold (`.nan`, `.inf`, `1e309`) are errors
 /// naming their field, not silently null.
 fn yaml_to_json(text: &str, source: &str) -> Result<Value, ConfigError> {
-    let doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
+    let mut doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
         let note = crate::bom::note_inside(text).unwrap_or_default();
         ConfigError::Invalid(vec![FieldError::new(source, format!("{e}{note}"))])
+    })?;
+    // Merge keys (`<<: *anchor`) as Go's YAML reader applies them: the mapping's own keys win.
+    doc.apply_merge().map_err(|e| {
+        ConfigError::Invalid(vec![FieldError::new(
+            source,
+            format!("merge key (<<): {e}"),
+        )])
     })?;
     if !(doc.is_mapping() || doc.is_null()) {
         return Err(ConfigError::Invalid(vec![FieldError::new(
@@ -288,7 +361,17 @@ fn convert(v: serde_yaml_ng::Value, path: &str, errors: &mut Vec<FieldError>) ->
             }
             Some(Value::Object(out))
         }
-        Y::Tagged(t) => convert(t.value, path, errors),
+        Y::Tagged(t) => {
+            errors.push(FieldError::new(
+                path,
+                format!(
+                    "the tag {} is not supported (YAML tags such as !Ref are not resolved); \
+                     write the value itself",
+                    t.tag
+                ),
+            ));
+            None
+        }
     }
 }
 

@@ -574,3 +574,172 @@ fn with_profiles_an_error_in_a_plain_key_is_reported_where_it_was_written() {
         "{e:?}"
     );
 }
+
+#[test]
+fn durations_that_would_block_failover_or_retries_for_ever_have_upper_bounds() {
+    let e = errors(
+        "leaderElection: {leaseDuration: 1000000h}\n\
+         schedulers: {shoot: {retrySyncPeriod: 2562047h, backoff: {max: 48h}}}\n",
+    );
+    let got: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+    for want in [
+        "leaderElection.leaseDuration: must be at most 24h0m0s, got 1000000h0m0s",
+        "schedulers.shoot.retrySyncPeriod: must be at most 24h0m0s, got 2562047h0m0s",
+        "schedulers.shoot.backoff.max: must be at most 24h0m0s, got 48h0m0s",
+    ] {
+        assert!(got.iter().any(|g| g == want), "missing {want} in {got:#?}");
+    }
+    assert!(load_str("leaderElection: {leaseDuration: 24h, renewDeadline: 50m}\n").is_ok());
+}
+
+#[test]
+fn a_scheduler_name_listed_twice_loads_with_a_note() {
+    let loaded = load_str_with(
+        "schedulers: {shoot: {schedulerNames: [default-scheduler, a, default-scheduler]}}\n",
+        UnknownKeys::Warn,
+    )
+    .unwrap();
+    let notes: Vec<String> = loaded.warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with(
+            "schedulers.shoot.schedulerNames[2]: \"default-scheduler\" is listed twice"
+        ),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn merge_keys_are_applied_as_go_applies_them_and_tags_are_refused() {
+    let c = load_str("clientConnection: {<<: {qps: 7, burst: 9}, burst: 11}\n").unwrap();
+    assert_eq!(
+        (c.client_connection.qps, c.client_connection.burst),
+        (7.0, 11)
+    );
+    let c = load_str(
+        "schedulers:\n  shoot:\n    backoff: &b {initial: 2s, max: 20s}\n    retrySyncPeriod: 30s\nleaderElection:\n  <<: {leaseDuration: 20s}\n",
+    )
+    .unwrap();
+    assert_eq!(c.leader_election.lease_duration, Duration::from_secs(20));
+    let e = errors("clientConnection: {qps: !Ref 5}\n");
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].to_string()
+            .starts_with("clientConnection.qps: the tag !Ref is not supported"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn numbers_beyond_what_a_key_holds_are_named_as_such() {
+    let e = errors("clientConnection: {qps: 1e308}\n");
+    assert_eq!(
+        e[0].to_string(),
+        "clientConnection.qps: must be at most 3.4028235e38 (a 32-bit float)"
+    );
+    let e = errors("clientConnection: {qps: 1e400}\n");
+    assert!(
+        e[0].to_string()
+            .starts_with("clientConnection.qps: 1e400 is beyond the largest number accepted"),
+        "{e:?}"
+    );
+    // text that is no number keeps serde's message
+    let e = errors("clientConnection: {qps: fast}\n");
+    assert!(
+        e[0].to_string().contains("invalid type: string \"fast\""),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn environment_overrides_that_are_not_finite_or_have_three_underscores_are_named() {
+    let vars = |list: &[(&str, &str)]| {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect::<Vec<_>>()
+            .into_iter()
+    };
+    for bad in ["NaN", "inf", "-Infinity", "1e400"] {
+        let Err(ConfigError::Invalid(e)) =
+            load::env_vars(vars(&[("GARDENER_SCHEDULER_CLIENTCONNECTION__QPS", bad)]))
+        else {
+            panic!("{bad} accepted");
+        };
+        assert_eq!(
+            e[0].to_string(),
+            format!("GARDENER_SCHEDULER_CLIENTCONNECTION__QPS: {bad:?} is not a finite number")
+        );
+    }
+    let (kept, notes) = load::env_vars(vars(&[
+        ("GARDENER_SCHEDULER_CLIENTCONNECTION___QPS", "5"),
+        ("GARDENER_SCHEDULER_CLIENTCONNECTION__BURST", "7"),
+        ("HOME", "/root"),
+    ]))
+    .unwrap();
+    assert_eq!(kept.len(), 1);
+    assert!(kept.contains_key("GARDENER_SCHEDULER_CLIENTCONNECTION__BURST"));
+    assert_eq!(notes.len(), 1);
+    assert!(
+        notes[0]
+            .to_string()
+            .starts_with("GARDENER_SCHEDULER_CLIENTCONNECTION___QPS: three underscores in a row"),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn two_byte_order_marks_are_named() {
+    let e = match read_str_with(
+        "\u{feff}\u{feff}logLevel: debug\nlogFormat: text\n",
+        UnknownKeys::Warn,
+    ) {
+        Err(ConfigError::Invalid(e)) => e,
+        other => panic!("{other:?}"),
+    };
+    assert!(e[0].to_string().contains("byte order mark"), "{e:?}");
+}
+
+#[test]
+fn a_configuration_nested_deeper_than_the_documented_limit_is_refused_naming_the_line() {
+    let dir = std::env::temp_dir().join(format!("config-nesting-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("deep.yaml");
+    std::fs::write(
+        &path,
+        format!("featureGates: {}{}\n", "[".repeat(200), "]".repeat(200)),
+    )
+    .unwrap();
+    let e = read_with(Some(&path), UnknownKeys::Warn)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("line 1: flow collections ('[', '{') nested deeper than 128 levels"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_schedule_whose_every_key_is_unknown_is_an_error_not_always_active() {
+    for schedule in [
+        "{betwen: {start: '2026-12-02T00:00:00Z'}}",
+        "{between: {strat: '2026-12-02T00:00:00Z'}}",
+    ] {
+        let e = errors(&format!(
+            "schedulers:\n  shoot:\n    profiles:\n    - {{id: f, freeze: true, schedule: {schedule}}}\n    - {{id: d, profile: {{}}}}\n"
+        ));
+        let e: Vec<String> = e.iter().map(|e| e.to_string()).collect();
+        assert!(
+            e.iter().any(|e| e.starts_with(
+                "schedulers.shoot.profiles[0].schedule: every key of it is unknown (schedulers.shoot.profiles[0].schedule.betw"
+            ) || e.starts_with("schedulers.shoot.profiles[0].schedule: every key of it is unknown (schedulers.shoot.profiles[0].schedule.between.strat")),
+            "{schedule}: {e:#?}"
+        );
+    }
+    // written empty, it means "always", as before
+    assert!(
+        load_str(
+            "schedulers:\n  shoot:\n    profiles:\n    - {id: d, schedule: {}, profile: {}}\n"
+        )
+        .is_ok()
+    );
+}

@@ -18,6 +18,24 @@ const MAX_DECISION_BUDGET: std::time::Duration = std::time::Duration::from_secs(
 /// requests; a page is held whole while it is decoded, and 10,000 shoots of 8 kB are 80 MB.
 const LIST_PAGE_SIZES: std::ops::RangeInclusive<u32> = 50..=10_000;
 
+/// The longest `leaderElection` durations: a crashed leader blocks failover for up to
+/// `leaseDuration`; a day is far beyond any setting in use (upstream recommends 15s).
+const MAX_LEADER_DURATION: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// The longest wait before a shoot is tried again (`retrySyncPeriod`, `backoff.initial`,
+/// `backoff.max`): a day. Longer, a shoot that did not fit is in effect never retried.
+const MAX_RETRY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+fn longer_than(d: std::time::Duration, max: std::time::Duration) -> Option<String> {
+    (d > max).then(|| {
+        format!(
+            "must be at most {}, got {}",
+            crate::go_duration::format(max),
+            crate::go_duration::format(d)
+        )
+    })
+}
+
 /// Every semantic problem of a configuration, each with its field path.
 pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     let mut e = Vec::new();
@@ -30,7 +48,13 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         err("kind", unsupported(&cfg.kind, [KIND]));
     }
     let cc = &cfg.client_connection;
-    if !(cc.qps.is_finite() && cc.qps >= 0.0) {
+    if cc.qps.is_infinite() {
+        // the key is a 32-bit float, as upstream's
+        err(
+            "clientConnection.qps",
+            format!("must be at most {:e} (a 32-bit float)", f32::MAX),
+        );
+    } else if !(cc.qps.is_finite() && cc.qps >= 0.0) {
         err(
             "clientConnection.qps",
             format!("must be >= 0, got {}", cc.qps),
@@ -52,6 +76,8 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         ] {
             if d.is_zero() {
                 err(field, GREATER_THAN_ZERO.into());
+            } else if let Some(m) = longer_than(d, MAX_LEADER_DURATION) {
+                err(field, m);
             }
         }
         if le.lease_duration <= le.renew_deadline {
@@ -150,6 +176,15 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
     if shoot.retry_sync_period.is_zero() {
         err("schedulers.shoot.retrySyncPeriod", GREATER_THAN_ZERO.into());
     }
+    for (field, d) in [
+        ("schedulers.shoot.retrySyncPeriod", shoot.retry_sync_period),
+        ("schedulers.shoot.backoff.initial", shoot.backoff.initial),
+        ("schedulers.shoot.backoff.max", shoot.backoff.max),
+    ] {
+        if let Some(m) = longer_than(d, MAX_RETRY) {
+            err(field, m);
+        }
+    }
     if !(MIN_DECISION_BUDGET..=MAX_DECISION_BUDGET).contains(&shoot.decision_budget) {
         err(
             "schedulers.shoot.decisionBudget",
@@ -206,4 +241,21 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         "schedulers.shoot.regions",
     ));
     e
+}
+
+/// What loads but is likely a mistake, each with its field path: a scheduler name listed twice.
+pub fn notes(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
+    let names = &cfg.schedulers.shoot.scheduler_names;
+    let mut notes = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        if let Some(j) = names[..i].iter().position(|o| o == n) {
+            notes.push(FieldError::new(
+                format!("schedulers.shoot.schedulerNames[{i}]"),
+                format!(
+                    "{n:?} is listed twice (also schedulerNames[{j}]); the copy changes nothing"
+                ),
+            ));
+        }
+    }
+    notes
 }

@@ -25,14 +25,26 @@ pub async fn client_from_kubeconfig(
     requests: &RestClientMetrics,
 ) -> Result<Client, ControllerError> {
     let config = load_config(kubeconfig).await?;
-    let connection = Connection::to(&config)?;
+    client_from_config(&config, qps, burst, requests, REQUEST_TIMEOUT)
+}
+
+/// [`client_from_kubeconfig`] for a configuration already loaded (and adjusted), each request
+/// answering within `limit`.
+pub fn client_from_config(
+    config: &kube::Config,
+    qps: f32,
+    burst: i32,
+    requests: &RestClientMetrics,
+    limit: Duration,
+) -> Result<Client, ControllerError> {
+    let connection = Connection::to(config)?;
     Ok(connection.client_with(Layers {
         qps,
         burst,
         fence: Leadership::always(),
         counters: &[requests],
         host: connection.host(),
-        limit: REQUEST_TIMEOUT,
+        limit,
         activity: Arc::default(),
         retry_reads: true,
     }))

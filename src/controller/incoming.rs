@@ -44,9 +44,26 @@ pub(super) trait Incoming<K>:
 
 impl<K: DeserializeOwned> Incoming<K> for DynamicObject {
     fn decode(mut self) -> Result<(K, Option<Box<str>>), String> {
+        if self.metadata.name.as_deref().is_none_or(str::is_empty) {
+            return Err(missing_identity(&self.metadata, false));
+        }
         self.metadata.managed_fields = None;
         decode(self).map(|typed| (typed, None))
     }
+}
+
+/// Why an object without a name (or, for a namespaced kind, a namespace) is skipped: nothing
+/// could be written back to it (a binding would go to `/`).
+fn missing_identity(meta: &kube::api::ObjectMeta, namespaced: bool) -> String {
+    let name = meta.name.as_deref().is_none_or(str::is_empty);
+    let field = if name {
+        "metadata.name"
+    } else if namespaced {
+        "metadata.namespace"
+    } else {
+        return String::new();
+    };
+    format!("{field}: is required (the object cannot be addressed without it)")
 }
 
 /// A shoot as the watch delivers it: typed, plus the JSON it was read from while it has no seed.
@@ -64,6 +81,28 @@ impl WatchedShoot {
     /// Reads the typed shoot from the object's JSON.
     pub fn from_raw(raw: &str) -> WatchedShoot {
         match serde_json::from_str::<Shoot>(raw) {
+            Ok(shoot)
+                if shoot.metadata.name.as_deref().is_none_or(str::is_empty)
+                    || shoot
+                        .metadata
+                        .namespace
+                        .as_deref()
+                        .is_none_or(str::is_empty) =>
+            {
+                let meta = kube::api::ObjectMeta {
+                    name: shoot.metadata.name.clone(),
+                    namespace: shoot.metadata.namespace.clone(),
+                    ..Default::default()
+                };
+                WatchedShoot {
+                    error: Some(missing_identity(&meta, true)),
+                    shoot: Shoot {
+                        metadata: identity(raw),
+                        ..Default::default()
+                    },
+                    raw: None,
+                }
+            }
             Ok(shoot) => WatchedShoot {
                 raw: shoot
                     .spec
@@ -286,6 +325,28 @@ mod tests {
     }
 
     #[test]
+    fn a_shoot_without_a_name_or_namespace_is_skipped_naming_the_field() {
+        for (json, field) in [
+            (
+                r#"{"metadata": null, "spec": {}}"#,
+                "metadata.name: is required",
+            ),
+            (r#"{"spec": {}}"#, "metadata.name: is required"),
+            (
+                r#"{"metadata": {"name": "a"}, "spec": {}}"#,
+                "metadata.namespace: is required",
+            ),
+        ] {
+            let w = WatchedShoot::from_raw(json);
+            let error = w.error.expect(json);
+            assert!(error.starts_with(field), "{json}: {error}");
+        }
+        let seed: Result<(crate::api::Seed, _), String> =
+            Incoming::decode(serde_json::from_str::<DynamicObject>(r#"{"metadata": {}}"#).unwrap());
+        assert!(seed.unwrap_err().starts_with("metadata.name: is required"));
+    }
+
+    #[test]
     fn a_malformed_shoot_is_reported_with_its_field_path_and_identity() {
         let w = watched(serde_json::json!({
             "metadata": {"name": "bad", "namespace": "garden-a", "resourceVersion": "4"},
@@ -345,7 +406,7 @@ mod tests {
     #[test]
     fn serde_json_hands_over_the_text_of_the_object_unparsed() {
         // the text as sent, spacing included: it was not parsed and written again
-        let text = r#"{ "metadata": {"name": "a"} }"#;
+        let text = r#"{ "metadata": {"name": "a", "namespace": "n"} }"#;
         let w: WatchedShoot = serde_json::from_str(text).unwrap();
         assert_eq!(w.raw.as_deref(), Some(text));
     }

@@ -59,7 +59,7 @@ pub use bind::{BindError, FIELD_MANAGER, bind, raw_shoots, read_shoot};
 pub use brief::brief;
 pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
-pub use client::{ApiClients, Connection, client_from_kubeconfig};
+pub use client::{ApiClients, Connection, client_from_config, client_from_kubeconfig, load_config};
 pub use incoming::decode;
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use lifecycle::LONGEST_STOP;

@@ -168,8 +168,9 @@ pub struct Stamp {
     /// The objects behind the digest.
     pub seeds: usize,
     pub shoots: usize,
-    /// The profile the moves were decided with.
+    /// The profile the moves were decided with, and a digest of its configuration.
     pub profile: String,
+    pub profile_fingerprint: String,
     /// Whether live migrations were allowed (`--live-migration`), and preferred.
     pub live_migration: bool,
     pub prefer_live: bool,
@@ -177,41 +178,51 @@ pub struct Stamp {
 
 impl Stamp {
     pub(crate) fn of(cx: &Context) -> Stamp {
-        use std::hash::Hasher;
-        let mut h = xxhash_rust::xxh3::Xxh3::new();
-        for seed in &cx.landscape.seeds {
-            h.write(serde_json::to_string(seed).unwrap_or_default().as_bytes());
-            h.write_u8(0);
-        }
-        for shoot in &cx.landscape.shoots {
-            let m = &shoot.metadata;
-            for part in [
-                m.namespace.as_deref(),
-                m.name.as_deref(),
-                m.resource_version.as_deref(),
-                shoot.spec.seed_name.as_deref(),
-            ] {
-                h.write(part.unwrap_or_default().as_bytes());
-                h.write_u8(0);
-            }
-            h.write(
-                serde_json::to_string(&shoot.spec)
-                    .unwrap_or_default()
-                    .as_bytes(),
-            );
-            h.write_u8(1);
-        }
         Stamp {
             computed_at: Utc::now(),
-            generator: format!("gardener-scheduler {}", env!("CARGO_PKG_VERSION")),
-            landscape: format!("{:016x}", h.finish()),
+            generator: GENERATOR.into(),
+            landscape: landscape_digest(cx.landscape),
             seeds: cx.landscape.seeds.len(),
             shoots: cx.landscape.shoots.len(),
             profile: cx.profile.name.clone(),
+            profile_fingerprint: cx.profile.fingerprint.clone(),
             live_migration: cx.live_migration,
             prefer_live: cx.prefer_live,
         }
     }
+}
+
+/// The version that writes plans, as a plan's `stamp.generator` says it.
+pub const GENERATOR: &str = concat!("gardener-scheduler ", env!("CARGO_PKG_VERSION"));
+
+/// A digest of every Seed and Shoot of `landscape`: their names, resourceVersions, seeds and
+/// specs (xxh3-64, hex). `plan apply` compares it with the plan's.
+pub fn landscape_digest(landscape: &Landscape) -> String {
+    use std::hash::Hasher;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for seed in &landscape.seeds {
+        h.write(serde_json::to_string(seed).unwrap_or_default().as_bytes());
+        h.write_u8(0);
+    }
+    for shoot in &landscape.shoots {
+        let m = &shoot.metadata;
+        for part in [
+            m.namespace.as_deref(),
+            m.name.as_deref(),
+            m.resource_version.as_deref(),
+            shoot.spec.seed_name.as_deref(),
+        ] {
+            h.write(part.unwrap_or_default().as_bytes());
+            h.write_u8(0);
+        }
+        h.write(
+            serde_json::to_string(&shoot.spec)
+                .unwrap_or_default()
+                .as_bytes(),
+        );
+        h.write_u8(1);
+    }
+    format!("{:016x}", h.finish())
 }
 
 impl Plan {

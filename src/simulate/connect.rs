@@ -90,6 +90,13 @@ fn exec_plugin(files: &[(PathBuf, String)]) -> Option<(String, String, String)> 
     })
 }
 
+/// The client of an offline command, and the address of the API server it sends to.
+pub struct Connected {
+    pub client: Client,
+    /// `https://api.example.com:443`, for messages
+    pub server: String,
+}
+
 /// Builds the client for an offline command: every kubeconfig file checked first (regular
 /// files only, at most [`MAX_KUBECONFIG_BYTES`]), then the client built on a blocking thread —
 /// an exec credential plugin runs there, and one that never returns fails the command after
@@ -100,7 +107,7 @@ pub async fn connect(
     qps: f32,
     burst: i32,
     timeout: Duration,
-) -> Result<Client, ConnectError> {
+) -> Result<Connected, ConnectError> {
     let mut files = Vec::new();
     for path in paths(kubeconfig) {
         let text = input::read_text(&path, MAX_KUBECONFIG_BYTES).map_err(|source| {
@@ -115,12 +122,25 @@ pub async fn connect(
     let runtime = tokio::runtime::Handle::current();
     let owned = kubeconfig.to_string();
     let build = tokio::task::spawn_blocking(move || {
-        runtime.block_on(controller::client_from_kubeconfig(
-            &owned,
-            qps,
-            burst,
-            &RestClientMetrics::default(),
-        ))
+        runtime.block_on(async {
+            let mut config = controller::load_config(&owned).await?;
+            if let Some(exec) = config.auth_info.exec.as_mut() {
+                // A second more than ours: this command's own timeout, naming the plugin, fires
+                // first; the guard then sees it gone and kills the plugin's process group.
+                super::exec_guard::wrap(exec, timeout + Duration::from_secs(1));
+            }
+            let server = config.cluster_url.to_string();
+            // Each request is bounded by --request-timeout, not the scheduler's own limit: a
+            // second more, so that the caller's timeout, naming the flag, is the one that fires.
+            let client = controller::client_from_config(
+                &config,
+                qps,
+                burst,
+                &RestClientMetrics::default(),
+                timeout + Duration::from_secs(1),
+            )?;
+            Ok::<_, controller::ControllerError>(Connected { client, server })
+        })
     });
     match tokio::time::timeout(timeout, build).await {
         Ok(Ok(client)) => Ok(client?),

@@ -5,6 +5,7 @@
 
 mod compare;
 mod connect;
+pub mod exec_guard;
 mod live;
 mod manifests;
 mod output;
@@ -16,7 +17,7 @@ pub use compare::{
     Comparison, Difference, Placement, Side, Summary, compare, write_compare_json,
     write_compare_table,
 };
-pub use connect::{ConnectError, MAX_KUBECONFIG_BYTES, connect};
+pub use connect::{ConnectError, Connected, MAX_KUBECONFIG_BYTES, connect};
 pub use live::{
     Limits, LiveError, LiveLandscape, MAX_OBJECT_BYTES, MAX_PAGE_BYTES, PAGE_SIZE, Progress,
     REQUEST_TIMEOUT, read_live,

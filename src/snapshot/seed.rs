@@ -99,10 +99,10 @@ impl SeedInfo {
 
         let mut parse_net = |field: &str, v: &Option<String>| -> Option<IpNet> {
             let raw = v.as_deref()?.trim();
-            match raw.parse::<IpNet>() {
+            match crate::cidr::parse(raw) {
                 Ok(n) => Some(n),
-                Err(_) => {
-                    problems.push((field.into(), format!("invalid CIDR {raw:?}")));
+                Err(e) => {
+                    problems.push((field.into(), e));
                     None
                 }
             }

@@ -818,3 +818,76 @@ async fn sigterm_stops_starting_moves_and_lets_the_ones_in_flight_finish() {
     }
     assert_eq!(log.last().unwrap()["counts"]["waiting"], 6 - started.len());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_says_nothing() {
+    let api = ApiServer::start("apply-stamp");
+    let client = api.client().await;
+    drain_landscape(&client, 2, 10).await;
+    let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &[]);
+    reconciled(&client).await;
+    let plan = save_plan(&api, "stamp", "s1", &[]).await;
+    // the landscape it was computed on: no note about the stamp
+    let out = apply(&api.kubeconfig, &plan, &["--dry-run"]).await;
+    let log = steps(&out.stdout);
+    assert!(out.status.success(), "{log:#?}");
+    assert!(of(&log, "note").is_empty(), "{log:#?}");
+
+    // the profile of the same name, configured otherwise: said once
+    let config = api.state.join("minimal-distance.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n\
+         schedulers:\n  shoot:\n    candidateDeterminationStrategy: MinimalDistance\n",
+    )
+    .unwrap();
+    let out = apply(
+        &api.kubeconfig,
+        &plan,
+        &["--dry-run", "--config", config.to_str().unwrap()],
+    )
+    .await;
+    let log = steps(&out.stdout);
+    assert!(out.status.success(), "{log:#?}");
+    let notes = of(&log, "note");
+    assert_eq!(notes.len(), 1, "{log:#?}");
+    assert!(
+        notes[0]["message"].as_str().unwrap().contains(
+            "computed with profile \"default\" configured otherwise (strategy, filters or priorities)"
+        ),
+        "{log:#?}"
+    );
+
+    // the same moves, stamped as another garden's whose shoots are not here
+    let mut other: Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
+    other["stamp"]["landscape"] = "ffffffffffffffff".into();
+    other["stamp"]["shoots"] = 250.into();
+    for m in other["moves"].as_array_mut().unwrap() {
+        let name = m["shoot"].as_str().unwrap().replace(NS, "garden-elsewhere");
+        m["shoot"] = name.into();
+    }
+    let foreign = api.state.join("foreign.json");
+    std::fs::write(&foreign, other.to_string()).unwrap();
+    let out = apply(&api.kubeconfig, &foreign, &["--dry-run"]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the plan looks computed on another garden")
+            && stderr.contains("-> 2 shoot(s)")
+            && stderr.contains("0 of its 2 move(s)")
+            && stderr.contains("no move was started"),
+        "{stderr}"
+    );
+    let out = apply(&api.kubeconfig, &foreign, &["--dry-run", "--force"]).await;
+    let log = steps(&out.stdout);
+    assert!(out.status.success(), "{log:#?}");
+    let notes = of(&log, "note");
+    assert_eq!(notes.len(), 1, "{log:#?}");
+    assert!(
+        notes[0]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("applied anyway (--force)"),
+        "{log:#?}"
+    );
+}

@@ -122,7 +122,7 @@ impl Apply<'_, '_> {
                             );
                         }
                         // the next read tells whether it was written
-                        WriteError::Unknown { .. } => {
+                        WriteError::Unknown { .. } | WriteError::Unreachable { .. } => {
                             tracing::warn!(shoot = %m.shoot, error = %e, "binding");
                         }
                         WriteError::Forbidden { .. } => {

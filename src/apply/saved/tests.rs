@@ -2,9 +2,11 @@ use super::*;
 
 fn doc(moves: &str) -> String {
     format!(
-        r#"{{"goal": {{"kind": "drain", "seeds": ["s1"]}},
+        r#"{{"goal": {{"kind": "drain", "seeds": ["s1"]}}, "profile": "default",
+            "now": "2026-01-01T10:00:00Z",
             "windows": {{"horizonSeconds": 604800, "maxConcurrent": 2, "moveDurationSeconds": 1800}},
-            "stamp": {{"landscape": "00ff", "profile": "default", "liveMigration": true, "other": 1}},
+            "stamp": {{"generator": "gardener-scheduler 0.1.0", "landscape": "00ff", "seeds": 3,
+                       "shoots": 40, "profile": "default", "liveMigration": true, "other": 1}},
             "moves": [{moves}]}}"#
     )
 }
@@ -78,6 +80,112 @@ fn bad_plans_are_refused_naming_the_field() {
         assert!(
             e.starts_with("plan.json: ") && e.contains(field),
             "{field}: {e}"
+        );
+    }
+}
+
+#[test]
+fn shoot_names_the_api_server_would_refuse_are_refused_before_any_request() {
+    for bad in [
+        "garden-p/a\u{0}",
+        "garden-p/a\u{202e}b",
+        "garden-p/\u{1b}[2Ja",
+        &format!("garden-p/{}", "a".repeat(300)),
+        "garden-p/%2F..",
+        "../x",
+        "Garden-P/a",
+        "garden-p/a/b",
+    ] {
+        let e = parse("plan.json", &doc(&A.replace("garden-p/a", bad)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("moves[0].shoot: "), "{bad:?}: {e}");
+        assert!(
+            !e.contains('\u{0}') && !e.contains('\u{1b}') && !e.contains('\u{202e}'),
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
+fn a_plan_out_of_shape_is_refused_naming_the_field() {
+    let cases = [
+        (
+            format!("{} trailing", doc(A)),
+            "(document): text after the plan's JSON object",
+        ),
+        (
+            format!("{}{{}}", doc(A)),
+            "(document): text after the plan's JSON object",
+        ),
+        (
+            doc(&A.replace("2026-01-01T22:00:00Z", "0001-01-01T22:00:00Z")),
+            "moves[0].timing.start: 0001-01-01T22:00:00Z is outside the plan's horizon",
+        ),
+        (
+            doc(&A.replace("2026-01-01T22:30:00Z", "9999-01-01T22:30:00Z")),
+            "moves[0].timing.end: 9999-01-01T22:30:00Z is after the plan's horizon",
+        ),
+        (
+            doc(&A
+                .replace("2026-01-01T22:00:00Z", "2026-03-01T22:00:00Z")
+                .replace("2026-01-01T22:30:00Z", "2026-03-01T22:30:00Z")),
+            "moves[0].timing.start: 2026-03-01T22:00:00Z is outside the plan's horizon",
+        ),
+        (
+            doc(A).replace("\"horizonSeconds\": 604800", "\"horizonSeconds\": -1"),
+            "windows.horizonSeconds: must be between 1 and",
+        ),
+        (
+            doc(A).replace(
+                "\"horizonSeconds\": 604800",
+                "\"horizonSeconds\": 999999999999",
+            ),
+            "windows.horizonSeconds: must be between 1 and",
+        ),
+        (
+            doc(A).replace(
+                "\"moveDurationSeconds\": 1800",
+                "\"moveDurationSeconds\": 700000",
+            ),
+            "windows.moveDurationSeconds: must be between 1 and windows.horizonSeconds",
+        ),
+        (
+            doc(A).replace("2026-01-01T10:00:00Z", "yesterday"),
+            "now: \"yesterday\" is not an RFC 3339 timestamp",
+        ),
+        (
+            doc(A).replace("\"kind\": \"drain\"", "\"kind\": \"evict\""),
+            "goal.kind: unknown variant `evict`",
+        ),
+        (
+            doc(A).replace("\"profile\": \"default\",\n", "\"profile\": \"night\",\n"),
+            "profile: \"night\" differs from stamp.profile \"default\"",
+        ),
+        (
+            doc(A).replace("\"seeds\": 3,", ""),
+            "stamp: missing field `seeds`",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse("plan.json", &text).unwrap_err().to_string();
+        assert!(e.contains(want), "{want}: {e}");
+    }
+}
+
+#[test]
+fn a_plan_ten_years_or_more_away_from_the_apply_clock_is_refused() {
+    let p = parse("plan.json", &doc(A)).unwrap();
+    let at = |t: &str| DateTime::parse_from_rfc3339(t).unwrap().to_utc();
+    assert!(check_clock("plan.json", &p, at("2026-01-02T00:00:00Z")).is_ok());
+    assert!(check_clock("plan.json", &p, at("2020-01-01T00:00:00Z")).is_ok());
+    for clock in ["0001-01-01T00:00:00Z", "9999-01-01T00:00:00Z"] {
+        let e = check_clock("plan.json", &p, at(clock))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("plan.json: now: 2026-01-01T10:00:00Z is more than ten years from"),
+            "{e}"
         );
     }
 }
