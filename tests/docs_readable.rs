@@ -82,7 +82,10 @@ fn read(text: &str) -> Page {
                     page.opening = Some((kind.to_string(), 0));
                 }
                 match tag {
-                    Tag::Heading { level: HeadingLevel::H1, .. } if !seen_title => {
+                    Tag::Heading {
+                        level: HeadingLevel::H1,
+                        ..
+                    } if !seen_title => {
                         seen_title = true;
                         in_title = true;
                     }
@@ -140,11 +143,19 @@ fn close(page: &mut Page, (kind, line, own): (&'static str, usize, String)) {
         }
     }
     let start: String = own.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
-    page.blocks.push(Block { line, kind, words, start });
+    page.blocks.push(Block {
+        line,
+        kind,
+        words,
+        start,
+    });
 }
 
 fn relative(path: &Path) -> String {
-    path.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap_or(path).display().to_string()
+    path.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 #[test]
@@ -167,7 +178,10 @@ fn no_paragraph_or_list_item_is_over_the_word_limit() {
             }
         }
     }
-    assert!(counted > 100, "only {counted} paragraphs and list items found: is the parser reading the pages?");
+    assert!(
+        counted > 100,
+        "only {counted} paragraphs and list items found: is the parser reading the pages?"
+    );
     assert!(
         long.is_empty(),
         "{} paragraph(s) or list item(s) over {MAX_WORDS} words; split them into shorter ones, \
@@ -195,7 +209,11 @@ fn every_page_opens_with_a_short_paragraph_saying_what_it_is_for() {
             Some(_) => {}
         }
     }
-    assert!(wrong.is_empty(), "pages that do not open with what they are for:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "pages that do not open with what they are for:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -208,7 +226,12 @@ fn the_reader_counts_a_list_item_without_its_nested_list_and_skips_code_and_tabl
     let words: Vec<(&str, usize)> = page.blocks.iter().map(|b| (b.kind, b.words)).collect();
     assert_eq!(
         words,
-        vec![("paragraph", 4), ("list item", 101), ("list item", 101), ("paragraph", 200)]
+        vec![
+            ("paragraph", 4),
+            ("list item", 101),
+            ("list item", 101),
+            ("paragraph", 200)
+        ]
     );
     assert_eq!(page.opening, Some(("paragraph".to_string(), 4)));
 }
