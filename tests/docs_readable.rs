@@ -90,11 +90,11 @@ fn read(text: &str) -> Page {
                         in_title = true;
                     }
                     Tag::CodeBlock(_) | Tag::Table(_) | Tag::HtmlBlock => skip += 1,
-                    Tag::Paragraph if skip == 0 => {
-                        // A paragraph inside a list item is part of that item.
-                        if !matches!(open.last(), Some(("list item", _, _))) {
-                            open.push(("paragraph", line_of(text, range.start), String::new()));
-                        }
+                    // A paragraph inside a list item is part of that item.
+                    Tag::Paragraph
+                        if skip == 0 && !matches!(open.last(), Some(("list item", _, _))) =>
+                    {
+                        open.push(("paragraph", line_of(text, range.start), String::new()));
                     }
                     Tag::Item if skip == 0 => {
                         open.push(("list item", line_of(text, range.start), String::new()))
@@ -137,10 +137,12 @@ fn read(text: &str) -> Page {
 
 fn close(page: &mut Page, (kind, line, own): (&'static str, usize, String)) {
     let words = own.split_whitespace().count();
-    if let Some((opening_kind, opening_words)) = &mut page.opening {
-        if opening_kind == "paragraph" && *opening_words == 0 && kind == "paragraph" {
-            *opening_words = words;
-        }
+    if let Some((opening_kind, opening_words)) = &mut page.opening
+        && opening_kind == "paragraph"
+        && *opening_words == 0
+        && kind == "paragraph"
+    {
+        *opening_words = words;
     }
     let start: String = own.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
     page.blocks.push(Block {
