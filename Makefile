@@ -16,7 +16,7 @@ SOAK_RATE ?= 5
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart image image-check docker-image crds clean
+.PHONY: help build test diagrams link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart image image-check docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -29,10 +29,14 @@ test: ## Run every test, including the chart tests, the alert rules under promto
 	hack/tools.sh >/dev/null
 	hack/schema-tools.sh >/dev/null
 	hack/link-check.sh
+	hack/diagrams.sh --check
 	tests/apiserver/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
 	CARGO=$(CARGO) hack/report-check.sh
 	$(MAKE) --no-print-directory image-check
+
+diagrams: ## Render the docs' diagrams (docs/**/*.dot) to the SVG beside each with Graphviz; make test checks they are current.
+	hack/diagrams.sh
 
 link-check: ## Check every relative link and anchor in the Markdown files (remark-validate-links, offline).
 	hack/link-check.sh

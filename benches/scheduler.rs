@@ -511,7 +511,7 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
          1–3 zones, 10 % canary seeds (excluded by the gcp CloudProfile's selector), 5 % protected and 2 % dedicated taints, \
          EU access restrictions, zone-selection modes, backups, 1 % unready and 1 % invisible seeds, 80 % of seeds publishing \
          `allocatable.shoots` (1.15–2× their usage), 2 % full. Pending shoots: 60/20/15/5 % production/evaluation/development/testing, \
-         15 % HA, 7 % tolerations, 3 % seed selectors, EU access requests, 2 % default domains of a specific seed. \
+         15 % HA, 7 % tolerations, 3 % seed selectors, EU access requests, 2 % default domains of a specific seed.\n\n\
          Decisions do not bind (the landscape stays the same); decision *k* takes pending shoot *k* mod {} of the cell. \
          Each decision is timed alone on one thread, result dropped inside the timing, both as CPU time of the thread \
          (`CLOCK_THREAD_CPUTIME_ID`: excludes time the thread waited for a core, which matters on this shared machine; the clock read \
@@ -1123,7 +1123,8 @@ fn quality_section(mode: &Mode, target: &Path, report: &mut Report) -> Option<St
          It plans the demand still to come (up to `plannedUtilisation` × the slots, less the shoots placed, split by region \
          like the shoots placed so far) onto the free slots as a min-cost flow, re-planned after every {:.0} % of the slots \
          placed or a {:.0} % shift of the regional shares; how much of that demand arrives is unknown, so a seed's price is \
-         the mean, over the plans for 1/8, 2/8, …, 8/8 of it, of what one slot less would cost the plan. A decision reads the \
+         the mean, over the plans for 1/8, 2/8, …, 8/8 of it, of what one slot less would cost the plan.\n\n\
+         A decision reads the \
          prices: home seeds carry none, and of the others only the excess over the cheapest candidate's price is charged \
          (the shoot takes a slot wherever it goes). \"{CAPACITY_AWARE_DEFAULT}\" uses the default arguments \
          (`plannedUtilisation: 1`: demand may fill every slot); \"{CAPACITY_AWARE}\" declares `plannedUtilisation: {}`, this \
@@ -1516,7 +1517,8 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
          default strategy and priorities and debug logging to a file. Once `/readyz` answers, the bench creates {} shoots of one project \
          as fast as it can, at most {E2E_IN_FLIGHT} create requests in flight, and takes each shoot's bind time from a watch on shoots \
          (the first event showing `spec.seedName`). Create-to-bound runs from sending the create request to that watch event; shoots \
-         bound/s = bound / (last bind − first create sent). Requests per bound shoot come from the scheduler's own counters at the \
+         bound/s = bound / (last bind − first create sent).\n\n\
+         Requests per bound shoot come from the scheduler's own counters at the \
          end of the run: its main client (the one whose `clientConnection` limit the binds pass: the watches' lists and watches, \
          binds, reads after a conflict) is `rest_client_requests_total` minus the reporter's \
          `gardener_scheduler_event_client_requests_total`; the reporter (events, `status.lastOperation`) has a client and a \
