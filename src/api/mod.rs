@@ -11,6 +11,7 @@
 
 mod cloudprofile;
 pub mod defaults;
+mod gates;
 mod meta;
 mod project;
 mod seed;
@@ -21,6 +22,7 @@ pub use cloudprofile::{
     NamespacedCloudProfileSpec, NamespacedCloudProfileStatus, SEED_SELECTOR_KEYS,
     SELECTOR_REQUIREMENT_KEYS, SeedSelector,
 };
+pub use gates::{ANNOTATION_GATES, Gates};
 pub use k8s_openapi::api::core::v1::ConfigMap;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 pub use project::{Project, ProjectSpec};

@@ -67,8 +67,8 @@ pub use lifecycle::shutdown_signal;
 pub use metrics::{AttemptResult, Metrics};
 pub use queue::{BackoffPolicy, Queue};
 pub use report::{
-    REASON_DEFERRED, REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter,
-    failure_description,
+    REASON_DEFERRED, REASON_FAILED, REASON_GATED, REASON_SCHEDULED, REPORTING_CONTROLLER,
+    ReportError, Reporter, failure_description,
 };
 pub use rest_metrics::RestClientMetrics;
 pub use runtime_metrics::{CONTROLLER, ReconcileResult};

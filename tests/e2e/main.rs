@@ -14,6 +14,7 @@ mod burst;
 mod carbon;
 mod conflict;
 mod faults;
+mod gates;
 mod leader;
 mod metrics;
 mod plan;
