@@ -567,7 +567,7 @@ mod tests {
         );
         assert_eq!(
             series(&text, "gardener_scheduler_pending_shoots"),
-            ["gardener_scheduler_pending_shoots 4"]
+            ["gardener_scheduler_pending_shoots 5"]
         );
     }
 
