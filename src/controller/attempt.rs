@@ -335,12 +335,16 @@ async fn bind_decision(
         return Outcome::new(Attempt::NotLeader, Requeue::Now);
     }
     let seed = &decision.seed;
+    let record = shared
+        .decision_record
+        .then(|| super::report::record(decision, Utc::now()));
     let result = bind::bind(
         &shared.client,
         shared.binding_mode,
         shoot,
         raw,
         seed,
+        record.as_deref(),
         REQUEST_TIMEOUT,
         &shared.leadership,
     )

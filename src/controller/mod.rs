@@ -210,6 +210,7 @@ impl Controller {
             binding_mode: shoot_cfg.binding_mode,
             retry_sync_period: shoot_cfg.retry_sync_period,
             decision_budget: shoot_cfg.decision_budget,
+            decision_record: shoot_cfg.decision_record,
             list_page_size: shoot_cfg.list_page_size,
             heartbeat: liveness::Heartbeat::new(shoot_cfg.decision_budget),
             cache: Mutex::new(state),

@@ -20,6 +20,7 @@ mod metrics;
 mod plan;
 mod profiles;
 mod prometheus;
+mod record;
 mod refusals;
 mod restart;
 mod scheduling;

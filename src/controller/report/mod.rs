@@ -12,10 +12,12 @@
 
 mod notes;
 mod publish;
+mod record;
 
 pub use notes::failure_description;
 use notes::{failure_note, success_note};
 use publish::Publisher;
+pub use record::{ANNOTATION_DECISION, record};
 
 use std::sync::Arc;
 use std::time::Duration;
