@@ -223,6 +223,7 @@ pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>, defaults: &[Stri
         profile: d.profile.clone(),
         ranking: d.ranking.iter().take(limit).cloned().collect(),
         rejected: Vec::new(),
+        margin: d.margin,
     };
     let mut out = render_explain_with_defaults(shoot, &Ok(top), defaults);
     if d.ranking.len() > limit {

@@ -38,6 +38,10 @@ async fn a_bound_shoot_carries_its_decision_record_from_the_same_binding() {
     assert_eq!(v["scheduler"], env!("CARGO_PKG_VERSION"));
     assert!(v["priorities"]["ShootCount"]["score"].is_number(), "{text}");
     assert!(v["total"].is_number(), "{text}");
+    assert!(
+        v["margin"].is_null(),
+        "s2 is protected: s1 was the only feasible seed: {text}"
+    );
     assert!(!text.contains("s2"), "{text}");
     assert!(text.len() <= 1024, "{} bytes", text.len());
     eprintln!("decision record: {} bytes: {text}", text.len());

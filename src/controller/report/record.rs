@@ -1,7 +1,8 @@
 //! The decision record: a compact, versioned JSON annotation the binding request carries, so a
 //! bound shoot keeps why it went where it went after its events expire. Only what the shoot's
-//! owner may see: its own seed (`spec.seedName` shows it), the profile, the scores of that seed
-//! and the scheduler's version; no other seed's or project's name.
+//! owner may see: its own seed (`spec.seedName` shows it), the profile, the scores of that seed,
+//! how far it was ahead of the next seed (not which seed that was) and the scheduler's version;
+//! no other seed's or project's name.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::json;
@@ -37,6 +38,7 @@ pub fn record(decision: &Decision, now: DateTime<Utc>) -> String {
         "time": now.to_rfc3339_opts(SecondsFormat::Secs, true),
         "seed": decision.seed,
         "total": short(winner.total.into_inner()),
+        "margin": decision.margin.map(short),
         "priorities": priorities,
         "scheduler": env!("CARGO_PKG_VERSION"),
     })
@@ -70,6 +72,8 @@ mod tests {
         assert_eq!(v["seed"], decision.seed.as_str());
         assert_eq!(v["total"], short(decision.winner().total.into_inner()));
         assert_eq!(v["priorities"]["ShootCount"]["weight"], 1.0);
+        // two empty seeds score alike: a tie
+        assert_eq!(v["margin"], 0.0);
         assert_eq!(v["scheduler"], env!("CARGO_PKG_VERSION"));
         let other = if decision.seed == "seed-a" {
             "seed-b"
@@ -78,5 +82,32 @@ mod tests {
         };
         assert!(!text.contains(other), "no other seed is named: {text}");
         assert!(text.len() <= 1024, "{} bytes", text.len());
+    }
+
+    #[test]
+    fn fast_and_explain_mode_agree_on_the_margin() {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        snap.upsert_seed(&SeedBuilder::new("seed-a").build());
+        snap.upsert_seed(&SeedBuilder::new("seed-b").build());
+        snap.upsert_seed(&SeedBuilder::new("seed-c").build());
+        for (i, seed) in ["seed-a", "seed-a", "seed-b"].iter().enumerate() {
+            snap.upsert_shoot(
+                &ShootBuilder::new("garden-x", &format!("s{i}"))
+                    .seed(seed)
+                    .build(),
+            );
+        }
+        let shoot = ShootBuilder::new("garden-dev", "web").build();
+        let now = Utc::now();
+        let profile = Profile::upstream_default();
+        let fast = crate::schedule::decide(&shoot, &snap, &profile, now).unwrap();
+        let explain = crate::schedule::schedule(&shoot, &snap, &profile, now).unwrap();
+        assert_eq!(fast.seed, "seed-c");
+        let margin = fast.margin.unwrap();
+        assert!(margin > 0.0, "{margin}");
+        assert_eq!(fast.margin, explain.margin);
+        let expected = (explain.ranking[0].total - explain.ranking[1].total).into_inner();
+        assert_eq!(margin, expected);
     }
 }
