@@ -63,6 +63,9 @@ pub fn residency_opt_out(meta: &ObjectMeta) -> bool {
         .is_some_and(|v| v.trim() == RESIDENCY_IGNORE)
 }
 
+/// On a bound Shoot: the decision record its binding carried (`schedulers.shoot.decisionRecord`).
+pub const ANNOTATION_DECISION: &str = "scheduling.gardener.cloud/decision";
+
 /// Annotation that takes a seed out of scheduling while its reconciliations are stopped.
 pub const ANNOTATION_EMERGENCY_STOP: &str = "shoot.gardener.cloud/emergency-stop-reconciliations";
 

@@ -223,7 +223,7 @@ pub async fn bind(
                 "spec": { "seedName": seed },
             });
             if let Some(r) = record {
-                patch["metadata"]["annotations"] = json!({ super::report::ANNOTATION_DECISION: r });
+                patch["metadata"]["annotations"] = json!({ crate::api::ANNOTATION_DECISION: r });
             }
             let pp = PatchParams {
                 field_manager: Some(FIELD_MANAGER.into()),
@@ -265,7 +265,7 @@ pub async fn bind(
                     .metadata
                     .annotations
                     .get_or_insert_default()
-                    .insert(super::report::ANNOTATION_DECISION.into(), r.into());
+                    .insert(crate::api::ANNOTATION_DECISION.into(), r.into());
             }
             if current.types.is_none() {
                 current.types = Some(kube::api::TypeMeta {

@@ -17,7 +17,7 @@ mod record;
 pub use notes::failure_description;
 use notes::{failure_note, success_note};
 use publish::Publisher;
-pub use record::{ANNOTATION_DECISION, record};
+pub use record::record;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -9,8 +9,6 @@ use serde_json::json;
 
 use crate::schedule::Decision;
 
-/// On a bound Shoot: the decision record (see [`record`]).
-pub const ANNOTATION_DECISION: &str = "scheduling.gardener.cloud/decision";
 /// The record's format; a reader checks `v` before reading on.
 pub const RECORD_VERSION: u32 = 1;
 
