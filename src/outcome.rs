@@ -47,6 +47,9 @@ pub enum FitError {
     /// The decision did not finish within its budget (`schedulers.shoot.decisionBudget`); it
     /// gave up in `stage`.
     OverBudget { budget_ms: u64, stage: &'static str },
+    /// Scheduling gates hold the shoot (the annotation `scheduling.gardener.cloud/gates`): it
+    /// is not decided until they are removed. `reason` names them.
+    Gated { reason: String },
 }
 
 impl FitError {
@@ -132,6 +135,7 @@ impl fmt::Display for FitError {
                 "the decision did not finish within its budget of {budget_ms} ms \
                  (schedulers.shoot.decisionBudget; it was in stage {stage}): tried again with backoff"
             ),
+            FitError::Gated { reason } => write!(f, "scheduling gated: {reason}"),
         }
     }
 }

@@ -72,6 +72,10 @@ pub struct Decision {
     pub profile: String,
     pub ranking: Vec<SeedScore>,
     pub rejected: Vec<Rejection>,
+    /// How far the chosen seed's total is ahead of the next feasible seed's (0 on a tie);
+    /// `None` when it was the only feasible seed. Both modes compute it.
+    #[serde(skip)]
+    pub margin: Option<f64>,
 }
 
 impl Decision {
@@ -113,11 +117,15 @@ pub fn schedule(
     let Filtered { kept, rejected } =
         pipeline::filter(&cx, &prepared, snap, Mode::Explain, &Deadline::NONE)?;
     let ranking = rank(&cx, &kept, snap, profile);
+    let margin = ranking
+        .get(1)
+        .map(|next| (ranking[0].total - next.total).into_inner());
     Ok(Decision {
         seed: ranking[0].seed.to_string(),
         profile: profile.name.clone(),
         ranking,
         rejected,
+        margin,
     })
 }
 
@@ -148,12 +156,19 @@ pub fn decide_within(
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
     let scores = fast_scores(&cx, snap, profile, deadline)?;
-    let winner = scores.breakdown(&cx, scores.winner(&cx, snap), snap, profile);
+    let w = scores.winner(&cx, snap);
+    let next = (scores.totals.iter().enumerate())
+        .filter(|&(i, _)| i != w)
+        .map(|(_, t)| *t)
+        .max();
+    let margin = next.map(|n| (scores.totals[w] - n).into_inner());
+    let winner = scores.breakdown(&cx, w, snap, profile);
     Ok(Decision {
         seed: winner.seed.to_string(),
         profile: profile.name.clone(),
         ranking: vec![winner],
         rejected: Vec::new(),
+        margin,
     })
 }
 

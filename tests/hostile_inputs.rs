@@ -1414,3 +1414,44 @@ fn a_byte_order_mark_inside_a_manifest_and_two_projects_for_one_namespace_are_na
         "{err}"
     );
 }
+
+#[test]
+fn gated_shoots_take_no_seed_and_name_their_gates_or_what_is_wrong_with_them() {
+    let gated = |name: &str, gates: &str| {
+        format!(
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: Shoot\nmetadata: {{name: {name}, namespace: garden-dev, creationTimestamp: \"2026-10-01T00:00:00Z\", annotations: {{scheduling.gardener.cloud/gates: \"{gates}\"}}}}\nspec:\n  cloudProfile: {{name: aws}}\n  region: eu-west-1\n  provider: {{type: aws, workers: [{{name: w}}]}}\n  networking: {{nodes: 10.180.0.0/16}}\n"
+        )
+    };
+    let extra = [
+        gated("held", "quota-approval, change-freeze"),
+        gated("typo", "quota approval"),
+        gated("open", ""),
+    ]
+    .join("---\n");
+    let (code, out, err) = simulate(&extra, None);
+    assert_eq!(code, 0, "{err}");
+    assert_good_shoot_placed(&out);
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("garden-dev/{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}:\n{out}"))
+            .to_string()
+    };
+    let held = row("held");
+    assert!(
+        held.contains(
+            "scheduling gated: waiting for scheduling gate(s) quota-approval, change-freeze"
+        ) && !held.contains("good-seed"),
+        "{held}"
+    );
+    let typo = row("typo");
+    assert!(
+        typo.contains("item 1 \"quota approval\" is not a qualified name")
+            && !typo.contains("good-seed"),
+        "{typo}"
+    );
+    assert!(
+        row("open").contains("good-seed"),
+        "an empty list holds nothing:\n{out}"
+    );
+}

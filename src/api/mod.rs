@@ -11,6 +11,7 @@
 
 mod cloudprofile;
 pub mod defaults;
+mod gates;
 mod meta;
 mod project;
 mod seed;
@@ -21,6 +22,7 @@ pub use cloudprofile::{
     NamespacedCloudProfileSpec, NamespacedCloudProfileStatus, SEED_SELECTOR_KEYS,
     SELECTOR_REQUIREMENT_KEYS, SeedSelector,
 };
+pub use gates::{ANNOTATION_GATES, Gates};
 pub use k8s_openapi::api::core::v1::ConfigMap;
 pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, Time};
 pub use project::{Project, ProjectSpec};
@@ -60,6 +62,9 @@ pub fn residency_opt_out(meta: &ObjectMeta) -> bool {
         .and_then(|a| a.get(ANNOTATION_RESIDENCY))
         .is_some_and(|v| v.trim() == RESIDENCY_IGNORE)
 }
+
+/// On a bound Shoot: the decision record its binding carried (`schedulers.shoot.decisionRecord`).
+pub const ANNOTATION_DECISION: &str = "scheduling.gardener.cloud/decision";
 
 /// Annotation that takes a seed out of scheduling while its reconciliations are stopped.
 pub const ANNOTATION_EMERGENCY_STOP: &str = "shoot.gardener.cloud/emergency-stop-reconciliations";

@@ -219,6 +219,9 @@ pub struct ShootScheduler {
     /// `spec.schedulerName` values this scheduler serves.
     pub scheduler_names: Vec<String>,
     pub binding_mode: BindingMode,
+    /// Whether each binding request also carries the decision record (the annotation
+    /// `scheduling.gardener.cloud/decision`).
+    pub decision_record: bool,
     pub backoff: Backoff,
     /// An ordered chain of profiles with optional time windows; the first active entry applies.
     /// Absent: one unconditional profile built from the keys above.
@@ -239,6 +242,7 @@ impl Default for ShootScheduler {
             regions: Vec::new(),
             scheduler_names: vec![crate::api::DEFAULT_SCHEDULER_NAME.into()],
             binding_mode: BindingMode::Binding,
+            decision_record: false,
             backoff: Backoff::default(),
             profiles: None,
         }

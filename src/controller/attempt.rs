@@ -20,7 +20,7 @@ use super::requeue::{Announce, Announcement, Requeue};
 use super::{
     AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, Waiting, bind,
 };
-use crate::api::Shoot;
+use crate::api::{Gates, Shoot};
 use crate::budget::Deadline;
 use crate::chain::Selection;
 use crate::schedule::{Decision, FitError, decide_within};
@@ -37,6 +37,8 @@ pub enum Attempt {
     /// a freeze window or no active profile; retried when the chain switches (`Some(after)`)
     /// or on a relevant change (`None`)
     Deferred(Option<Duration>),
+    /// held by its scheduling gates; decided again when they change
+    Gated,
     /// the shoot changed meanwhile; decided again
     Conflict,
     /// someone else assigned a seed; left alone
@@ -59,7 +61,8 @@ impl Attempt {
             | Attempt::NotLeader
             | Attempt::Conflict
             | Attempt::LeftAlone(_)
-            | Attempt::Unsettled => None,
+            | Attempt::Unsettled
+            | Attempt::Gated => None,
         }
     }
 
@@ -70,7 +73,7 @@ impl Attempt {
             Attempt::Scheduled(_) | Attempt::Skipped | Attempt::LeftAlone(_) => {
                 ReconcileResult::Success
             }
-            Attempt::Deferred(None) => ReconcileResult::Success,
+            Attempt::Deferred(None) | Attempt::Gated => ReconcileResult::Success,
             Attempt::Deferred(Some(_)) => ReconcileResult::RequeueAfter,
             Attempt::NotLeader | Attempt::Unsettled => ReconcileResult::Requeue,
             // upstream returns the error of DetermineSeed or of the binding update (a 409
@@ -204,7 +207,20 @@ pub(super) async fn run(shared: &Arc<Shared>, key: &str) -> Outcome {
     };
     let (entry, result) = match verdict {
         Ok(decided) => decided,
-        Err((entry, reason, retry_at)) => {
+        Err(Held::Gated { reason, malformed }) => {
+            // Not decided, not retried: a change of the gates (or of the shoot) queues it at
+            // once, without a backoff to wait out.
+            info!(%reason, "scheduling gated");
+            if shared.leadership.is_leader() {
+                shared.reporter.gated(&shoot, &reason, malformed);
+            }
+            return Outcome::new(Attempt::Gated, Requeue::Forget);
+        }
+        Err(Held::Deferred {
+            entry,
+            reason,
+            retry_at,
+        }) => {
             let entry = entry.unwrap_or_else(|| "none".into());
             tracing::Span::current().record("profile", entry.as_str());
             // Retry when the chain switches, not by polling; without a next switch the shoot
@@ -258,10 +274,20 @@ pub(super) async fn run(shared: &Arc<Shared>, key: &str) -> Outcome {
 type Decided = (
     Arc<Shoot>,
     Option<Arc<str>>,
-    Result<(String, Result<Decision, FitError>), Deferral>,
+    Result<(String, Result<Decision, FitError>), Held>,
 );
-/// Why the chain defers a decision: the active entry, the reason, when to try again.
-type Deferral = (Option<String>, String, Option<chrono::DateTime<Utc>>);
+
+/// Why a pending shoot is not decided now.
+enum Held {
+    /// scheduling gates hold it: the gates, and a freeze that holds it too
+    Gated { reason: String, malformed: bool },
+    /// the chain defers it: the active entry, the reason, when to try again
+    Deferred {
+        entry: Option<String>,
+        reason: String,
+        retry_at: Option<chrono::DateTime<Utc>>,
+    },
+}
 
 /// Decides `key` and assumes its placement under one hold of the cache's lock; `None` when
 /// the shoot is no longer pending.
@@ -269,6 +295,17 @@ fn decide_and_assume(shared: &Shared, key: &str, now: chrono::DateTime<Utc>) -> 
     let mut cache = shared.lock();
     let shoot = cache.pending(key)?;
     let raw = cache.pending_raw(key);
+    let gates = Gates::of(&shoot.metadata);
+    if let Some(gated) = gates.reason() {
+        cache.note_waiting(key, Waiting::Gated);
+        // Both hold: the report says which.
+        let reason = match shared.chain.select(now) {
+            Selection::Deferred { reason, .. } => format!("{gated}; also deferred: {reason}"),
+            Selection::Profile { .. } => gated,
+        };
+        let malformed = matches!(gates, Gates::Malformed(_));
+        return Some((shoot, raw, Err(Held::Gated { reason, malformed })));
+    }
     let verdict = match shared.chain.select(now) {
         Selection::Profile { entry, profile } => {
             shared.note_active_profile(Some(entry));
@@ -291,7 +328,11 @@ fn decide_and_assume(shared: &Shared, key: &str, now: chrono::DateTime<Utc>) -> 
             cache.note_waiting(key, Waiting::Deferred);
             let entry = shared.chain.active(now).map(|e| e.id.clone());
             shared.note_active_profile(entry.as_deref());
-            Err((entry, reason, retry_at))
+            Err(Held::Deferred {
+                entry,
+                reason,
+                retry_at,
+            })
         }
     };
     Some((shoot, raw, verdict))
@@ -310,12 +351,16 @@ async fn bind_decision(
         return Outcome::new(Attempt::NotLeader, Requeue::Now);
     }
     let seed = &decision.seed;
+    let record = shared
+        .decision_record
+        .then(|| super::report::record(decision, Utc::now()));
     let result = bind::bind(
         &shared.client,
         shared.binding_mode,
         shoot,
         raw,
         seed,
+        record.as_deref(),
         REQUEST_TIMEOUT,
         &shared.leadership,
     )

@@ -194,12 +194,14 @@ pub fn raw_shoots(client: &Client, namespace: &str) -> Api<DynamicObject> {
 /// delivered it at the observed resourceVersion, when the cache has it (one request); otherwise
 /// the shoot is read first (two requests). Either way every field the API server sent goes back
 /// unchanged but `spec.seedName`.
+#[allow(clippy::too_many_arguments)]
 pub async fn bind(
     client: &Client,
     mode: BindingMode,
     shoot: &Shoot,
     raw: Option<&str>,
     seed: &str,
+    record: Option<&str>,
     timeout: Duration,
     leadership: &Leadership,
 ) -> Result<String, BindError> {
@@ -216,10 +218,13 @@ pub async fn bind(
     let api = raw_shoots(client, ns);
     let written = match mode {
         BindingMode::Patch => {
-            let patch = json!({
+            let mut patch = json!({
                 "metadata": { "resourceVersion": observed },
                 "spec": { "seedName": seed },
             });
+            if let Some(r) = record {
+                patch["metadata"]["annotations"] = json!({ crate::api::ANNOTATION_DECISION: r });
+            }
             let pp = PatchParams {
                 field_manager: Some(FIELD_MANAGER.into()),
                 ..Default::default()
@@ -255,6 +260,13 @@ pub async fn bind(
             }
             current.metadata.resource_version = Some(observed);
             current.metadata.managed_fields = None;
+            if let Some(r) = record {
+                current
+                    .metadata
+                    .annotations
+                    .get_or_insert_default()
+                    .insert(crate::api::ANNOTATION_DECISION.into(), r.into());
+            }
             if current.types.is_none() {
                 current.types = Some(kube::api::TypeMeta {
                     api_version: Shoot::api_version(&()).into(),

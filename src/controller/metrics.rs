@@ -70,7 +70,13 @@ pub struct ReasonLabels {
 }
 
 /// The `reason` values of `pending_shoots_by_reason`: why a pending shoot waits.
-pub const PENDING_REASONS: [&str; 4] = ["undecided", "unschedulable", "bind_failed", "deferred"];
+pub const PENDING_REASONS: [&str; 5] = [
+    "undecided",
+    "unschedulable",
+    "bind_failed",
+    "deferred",
+    "gated",
+];
 
 /// The `reason` label of a pending shoot in this state.
 fn pending_reason(state: Option<&Waiting>) -> &'static str {
@@ -79,6 +85,7 @@ fn pending_reason(state: Option<&Waiting>) -> &'static str {
         Some(Waiting::NoFit(_)) => "unschedulable",
         Some(Waiting::BindFailed) => "bind_failed",
         Some(Waiting::Deferred) => "deferred",
+        Some(Waiting::Gated) => "gated",
     }
 }
 
@@ -199,7 +206,7 @@ impl Metrics {
         let pending_by_reason = Family::<ReasonLabels, Gauge<i64, AtomicI64>>::default();
         registry.register(
             "pending_shoots_by_reason",
-            "Pending shoots by why they wait, as their last attempt left them (undecided: not decided yet; unschedulable: no seed fits; bind_failed: a seed fits but the bind failed; deferred: a freeze window or no active profile); served by the leader only",
+            "Pending shoots by why they wait, as their last attempt left them (undecided: not decided yet; unschedulable: no seed fits; bind_failed: a seed fits but the bind failed; deferred: a freeze window or no active profile; gated: held by its scheduling gates); served by the leader only",
             pending_by_reason.clone(),
         );
         let pending_oldest =
@@ -474,7 +481,7 @@ mod tests {
         st.apply_seed(&SeedBuilder::new("s1").allocatable("shoots", "4").build());
         st.apply_seed(&SeedBuilder::new("s2").build());
         st.apply_shoot(&ShootBuilder::new("garden-a", "bound").seed("s1").build());
-        for name in ["new", "full", "tainted", "refused", "frozen"] {
+        for name in ["new", "full", "tainted", "refused", "frozen", "gated"] {
             st.apply_shoot(
                 &ShootBuilder::new("garden-a", name)
                     .created("2020-01-01T00:00:00Z")
@@ -488,6 +495,7 @@ mod tests {
         st.note_waiting("garden-a/tainted", Waiting::NoFit(vec!["capacity".into()]));
         st.note_waiting("garden-a/refused", Waiting::BindFailed);
         st.note_waiting("garden-a/frozen", Waiting::Deferred);
+        st.note_waiting("garden-a/gated", Waiting::Gated);
         // a bound shoot's state is not kept
         st.note_waiting("garden-a/bound", Waiting::BindFailed);
 
@@ -500,6 +508,7 @@ mod tests {
             [
                 "gardener_scheduler_pending_shoots_by_reason{reason=\"bind_failed\"} 1",
                 "gardener_scheduler_pending_shoots_by_reason{reason=\"deferred\"} 1",
+                "gardener_scheduler_pending_shoots_by_reason{reason=\"gated\"} 1",
                 "gardener_scheduler_pending_shoots_by_reason{reason=\"undecided\"} 1",
                 "gardener_scheduler_pending_shoots_by_reason{reason=\"unschedulable\"} 2",
             ]
@@ -558,7 +567,7 @@ mod tests {
         );
         assert_eq!(
             series(&text, "gardener_scheduler_pending_shoots"),
-            ["gardener_scheduler_pending_shoots 4"]
+            ["gardener_scheduler_pending_shoots 5"]
         );
     }
 

@@ -67,8 +67,8 @@ pub use lifecycle::shutdown_signal;
 pub use metrics::{AttemptResult, Metrics};
 pub use queue::{BackoffPolicy, Queue};
 pub use report::{
-    REASON_DEFERRED, REASON_FAILED, REASON_SCHEDULED, REPORTING_CONTROLLER, ReportError, Reporter,
-    failure_description,
+    REASON_DEFERRED, REASON_FAILED, REASON_GATED, REASON_SCHEDULED, REPORTING_CONTROLLER,
+    ReportError, Reporter, failure_description,
 };
 pub use rest_metrics::RestClientMetrics;
 pub use runtime_metrics::{CONTROLLER, ReconcileResult};
@@ -211,6 +211,7 @@ impl Controller {
             binding_mode: shoot_cfg.binding_mode,
             retry_sync_period: shoot_cfg.retry_sync_period,
             decision_budget: shoot_cfg.decision_budget,
+            decision_record: shoot_cfg.decision_record,
             list_page_size: shoot_cfg.list_page_size,
             heartbeat: liveness::Heartbeat::new(shoot_cfg.decision_budget),
             cache: Mutex::new(state),

@@ -35,6 +35,8 @@ pub struct Shared {
     pub(super) retry_sync_period: Duration,
     /// how long one decision may take (`schedulers.shoot.decisionBudget`)
     pub(super) decision_budget: Duration,
+    /// binds carry the decision record
+    pub(super) decision_record: bool,
     /// objects per page of a watch's list (`schedulers.shoot.listPageSize`)
     pub(super) list_page_size: u32,
     /// beaten by the scheduling runtime, read by `/healthz`

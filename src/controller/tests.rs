@@ -29,6 +29,7 @@ fn spawn_bind(
             &shoot,
             None,
             "seed-1",
+            None,
             REQUEST_TIMEOUT,
             &Leadership::always(),
         )

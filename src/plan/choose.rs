@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::api::{Shoot, object_key};
+use crate::api::{Gates, Shoot, object_key};
 use crate::profile::Profile;
 use crate::schedule::{Decision, FitError, schedule};
 use crate::simulate::render_explain_with_defaults;
@@ -33,6 +33,9 @@ pub(crate) fn placed_on(shoot: &Shoot, seed: &str) -> Shoot {
 pub(crate) fn source_blocker(cx: &Context, shoot: &Shoot, from: &str) -> Option<(String, String)> {
     if shoot.metadata.deletion_timestamp.is_some() {
         return Some(("deleting".into(), "the shoot is being deleted".into()));
+    }
+    if let Some(why) = Gates::of(&shoot.metadata).reason() {
+        return Some(("gated".into(), format!("the shoot is {why}")));
     }
     if shoot.is_self_hosted() {
         return Some((
@@ -220,6 +223,7 @@ pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>, defaults: &[Stri
         profile: d.profile.clone(),
         ranking: d.ranking.iter().take(limit).cloned().collect(),
         rejected: Vec::new(),
+        margin: d.margin,
     };
     let mut out = render_explain_with_defaults(shoot, &Ok(top), defaults);
     if d.ranking.len() > limit {
@@ -289,5 +293,6 @@ pub(crate) fn category_of(profile: &Profile, e: &FitError) -> String {
         FitError::InvalidShoot { field, .. } => format!("invalid shoot ({field})"),
         FitError::InvalidRegionConfig { .. } => "invalid region ConfigMap".into(),
         FitError::OverBudget { stage, .. } => format!("decision over its budget ({stage})"),
+        FitError::Gated { .. } => "scheduling gated".into(),
     }
 }

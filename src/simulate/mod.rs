@@ -165,7 +165,11 @@ impl Iterator for Simulator<'_> {
     fn next(&mut self) -> Option<Outcome> {
         let i = self.pending.next()?;
         let shoot = &self.landscape.shoots[i];
-        let result = schedule(shoot, &self.snapshot, self.profile, self.now);
+        // a gated shoot is not decided, as the controller would not decide it
+        let result = match crate::api::Gates::of(&shoot.metadata).reason() {
+            Some(reason) => Err(FitError::Gated { reason }),
+            None => schedule(shoot, &self.snapshot, self.profile, self.now),
+        };
         if let Ok(d) = &result {
             let mut placed = shoot.clone();
             placed.spec.seed_name = Some(d.seed.clone());

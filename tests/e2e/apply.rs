@@ -891,3 +891,47 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
         "{log:#?}"
     );
 }
+
+/// A shoot gated after planning is never moved: its move is skipped with the gates named, the
+/// other move of the plan goes ahead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shoot_gated_since_planning_is_skipped_with_its_gates_named() {
+    let api = ApiServer::start("apply-gated");
+    let client = api.client().await;
+    base_landscape(&client, "ap").await;
+    migratable_seed(&client, "s1", 10).await;
+    migratable_seed(&client, "s2", 10).await;
+    for name in ["a", "b"] {
+        shoot_on(&client, name, "s1", 2, 600).await;
+    }
+    let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &[]);
+    reconciled(&client).await;
+    let plan = save_plan(&api, "gated", "s1", &[]).await;
+    assert_eq!(planned(&plan).values().filter(|to| *to == "s2").count(), 2);
+    raw_ns::<Shoot>(&client, NS)
+        .patch(
+            "b",
+            &PatchParams::default(),
+            &Patch::Merge(
+                &json!({"metadata": {"annotations": {"scheduling.gardener.cloud/gates": "change-freeze"}}}),
+            ),
+        )
+        .await
+        .unwrap();
+    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let log = steps(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{log:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let skipped = of(&log, "skipped");
+    assert_eq!(skipped.len(), 1, "{log:#?}");
+    assert_eq!(skipped[0]["shoot"], "garden-ap/b");
+    assert_eq!(
+        skipped[0]["reason"],
+        "the shoot is waiting for scheduling gate(s) change-freeze"
+    );
+    assert_eq!(shoot(&client, "b").await["spec"]["seedName"], "s1");
+    assert_eq!(shoot(&client, "a").await["spec"]["seedName"], "s2");
+}

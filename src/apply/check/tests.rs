@@ -121,6 +121,26 @@ fn a_destination_tainted_since_planning_is_refused_with_the_filters_reason() {
 }
 
 #[test]
+fn a_shoot_gated_since_planning_is_never_moved_and_the_gates_are_named() {
+    let mut x = on_a("x");
+    x.metadata.annotations = Some(
+        [(
+            crate::api::ANNOTATION_GATES.to_string(),
+            "change-freeze".to_string(),
+        )]
+        .into(),
+    );
+    let l = landscape(vec![seed("a", "10"), seed("b", "10")], vec![x.clone()]);
+    let why = check(&l, &[(&x, mv("x", "b", Kind::Classic))], false)[0]
+        .clone()
+        .unwrap_err();
+    assert_eq!(
+        why,
+        "the shoot is waiting for scheduling gate(s) change-freeze"
+    );
+}
+
+#[test]
 fn a_destination_without_backup_any_more_is_refused_as_gardener_apiserver_would() {
     let x = on_a("x");
     let mut b = seed("b", "10");

@@ -61,7 +61,14 @@ pub(super) fn compact_meta(
 /// The compact form of a shoot kept while it is pending.
 pub fn compact_shoot(shoot: &Shoot) -> Shoot {
     Shoot {
-        metadata: compact_meta(&shoot.metadata, false, &[crate::api::ANNOTATION_RESIDENCY]),
+        metadata: compact_meta(
+            &shoot.metadata,
+            false,
+            &[
+                crate::api::ANNOTATION_RESIDENCY,
+                crate::api::ANNOTATION_GATES,
+            ],
+        ),
         spec: shoot.spec.clone(),
         status: shoot.status.clone(),
     }
@@ -86,4 +93,5 @@ pub(super) fn scheduling_relevant_change(old: &Shoot, new: &Shoot) -> bool {
         || crate::api::residency_opt_out(&old.metadata)
             != crate::api::residency_opt_out(&new.metadata)
         || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
+        || crate::api::Gates::of(&old.metadata) != crate::api::Gates::of(&new.metadata)
 }

@@ -120,6 +120,8 @@ pub enum Waiting {
     BindFailed,
     /// a freeze window or no active profile
     Deferred,
+    /// held by its scheduling gates (a freeze may hold it too)
+    Gated,
 }
 
 /// A resourceVersion as a number: the API server's are etcd revisions, which grow. (They are

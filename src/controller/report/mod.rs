@@ -13,12 +13,14 @@
 
 mod notes;
 mod publish;
+mod record;
 
 pub use notes::failure_description;
 use notes::{failure_note, success_note};
 use publish::Publisher;
 #[cfg(test)]
 pub(crate) use publish::SEND_TRIES;
+pub use record::record;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,6 +42,9 @@ pub const REASON_SCHEDULED: &str = "SchedulingSuccessful";
 pub const REASON_FAILED: &str = "SchedulingFailed";
 /// A freeze window or no active profile keeps the shoot waiting; not a failure.
 pub const REASON_DEFERRED: &str = "SchedulingDeferred";
+/// Scheduling gates (the annotation `scheduling.gardener.cloud/gates`) hold the shoot; not a
+/// failure.
+pub const REASON_GATED: &str = "SchedulingGated";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -164,6 +169,18 @@ impl Reporter {
             type_: "Normal",
             reason: REASON_DEFERRED,
             note: format!("Scheduling deferred: {reason}"),
+        });
+    }
+
+    /// Queues `SchedulingGated` with the gates that hold the shoot (and a freeze that holds it
+    /// too); a `Warning` when the annotation is malformed. Nothing is written to the shoot's
+    /// status: waiting is not a failure.
+    pub fn gated(&self, shoot: &Shoot, reason: &str, malformed: bool) {
+        self.enqueue(Job::Event {
+            shoot: shoot.clone(),
+            type_: if malformed { "Warning" } else { "Normal" },
+            reason: REASON_GATED,
+            note: format!("Scheduling gated: {reason}"),
         });
     }
 
