@@ -198,6 +198,7 @@ fn kind(e: &FitError) -> &'static str {
         FitError::InvalidShoot { .. } => "invalidShoot",
         FitError::InvalidRegionConfig { .. } => "invalidRegionConfig",
         FitError::OverBudget { .. } => "overBudget",
+        FitError::Gated { .. } => "gated",
     }
 }
 
