@@ -76,6 +76,11 @@ pub struct Decision {
     /// `None` when it was the only feasible seed. Both modes compute it.
     #[serde(skip)]
     pub margin: Option<f64>,
+    /// How many seeds each stage rejected, by stage name in stage order (stages that rejected
+    /// none left out). Explain mode counts `rejected`; fast mode leaves it empty unless the
+    /// caller asks [`rejections_by_stage`] (the decision record does).
+    #[serde(skip)]
+    pub rejected_by_stage: Vec<(&'static str, usize)>,
 }
 
 impl Decision {
@@ -120,12 +125,20 @@ pub fn schedule(
     let margin = ranking
         .get(1)
         .map(|next| (ranking[0].total - next.total).into_inner());
+    let mut rejected_by_stage: Vec<(&'static str, usize)> = Vec::new();
+    for stage in profile.stages.iter().map(|s| s.name()) {
+        let n = rejected.iter().filter(|r| r.stage == stage).count();
+        if n > 0 {
+            rejected_by_stage.push((stage, n));
+        }
+    }
     Ok(Decision {
         seed: ranking[0].seed.to_string(),
         profile: profile.name.clone(),
         ranking,
         rejected,
         margin,
+        rejected_by_stage,
     })
 }
 
@@ -169,7 +182,43 @@ pub fn decide_within(
         ranking: vec![winner],
         rejected: Vec::new(),
         margin,
+        rejected_by_stage: Vec::new(),
     })
+}
+
+/// How many seeds each stage rejected for `shoot`, by stage name in stage order (stages that
+/// rejected none left out): each seed counted once, under the first stage that rejects it, as
+/// both modes see it. For the decision record of a bound shoot; costs a fast-mode pass over
+/// every seed.
+pub fn rejections_by_stage(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+) -> Result<Vec<(&'static str, usize)>, FitError> {
+    let cx = ShootContext::new(shoot, snap, now)?;
+    let prepared = Prepare::new(&cx, &profile.stages);
+    pipeline::stage_counts(&cx, &prepared, snap)
+}
+
+/// What every stage says of every seed for `shoot`, not only the first stage that rejects it:
+/// per seed (by name, in the snapshot's order) the rejections of all stages, none for a seed
+/// that fits. For `explain`: the nearest seed is the one with the fewest.
+pub fn every_rejection(
+    shoot: &Shoot,
+    snap: &Snapshot,
+    profile: &Profile,
+    now: DateTime<Utc>,
+) -> Result<Vec<(Arc<str>, Vec<Rejection>)>, FitError> {
+    let cx = ShootContext::new(shoot, snap, now)?;
+    let prepared = Prepare::new(&cx, &profile.stages);
+    let all = pipeline::every_rejection(&cx, &prepared, snap)?;
+    let cols = snap.columns();
+    Ok(all
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| (Arc::clone(&cols.info(i as u32).name), r))
+        .collect())
 }
 
 /// Every feasible seed's scores as [`decide`] computes them, in flat arrays (a test hook).

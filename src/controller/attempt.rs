@@ -23,7 +23,7 @@ use super::{
 use crate::api::{Gates, Shoot};
 use crate::budget::Deadline;
 use crate::chain::Selection;
-use crate::schedule::{Decision, FitError, decide_within};
+use crate::schedule::{Decision, FitError, decide_within, rejections_by_stage};
 
 /// What happened to one shoot in one attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -310,7 +310,14 @@ fn decide_and_assume(shared: &Shared, key: &str, now: chrono::DateTime<Utc>) -> 
         Selection::Profile { entry, profile } => {
             shared.note_active_profile(Some(entry));
             let deadline = Deadline::after(shared.decision_budget);
-            let result = decide_within(&shoot, &cache.snapshot, profile, now, &deadline);
+            let mut result = decide_within(&shoot, &cache.snapshot, profile, now, &deadline);
+            // The record counts what each filter rejected: one more pass, only when asked.
+            if shared.decision_record
+                && let Ok(d) = &mut result
+            {
+                d.rejected_by_stage =
+                    rejections_by_stage(&shoot, &cache.snapshot, profile, now).unwrap_or_default();
+            }
             match &result {
                 Ok(d) => cache.assume(&shoot, &d.seed),
                 // no verdict on the seeds: nothing to note but why it waits

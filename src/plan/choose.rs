@@ -224,6 +224,7 @@ pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>, defaults: &[Stri
         ranking: d.ranking.iter().take(limit).cloned().collect(),
         rejected: Vec::new(),
         margin: d.margin,
+        rejected_by_stage: d.rejected_by_stage.clone(),
     };
     let mut out = render_explain_with_defaults(shoot, &Ok(top), defaults);
     if d.ranking.len() > limit {

@@ -494,3 +494,53 @@ pub(super) fn disagreements(
     }
     found
 }
+
+/// How many seeds each stage rejected for this shoot, by stage name, in stage order (stages
+/// that rejected none left out): the same pass as fast mode's full filter (every seed, every
+/// stage, each seed counted under the first stage that rejects it), without any reason.
+pub(super) fn stage_counts(
+    cx: &ShootContext,
+    prepared: &Prepare,
+    snap: &Snapshot,
+) -> Result<Vec<(&'static str, usize)>, FitError> {
+    let cols = snap.columns();
+    let steps = compile(cx, prepared, prepared.stages.len(), cols, true);
+    let (_, dropped) = every_seed(cx, &steps, snap, Mode::Fast, &Deadline::NONE)?;
+    Ok(dropped
+        .iter()
+        .filter(|d| !d.seeds.is_empty())
+        .map(|d| (steps[d.step].stage.name(), d.seeds.len()))
+        .collect())
+}
+
+/// Every stage's verdict on every seed, not only the first stage that rejects it: per seed
+/// (positions in order) the rejections of all stages, in stage order. What stands between a
+/// shoot and each seed, for `explain`'s nearest seed. Every filter is asked with its reason.
+pub(super) fn every_rejection(
+    cx: &ShootContext,
+    prepared: &Prepare,
+    snap: &Snapshot,
+) -> Result<Vec<Vec<Rejection>>, FitError> {
+    let cols = snap.columns();
+    let seeds: Vec<&SeedInfo> = (0..cols.len() as u32).map(|i| cols.info(i)).collect();
+    let mut out: Vec<Vec<Rejection>> = vec![Vec::new(); seeds.len()];
+    for (stage, state) in prepared.stages.iter().zip(&prepared.states) {
+        let verdicts: Vec<Option<Reason>> = match stage {
+            Stage::Filter(p) => seeds
+                .iter()
+                .map(|s| p.filter(cx, state, s, snap).err())
+                .collect(),
+            Stage::Narrow(step) => step.narrow(cx, &seeds, snap)?,
+        };
+        for ((rejections, seed), verdict) in out.iter_mut().zip(&seeds).zip(verdicts) {
+            if let Some(reason) = verdict {
+                rejections.push(Rejection {
+                    seed: Arc::clone(&seed.name),
+                    stage: stage.name(),
+                    reason,
+                });
+            }
+        }
+    }
+    Ok(out)
+}

@@ -6,6 +6,7 @@
 mod compare;
 mod connect;
 pub mod exec_guard;
+mod explain;
 mod live;
 mod manifests;
 mod output;
@@ -18,6 +19,9 @@ pub use compare::{
     write_compare_table,
 };
 pub use connect::{ConnectError, Connected, MAX_KUBECONFIG_BYTES, connect};
+pub use explain::{
+    Explanation, NotFound, Redecision, SeedVerdict, StageReason, explain, render_explanation,
+};
 pub use live::{
     Limits, LiveError, LiveLandscape, MAX_OBJECT_BYTES, MAX_PAGE_BYTES, PAGE_SIZE, Progress,
     REQUEST_TIMEOUT, read_live,

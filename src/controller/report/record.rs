@@ -1,8 +1,8 @@
 //! The decision record: a compact, versioned JSON annotation the binding request carries, so a
 //! bound shoot keeps why it went where it went after its events expire. Only what the shoot's
 //! owner may see: its own seed (`spec.seedName` shows it), the profile, the scores of that seed,
-//! how far it was ahead of the next seed (not which seed that was) and the scheduler's version;
-//! no other seed's or project's name.
+//! how far it was ahead of the next seed (not which seed that was), how many seeds each filter
+//! rejected (counts, no names) and the scheduler's version; no other seed's or project's name.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::json;
@@ -30,6 +30,11 @@ pub fn record(decision: &Decision, now: DateTime<Utc>) -> String {
             )
         })
         .collect();
+    let rejected: serde_json::Map<String, serde_json::Value> = decision
+        .rejected_by_stage
+        .iter()
+        .map(|(stage, n)| (stage.to_string(), json!(n)))
+        .collect();
     json!({
         "v": RECORD_VERSION,
         "profile": decision.profile,
@@ -38,6 +43,7 @@ pub fn record(decision: &Decision, now: DateTime<Utc>) -> String {
         "total": short(winner.total.into_inner()),
         "margin": decision.margin.map(short),
         "priorities": priorities,
+        "rejected": rejected,
         "scheduler": env!("CARGO_PKG_VERSION"),
     })
     .to_string()
@@ -80,6 +86,32 @@ mod tests {
         };
         assert!(!text.contains(other), "no other seed is named: {text}");
         assert!(text.len() <= 1024, "{} bytes", text.len());
+    }
+
+    #[test]
+    fn the_record_counts_the_seeds_each_filter_rejected_alike_in_both_modes() {
+        let mut snap = Snapshot::new();
+        snap.upsert_cloud_profile(&CloudProfileBuilder::new("aws").build());
+        snap.upsert_seed(&SeedBuilder::new("seed-a").build());
+        snap.upsert_seed(&SeedBuilder::new("seed-b").taint("dedicated", None).build());
+        snap.upsert_seed(&SeedBuilder::new("seed-c").taint("dedicated", None).build());
+        snap.upsert_seed(&SeedBuilder::new("seed-d").provider("gcp").build());
+        let shoot = ShootBuilder::new("garden-dev", "web").build();
+        let now = Utc::now();
+        let profile = Profile::upstream_default();
+        let mut fast = crate::schedule::decide(&shoot, &snap, &profile, now).unwrap();
+        assert!(
+            fast.rejected_by_stage.is_empty(),
+            "fast mode counts only when asked"
+        );
+        fast.rejected_by_stage =
+            crate::schedule::rejections_by_stage(&shoot, &snap, &profile, now).unwrap();
+        let explain = crate::schedule::schedule(&shoot, &snap, &profile, now).unwrap();
+        assert_eq!(fast.rejected_by_stage, explain.rejected_by_stage);
+        let v: serde_json::Value = serde_json::from_str(&record(&fast, now)).unwrap();
+        let counts = v["rejected"].as_object().unwrap();
+        assert_eq!(counts.values().map(|n| n.as_u64().unwrap()).sum::<u64>(), 3);
+        assert_eq!(v["rejected"]["Taints"], 2, "{v}");
     }
 
     #[test]
