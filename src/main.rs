@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Some(Command::Simulate(args)) => cli::simulate::simulate_cmd(args),
         Some(Command::Run(args)) => cli::run::run_cmd(args),
         Some(Command::Plan(cmd)) => cli::plan::plan_cmd(cmd),
+        Some(Command::Explain(args)) => cli::explain::explain_cmd(args),
         Some(Command::Completion { shell }) => cli::generate::completion_cmd(shell),
         Some(Command::Man { command }) => cli::generate::man_cmd(command.as_deref()),
         None => cli::run::run_cmd(cli.run),

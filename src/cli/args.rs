@@ -33,6 +33,9 @@ pub(crate) enum Command {
     /// saved plan (`plan apply`).
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Why one shoot went where it went (its decision record), where it would go now and what
+    /// changed; for a pending shoot, why it waits and which seed is nearest. Read-only.
+    Explain(ExplainArgs),
     /// Print a completion script for a shell, generated from these commands and flags.
     Completion {
         /// The shell to complete in.
@@ -41,7 +44,7 @@ pub(crate) enum Command {
     },
     /// Print the manual page (roff), generated from these commands and flags.
     Man {
-        /// A subcommand's page (`run`, `simulate`, `plan`, `completion`) instead of the whole
+        /// A subcommand's page (`run`, `simulate`, `plan`, `explain`, `completion`) instead of the whole
         /// command's.
         #[arg(value_name = "COMMAND")]
         command: Option<String>,
@@ -341,6 +344,39 @@ pub(crate) struct LandscapeArgs {
     /// list request, its whole answer included, may take (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
     pub(crate) request_timeout: std::time::Duration,
+}
+
+#[derive(Args)]
+pub(crate) struct ExplainArgs {
+    /// The shoot, as namespace/name.
+    #[arg(value_name = "NAMESPACE/NAME", value_parser = parse_shoot_key)]
+    pub(crate) shoot: String,
+    #[command(flatten)]
+    pub(crate) landscape: LandscapeArgs,
+    /// Decide again at this instant (RFC 3339) instead of the current time.
+    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
+    pub(crate) now: Option<DateTime<Utc>>,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ExplainOutput::Text)]
+    pub(crate) output: ExplainOutput,
+}
+
+/// How `explain` prints its result.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ExplainOutput {
+    Text,
+    Json,
+    Html,
+}
+
+/// `namespace/name`, both parts present.
+pub(crate) fn parse_shoot_key(s: &str) -> Result<String, String> {
+    match s.split_once('/') {
+        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
+            Ok(s.to_string())
+        }
+        _ => Err(format!("{s:?}: expected NAMESPACE/NAME")),
+    }
 }
 
 /// How `simulate` and `plan` print their result.

@@ -11,6 +11,7 @@ macro_rules! say {
 pub(crate) mod apply;
 pub(crate) mod args;
 pub(crate) mod common;
+pub(crate) mod explain;
 pub(crate) mod generate;
 pub(crate) mod plan;
 pub(crate) mod run;

@@ -341,13 +341,16 @@ fn compare(
                         changes.push(format!("{s} is now rejected by {}: {}.", r.stage, r.reason));
                     }
                 }
-                Some(c) => changes.push(format!(
-                    "{s} still fits but ranks {} with total {:.2}; {} totals {:.2}.",
-                    c.rank.unwrap_or(0),
-                    c.total.unwrap_or(0.0),
-                    d.seed,
-                    d.winner().total.into_inner()
-                )),
+                Some(c) => {
+                    changes.push(format!(
+                        "{s} still fits but ranks {} with total {:.2}; {} totals {:.2}.",
+                        c.rank.unwrap_or(0),
+                        c.total.unwrap_or(0.0),
+                        d.seed,
+                        d.winner().total.into_inner()
+                    ));
+                    changes.extend(scores_moved(record, d, s));
+                }
                 None => {}
             }
             if let Some(r) = record
@@ -370,10 +373,17 @@ fn compare(
                         .map_or(String::new(), |c| c.0.to_string())
                 ));
             }
+            changes.push(
+                "The scheduler does not move a bound shoot: this is where a new decision would put it."
+                    .to_string(),
+            );
             "moved"
         }
         (Some(s), Err(e)) => {
-            changes.push(format!("No seed fits it now, {s} included: {e}"));
+            changes.push(format!(
+                "No seed fits it now, {s} included ({} above).",
+                e.reason_names().join(", ")
+            ));
             if let Some(c) = current {
                 for r in &c.rejected_by {
                     changes.push(format!("{s} is now rejected by {}: {}.", r.stage, r.reason));
@@ -390,11 +400,39 @@ fn compare(
             "wouldBind"
         }
         (None, Err(e)) => {
-            changes.push(format!("It stays pending: {e}"));
+            changes.push(format!(
+                "It stays pending: no seed fits now ({} above).",
+                e.reason_names().join(", ")
+            ));
             "unschedulable"
         }
     };
     (verdict, changes)
+}
+
+/// The priorities whose score for `seed` differs now from the record's, one sentence each.
+fn scores_moved(record: Option<&serde_json::Value>, d: &Decision, seed: &str) -> Vec<String> {
+    let Some(was) = record
+        .and_then(|r| r.get("priorities"))
+        .and_then(|p| p.as_object())
+    else {
+        return Vec::new();
+    };
+    let Some(now) = d.ranking.iter().find(|s| &*s.seed == seed) else {
+        return Vec::new();
+    };
+    now.priorities
+        .iter()
+        .filter_map(|p| {
+            let before = was.get(&*p.name)?.get("score")?.as_f64()?;
+            ((before - short(p.score)).abs() >= 0.01).then(|| {
+                format!(
+                    "{} scores {seed} {:.2} now, {before:.2} at the decision.",
+                    p.name, p.score
+                )
+            })
+        })
+        .collect()
 }
 
 /// The explanation as text, for a terminal.
@@ -568,6 +606,40 @@ mod tests {
         assert_eq!(c.rejected_by[0].stage, "Taints");
         let text = render_explanation(&e);
         assert!(text.contains("s1 is now rejected by Taints"), "{text}");
+    }
+
+    #[test]
+    fn a_bound_shoot_outscored_now_names_the_priority_whose_score_moved() {
+        let shoot = ShootBuilder::new("garden-dev", "web")
+            .seed("s1")
+            .annotation(ANNOTATION_DECISION, RECORD)
+            .build();
+        let mut l = landscape(
+            vec![
+                SeedBuilder::new("s1").build(),
+                SeedBuilder::new("s2").build(),
+            ],
+            shoot,
+        );
+        for i in 0..2 {
+            l.shoots.push(
+                ShootBuilder::new("garden-x", &format!("o{i}"))
+                    .seed("s1")
+                    .build(),
+            );
+        }
+        let e = run(&l);
+        assert_eq!(e.verdict, "moved", "{e:?}");
+        let c = e.current_seed.as_ref().unwrap();
+        assert!(c.feasible && c.rank == Some(2), "{c:?}");
+        assert!(
+            e.changes
+                .iter()
+                .any(|c| c.starts_with("ShootCount scores s1")
+                    && c.ends_with("100.00 at the decision.")),
+            "{:?}",
+            e.changes
+        );
     }
 
     #[test]

@@ -206,6 +206,58 @@ pub(super) fn timestamp(now: DateTime<Utc>) -> String {
     now.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The page of `explain` for one shoot.
+#[derive(Template)]
+#[template(path = "explanation.html")]
+struct ExplanationPage<'a> {
+    title: String,
+    e: &'a crate::simulate::Explanation,
+    /// The record's fields as stored, in the record's order.
+    record_rows: Vec<(String, String)>,
+    /// What to say when there is no record.
+    record_note: String,
+    /// The shoot's own seed (when it would not stay) and the nearest seed, titled.
+    seeds: Vec<(&'static str, &'a crate::simulate::SeedVerdict)>,
+}
+
+/// The page for `explain -o html`.
+pub fn render_explanation(e: &crate::simulate::Explanation) -> Result<String, Error> {
+    let record_rows = match &e.record {
+        Some(serde_json::Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), v)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let record_note = e.record_problem.clone().unwrap_or_else(|| {
+        "None: the shoot is pending, or was bound without schedulers.shoot.decisionRecord: true."
+            .to_string()
+    });
+    let mut seeds = Vec::new();
+    if let Some(c) = &e.current_seed
+        && e.verdict != "same"
+    {
+        seeds.push(("Its seed now", c));
+    }
+    if let Some(n) = &e.nearest {
+        seeds.push(("Nearest seed", n));
+    }
+    ExplanationPage {
+        title: format!("Explain {}", e.shoot),
+        e,
+        record_rows,
+        record_note,
+        seeds,
+    }
+    .render()
+}
+
 /// A page that says only `message`.
 #[derive(Template)]
 #[template(path = "message.html")]
