@@ -6,7 +6,7 @@
 //!
 //! `BENCH_QUICK=1` runs a small version in a few minutes (of which the process at landscape
 //! scale, 2,000 shoots against the API server with its watch cache off and on, takes about two).
-//! `BENCH_SECTIONS=latency,memory,quality,e2e,carbon,scale` runs a subset (`latency` includes the
+//! `BENCH_SECTIONS=latency,memory,quality,e2e,record,carbon,scale` runs a subset (`latency` includes the
 //! baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
 //! grid cells (comma-separated lists); `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
 //! process at landscape scale, `BENCH_SCALE_WATCH_CACHE=off,on` the API servers each row runs on
@@ -80,7 +80,9 @@ struct Mode {
 }
 
 /// The sections a run without `BENCH_SECTIONS` measures.
-const ALL_SECTIONS: &[&str] = &["latency", "memory", "quality", "e2e", "carbon", "scale"];
+const ALL_SECTIONS: &[&str] = &[
+    "latency", "memory", "quality", "e2e", "record", "carbon", "scale",
+];
 
 impl Mode {
     fn from_env() -> Mode {
@@ -1583,6 +1585,102 @@ fn e2e_section(mode: &Mode, report: &mut Report) {
     report.push_block("e2e", "End-to-end binding throughput", body);
 }
 
+/// Binds/s and bytes per bind with the decision record off and on, alternating, at the default
+/// client limit and without one.
+fn record_section(mode: &Mode, report: &mut Report) {
+    const ROUNDS: usize = 2;
+    let mut rows = vec![
+        [
+            "client qps / burst",
+            "decisionRecord",
+            "shoots bound/s, each run",
+            "mean",
+            "record bytes per bind",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let mut means = Vec::new();
+    for rate in [E2E_DEFAULT_RATE, E2E_NO_LIMIT] {
+        let mut per_s: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+        let mut bytes = [0.0; 2];
+        for _ in 0..ROUNDS {
+            for (i, (on, config)) in [(false, ""), (true, "decisionRecord: true\n")]
+                .into_iter()
+                .enumerate()
+            {
+                progress(&format!(
+                    "record: {} shoots, client qps {}, decisionRecord {on}",
+                    mode.e2e_shoots, rate.0
+                ));
+                let r = e2e::run_with(
+                    5,
+                    rate,
+                    E2E_SEEDS,
+                    E2E_SEED_CAPACITY,
+                    mode.e2e_shoots,
+                    E2E_IN_FLIGHT,
+                    Duration::from_secs(600),
+                    config,
+                );
+                assert_eq!(r.bound, mode.e2e_shoots, "every shoot bound");
+                assert_eq!(r.record_bytes > 0.0, on, "a record exactly when it is on");
+                per_s[i].push(r.per_s());
+                bytes[i] = r.record_bytes;
+            }
+        }
+        for (i, on) in [false, true].into_iter().enumerate() {
+            let mean = per_s[i].iter().sum::<f64>() / per_s[i].len() as f64;
+            means.push((rate, on, mean));
+            rows.push(vec![
+                if rate != E2E_NO_LIMIT {
+                    format!("{} / {}", rate.0, rate.1)
+                } else {
+                    "no limit (100,000 / 100,000)".into()
+                },
+                if on { "true" } else { "false" }.into(),
+                per_s[i]
+                    .iter()
+                    .map(|r| fmt_rate(*r))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                fmt_rate(mean),
+                if on {
+                    format!("{:.0}", bytes[i])
+                } else {
+                    "0".into()
+                },
+            ]);
+        }
+    }
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "The setup of the section above (concurrentSyncs 5, {} shoots created at once, {E2E_SEEDS} seeds), run {ROUNDS} times \
+         each with `schedulers.shoot.decisionRecord` off and on, alternating, one fresh API server per run. Record bytes: the \
+         mean length of the annotation on the bound shoots, the bytes it adds to each binding request.\n",
+        fmt_count(mode.e2e_shoots as u64)
+    );
+    body.push_str(&report::table(&rows));
+    for pair in means.chunks(2) {
+        if let [(rate, _, off), (_, _, on)] = pair {
+            let _ = writeln!(
+                body,
+                "\nAt client qps {}: {} shoots/s with the record, {} without ({:+.1} %).",
+                if *rate == E2E_NO_LIMIT {
+                    "unlimited".to_string()
+                } else {
+                    rate.0.to_string()
+                },
+                fmt_rate(*on),
+                fmt_rate(*off),
+                (on / off - 1.0) * 100.0
+            );
+        }
+    }
+    report.push_block("record", "The decision record's cost to binds", body);
+}
+
 fn carbon_section(report: &mut Report) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let inputs = carbon::inputs(root);
@@ -1941,6 +2039,9 @@ fn main() {
     // Child processes only after the simulate RSS measurement.
     if mode.runs("e2e") {
         e2e_section(&mode, &mut report);
+    }
+    if mode.runs("record") {
+        record_section(&mode, &mut report);
     }
     if mode.runs("scale") {
         scale_section(&mode, &mut report);

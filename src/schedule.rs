@@ -201,6 +201,9 @@ pub fn rejections_by_stage(
     pipeline::stage_counts(&cx, &prepared, snap)
 }
 
+/// A seed's name and every rejection of it.
+pub type SeedRejections = (Arc<str>, Vec<Rejection>);
+
 /// What every stage says of every seed for `shoot`, not only the first stage that rejects it:
 /// per seed (by name, in the snapshot's order) the rejections of all stages, none for a seed
 /// that fits. For `explain`: the nearest seed is the one with the fewest.
@@ -209,7 +212,7 @@ pub fn every_rejection(
     snap: &Snapshot,
     profile: &Profile,
     now: DateTime<Utc>,
-) -> Result<Vec<(Arc<str>, Vec<Rejection>)>, FitError> {
+) -> Result<Vec<SeedRejections>, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
     let prepared = Prepare::new(&cx, &profile.stages);
     let all = pipeline::every_rejection(&cx, &prepared, snap)?;

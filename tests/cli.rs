@@ -487,6 +487,14 @@ fn the_bash_completion_offers_the_subcommands_and_the_flags_of_each() {
         ["apply"]
     );
     assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "exp"]),
+        ["explain"]
+    );
+    assert_eq!(
+        bash_completes(&file, &["gardener-scheduler", "explain", "-o", ""]),
+        ["text", "json", "html"]
+    );
+    assert_eq!(
         bash_completes(&file, &["gardener-scheduler", "plan", "apply", "--max-f"]),
         ["--max-failures"]
     );

@@ -28,6 +28,7 @@ const PLACEHOLDERS: &[(&str, &str)] = &[
     ("N", "5"),
     ("COMMAND", "simulate"),
     ("PLAN.json", "drain.json"),
+    ("NAMESPACE/NAME", "garden-webshop/storefront"),
     ("FROM..TO", "2026-12-01T00:00:00Z..2026-12-08T00:00:00Z"),
 ];
 
@@ -235,7 +236,7 @@ fn expand(words: &[String]) -> Result<Vec<Vec<String>>, String> {
 }
 
 /// The subcommands that read no cluster unless told to (`--kubeconfig`, `--live`).
-const OFFLINE_COMMANDS: &[&str] = &["simulate", "plan", "completion", "man", "help"];
+const OFFLINE_COMMANDS: &[&str] = &["simulate", "plan", "explain", "completion", "man", "help"];
 
 /// Whether the binary with these arguments needs a cluster.
 fn needs_cluster(args: &[String]) -> bool {

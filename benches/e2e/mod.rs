@@ -43,6 +43,8 @@ pub struct E2eRun {
     pub events_dropped: f64,
     /// last bind seen → the reporter's queue sent (each success event sent or dropped)
     pub events_lag: Duration,
+    /// mean length in bytes of the decision record on the bound shoots (0: none)
+    pub record_bytes: f64,
 }
 
 impl E2eRun {
@@ -72,10 +74,7 @@ fn sum_family(text: &str, family: &str) -> f64 {
         .sum()
 }
 
-/// Starts an API server with `seeds` × `capacity` seeds and a scheduler with `concurrent_syncs`
-/// and the client rate limit `client_rate` (`qps`, `burst`; 0 qps: none),
-/// creates `shoots` shoots with at most `in_flight` create requests open, and waits (at most
-/// `limit`) until every one is bound.
+/// [`run_with`] without further keys of `schedulers.shoot`.
 pub fn run(
     concurrent_syncs: u32,
     client_rate: (f32, i32),
@@ -84,6 +83,34 @@ pub fn run(
     shoots: usize,
     in_flight: usize,
     limit: Duration,
+) -> E2eRun {
+    run_with(
+        concurrent_syncs,
+        client_rate,
+        seeds,
+        capacity,
+        shoots,
+        in_flight,
+        limit,
+        "",
+    )
+}
+
+/// Starts an API server with `seeds` × `capacity` seeds and a scheduler with `concurrent_syncs`
+/// and the client rate limit `client_rate` (`qps`, `burst`; 0 qps: none),
+/// creates `shoots` shoots with at most `in_flight` create requests open, and waits (at most
+/// `limit`) until every one is bound. `shoot_config`: more keys of `schedulers.shoot`, one per
+/// line.
+#[allow(clippy::too_many_arguments)]
+pub fn run_with(
+    concurrent_syncs: u32,
+    client_rate: (f32, i32),
+    seeds: usize,
+    capacity: u32,
+    shoots: usize,
+    in_flight: usize,
+    limit: Duration,
+    shoot_config: &'static str,
 ) -> E2eRun {
     let rt = tokio::runtime::Runtime::new().expect("tokio runtime");
     rt.block_on(async move {
@@ -99,6 +126,7 @@ pub fn run(
             SchedulerOptions {
                 concurrent_syncs,
                 client_rate: Some(client_rate),
+                shoot_config,
                 ..Default::default()
             },
         );
@@ -204,6 +232,22 @@ pub fn run(
         let report_client_requests =
             sum_family(&text, "gardener_scheduler_event_client_requests_total");
         let events_dropped = sum_family(&text, "gardener_scheduler_events_dropped_total");
+        let listed = raw
+            .list(&Default::default())
+            .await
+            .expect("listing the shoots");
+        let records: Vec<usize> = listed
+            .items
+            .iter()
+            .filter_map(|s| {
+                s.metadata
+                    .annotations
+                    .as_ref()?
+                    .get("scheduling.gardener.cloud/decision")
+                    .map(String::len)
+            })
+            .collect();
+        let record_bytes = records.iter().sum::<usize>() as f64 / records.len().max(1) as f64;
         drop(scheduler);
         drop(api);
         E2eRun {
@@ -218,6 +262,7 @@ pub fn run(
             report_client_requests,
             events_dropped,
             events_lag,
+            record_bytes,
         }
     })
 }

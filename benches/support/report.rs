@@ -17,6 +17,7 @@ pub const DOC_BLOCKS: &[(&str, &str)] = &[
     ("quality", "make bench"),
     ("carbon", "make bench"),
     ("e2e", "make bench"),
+    ("record", "make bench"),
     ("instructions", "make bench-instructions"),
     ("plan", "cargo bench --bench plan"),
     ("scale", "make bench"),

@@ -40,8 +40,11 @@ pub struct Explanation {
     pub changes: Vec<String>,
     /// For a bound shoot: what every filter says of its seed now.
     pub current_seed: Option<SeedVerdict>,
-    /// When no seed fits: the seed that the fewest filters reject, and what they say.
+    /// When no seed fits: the seed that the fewest filters reject (the first by name among
+    /// equals), and what they say.
     pub nearest: Option<SeedVerdict>,
+    /// How many other seeds are rejected by as few filters as the nearest.
+    pub as_near: usize,
 }
 
 /// The decision made now.
@@ -182,6 +185,10 @@ pub fn explain(
         Err(FitError::NoFit { .. }) => nearest(&every).map(|name| verdict_of(&name)),
         _ => None,
     };
+    let as_near = nearest.as_ref().map_or(0, |n| {
+        let fewest = n.rejected_by.len();
+        every.iter().filter(|(_, r)| r.len() == fewest).count() - 1
+    });
     let now_decision = redecision(&result, profile);
     let (verdict, changes) = compare(
         landscape,
@@ -203,6 +210,7 @@ pub fn explain(
         changes,
         current_seed,
         nearest,
+        as_near,
     })
 }
 
@@ -424,7 +432,7 @@ fn scores_moved(record: Option<&serde_json::Value>, d: &Decision, seed: &str) ->
     now.priorities
         .iter()
         .filter_map(|p| {
-            let before = was.get(&*p.name)?.get("score")?.as_f64()?;
+            let before = was.get(p.name)?.get("score")?.as_f64()?;
             ((before - short(p.score)).abs() >= 0.01).then(|| {
                 format!(
                     "{} scores {seed} {:.2} now, {before:.2} at the decision.",
