@@ -220,7 +220,7 @@ pub struct ShootScheduler {
     pub scheduler_names: Vec<String>,
     pub binding_mode: BindingMode,
     /// Whether each binding request also carries the decision record (the annotation
-    /// `scheduling.gardener.cloud/decision`).
+    /// `scheduling.gardener.cloud/decision`); on by default: it costs binds nothing measurable.
     pub decision_record: bool,
     pub backoff: Backoff,
     /// An ordered chain of profiles with optional time windows; the first active entry applies.
@@ -242,7 +242,7 @@ impl Default for ShootScheduler {
             regions: Vec::new(),
             scheduler_names: vec![crate::api::DEFAULT_SCHEDULER_NAME.into()],
             binding_mode: BindingMode::Binding,
-            decision_record: false,
+            decision_record: true,
             backoff: Backoff::default(),
             profiles: None,
         }

@@ -236,7 +236,7 @@ pub fn render_explanation(e: &crate::simulate::Explanation) -> Result<String, Er
         _ => Vec::new(),
     };
     let record_note = e.record_problem.clone().unwrap_or_else(|| {
-        "None: the shoot is pending, or was bound without schedulers.shoot.decisionRecord: true."
+        "None: the shoot is pending, was bound with decisionRecord: false, or by another scheduler."
             .to_string()
     });
     let mut seeds = Vec::new();

@@ -42,8 +42,9 @@ pub fn render_explanation(e: &Explanation) -> String {
             }
         }
         (None, Some(problem)) => out.push_str(&format!("  unreadable: {problem}\n")),
-        (None, None) => out
-            .push_str("  none (pending, or bound without schedulers.shoot.decisionRecord: true)\n"),
+        (None, None) => out.push_str(
+            "  none (pending, bound with decisionRecord: false, or bound by another scheduler)\n",
+        ),
     }
     out.push_str(&format!("\nDecided now (profile {}):\n", e.now.profile));
     match &e.now.seed {
