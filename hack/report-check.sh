@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Renders the example landscape's HTML reports (`plan drain … -o html`, `simulate -o html`, with
-# `--compare` and with `--replay`) in headless Chromium and fails unless each screenshot is a
+# `--compare` and with `--replay`, `explain -o html`) in headless Chromium and fails unless each screenshot is a
 # non-empty PNG, the rendered DOM has the report's sections, and the browser logged no console
 # errors. Chromium is required: a missing or
 # failing browser fails the check, it never skips.
@@ -34,6 +34,7 @@ now=2026-12-01T12:00:00Z
   --config example/20-componentconfig-weighted.yaml \
   --compare example/20-componentconfig-gardener-scheduler.yaml >"$out/compare.html"
 "$bin" simulate -f example/landscape/ --now "$now" -o html --replay >"$out/replay.html"
+"$bin" explain garden-webshop/pos-jp -f example/landscape/ --now "$now" -o html >"$out/explain.html"
 
 profile="$(mktemp -d)"
 trap 'rm -rf "$profile"' EXIT
@@ -88,3 +89,5 @@ check simulate "<h1>Simulated placement" "<h2>Seeds</h2>" "<h2>Placements" "<h2>
 check compare "<h1>Configuration comparison" "<h2>Summary per configuration</h2>" \
   "<h3>Shoots per region</h3>" "<h2>Placed differently" "<details>"
 check replay "<h1>Landscape after replay" "<h2>Seeds</h2>" "<h2>Placements" "<svg"
+check explain "<h1>Explain garden-webshop/pos-jp" "<h2>Recorded decision</h2>" "<h2>Decided now</h2>" \
+  "<h2>Nearest seed"

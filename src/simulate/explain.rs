@@ -392,7 +392,7 @@ fn compare(
         }
         (Some(s), Err(e)) => {
             changes.push(format!(
-                "No seed fits it now, {s} included ({} above).",
+                "No seed fits it now, {s} included (reasons: {}).",
                 e.reason_names().join(", ")
             ));
             if let Some(c) = current {
@@ -412,7 +412,7 @@ fn compare(
         }
         (None, Err(e)) => {
             changes.push(format!(
-                "It stays pending: no seed fits now ({} above).",
+                "It stays pending: no seed fits now (reasons: {}).",
                 e.reason_names().join(", ")
             ));
             "unschedulable"
