@@ -473,7 +473,10 @@ async fn a_bind_from_the_cache_is_one_request_carrying_every_field_as_sent() {
         .as_object()
         .is_some_and(|a| a.is_empty())
     {
-        body["metadata"].as_object_mut().unwrap().remove("annotations");
+        body["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("annotations");
     }
     assert_eq!(
         body, want,

@@ -45,7 +45,15 @@ async fn fields_the_scheduler_does_not_know_survive_a_bind() {
         "the bind changed spec.seedName only"
     );
     assert_eq!(after.metadata.labels, before.metadata.labels);
-    assert_eq!(after.metadata.annotations, before.metadata.annotations);
+    // every annotation kept; the one added is the decision record (on by default)
+    let mut annotations = after.metadata.annotations.clone().unwrap_or_default();
+    assert!(
+        annotations
+            .remove("scheduling.gardener.cloud/decision")
+            .is_some(),
+        "the decision record: {annotations:?}"
+    );
+    assert_eq!(Some(annotations), before.metadata.annotations);
     // the event went out through the reporter's client
     eventually("the success event", || async {
         shoot_events(&client, "dev", "rich")
