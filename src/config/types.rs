@@ -206,6 +206,9 @@ pub struct ShootScheduler {
     /// Objects per page when a watch lists its kind (at start and after a 410): fewer pages
     /// list a large landscape sooner; each page is held whole while it is decoded.
     pub list_page_size: u32,
+    /// Whether a watch reads its kind's state as one stream of events where the API server
+    /// serves it (`sendInitialEvents`), falling back to pages where it does not; `false`: pages.
+    pub streaming_lists: bool,
     pub candidate_determination_strategy: String,
     /// Weighted priorities in evaluation order. Absent: `ShootCount` with weight 1.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -236,6 +239,7 @@ impl Default for ShootScheduler {
             retry_sync_period: Duration::from_secs(15),
             decision_budget: Duration::from_secs(5),
             list_page_size: DEFAULT_LIST_PAGE_SIZE,
+            streaming_lists: true,
             candidate_determination_strategy: "SameRegion".into(),
             priorities: None,
             filters: None,

@@ -53,6 +53,13 @@ pub struct KindLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ListLabels {
+    pub kind: String,
+    /// `streaming`: one watch sending the state as events; `paged`: list pages
+    pub mode: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RestartLabels {
     pub kind: String,
     /// `silent`: nothing arrived for too long; `error`: the list or watch failed
@@ -127,6 +134,8 @@ pub struct Metrics {
     pub feed_last_activity: Family<KindLabels, Gauge<f64, std::sync::atomic::AtomicU64>>,
     /// watch restarts by kind and reason
     pub watch_restarts: Family<RestartLabels, Counter>,
+    /// lists of a watched kind's state begun, by how they are read
+    pub lists: Family<ListLabels, Counter>,
     /// decisions that gave up over their budget, by the stage they were in
     pub over_budget: Family<StageLabels, Counter>,
     pub carbon: CarbonMetrics,
@@ -261,6 +270,12 @@ impl Metrics {
             "Watches started again, by kind and reason (silent: nothing arrived for 40 s, so the kind is listed again; error: the list or watch failed)",
             watch_restarts.clone(),
         );
+        let lists = Family::<ListLabels, Counter>::default();
+        registry.register(
+            "lists",
+            "Lists of a watched kind's whole state begun (at start, after a 410 Gone or a silent watch), by kind and mode (streaming: one watch sends the state as events; paged: list pages, where the API server does not stream)",
+            lists.clone(),
+        );
         let over_budget = Family::<StageLabels, Counter>::default();
         registry.register(
             "decisions_over_budget",
@@ -272,6 +287,7 @@ impl Metrics {
             over_budget,
             feed_last_activity,
             watch_restarts,
+            lists,
             registry,
             attempts,
             attempt_duration,
@@ -331,8 +347,24 @@ impl Metrics {
             .inc();
     }
 
-    /// Starts `kind`'s restart counters at 0, so the first restart is an increase.
+    /// Counts a list of `kind`'s state begun in `mode`.
+    pub fn listed_as(&self, kind: &str, mode: super::listing::ListMode) {
+        self.lists
+            .get_or_create(&ListLabels {
+                kind: kind.into(),
+                mode: mode.as_str().into(),
+            })
+            .inc();
+    }
+
+    /// Starts `kind`'s restart and list counters at 0, so the first of each is an increase.
     pub fn watch_tracked(&self, kind: &str) {
+        for mode in super::listing::ListMode::ALL {
+            drop(self.lists.get_or_create(&ListLabels {
+                kind: kind.into(),
+                mode: mode.as_str().into(),
+            }));
+        }
         for reason in RESTART_REASONS {
             drop(self.watch_restarts.get_or_create(&RestartLabels {
                 kind: kind.into(),

@@ -31,6 +31,7 @@ mod control;
 mod incoming;
 mod leader;
 mod lifecycle;
+mod listing;
 mod liveness;
 mod metrics;
 mod queue;
@@ -213,6 +214,7 @@ impl Controller {
             decision_budget: shoot_cfg.decision_budget,
             decision_record: shoot_cfg.decision_record,
             list_page_size: shoot_cfg.list_page_size,
+            streaming_lists: shoot_cfg.streaming_lists,
             heartbeat: liveness::Heartbeat::new(shoot_cfg.decision_budget),
             cache: Mutex::new(state),
             queue: Queue::with_metrics(

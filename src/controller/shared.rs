@@ -39,6 +39,9 @@ pub struct Shared {
     pub(super) decision_record: bool,
     /// objects per page of a watch's list (`schedulers.shoot.listPageSize`)
     pub(super) list_page_size: u32,
+    /// whether watches read their kind's state as a stream where the server can
+    /// (`schedulers.shoot.streamingLists`)
+    pub(super) streaming_lists: bool,
     /// beaten by the scheduling runtime, read by `/healthz`
     pub(super) heartbeat: super::liveness::Heartbeat,
     /// what the watches brought, and the placements assumed; see [`Shared::lock`]

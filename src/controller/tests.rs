@@ -431,6 +431,7 @@ mod reports;
 mod scenario;
 mod shutdown;
 mod storm;
+mod streaming;
 
 // ---- binds from the cache, reports off the bind path
 

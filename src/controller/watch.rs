@@ -19,6 +19,7 @@ use super::brief::brief_watch;
 use super::cache::{Cache, Change, WatchedKind};
 use super::carbon_metrics;
 use super::incoming::{Incoming, WatchedShoot};
+use super::listing::{self, ListSettings};
 use super::liveness::FEED_SILENCE;
 use super::stack::{Abandoned, WATCH_TIMEOUT};
 use crate::api::{
@@ -144,20 +145,27 @@ fn is_progress<I>(item: &Result<Event<I>, watcher::Error>) -> bool {
 /// again with kube's jittered backoff (0.8 s doubling to 30 s, see [`FeedBackoff`]). A watch that
 /// has delivered nothing for [`FEED_SILENCE`] is dropped and the kind listed again (see
 /// `liveness`).
-async fn run_feed<K, I>(shared: Arc<Shared>, api: Api<I>, config: watcher::Config, feed: Feed<K>)
+async fn run_feed<K, I>(shared: Arc<Shared>, api: Api<I>, labels: Option<String>, feed: Feed<K>)
 where
     I: Incoming<K>,
 {
     let kind = feed.kind;
     let path = api.resource_url().trim_end_matches('/').to_string();
-    let config = config.timeout(WATCH_TIMEOUT.as_secs() as u32);
+    let metrics = shared.clone();
+    let settings = ListSettings::new(
+        kind.as_str(),
+        labels,
+        shared.list_page_size,
+        shared.streaming_lists,
+        Arc::new(move |mode| metrics.metrics.listed_as(kind.as_str(), mode)),
+    );
     let mut listing = false;
     // the next list replaces a watch dropped for silence (not a healthy one the server ended)
     let mut for_silence = false;
     let progressed = Arc::new(AtomicBool::new(false));
     let mut repeats = Repeats::default();
     loop {
-        let mut stream = watcher::watcher(api.clone(), config.clone())
+        let mut stream = listing::events(api.clone(), settings.clone())
             .backoff(FeedBackoff {
                 inner: watcher::DefaultBackoff::default(),
                 progressed: progressed.clone(),
@@ -349,6 +357,17 @@ fn shoot_seen(shared: &Shared, shoot: &Shoot) {
     super::attempt::settled_by_seen(shared, &key, Some(shoot.spec.seed_name.as_deref()), false);
 }
 
+/// How shoots are fed: kept as sent while pending, settling binds they show.
+fn shoot_feed() -> Feed<Shoot> {
+    Feed::<Shoot> {
+        kind: WatchedKind::Shoot,
+        apply: Cache::apply_shoot,
+        apply_raw: Some(Cache::apply_watched_shoot),
+        key: ns_name_of,
+        seen: Some(shoot_seen),
+    }
+}
+
 fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject> {
     Api::all_with(client.clone(), &ApiResource::erase::<K>(&()))
 }
@@ -357,27 +376,20 @@ fn untyped<K: Resource<DynamicType = ()>>(client: &Client) -> Api<DynamicObject>
 /// only when a profile uses `CarbonIntensity`; otherwise that kind counts as synced and empty.
 pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>> {
     let client = shared.watches.clone();
-    let cfg = watcher::Config::default().page_size(shared.list_page_size);
-    let region_configs = cfg.clone().labels(&format!(
+    let region_configs = Some(format!(
         "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
     ));
     let mut watches = vec![
         tokio::spawn(run_feed(
             shared.clone(),
             Api::<WatchedShoot>::all(client.clone()),
-            cfg.clone(),
-            Feed::<Shoot> {
-                kind: WatchedKind::Shoot,
-                apply: Cache::apply_shoot,
-                apply_raw: Some(Cache::apply_watched_shoot),
-                key: ns_name_of,
-                seen: Some(shoot_seen),
-            },
+            None,
+            shoot_feed(),
         )),
         tokio::spawn(run_feed(
             shared.clone(),
             untyped::<Seed>(&client),
-            cfg.clone(),
+            None,
             Feed::<Seed> {
                 kind: WatchedKind::Seed,
                 apply: Cache::apply_seed,
@@ -389,7 +401,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         tokio::spawn(run_feed(
             shared.clone(),
             untyped::<CloudProfile>(&client),
-            cfg.clone(),
+            None,
             Feed::<CloudProfile> {
                 kind: WatchedKind::CloudProfile,
                 apply: Cache::apply_cloud_profile,
@@ -401,7 +413,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         tokio::spawn(run_feed(
             shared.clone(),
             untyped::<NamespacedCloudProfile>(&client),
-            cfg.clone(),
+            None,
             Feed::<NamespacedCloudProfile> {
                 kind: WatchedKind::NamespacedCloudProfile,
                 apply: Cache::apply_namespaced_cloud_profile,
@@ -413,7 +425,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         tokio::spawn(run_feed(
             shared.clone(),
             untyped::<Project>(&client),
-            cfg.clone(),
+            None,
             Feed::<Project> {
                 kind: WatchedKind::Project,
                 apply: Cache::apply_project,
@@ -443,7 +455,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
         watches.push(tokio::spawn(run_feed(
             shared.clone(),
             untyped::<ConfigMap>(&shared.watches),
-            cfg.clone().labels(&format!(
+            Some(format!(
                 "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_CARBON_INTENSITY}"
             )),
             Feed::<ConfigMap> {
@@ -467,7 +479,7 @@ pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
     run_feed(
         shared,
         api,
-        watcher::Config::default(),
+        None,
         Feed::<Seed> {
             kind: WatchedKind::Seed,
             apply: Cache::apply_seed,
@@ -486,7 +498,7 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
     run_feed(
         shared,
         api,
-        watcher::Config::default(),
+        None,
         Feed::<Project> {
             kind: WatchedKind::Project,
             apply: Cache::apply_project,
@@ -496,4 +508,11 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
         },
     )
     .await
+}
+
+/// The shoot feed alone, for tests of how a kind is listed.
+#[cfg(test)]
+pub(super) async fn run_shoot_feed_for_tests(shared: Arc<Shared>) {
+    let api = Api::<WatchedShoot>::all(shared.watches.clone());
+    run_feed(shared, api, None, shoot_feed()).await
 }

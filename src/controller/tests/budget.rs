@@ -130,7 +130,7 @@ async fn a_slow_decision_gives_up_at_its_budget_while_health_leases_and_other_sh
     let (connection, api) = mock_api();
     let mut compiled = load_str(
         "leaderElection: {leaderElect: true, leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}\n\
-         schedulers:\n  shoot:\n    decisionBudget: 500ms\n    backoff: {initial: 1s, max: 2s}\n\
+         schedulers:\n  shoot:\n    streamingLists: false\n    decisionBudget: 500ms\n    backoff: {initial: 1s, max: 2s}\n\
          \x20   filters: [{name: TestSlow, args: {delayMs: 4000, shoots: [garden-a/slow]}}]\n",
     )
     .unwrap();

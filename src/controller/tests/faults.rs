@@ -62,7 +62,7 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
         let (client, mut api) = mock_api();
         let shared = controller_from(
             client,
-            "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 30s}}}\n",
+            "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false, retrySyncPeriod: 7s, backoff: {initial: 1s, max: 30s}}}\n",
         );
         let (mut delays, mut reports) = (Vec::new(), Vec::new());
         let mut stored_status = Value::Null;
@@ -135,7 +135,7 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     let (client, mut api) = mock_api();
     let shared = controller_from(
         client,
-        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s, backoff: {initial: 1s, max: 60s}}}\n",
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false, retrySyncPeriod: 7s, backoff: {initial: 1s, max: 60s}}}\n",
     );
     let mut hanging = Vec::new();
     let mut binds = 0;
@@ -279,7 +279,7 @@ async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pendi
         let shared = controller_from(
             client,
             &format!(
-                "leaderElection: {{leaderElect: false}}\nschedulers: {{shoot: {{retrySyncPeriod: 7s, bindingMode: {mode}}}}}\n"
+                "leaderElection: {{leaderElect: false}}\nschedulers: {{shoot: {{streamingLists: false, retrySyncPeriod: 7s, bindingMode: {mode}}}}}\n"
             ),
         );
         let attempt = spawn_attempt(&shared);
@@ -332,7 +332,7 @@ async fn an_unschedulable_shoot_publishes_at_most_one_event_per_backoff_step() {
     let (client, mut api) = mock_api();
     let shared = controller_from(
         client,
-        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {backoff: {initial: 1s, max: 1000s}}}\n",
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false, backoff: {initial: 1s, max: 1000s}}}\n",
     );
     shared.lock().apply_seed(
         &SeedBuilder::new("seed-1")
@@ -403,7 +403,7 @@ fn lease(holder: &str, rv: &str) -> Value {
                     "leaseTransitions": 1}})
 }
 
-const ELECTED: &str = "leaderElection: {leaderElect: true, leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n";
+const ELECTED: &str = "leaderElection: {leaderElect: true, leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}\nschedulers: {shoot: {streamingLists: false, retrySyncPeriod: 7s}}\n";
 
 /// Starts a controller whose elector runs against the mock and wins the lease.
 async fn elected(
@@ -513,7 +513,10 @@ async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
 async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blocks_readiness() {
     let (logs, _guard) = Logs::capture();
     let (client, mut api) = mock_api();
-    let shared = controller_from(client, "leaderElection: {leaderElect: false}\n");
+    let shared = controller_from(
+        client,
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false}}\n",
+    );
     let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
     for _ in 0..2 {
         let list = api.next().await;
@@ -547,7 +550,10 @@ async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blo
 async fn an_unreachable_server_is_asked_ever_less_often_and_reported_once() {
     let (logs, _guard) = Logs::capture();
     let (client, mut api) = mock_api();
-    let shared = controller_from(client, "leaderElection: {leaderElect: false}\n");
+    let shared = controller_from(
+        client,
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false}}\n",
+    );
     let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
     let start = Instant::now();
     let mut lists = 0;

@@ -29,7 +29,10 @@ pub(super) const SHOOT_PATH: &str =
 /// feeds through the watches.
 pub(super) fn controller_without_objects(client: Connection) -> Arc<Shared> {
     let c = Controller::new(
-        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
+        load_str(
+            "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false}}\n",
+        )
+        .unwrap(),
         client,
     )
     .unwrap();
@@ -244,7 +247,7 @@ pub(super) fn observed_shoot() -> Shoot {
 pub(super) fn controller(client: Connection) -> Arc<Shared> {
     controller_from(
         client,
-        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 7s}}\n",
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false, retrySyncPeriod: 7s}}\n",
     )
 }
 

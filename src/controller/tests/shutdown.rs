@@ -34,7 +34,10 @@ async fn api_server(
 /// its mock API server.
 fn local_controller() -> (Controller, ApiServer) {
     let (client, api) = mock_api();
-    let mut compiled = load_str("leaderElection: {leaderElect: false}\n").unwrap();
+    let mut compiled = load_str(
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false}}\n",
+    )
+    .unwrap();
     let cfg = &mut compiled.config;
     for server in [&mut cfg.server.health_probes, &mut cfg.server.metrics] {
         server.bind_address = "127.0.0.1".into();

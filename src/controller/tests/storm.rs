@@ -17,7 +17,7 @@ const SHOOTS: usize = 12;
 const WINDOW: Duration = Duration::from_secs(30 * 60);
 const RETRY: Duration = Duration::from_secs(15);
 const MAX: Duration = Duration::from_secs(240);
-const CONFIG: &str = "leaderElection: {leaderElect: false}\nschedulers: {shoot: {concurrentSyncs: 4, retrySyncPeriod: 15s, backoff: {initial: 1s, max: 240s}}}\n";
+const CONFIG: &str = "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false, concurrentSyncs: 4, retrySyncPeriod: 15s, backoff: {initial: 1s, max: 240s}}}\n";
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Failure {
@@ -399,7 +399,7 @@ async fn unanswered_binds_stay_within_their_retry_schedules() {
 async fn a_failed_bind_retries_the_shoot_it_turned_away_once_and_not_itself() {
     let (client, mut api) = mock_api();
     let c = Controller::new(
-        load_str("leaderElection: {leaderElect: false}\nschedulers: {shoot: {retrySyncPeriod: 15s, backoff: {initial: 100s, max: 1000s}}}\n").unwrap(),
+        load_str("leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false, retrySyncPeriod: 15s, backoff: {initial: 100s, max: 1000s}}}\n").unwrap(),
         client,
     )
     .unwrap();

@@ -1,0 +1,395 @@
+//! How a feed reads its kind: first the kind's whole state, then a watch of its changes.
+//!
+//! The state comes as one watch that sends it object by object (`sendInitialEvents=true`, a
+//! streaming list: no list pages for the server to copy and encode whole, none for this process
+//! to hold) and ends it with a bookmark marked `k8s.io/initial-events-end`; only then is the kind
+//! complete. An API server that refuses the request (400 or 422: older than Kubernetes 1.27, or
+//! the `WatchList` feature off) is listed in pages from then on; a stream that ends twice before
+//! its end marker (cut, or slower than [`INITIAL_EVENTS_TIMEOUT`]) has its next list made in
+//! pages. After the state, changes are watched from its resourceVersion, each watch ended by the
+//! server every [`WATCH_TIMEOUT`] and resumed where it stopped; a 410 Gone starts over.
+//!
+//! The items are kube's watcher events, so the feed applies both ways alike: `Init` before each
+//! list (streamed or paged), `InitApply` for each object of it, `InitDone` when it is complete.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures::stream::BoxStream;
+use futures::{Stream, StreamExt};
+use kube::api::{Api, ListParams, VersionMatch, WatchEvent, WatchParams};
+use kube::runtime::watcher::{Error, Event};
+use tracing::{info, warn};
+
+use super::stack::WATCH_TIMEOUT;
+
+/// How long the server may take to stream a kind's state (its `timeoutSeconds` for that
+/// watch): long enough for a landscape of 100,000 shoots on a loaded server. The watch that
+/// follows asks for [`WATCH_TIMEOUT`] again.
+pub const INITIAL_EVENTS_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The annotation of the bookmark that ends a streamed state.
+const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// How a list of the kind's state was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListMode {
+    /// one watch sending the state as events, ending at its marked bookmark
+    Streaming,
+    /// list pages of `listPageSize` objects
+    Paged,
+}
+
+impl ListMode {
+    pub const ALL: [ListMode; 2] = [ListMode::Streaming, ListMode::Paged];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ListMode::Streaming => "streaming",
+            ListMode::Paged => "paged",
+        }
+    }
+}
+
+/// What a feed's lists need to know, kept across the streams a feed makes.
+#[derive(Clone)]
+pub struct ListSettings {
+    pub label_selector: Option<String>,
+    pub page_size: u32,
+    /// set once the server refused a streaming list: the feed lists in pages from then on
+    pub streaming_refused: Arc<AtomicBool>,
+    /// told the mode of every list as it begins
+    pub on_list: Arc<dyn Fn(ListMode) + Send + Sync>,
+    pub kind: &'static str,
+}
+
+impl ListSettings {
+    /// Settings that stream when the server can (`streaming`), or always page.
+    pub fn new(
+        kind: &'static str,
+        label_selector: Option<String>,
+        page_size: u32,
+        streaming: bool,
+        on_list: Arc<dyn Fn(ListMode) + Send + Sync>,
+    ) -> ListSettings {
+        ListSettings {
+            label_selector,
+            page_size,
+            streaming_refused: Arc::new(AtomicBool::new(!streaming)),
+            on_list,
+            kind,
+        }
+    }
+
+    fn list_params(&self, continue_token: Option<String>) -> ListParams {
+        ListParams {
+            label_selector: self.label_selector.clone(),
+            limit: Some(self.page_size),
+            continue_token,
+            resource_version: Some("0".into()),
+            version_match: Some(VersionMatch::NotOlderThan),
+            ..Default::default()
+        }
+    }
+
+    fn watch_params(&self, initial_events: bool) -> WatchParams {
+        WatchParams {
+            label_selector: self.label_selector.clone(),
+            timeout: Some(if initial_events {
+                INITIAL_EVENTS_TIMEOUT.as_secs() as u32
+            } else {
+                WATCH_TIMEOUT.as_secs() as u32
+            }),
+            bookmarks: true,
+            send_initial_events: initial_events,
+            ..Default::default()
+        }
+    }
+}
+
+type Events<I> = BoxStream<'static, kube::Result<WatchEvent<I>>>;
+
+enum State<I> {
+    /// the next step lists the kind
+    Empty,
+    /// a paged list: the rest of the page, and where the next one starts
+    Page {
+        continue_token: Option<String>,
+        objects: VecDeque<I>,
+        resource_version: Option<String>,
+    },
+    /// a streaming list, until its marked bookmark
+    Streaming { stream: Events<I> },
+    /// the state is complete at this version; the next step watches from it
+    Listed { resource_version: String },
+    Watching {
+        resource_version: String,
+        stream: Events<I>,
+    },
+}
+
+struct Lister<I: Clone + 'static> {
+    api: Api<I>,
+    settings: ListSettings,
+    state: State<I>,
+    /// streamed lists in a row that ended before their marker
+    unfinished_streams: u32,
+}
+
+/// The feed's events: lists (streamed where the server can) and watches, until dropped.
+pub fn events<I>(api: Api<I>, settings: ListSettings) -> impl Stream<Item = Result<Event<I>, Error>>
+where
+    I: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    let lister = Lister {
+        api,
+        settings,
+        state: State::Empty,
+        unfinished_streams: 0,
+    };
+    futures::stream::unfold(lister, |mut lister| async move {
+        let item = lister.next().await;
+        Some((item, lister))
+    })
+}
+
+/// A 400 or 422 to a streaming list: the server does not take its parameters.
+fn refuses_streaming(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 400 || s.code == 422)
+}
+
+impl<I> Lister<I>
+where
+    I: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+{
+    async fn next(&mut self) -> Result<Event<I>, Error> {
+        loop {
+            if let Some(item) = self.step().await {
+                return item;
+            }
+        }
+    }
+
+    /// One step: an item to yield, or none when the state moved on without one.
+    async fn step(&mut self) -> Option<Result<Event<I>, Error>> {
+        match std::mem::replace(&mut self.state, State::Empty) {
+            State::Empty => Some(self.begin_list().await),
+            State::Page {
+                continue_token,
+                mut objects,
+                resource_version,
+            } => {
+                if let Some(next) = objects.pop_front() {
+                    self.state = State::Page {
+                        continue_token,
+                        objects,
+                        resource_version,
+                    };
+                    return Some(Ok(Event::InitApply(next)));
+                }
+                if continue_token.is_none()
+                    && let Some(resource_version) = resource_version
+                {
+                    self.state = State::Listed { resource_version };
+                    return Some(Ok(Event::InitDone));
+                }
+                match self
+                    .api
+                    .list(&self.settings.list_params(continue_token))
+                    .await
+                {
+                    Ok(list) => {
+                        let resource_version =
+                            list.metadata.resource_version.filter(|s| !s.is_empty());
+                        let continue_token = list.metadata.continue_.filter(|s| !s.is_empty());
+                        if resource_version.is_none() && continue_token.is_none() {
+                            return Some(Err(Error::NoResourceVersion));
+                        }
+                        self.state = State::Page {
+                            continue_token,
+                            objects: list.items.into(),
+                            resource_version,
+                        };
+                        None
+                    }
+                    Err(e) => Some(Err(Error::InitialListFailed(e))),
+                }
+            }
+            State::Streaming { mut stream } => match stream.next().await {
+                Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => {
+                    self.state = State::Streaming { stream };
+                    Some(Ok(Event::InitApply(obj)))
+                }
+                Some(Ok(WatchEvent::Deleted(_))) => {
+                    // not sent before the marker; nothing to take from the state
+                    self.state = State::Streaming { stream };
+                    None
+                }
+                Some(Ok(WatchEvent::Bookmark(bm))) => {
+                    if bm.metadata.annotations.contains_key(INITIAL_EVENTS_END) {
+                        self.unfinished_streams = 0;
+                        // The watch that follows asks for the usual timeout, so that the
+                        // server ends it (with a bookmark) as often as every other watch.
+                        self.state = State::Listed {
+                            resource_version: bm.metadata.resource_version,
+                        };
+                        Some(Ok(Event::InitDone))
+                    } else {
+                        self.state = State::Streaming { stream };
+                        None
+                    }
+                }
+                Some(Ok(WatchEvent::Error(status))) => {
+                    // 410: listed again from scratch; others: the stream goes on, or ends
+                    if status.code == 410 {
+                        self.unfinished_streams += 1;
+                    } else {
+                        self.state = State::Streaming { stream };
+                    }
+                    Some(Err(Error::WatchError(status)))
+                }
+                Some(Err(e)) => {
+                    // one event that could not be read; a broken connection ends the stream
+                    self.state = State::Streaming { stream };
+                    Some(Err(Error::WatchFailed(e)))
+                }
+                None => {
+                    // ended before its marker: what arrived is not the whole state
+                    self.unfinished_streams += 1;
+                    None
+                }
+            },
+            State::Listed { resource_version } => {
+                match self
+                    .api
+                    .watch(&self.settings.watch_params(false), &resource_version)
+                    .await
+                {
+                    Ok(stream) => {
+                        self.state = State::Watching {
+                            resource_version,
+                            stream: stream.boxed(),
+                        };
+                        None
+                    }
+                    Err(e) => {
+                        self.state = State::Listed { resource_version };
+                        Some(Err(Error::WatchStartFailed(e)))
+                    }
+                }
+            }
+            State::Watching {
+                resource_version,
+                mut stream,
+            } => match stream.next().await {
+                Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => {
+                    match obj
+                        .meta()
+                        .resource_version
+                        .clone()
+                        .filter(|v| !v.is_empty())
+                    {
+                        Some(resource_version) => {
+                            self.state = State::Watching {
+                                resource_version,
+                                stream,
+                            };
+                            Some(Ok(Event::Apply(obj)))
+                        }
+                        None => Some(Err(Error::NoResourceVersion)),
+                    }
+                }
+                Some(Ok(WatchEvent::Deleted(obj))) => {
+                    match obj
+                        .meta()
+                        .resource_version
+                        .clone()
+                        .filter(|v| !v.is_empty())
+                    {
+                        Some(resource_version) => {
+                            self.state = State::Watching {
+                                resource_version,
+                                stream,
+                            };
+                            Some(Ok(Event::Delete(obj)))
+                        }
+                        None => Some(Err(Error::NoResourceVersion)),
+                    }
+                }
+                Some(Ok(WatchEvent::Bookmark(bm))) => {
+                    self.state = State::Watching {
+                        resource_version: bm.metadata.resource_version,
+                        stream,
+                    };
+                    None
+                }
+                Some(Ok(WatchEvent::Error(status))) => {
+                    if status.code != 410 {
+                        self.state = State::Watching {
+                            resource_version,
+                            stream,
+                        };
+                    }
+                    Some(Err(Error::WatchError(status)))
+                }
+                Some(Err(e)) => {
+                    self.state = State::Watching {
+                        resource_version,
+                        stream,
+                    };
+                    Some(Err(Error::WatchFailed(e)))
+                }
+                None => {
+                    self.state = State::Listed { resource_version };
+                    None
+                }
+            },
+        }
+    }
+
+    /// Starts a list: a streaming one unless the server refused it or the last two ended
+    /// unfinished, then in pages.
+    async fn begin_list(&mut self) -> Result<Event<I>, Error> {
+        let kind = self.settings.kind;
+        let refused = self.settings.streaming_refused.load(Ordering::Relaxed);
+        if !refused && self.unfinished_streams < 2 {
+            match self.api.watch(&self.settings.watch_params(true), "0").await {
+                Ok(stream) => {
+                    (self.settings.on_list)(ListMode::Streaming);
+                    self.state = State::Streaming {
+                        stream: stream.boxed(),
+                    };
+                    return Ok(Event::Init);
+                }
+                Err(e) if refuses_streaming(&e) => {
+                    self.settings
+                        .streaming_refused
+                        .store(true, Ordering::Relaxed);
+                    warn!(
+                        kind,
+                        error = %super::brief::brief(&e),
+                        "the API server does not serve streaming lists; listing in pages"
+                    );
+                }
+                // the initial list failed: the feed treats it as a failed list (a kind not
+                // served, no permission), and the next try streams again
+                Err(e) => return Err(Error::InitialListFailed(e)),
+            }
+        } else if !refused {
+            info!(
+                kind,
+                "two streamed lists in a row ended before their end; this list is made in pages"
+            );
+            self.unfinished_streams = 0;
+        }
+        (self.settings.on_list)(ListMode::Paged);
+        self.state = State::Page {
+            continue_token: None,
+            objects: VecDeque::new(),
+            resource_version: None,
+        };
+        Ok(Event::Init)
+    }
+}

@@ -1,0 +1,197 @@
+//! How a feed lists its kind: as one streaming watch where the server serves it, complete only
+//! at the bookmark marked `k8s.io/initial-events-end`; in pages where the server refuses it, or
+//! after two streams in a row ended before their marker. The shoot feed runs alone against the
+//! mock; the tests answer its requests by hand.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::controller::cache::WatchedKind;
+
+const SHOOTS: &str = "/apis/core.gardener.cloud/v1beta1/shoots";
+
+fn shoot(name: &str, rv: &str, seed: Option<&str>) -> Value {
+    let mut b = ShootBuilder::new("garden-a", name);
+    if let Some(s) = seed {
+        b = b.seed(s);
+    }
+    let mut s = b.build();
+    s.metadata.resource_version = Some(rv.into());
+    let mut v = serde_json::to_value(s).unwrap();
+    v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
+    v["kind"] = json!("Shoot");
+    v
+}
+
+/// A watch answer carrying `events` (type, object), after which the server closes the stream.
+fn events(events: &[(&str, Value)]) -> Response<Body> {
+    let mut body = Vec::new();
+    for (t, object) in events {
+        serde_json::to_writer(&mut body, &json!({"type": t, "object": object})).unwrap();
+        body.push(b'\n');
+    }
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .unwrap()
+}
+
+/// The bookmark that ends a streamed state at `rv`.
+fn end_of_state(rv: &str) -> (&'static str, Value) {
+    (
+        "BOOKMARK",
+        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+               "metadata": {"resourceVersion": rv,
+                            "annotations": {"k8s.io/initial-events-end": "true"}}}),
+    )
+}
+
+fn gone() -> (&'static str, Value) {
+    (
+        "ERROR",
+        json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+               "message": "too old resource version", "reason": "Expired", "code": 410}),
+    )
+}
+
+fn is_streaming_list(call: &Call) -> bool {
+    let q = &call.query;
+    q.contains("watch=true")
+        && q.contains("sendInitialEvents=true")
+        && q.contains("resourceVersionMatch=NotOlderThan")
+        && q.contains("allowWatchBookmarks=true")
+        && q.contains("timeoutSeconds=600")
+}
+
+fn is_page(call: &Call) -> bool {
+    !call.query.contains("watch=true") && call.query.contains("limit=500")
+}
+
+/// A watch of changes from `rv`, with the usual timeout.
+fn is_watch_from(call: &Call, rv: &str) -> bool {
+    let q = &call.query;
+    q.contains("watch=true")
+        && !q.contains("sendInitialEvents")
+        && q.contains("timeoutSeconds=30")
+        && q.contains(&format!("resourceVersion={rv}"))
+}
+
+fn lists(shared: &Shared, mode: &str) -> u64 {
+    metric(
+        shared,
+        &format!("gardener_scheduler_lists_total{{kind=\"Shoot\",mode=\"{mode}\"}}"),
+    )
+    .map_or(0, |v| v.parse().unwrap())
+}
+
+fn streaming_controller(client: Connection) -> Arc<Shared> {
+    let c = Controller::new(
+        load_str("leaderElection: {leaderElect: false}\n").unwrap(),
+        client,
+    )
+    .unwrap();
+    Arc::clone(c.shared())
+}
+
+#[tokio::test]
+async fn a_streamed_list_counts_only_once_its_end_marker_arrives() {
+    let (client, mut api) = mock_api();
+    let shared = streaming_controller(client);
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+
+    // a stream that ends before its marker: what it brought is not the whole state
+    let first = api.next().await;
+    assert_eq!(first.path, SHOOTS);
+    assert!(is_streaming_list(&first), "{}", first.query);
+    first.respond.send_response(events(&[
+        ("ADDED", shoot("s1", "11", None)),
+        ("ADDED", shoot("s2", "12", Some("seed-1"))),
+    ]));
+    let second = api.next().await;
+    assert!(
+        !shared.is_synced(WatchedKind::Shoot),
+        "synced without the end marker"
+    );
+    assert!(is_streaming_list(&second), "{}", second.query);
+    // the next stream is complete: s2 is gone, s3 is new
+    second.respond.send_response(events(&[
+        ("ADDED", shoot("s1", "11", None)),
+        ("ADDED", shoot("s3", "13", None)),
+        end_of_state("20"),
+    ]));
+    let third = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Shoot));
+    assert_eq!(shared.lock().known_shoots(), 2, "s1 and s3, not s2");
+    assert_eq!(shared.lock().pending_count(), 2);
+    // changes are watched from the marker's version, with the usual timeout
+    assert!(is_watch_from(&third, "20"), "{}", third.query);
+    assert_eq!(lists(&shared, "streaming"), 2);
+    assert_eq!(lists(&shared, "paged"), 0);
+    drop(third);
+    feed.abort();
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_streaming_lists_is_listed_in_pages_from_then_on() {
+    let (client, mut api) = mock_api();
+    let shared = streaming_controller(client);
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+
+    let first = api.next().await;
+    assert!(is_streaming_list(&first), "{}", first.query);
+    first.fail(422, "Invalid");
+    let page = api.next().await;
+    assert!(is_page(&page), "{}", page.query);
+    page.reply(list_of("Shoot", "10", vec![shoot("s1", "9", None)]));
+    let watch = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Shoot));
+    assert!(is_watch_from(&watch, "10"), "{}", watch.query);
+    // a 410: listed again, in pages without asking for a stream first
+    watch.respond.send_response(events(&[gone()]));
+    let again = api.next().await;
+    assert!(is_page(&again), "{}", again.query);
+    assert_eq!(lists(&shared, "paged"), 2);
+    assert_eq!(lists(&shared, "streaming"), 0);
+    drop(again);
+    feed.abort();
+}
+
+#[tokio::test]
+async fn two_streams_ended_before_their_marker_make_the_next_list_paged_and_the_one_after_streamed()
+{
+    let (client, mut api) = mock_api();
+    let shared = streaming_controller(client);
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+
+    for _ in 0..2 {
+        let call = api.next().await;
+        assert!(is_streaming_list(&call), "{}", call.query);
+        call.respond
+            .send_response(events(&[("ADDED", shoot("s1", "11", None))]));
+    }
+    let page = api.next().await;
+    assert!(!shared.is_synced(WatchedKind::Shoot));
+    assert!(is_page(&page), "{}", page.query);
+    page.reply(list_of("Shoot", "10", vec![shoot("s1", "9", None)]));
+    let watch = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Shoot));
+    watch.respond.send_response(events(&[gone()]));
+    let relist = api.next().await;
+    assert!(
+        is_streaming_list(&relist),
+        "the server did not refuse streams: the next list streams again: {}",
+        relist.query
+    );
+    // a list is counted once the server has answered its request
+    assert_eq!(lists(&shared, "streaming"), 2);
+    assert_eq!(lists(&shared, "paged"), 1);
+    relist.respond.send_response(events(&[end_of_state("30")]));
+    let watch = api.next().await;
+    assert!(is_watch_from(&watch, "30"), "{}", watch.query);
+    assert_eq!(lists(&shared, "streaming"), 3);
+    drop(watch);
+    feed.abort();
+}
