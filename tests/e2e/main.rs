@@ -18,6 +18,7 @@ mod explain;
 mod faults;
 mod gates;
 mod leader;
+mod listing;
 mod metrics;
 mod plan;
 mod profiles;

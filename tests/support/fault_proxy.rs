@@ -201,6 +201,9 @@ pub struct Faults {
     pub storm: Option<Storm>,
     /// every watch is cut (the connection aborted mid-body) this long after it started
     pub cut_watches_after: Option<Duration>,
+    /// the next watch of the resource is cut once this many bytes of it have been passed on
+    /// (mid-line, as a connection breaks); used up by that watch
+    pub cut_next_watch_after_bytes: Option<(usize, String)>,
     /// each watch chunk of the resource (`None`: every resource) reaches the client this long
     /// after it left the server
     pub watch_delay: Option<(Duration, Option<String>)>,
@@ -708,7 +711,25 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
             .as_ref()
             .filter(|(_, res)| res.as_deref().is_none_or(|r| r == resource))
             .map(|(d, _)| *d);
-        pump(st, resource, rbody, faults.cut_watches_after, delay)
+        let cut_bytes = {
+            let mut f = st.faults.lock().unwrap();
+            match &f.cut_next_watch_after_bytes {
+                Some((n, res)) if *res == resource => {
+                    let n = *n;
+                    f.cut_next_watch_after_bytes = None;
+                    Some(n)
+                }
+                _ => None,
+            }
+        };
+        pump(
+            st,
+            resource,
+            rbody,
+            faults.cut_watches_after,
+            cut_bytes,
+            delay,
+        )
     } else {
         AxumBody::new(rbody)
     };
@@ -722,6 +743,7 @@ fn pump(
     resource: String,
     upstream: kube::client::Body,
     cut_after: Option<Duration>,
+    cut_bytes: Option<usize>,
     delay: Option<Duration>,
 ) -> AxumBody {
     let id = st.next_id.fetch_add(1, Ordering::SeqCst);
@@ -738,6 +760,7 @@ fn pump(
         };
         tokio::pin!(cut);
         let mut held: VecDeque<(tokio::time::Instant, Bytes)> = VecDeque::new();
+        let mut cut_left = cut_bytes;
         loop {
             if st.cut.lock().unwrap().remove(&id) {
                 let _ = tx
@@ -755,6 +778,16 @@ fn pump(
             tokio::select! {
                 chunk = data.next() => match chunk {
                     Some(Ok(b)) => {
+                        if let Some(left) = cut_left.as_mut() {
+                            if b.len() >= *left {
+                                let _ = tx.send(Ok(b.slice(..*left))).await;
+                                let _ = tx
+                                    .send(Err(std::io::Error::other("cut by the fault proxy")))
+                                    .await;
+                                break;
+                            }
+                            *left -= b.len();
+                        }
                         if b.windows(10).any(|w| w == b"\"code\":410") {
                             *st.expired.lock().unwrap().entry(resource.clone()).or_default() += 1;
                         }
