@@ -12,7 +12,9 @@
 //! process at landscape scale, `BENCH_SCALE_WATCH_CACHE=off,on` the API servers each row runs on
 //! (relists only with the cache off), `BENCH_SCALE_PAGES=default,2000` the list page sizes of
 //! its runs at the default client limit, `BENCH_SCALE_NO_LIMIT=0` skips the run without a limit,
-//! `BENCH_SCALE_DRIP=0` creates no shoots while the relist runs. Profiles, off by default:
+//! `BENCH_SCALE_DRIP=0` creates no shoots while the relist runs, `BENCH_SCALE_MODES=streaming`
+//! the ways the scheduler lists (`streaming,paged` by default), `BENCH_SCALE_FAILOVER=0` skips
+//! the killed leader. Profiles, off by default:
 //! `BENCH_SCALE_HEAPTRACK=DIR` records each scheduler's allocations with heaptrack,
 //! `BENCH_SCALE_PPROF=DIR` the API server's CPU profile over the first
 //! `BENCH_SCALE_PPROF_SECONDS` (30) of each start, `BENCH_SCALE_PERF=DIR` the scheduler's.
@@ -76,6 +78,10 @@ struct Mode {
     scale_no_limit: bool,
     /// shoots created while the relist runs
     scale_drip: bool,
+    /// how the scheduler lists in each run: `true` streaming, `false` pages
+    scale_modes: Vec<bool>,
+    /// a leader killed and its standby timed, after each row's runs
+    scale_failover: bool,
     sections: Vec<String>,
 }
 
@@ -123,6 +129,8 @@ impl Mode {
                 scale_pages: vec![None],
                 scale_no_limit: true,
                 scale_drip: true,
+                scale_modes: vec![true, false],
+                scale_failover: true,
                 sections,
             }
         } else {
@@ -148,6 +156,8 @@ impl Mode {
                 scale_pages: vec![None],
                 scale_no_limit: true,
                 scale_drip: true,
+                scale_modes: vec![true, false],
+                scale_failover: true,
                 sections,
             }
         }
@@ -200,6 +210,19 @@ impl Mode {
         }
         if let Ok(v) = std::env::var("BENCH_SCALE_DRIP") {
             self.scale_drip = v != "0";
+        }
+        if let Some(modes) = words("BENCH_SCALE_MODES") {
+            self.scale_modes = modes
+                .iter()
+                .map(|w| match w.as_str() {
+                    "streaming" => true,
+                    "paged" => false,
+                    other => panic!("BENCH_SCALE_MODES: {other:?} is neither streaming nor paged"),
+                })
+                .collect();
+        }
+        if let Ok(v) = std::env::var("BENCH_SCALE_FAILOVER") {
+            self.scale_failover = v != "0";
         }
         self
     }
@@ -1760,6 +1783,8 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             pages: mode.scale_pages.clone(),
             no_limit: mode.scale_no_limit,
             drip: mode.scale_drip,
+            modes: mode.scale_modes.clone(),
+            failover: mode.scale_failover,
         };
         match std::panic::catch_unwind(|| e2e::scale::run(&spec)) {
             Ok(row) => rows.push(row),
@@ -1802,19 +1827,19 @@ fn scale_section(mode: &Mode, report: &mut Report) {
         [
             "shoots",
             "API server",
-            "avg shoot JSON",
-            "landscape built in",
-            "client limit",
-            "list page size",
-            "start → caches synced",
-            "start → first bind",
-            "CPU to synced",
-            "CPU per listed shoot",
+            "mode",
+            "page",
+            "floor: paged list (requests)",
+            "floor: stream",
+            "start → synced / first bind",
+            "÷ stream floor",
+            "÷ paged floor",
+            "CPU to synced (per listed shoot)",
             "API server + etcd CPU to synced",
-            "peak RSS (initial list)",
+            "peak RSS",
             "steady RSS",
-            "list requests (GET)",
-            "bytes received to synced",
+            "GET requests",
+            "bytes received",
             "load avg",
         ]
         .map(String::from)
@@ -1824,7 +1849,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
         [
             "shoots",
             "API server",
-            "client limit",
+            "mode",
             "list page size",
             "new shoots bound",
             "creates took",
@@ -1840,12 +1865,13 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     let mut relist = vec![
         [
             "shoots",
+            "mode",
             "compaction → relist began",
             "relist took",
             "list requests (GET)",
             "bytes received",
             "CPU",
-            "peak RSS during it",
+            "peak RSS during it / of the initial list",
             "shoots created during it: bound / created, slowest create → bound",
             "placements counted after it / expected",
             "bound twice",
@@ -1868,21 +1894,40 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             let page = r
                 .page
                 .map_or_else(|| "default".to_string(), |p| fmt_count(p as u64));
+            let ratio = |floor: Duration| {
+                if floor.is_zero() {
+                    "-".to_string()
+                } else {
+                    format!("{:.2}", r.to_first_bind.as_secs_f64() / floor.as_secs_f64())
+                }
+            };
             start.push(vec![
                 fmt_count(row.shoots as u64),
                 server_label(row.watch_cache).to_string(),
-                fmt_bytes(row.avg_json_bytes as f64),
-                fmt_duration(row.build),
-                limit.clone(),
+                format!("{} ({limit})", r.mode),
                 page.clone(),
-                fmt_duration(r.to_synced),
-                fmt_duration(r.to_first_bind),
-                fmt_duration(r.at_synced.cpu),
-                fmt_duration(r.at_synced.cpu / row.shoots.max(1) as u32),
+                format!(
+                    "{} ({})",
+                    fmt_duration(r.floor.paged),
+                    r.floor.paged_requests
+                ),
+                fmt_duration(r.floor.streaming),
+                format!(
+                    "{} / {}",
+                    fmt_duration(r.to_synced),
+                    fmt_duration(r.to_first_bind)
+                ),
+                ratio(r.floor.streaming),
+                ratio(r.floor.paged),
+                format!(
+                    "{} ({})",
+                    fmt_duration(r.at_synced.cpu),
+                    fmt_duration(r.at_synced.cpu / row.shoots.max(1) as u32)
+                ),
                 fmt_duration(r.server_cpu),
                 kib(r.at_synced.hwm_kib),
                 format!(
-                    "{} ({} heap and stacks, {} binary and libraries)",
+                    "{} ({} heap and stacks, {} mapped files)",
                     kib(r.steady.rss_kib),
                     kib(r.steady.anon_kib),
                     kib(r.steady.file_kib)
@@ -1901,7 +1946,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             burst.push(vec![
                 fmt_count(row.shoots as u64),
                 server_label(row.watch_cache).to_string(),
-                limit,
+                format!("{} ({limit})", r.mode),
                 page,
                 format!("{} / {}", r.burst_bound, mode.scale_burst),
                 fmt_duration(r.creates_took),
@@ -1922,12 +1967,13 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                 .unwrap_or_else(|| "-".into());
             relist.push(vec![
                 fmt_count(row.shoots as u64),
+                row.relist_mode.clone(),
                 fmt_duration(rl.waited),
                 fmt_duration(rl.took),
                 format!("{:.0}", rl.requests),
                 fmt_bytes(rl.rchar as f64),
                 fmt_duration(rl.cpu),
-                kib(rl.peak_kib),
+                format!("{} / {}", kib(rl.peak_kib), kib(row.relist_initial_peak_kib)),
                 format!("{} / {}, {slowest}", rl.drip.len(), rl.drip_created),
                 format!("{:.0} / {}", row.counted.0, row.counted.1),
                 row.bound_twice.to_string(),
@@ -1938,9 +1984,41 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             ]);
         }
     }
+    let mut failover = vec![
+        [
+            "shoots",
+            "API server",
+            "leaseDuration",
+            "kill → standby's first bind",
+            "goal (leaseDuration + 2 s)",
+            "lists by the standby after the kill",
+            "its GET requests (watches, reads)",
+            "load avg",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    for row in &rows {
+        if let Some(f) = &row.failover {
+            failover.push(vec![
+                fmt_count(row.shoots as u64),
+                server_label(row.watch_cache).to_string(),
+                fmt_duration(f.lease_duration),
+                fmt_duration(f.to_bind),
+                if f.to_bind <= f.lease_duration + Duration::from_secs(2) {
+                    "met".to_string()
+                } else {
+                    "missed".to_string()
+                },
+                format!("{:.0}", f.standby_lists),
+                format!("{:.0}", f.standby_gets),
+                f.load.clone(),
+            ]);
+        }
+    }
     let _ = writeln!(
         body,
-        "Start and initial list (CPU: the process's user + system time from /proc; peak RSS: VmHWM; steady RSS: VmRSS 5 s after the first bind; bytes: received on the process's TCP connections, TLS included, from `ss`):\n\n{}",
+        "Start and initial list. Floor: the same server hands the same shoots to a bare client in the same run, just before the scheduler starts (a paged list at the run's page size; a streaming watch to its end marker); the ratios divide the time to the first bind by it. Mode: how the shoot feed listed (from `lists_total`), and the client limit. CPU: user + system from /proc; peak RSS: VmHWM at synced caches; steady: VmRSS 5 s after the first bind; bytes: received on the process's connections (`ss`), TLS included:\n\n{}",
         report::table(&start)
     );
     let _ = writeln!(
@@ -1956,6 +2034,24 @@ fn scale_section(mode: &Mode, report: &mut Report) {
          Peak RSS: VmHWM reset at the compaction:\n\n{}",
         report::table(&relist)
     );
+    for row in &rows {
+        let _ = writeln!(
+            body,
+            "- {} shoots, {}: {} of JSON per shoot on average, landscape built in {} (with the watch cache filled, where on).",
+            fmt_count(row.shoots as u64),
+            server_label(row.watch_cache),
+            fmt_bytes(row.avg_json_bytes as f64),
+            fmt_duration(row.build)
+        );
+    }
+    let _ = writeln!(body);
+    if failover.len() > 1 {
+        let _ = writeln!(
+            body,
+            "The leader killed (SIGKILL) with a standby ready (both with warm caches, upstream's lease timings 15 s / 10 s / 2 s), a shoot created right after the kill:\n\n{}",
+            report::table(&failover)
+        );
+    }
     for f in failed {
         let _ = writeln!(body, "{f}");
     }

@@ -51,6 +51,36 @@ pub struct ScaleSpec {
     /// a new shoot every 100 ms while the relist runs (pending at its end, so counted in its
     /// peak)
     pub drip: bool,
+    /// how the scheduler lists, per page size, in order: `true` streaming (the default), `false`
+    /// pages (`streamingLists: false`). The first run is the one that relists.
+    pub modes: Vec<bool>,
+    /// after the runs: two replicas with leader election, the leader killed (SIGKILL)
+    pub failover: bool,
+}
+
+/// How long the same API server takes to hand the same shoots to a bare client that does
+/// nothing else with them, measured just before a scheduler's start.
+#[derive(Clone, Copy, Default)]
+pub struct Floor {
+    /// a paged list at the run's page size, each page read to its end, the next asked at once
+    pub paged: Duration,
+    pub paged_requests: usize,
+    pub paged_bytes: u64,
+    /// a streaming watch read to its `k8s.io/initial-events-end` bookmark
+    pub streaming: Duration,
+    pub streaming_bytes: u64,
+}
+
+/// The standby's takeover after the leader is killed.
+pub struct Failover {
+    /// kill → the standby's first bind of a shoot created right after the kill
+    pub to_bind: Duration,
+    pub lease_duration: Duration,
+    /// lists of shoots the standby began after the kill (from its `lists_total`)
+    pub standby_lists: f64,
+    /// GET requests of the standby after the kill up to its bind (watches, reads)
+    pub standby_gets: f64,
+    pub load: String,
 }
 
 /// Resource use of a process, from /proc.
@@ -70,6 +100,9 @@ pub struct Proc {
 /// One scheduler process from start.
 pub struct ProcessRun {
     pub label: String,
+    /// how the shoot feed listed, from the scheduler's `lists_total` (`streaming`, `paged`)
+    pub mode: String,
+    pub floor: Floor,
     /// `schedulers.shoot.listPageSize`, if set
     pub page: Option<u32>,
     pub to_synced: Duration,
@@ -115,6 +148,10 @@ pub struct ScaleRow {
     pub relist: Option<Relist>,
     /// placements the scheduler counts after the relist, and how many it should
     pub counted: (f64, usize),
+    /// peak RSS of the initial list of the run that relisted, to compare the relist's with
+    pub relist_initial_peak_kib: u64,
+    pub relist_mode: String,
+    pub failover: Option<Failover>,
     /// shoots of the run's own project bound to a second seed, and left unbound
     pub bound_twice: usize,
     pub unbound: usize,
@@ -435,8 +472,10 @@ async fn process_run(
     label: &str,
     rate: Option<(f32, i32)>,
     page: Option<u32>,
+    streaming: bool,
     burst: usize,
 ) -> (Scheduler, ProcessRun) {
+    let floor = floor(client, page.unwrap_or(500)).await;
     let probe = format!("probe-{label}");
     create_pending(client, vec![probe.clone()], 1).await;
     let probe_api: Api<Shoot> = Api::namespaced(client.clone(), &format!("garden-{NEW}"));
@@ -453,6 +492,12 @@ async fn process_run(
         env.push((
             "GARDENER_SCHEDULER_SCHEDULERS__SHOOT__LIST_PAGE_SIZE",
             page.to_string(),
+        ));
+    }
+    if !streaming {
+        env.push((
+            "GARDENER_SCHEDULER_SCHEDULERS__SHOOT__STREAMING_LISTS",
+            "false".to_string(),
         ));
     }
     // BENCH_SCALE_HEAPTRACK=DIR: every allocation of the process, raw, into DIR (heaptrack's
@@ -507,6 +552,7 @@ async fn process_run(
     });
     let (mut to_synced, mut to_first_bind) = (None, None);
     let (mut at_synced, mut list_requests) = (Proc::default(), 0.0);
+    let mut mode = String::new();
     while to_synced.is_none() || to_first_bind.is_none() {
         assert!(
             scheduler.is_running(),
@@ -527,6 +573,7 @@ async fn process_run(
             at_synced = proc_of(pid);
             server_at_synced = server_cpu() - server_before;
             list_requests = gets(&scheduler.metrics());
+            mode = shoot_list_mode(&scheduler.metrics());
             if let Some(mut p) = perf.take() {
                 let _ = std::process::Command::new("kill")
                     .args(["-INT", &p.id().to_string()])
@@ -568,6 +615,8 @@ async fn process_run(
     let after_burst = proc_of(pid);
     let run = ProcessRun {
         label: label.to_string(),
+        mode,
+        floor,
         page,
         to_synced: to_synced.unwrap(),
         to_first_bind: to_first_bind.unwrap(),
@@ -583,6 +632,160 @@ async fn process_run(
         load,
     };
     (scheduler, run)
+}
+
+/// How the shoot feed listed, from `lists_total`: the modes it used, `+`-joined.
+fn shoot_list_mode(metrics: &str) -> String {
+    ["streaming", "paged"]
+        .into_iter()
+        .filter(|m| {
+            harness::metric_sum(
+                metrics,
+                "gardener_scheduler_lists_total",
+                &[("kind", "Shoot"), ("mode", m)],
+            ) > 0.0
+        })
+        .collect::<Vec<_>>()
+        .join("+")
+}
+
+/// The API server's floor for the shoots: a bare client lists them in pages of `page`, then
+/// streams them, reading every byte and decoding nothing but what the next request needs (the
+/// `continue` token) and the end marker.
+async fn floor(client: &kube::Client, page: u32) -> Floor {
+    use http_body_util::BodyExt;
+    let path = "/apis/core.gardener.cloud/v1beta1/shoots";
+    let get = |uri: String| {
+        http::Request::get(uri)
+            .body(kube::client::Body::empty())
+            .unwrap()
+    };
+    let mut f = Floor::default();
+    let start = Instant::now();
+    let mut token: Option<String> = None;
+    loop {
+        let uri = match &token {
+            None => format!("{path}?limit={page}&resourceVersion=0&resourceVersionMatch=NotOlderThan"),
+            Some(t) => format!("{path}?limit={page}&continue={t}"),
+        };
+        let res = client.send(get(uri)).await.expect("a page of the floor's list");
+        assert!(res.status().is_success(), "floor list: {}", res.status());
+        let mut body = res.into_body();
+        // the token is in the list's metadata, at its end (or at its start)
+        let (mut head, mut tail) = (Vec::new(), Vec::new());
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.expect("the floor's page").into_data() else { continue };
+            f.paged_bytes += data.len() as u64;
+            if head.len() < 4096 {
+                head.extend_from_slice(&data[..data.len().min(4096 - head.len())]);
+            }
+            tail.extend_from_slice(&data);
+            if tail.len() > 8192 {
+                tail.drain(..tail.len() - 4096);
+            }
+        }
+        f.paged_requests += 1;
+        token = [&tail, &head].iter().find_map(|b| continue_token(b));
+        if token.is_none() {
+            break;
+        }
+    }
+    f.paged = start.elapsed();
+    let start = Instant::now();
+    let uri = format!(
+        "{path}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=600"
+    );
+    let res = client.send(get(uri)).await.expect("the floor's stream");
+    assert!(res.status().is_success(), "floor stream: {}", res.status());
+    let mut body = res.into_body();
+    let marker = b"k8s.io/initial-events-end";
+    let mut carry: Vec<u8> = Vec::new();
+    'read: while let Some(frame) = body.frame().await {
+        let Ok(data) = frame.expect("the floor's stream").into_data() else { continue };
+        f.streaming_bytes += data.len() as u64;
+        carry.extend_from_slice(&data);
+        if carry.windows(marker.len()).any(|w| w == marker) {
+            break 'read;
+        }
+        let keep = carry.len().saturating_sub(marker.len());
+        carry.drain(..keep);
+    }
+    f.streaming = start.elapsed();
+    f
+}
+
+/// The `continue` token in a list's JSON, URL-encoded; `None` on the last page.
+fn continue_token(json: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(json);
+    let at = text.find("\"continue\":\"")? + "\"continue\":\"".len();
+    let token = &text[at..at + text[at..].find('"')?];
+    (!token.is_empty()).then(|| {
+        token
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    (b as char).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    })
+}
+
+/// Two replicas with leader election over the landscape: once both are ready and the leader
+/// has bound a probe, the leader is killed (SIGKILL) and a shoot created; the standby's bind
+/// of it is timed from the kill, and its lists after the kill counted.
+async fn failover(api: &ApiServer, client: &kube::Client, binds: &Arc<Mutex<Binds>>) -> Failover {
+    // upstream's defaults: 15 s / 10 s / 2 s
+    let lease_duration = Duration::from_secs(15);
+    let start = |name: &'static str| {
+        Scheduler::start(
+            api,
+            name,
+            SchedulerOptions {
+                leader_elect: true,
+                lease: harness::LeaseTimes::Defaults,
+                hostname: Some(name),
+                rust_log: Some("info"),
+                env: vec![("MALLOC_ARENA_MAX", "1".to_string())],
+                ..Default::default()
+            },
+        )
+    };
+    let mut first = start("failover-a");
+    let mut second = start("failover-b");
+    let probe = "probe-failover".to_string();
+    create_pending(client, vec![probe.clone()], 1).await;
+    let _ = latencies(binds, &[(probe, Instant::now())], Duration::from_secs(900)).await;
+    let ready = |s: &Scheduler| matches!(harness::http_get(s.health_port, "/readyz"), Some((200, _)));
+    let begun = Instant::now();
+    while !(ready(&first) && ready(&second)) {
+        assert!(begun.elapsed() < Duration::from_secs(900), "both replicas ready within 15 minutes");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let leads = |s: &Scheduler| harness::metric_sum(&s.metrics(), "gardener_scheduler_leader", &[]) > 0.0;
+    let (leader, standby) = if leads(&first) { (&mut first, &mut second) } else { (&mut second, &mut first) };
+    let lists_before = harness::metric_sum(&standby.metrics(), "gardener_scheduler_lists_total", &[("kind", "Shoot")]);
+    let gets_before = gets(&standby.metrics());
+    leader.kill();
+    let killed = Instant::now();
+    let created = create_pending(client, vec!["after-failover".to_string()], 1).await;
+    let _ = latencies(binds, &created, Duration::from_secs(120)).await;
+    let to_bind = binds
+        .lock()
+        .unwrap()
+        .first
+        .get("after-failover")
+        .map(|(_, at)| at.saturating_duration_since(killed))
+        .expect("the standby bound the shoot created after the kill within 2 minutes");
+    let metrics = standby.metrics();
+    Failover {
+        to_bind,
+        lease_duration,
+        standby_lists: harness::metric_sum(&metrics, "gardener_scheduler_lists_total", &[("kind", "Shoot")]) - lists_before,
+        standby_gets: gets(&metrics) - gets_before,
+        load: loadavg(),
+    }
 }
 
 /// Compacts etcd past every shoot event the scheduler saw; its shoot watch, restarted at the
@@ -755,21 +958,29 @@ pub fn run(spec: &ScaleSpec) -> ScaleRow {
         let mut runs = Vec::new();
         let mut relisted = None;
         let mut binds_made = 0.0;
-        let unlimited = spec.no_limit.then_some((spec.pages[0], "no-limit", Some((100_000.0, 100_000))));
-        let limited = spec.pages.iter().map(|&page| (page, "qps-50", None));
-        for (i, (page, limit, rate)) in limited.chain(unlimited).enumerate() {
+        let first_mode = spec.modes.first().copied().unwrap_or(true);
+        let unlimited = spec.no_limit.then_some((spec.pages[0], first_mode, "no-limit", Some((100_000.0, 100_000))));
+        let limited = spec
+            .pages
+            .iter()
+            .flat_map(|&page| spec.modes.iter().map(move |&m| (page, m, "qps-50", None)));
+        for (i, (page, streaming, limit, rate)) in limited.chain(unlimited).enumerate() {
+            let mode = if streaming { "streaming" } else { "paged" };
             let label = match page {
-                Some(p) => format!("{limit}-page-{p}"),
-                None => limit.to_string(),
+                Some(p) => format!("{limit}-page-{p}-{mode}"),
+                None => format!("{limit}-{mode}"),
             };
-            let (scheduler, run) = process_run(&api, &client, &binds, &label, rate, page, spec.burst).await;
+            let (scheduler, run) =
+                process_run(&api, &client, &binds, &label, rate, page, streaming, spec.burst).await;
+            let initial_peak = run.at_synced.hwm_kib;
+            let run_mode = run.mode.clone();
             runs.push(run);
             if i == 0 && !spec.watch_cache {
                 tokio::time::sleep(Duration::from_secs(3)).await;
                 let relist = relist(&api, &client, &binds, &scheduler, spec.drip).await;
                 let counted = harness::metric_sum(&scheduler.metrics(), "gardener_scheduler_seed_shoots", &[]);
                 let expected = spec.shoots + 1 + spec.burst + relist.drip_created;
-                relisted = Some((relist, (counted, expected)));
+                relisted = Some((relist, (counted, expected), initial_peak, run_mode));
             }
             binds_made += harness::metric_sum(
                 &scheduler.metrics(),
@@ -777,15 +988,20 @@ pub fn run(spec: &ScaleSpec) -> ScaleRow {
                 &[("result", "scheduled")],
             );
         }
+        let failover = if spec.failover {
+            Some(failover(&api, &client, &binds).await)
+        } else {
+            None
+        };
         let apiserver_kib = status_kib(pid_in(&api.state, "apiserver.pid"), "VmHWM:");
         let etcd_kib = status_kib(pid_in(&api.state, "etcd.pid"), "VmHWM:");
         watch.abort();
-        let drip = relisted.as_ref().map_or(0, |(r, _)| r.drip_created);
-        let new_shoots = runs.len() * (1 + spec.burst) + drip;
+        let drip = relisted.as_ref().map_or(0, |(r, ..)| r.drip_created);
+        let new_shoots = runs.len() * (1 + spec.burst) + drip + if spec.failover { 2 } else { 0 };
         let b = binds.lock().unwrap();
-        let (relist, counted) = match relisted {
-            Some((r, c)) => (Some(r), c),
-            None => (None, (0.0, 0)),
+        let (relist, counted, relist_initial_peak_kib, relist_mode) = match relisted {
+            Some((r, c, p, m)) => (Some(r), c, p, m),
+            None => (None, (0.0, 0), 0, String::new()),
         };
         let row = ScaleRow {
             shoots: spec.shoots,
@@ -794,6 +1010,9 @@ pub fn run(spec: &ScaleSpec) -> ScaleRow {
             build,
             runs,
             counted,
+            relist_initial_peak_kib,
+            relist_mode,
+            failover,
             bound_twice: b.twice,
             unbound: new_shoots.saturating_sub(b.first.len()),
             binds: (binds_made, new_shoots),
