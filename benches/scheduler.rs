@@ -1839,7 +1839,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             "peak RSS",
             "steady RSS",
             "GET requests",
-            "bytes received",
+            "bytes read",
             "load avg",
         ]
         .map(String::from)
@@ -2018,7 +2018,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     }
     let _ = writeln!(
         body,
-        "Start and initial list. Floor: the same server hands the same shoots to a bare client in the same run, just before the scheduler starts (a paged list at the run's page size; a streaming watch to its end marker); the ratios divide the time to the first bind by it. Mode: how the shoot feed listed (from `lists_total`), and the client limit. CPU: user + system from /proc; peak RSS: VmHWM at synced caches; steady: VmRSS 5 s after the first bind; bytes: received on the process's connections (`ss`), TLS included:\n\n{}",
+        "Start and initial list. Floor: the same server hands the same shoots to a bare client in the same run, just before the scheduler starts (a paged list at the run's page size; a streaming watch to its end marker); the ratios divide the time to the first bind by it. Mode: how the shoot feed listed (from `lists_total`), and the client limit. CPU: user + system from /proc; peak RSS: VmHWM at synced caches; steady: VmRSS 5 s after the first bind; bytes: read by the process (`rchar` of /proc/PID/io: its connections, TLS included):\n\n{}",
         report::table(&start)
     );
     let _ = writeln!(

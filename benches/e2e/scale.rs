@@ -80,6 +80,8 @@ pub struct Failover {
     pub standby_lists: f64,
     /// GET requests of the standby after the kill up to its bind (watches, reads)
     pub standby_gets: f64,
+    /// binds both replicas made
+    pub binds: f64,
     pub load: String,
 }
 
@@ -93,7 +95,7 @@ pub struct Proc {
     pub hwm_kib: u64,
     /// user + system CPU time
     pub cpu: Duration,
-    /// bytes received on the process's open TCP connections (`ss`)
+    /// bytes the process read (`rchar`: its connections, TLS included)
     pub rchar: u64,
 }
 
@@ -254,28 +256,18 @@ pub fn proc_of(pid: u32) -> Proc {
     }
 }
 
-/// Bytes received on the open TCP connections of process `pid`, from `ss -tinp`.
+/// Bytes process `pid` has read through system calls (`rchar` of /proc/PID/io): its
+/// connections' bytes, TLS included, whether the connection is still open or not (a streamed
+/// list's connection closes at its end), and the few files it reads.
 fn received_bytes(pid: u32) -> u64 {
-    let out = std::process::Command::new("ss")
-        .args(["-tinpH"])
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
-        .unwrap_or_default();
-    let owner = format!("pid={pid},");
-    let mut total = 0;
-    let mut ours = false;
-    for line in out.lines() {
-        if !line.starts_with(char::is_whitespace) {
-            ours = line.contains(&owner);
-        } else if ours {
-            total += line
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("bytes_received:"))
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    total
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("rchar:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
 }
 
 fn mem_available_kib() -> u64 {
@@ -767,6 +759,15 @@ async fn failover(api: &ApiServer, client: &kube::Client, binds: &Arc<Mutex<Bind
     let (leader, standby) = if leads(&first) { (&mut first, &mut second) } else { (&mut second, &mut first) };
     let lists_before = harness::metric_sum(&standby.metrics(), "gardener_scheduler_lists_total", &[("kind", "Shoot")]);
     let gets_before = gets(&standby.metrics());
+    let scheduled = |m: &str| {
+        harness::metric_sum(
+            m,
+            "gardener_scheduler_schedule_attempts_total",
+            &[("result", "scheduled")],
+        )
+    };
+    // what the leader bound (the probe), read before it dies
+    let leader_binds = scheduled(&leader.metrics());
     leader.kill();
     let killed = Instant::now();
     let created = create_pending(client, vec!["after-failover".to_string()], 1).await;
@@ -784,6 +785,7 @@ async fn failover(api: &ApiServer, client: &kube::Client, binds: &Arc<Mutex<Bind
         lease_duration,
         standby_lists: harness::metric_sum(&metrics, "gardener_scheduler_lists_total", &[("kind", "Shoot")]) - lists_before,
         standby_gets: gets(&metrics) - gets_before,
+        binds: leader_binds + scheduled(&metrics),
         load: loadavg(),
     }
 }
@@ -858,7 +860,7 @@ async fn relist(
         requests,
         peak_kib: after.hwm_kib,
         cpu: after.cpu.saturating_sub(before.cpu),
-        rchar: after.rchar - before.rchar,
+        rchar: after.rchar.saturating_sub(before.rchar),
         drip_created: drip.len(),
         drip: lat,
         load: loadavg(),
@@ -989,7 +991,9 @@ pub fn run(spec: &ScaleSpec) -> ScaleRow {
             );
         }
         let failover = if spec.failover {
-            Some(failover(&api, &client, &binds).await)
+            let f = failover(&api, &client, &binds).await;
+            binds_made += f.binds;
+            Some(f)
         } else {
             None
         };
