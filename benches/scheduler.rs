@@ -1973,7 +1973,11 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                 format!("{:.0}", rl.requests),
                 fmt_bytes(rl.rchar as f64),
                 fmt_duration(rl.cpu),
-                format!("{} / {}", kib(rl.peak_kib), kib(row.relist_initial_peak_kib)),
+                format!(
+                    "{} / {}",
+                    kib(rl.peak_kib),
+                    kib(row.relist_initial_peak_kib)
+                ),
                 format!("{} / {}, {slowest}", rl.drip.len(), rl.drip_created),
                 format!("{:.0} / {}", row.counted.0, row.counted.1),
                 row.bound_twice.to_string(),

@@ -657,16 +657,23 @@ async fn floor(client: &kube::Client, page: u32) -> Floor {
     let mut token: Option<String> = None;
     loop {
         let uri = match &token {
-            None => format!("{path}?limit={page}&resourceVersion=0&resourceVersionMatch=NotOlderThan"),
+            None => {
+                format!("{path}?limit={page}&resourceVersion=0&resourceVersionMatch=NotOlderThan")
+            }
             Some(t) => format!("{path}?limit={page}&continue={t}"),
         };
-        let res = client.send(get(uri)).await.expect("a page of the floor's list");
+        let res = client
+            .send(get(uri))
+            .await
+            .expect("a page of the floor's list");
         assert!(res.status().is_success(), "floor list: {}", res.status());
         let mut body = res.into_body();
         // the token is in the list's metadata, at its end (or at its start)
         let (mut head, mut tail) = (Vec::new(), Vec::new());
         while let Some(frame) = body.frame().await {
-            let Ok(data) = frame.expect("the floor's page").into_data() else { continue };
+            let Ok(data) = frame.expect("the floor's page").into_data() else {
+                continue;
+            };
             f.paged_bytes += data.len() as u64;
             if head.len() < 4096 {
                 head.extend_from_slice(&data[..data.len().min(4096 - head.len())]);
@@ -693,7 +700,9 @@ async fn floor(client: &kube::Client, page: u32) -> Floor {
     let marker = b"k8s.io/initial-events-end";
     let mut carry: Vec<u8> = Vec::new();
     'read: while let Some(frame) = body.frame().await {
-        let Ok(data) = frame.expect("the floor's stream").into_data() else { continue };
+        let Ok(data) = frame.expect("the floor's stream").into_data() else {
+            continue;
+        };
         f.streaming_bytes += data.len() as u64;
         carry.extend_from_slice(&data);
         if carry.windows(marker.len()).any(|w| w == marker) {
@@ -749,15 +758,28 @@ async fn failover(api: &ApiServer, client: &kube::Client, binds: &Arc<Mutex<Bind
     let probe = "probe-failover".to_string();
     create_pending(client, vec![probe.clone()], 1).await;
     let _ = latencies(binds, &[(probe, Instant::now())], Duration::from_secs(900)).await;
-    let ready = |s: &Scheduler| matches!(harness::http_get(s.health_port, "/readyz"), Some((200, _)));
+    let ready =
+        |s: &Scheduler| matches!(harness::http_get(s.health_port, "/readyz"), Some((200, _)));
     let begun = Instant::now();
     while !(ready(&first) && ready(&second)) {
-        assert!(begun.elapsed() < Duration::from_secs(900), "both replicas ready within 15 minutes");
+        assert!(
+            begun.elapsed() < Duration::from_secs(900),
+            "both replicas ready within 15 minutes"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let leads = |s: &Scheduler| harness::metric_sum(&s.metrics(), "gardener_scheduler_leader", &[]) > 0.0;
-    let (leader, standby) = if leads(&first) { (&mut first, &mut second) } else { (&mut second, &mut first) };
-    let lists_before = harness::metric_sum(&standby.metrics(), "gardener_scheduler_lists_total", &[("kind", "Shoot")]);
+    let leads =
+        |s: &Scheduler| harness::metric_sum(&s.metrics(), "gardener_scheduler_leader", &[]) > 0.0;
+    let (leader, standby) = if leads(&first) {
+        (&mut first, &mut second)
+    } else {
+        (&mut second, &mut first)
+    };
+    let lists_before = harness::metric_sum(
+        &standby.metrics(),
+        "gardener_scheduler_lists_total",
+        &[("kind", "Shoot")],
+    );
     let gets_before = gets(&standby.metrics());
     let scheduled = |m: &str| {
         harness::metric_sum(
@@ -783,7 +805,11 @@ async fn failover(api: &ApiServer, client: &kube::Client, binds: &Arc<Mutex<Bind
     Failover {
         to_bind,
         lease_duration,
-        standby_lists: harness::metric_sum(&metrics, "gardener_scheduler_lists_total", &[("kind", "Shoot")]) - lists_before,
+        standby_lists: harness::metric_sum(
+            &metrics,
+            "gardener_scheduler_lists_total",
+            &[("kind", "Shoot")],
+        ) - lists_before,
         standby_gets: gets(&metrics) - gets_before,
         binds: leader_binds + scheduled(&metrics),
         load: loadavg(),

@@ -195,3 +195,33 @@ async fn two_streams_ended_before_their_marker_make_the_next_list_paged_and_the_
     drop(watch);
     feed.abort();
 }
+
+#[tokio::test]
+async fn a_410_in_the_middle_of_a_stream_lists_again_from_scratch() {
+    let (client, mut api) = mock_api();
+    let shared = streaming_controller(client);
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+
+    let first = api.next().await;
+    assert!(is_streaming_list(&first), "{}", first.query);
+    first
+        .respond
+        .send_response(events(&[("ADDED", shoot("s1", "11", None)), gone()]));
+    let second = api.next().await;
+    assert!(!shared.is_synced(WatchedKind::Shoot), "synced on a 410");
+    assert!(is_streaming_list(&second), "{}", second.query);
+    second.respond.send_response(events(&[
+        ("ADDED", shoot("s2", "12", None)),
+        end_of_state("20"),
+    ]));
+    let watch = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Shoot));
+    assert_eq!(
+        shared.lock().known_shoots(),
+        1,
+        "only what the whole stream brought"
+    );
+    assert!(is_watch_from(&watch, "20"), "{}", watch.query);
+    drop(watch);
+    feed.abort();
+}
