@@ -1839,7 +1839,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             "peak RSS",
             "steady RSS",
             "GET requests",
-            "bytes read",
+            "answer bytes: pages / stream",
             "load avg",
         ]
         .map(String::from)
@@ -1869,7 +1869,6 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             "compaction → relist began",
             "relist took",
             "list requests (GET)",
-            "bytes received",
             "CPU",
             "peak RSS during it / of the initial list",
             "shoots created during it: bound / created, slowest create → bound",
@@ -1933,7 +1932,11 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                     kib(r.steady.file_kib)
                 ),
                 format!("{:.0}", r.list_requests),
-                fmt_bytes(r.at_synced.rchar as f64),
+                format!(
+                    "{} / {}",
+                    fmt_bytes(r.floor.paged_bytes as f64),
+                    fmt_bytes(r.floor.streaming_bytes as f64)
+                ),
                 r.load.clone(),
             ]);
             let mut lat = r.burst.clone();
@@ -1971,7 +1974,6 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                 fmt_duration(rl.waited),
                 fmt_duration(rl.took),
                 format!("{:.0}", rl.requests),
-                fmt_bytes(rl.rchar as f64),
                 fmt_duration(rl.cpu),
                 format!(
                     "{} / {}",
@@ -2022,7 +2024,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     }
     let _ = writeln!(
         body,
-        "Start and initial list. Floor: the same server hands the same shoots to a bare client in the same run, just before the scheduler starts (a paged list at the run's page size; a streaming watch to its end marker); the ratios divide the time to the first bind by it. Mode: how the shoot feed listed (from `lists_total`), and the client limit. CPU: user + system from /proc; peak RSS: VmHWM at synced caches; steady: VmRSS 5 s after the first bind; bytes: read by the process (`rchar` of /proc/PID/io: its connections, TLS included):\n\n{}",
+        "Start and initial list. Floor: the same server hands the same shoots to a bare client in the same run, just before the scheduler starts (a paged list at the run's page size; a streaming watch to its end marker); the ratios divide the time to the first bind by it. Mode: how the shoot feed listed (from `lists_total`), and the client limit. CPU: user + system from /proc; peak RSS: VmHWM at synced caches; steady: VmRSS 5 s after the first bind; answer bytes: the bodies of the floor's pages and stream (JSON, before TLS), what the scheduler is sent for its list:\n\n{}",
         report::table(&start)
     );
     let _ = writeln!(

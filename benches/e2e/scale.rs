@@ -95,8 +95,6 @@ pub struct Proc {
     pub hwm_kib: u64,
     /// user + system CPU time
     pub cpu: Duration,
-    /// bytes the process read (`rchar`: its connections, TLS included)
-    pub rchar: u64,
 }
 
 /// One scheduler process from start.
@@ -134,7 +132,6 @@ pub struct Relist {
     pub requests: f64,
     pub peak_kib: u64,
     pub cpu: Duration,
-    pub rchar: u64,
     /// create → bound of shoots created while it ran
     pub drip: Vec<Duration>,
     pub drip_created: usize,
@@ -245,29 +242,13 @@ pub fn proc_of(pid: u32) -> Proc {
         .map(|x| x.parse().unwrap_or(0))
         .collect();
     let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
-    let rchar = received_bytes(pid);
     Proc {
         rss_kib: status_kib(pid, "VmRSS:"),
         anon_kib: status_kib(pid, "RssAnon:"),
         file_kib: status_kib(pid, "RssFile:"),
         hwm_kib: status_kib(pid, "VmHWM:"),
         cpu: Duration::from_secs_f64(ticks as f64 / clock_ticks() as f64),
-        rchar,
     }
-}
-
-/// Bytes process `pid` has read through system calls (`rchar` of /proc/PID/io): its
-/// connections' bytes, TLS included, whether the connection is still open or not (a streamed
-/// list's connection closes at its end), and the few files it reads.
-fn received_bytes(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/io"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("rchar:"))
-                .and_then(|v| v.trim().parse().ok())
-        })
-        .unwrap_or(0)
 }
 
 fn mem_available_kib() -> u64 {
@@ -886,7 +867,6 @@ async fn relist(
         requests,
         peak_kib: after.hwm_kib,
         cpu: after.cpu.saturating_sub(before.cpu),
-        rchar: after.rchar.saturating_sub(before.rchar),
         drip_created: drip.len(),
         drip: lat,
         load: loadavg(),
