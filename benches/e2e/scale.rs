@@ -639,7 +639,9 @@ async fn floor(client: &kube::Client, page: u32) -> Floor {
     loop {
         let uri = match &token {
             None => {
-                format!("{path}?limit={page}&resourceVersion=0&resourceVersionMatch=NotOlderThan")
+                // as kube asks (and the scheduler with it): a first page at resourceVersion 0
+                // would be served whole from the watch cache, whatever the limit
+                format!("{path}?limit={page}")
             }
             Some(t) => format!("{path}?limit={page}&continue={t}"),
         };
