@@ -54,6 +54,9 @@ async fn endless_answers_fail_at_their_caps_and_the_scheduler_stays_up_with_boun
         SchedulerOptions {
             kubeconfig: Some(proxy.kubeconfig_for("endless")),
             leader_elect: true,
+            // lists in pages, so that the endless list is met; the seeds' endless watch is met
+            // by their streamed list
+            shoot_config: "streamingLists: false\n",
             ..Default::default()
         },
     );
