@@ -437,15 +437,15 @@ async fn latencies(
         .collect()
 }
 
-/// Starts a scheduler and measures its start, steady state and a burst of `burst` shoots.
+/// Starts a scheduler (list page size, and whether it streams its lists) and measures its start,
+/// steady state and a burst of `burst` shoots.
 async fn process_run(
     api: &ApiServer,
     client: &kube::Client,
     binds: &Arc<Mutex<Binds>>,
     label: &str,
     rate: Option<(f32, i32)>,
-    page: Option<u32>,
-    streaming: bool,
+    (page, streaming): (Option<u32>, bool),
     burst: usize,
 ) -> (Scheduler, ProcessRun) {
     let floor = floor(client, page.unwrap_or(500)).await;
@@ -981,7 +981,7 @@ pub fn run(spec: &ScaleSpec) -> ScaleRow {
                 None => format!("{limit}-{mode}"),
             };
             let (scheduler, run) =
-                process_run(&api, &client, &binds, &label, rate, page, streaming, spec.burst).await;
+                process_run(&api, &client, &binds, &label, rate, (page, streaming), spec.burst).await;
             let initial_peak = run.at_synced.hwm_kib;
             let run_mode = run.mode.clone();
             runs.push(run);
