@@ -6,7 +6,8 @@
 //! complete. An API server that refuses the request (400 or 422: older than Kubernetes 1.27, or
 //! the `WatchList` feature off) is listed in pages from then on; a stream that ends twice before
 //! its end marker (cut, or slower than [`INITIAL_EVENTS_TIMEOUT`]) has its next list made in
-//! pages. After the state, changes are watched from its resourceVersion, each watch ended by the
+//! pages, and so has a list whose stream the server answered with any other error (a 429 while
+//! its watch cache initializes after a restart). After the state, changes are watched from its resourceVersion, each watch ended by the
 //! server every [`WATCH_TIMEOUT`] and resumed where it stopped; a 410 Gone starts over.
 //!
 //! The items are kube's watcher events, so the feed applies both ways alike: `Init` before each
@@ -373,8 +374,18 @@ where
                         "the API server does not serve streaming lists; listing in pages"
                     );
                 }
-                // the initial list failed: the feed treats it as a failed list (a kind not
-                // served, no permission), and the next try streams again
+                // Any other answer of the server (a 429 while its watch cache initializes, a
+                // 5xx, a 404 or 403): this list is made in pages now, as client-go's reflector
+                // does, and the next one streams again. A page answered the same way is the
+                // feed's failed list (a kind not served, no permission).
+                Err(e @ kube::Error::Api(_)) => {
+                    info!(
+                        kind,
+                        error = %super::brief::brief(&e),
+                        "the streaming list was not served; this list is made in pages"
+                    );
+                }
+                // no answer (the server unreachable): a page would fare no better
                 Err(e) => return Err(Error::InitialListFailed(e)),
             }
         } else if !refused {

@@ -225,3 +225,34 @@ async fn a_410_in_the_middle_of_a_stream_lists_again_from_scratch() {
     drop(watch);
     feed.abort();
 }
+
+#[tokio::test]
+async fn a_stream_answered_429_while_the_server_starts_is_listed_in_pages_at_once_and_streamed_next_time()
+ {
+    let (client, mut api) = mock_api();
+    let shared = streaming_controller(client);
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+
+    let first = api.next().await;
+    assert!(is_streaming_list(&first), "{}", first.query);
+    first.fail(429, "TooManyRequests");
+    // the page is asked in the same try: no backoff between the refused stream and the page
+    let page = tokio::time::timeout(std::time::Duration::from_millis(500), api.next())
+        .await
+        .expect("the page follows the refused stream without a backoff");
+    assert!(is_page(&page), "{}", page.query);
+    page.reply(list_of("Shoot", "10", vec![shoot("s1", "9", None)]));
+    let watch = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Shoot));
+    assert!(is_watch_from(&watch, "10"), "{}", watch.query);
+    watch.respond.send_response(events(&[gone()]));
+    let relist = api.next().await;
+    assert!(
+        is_streaming_list(&relist),
+        "a 429 is not a refusal of streaming: {}",
+        relist.query
+    );
+    assert_eq!(lists(&shared, "paged"), 1);
+    drop(relist);
+    feed.abort();
+}
