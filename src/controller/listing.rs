@@ -61,7 +61,7 @@ pub struct ListSettings {
     pub page_size: u32,
     /// set once the server refused a streaming list: the feed lists in pages from then on
     pub streaming_refused: Arc<AtomicBool>,
-    /// told the mode of every list as it begins
+    /// told the mode of every list once the server answered its first request
     pub on_list: Arc<dyn Fn(ListMode) + Send + Sync>,
     pub kind: &'static str,
 }
@@ -196,12 +196,17 @@ where
                     self.state = State::Listed { resource_version };
                     return Some(Ok(Event::InitDone));
                 }
+                let first_page = continue_token.is_none();
                 match self
                     .api
                     .list(&self.settings.list_params(continue_token))
                     .await
                 {
                     Ok(list) => {
+                        if first_page {
+                            // counted once the server answered, as a stream is
+                            (self.settings.on_list)(ListMode::Paged);
+                        }
                         let resource_version =
                             list.metadata.resource_version.filter(|s| !s.is_empty());
                         let continue_token = list.metadata.continue_.filter(|s| !s.is_empty());
@@ -395,7 +400,6 @@ where
             );
             self.unfinished_streams = 0;
         }
-        (self.settings.on_list)(ListMode::Paged);
         self.state = State::Page {
             continue_token: None,
             objects: VecDeque::new(),

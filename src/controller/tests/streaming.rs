@@ -153,9 +153,14 @@ async fn a_server_that_refuses_streaming_lists_is_listed_in_pages_from_then_on()
     watch.respond.send_response(events(&[gone()]));
     let again = api.next().await;
     assert!(is_page(&again), "{}", again.query);
+    // counted once the server answers the first page
+    assert_eq!(lists(&shared, "paged"), 1);
+    again.reply(list_of("Shoot", "12", vec![shoot("s1", "9", None)]));
+    let watch = api.next().await;
+    assert!(is_watch_from(&watch, "12"), "{}", watch.query);
     assert_eq!(lists(&shared, "paged"), 2);
     assert_eq!(lists(&shared, "streaming"), 0);
-    drop(again);
+    drop(watch);
     feed.abort();
 }
 
