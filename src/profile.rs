@@ -1,12 +1,12 @@
 //! A scheduling profile: the filter pipeline with its region strategy, and the weighted
 //! priorities, compiled once from the configuration.
 
-use crate::config::{FilterConfig, PriorityConfig, ShootScheduler, Strategy};
+use crate::config::{FilterConfig, PriorityConfig, ShootScheduler};
 use crate::field_error::{FieldError, MAX_WEIGHT, bounded_positive, unsupported_value};
 use crate::plugin::ClusterData;
-use crate::predicates::{Stage, build_filters, pipeline};
+use crate::predicates::{SetStep, Stage, build_filters, pipeline};
 use crate::priorities::{self, Priority};
-use crate::strategies::RegionStrategy;
+use crate::strategies::{self, RegionStrategy};
 
 pub struct WeightedPriority {
     pub weight: f64,
@@ -16,7 +16,8 @@ pub struct WeightedPriority {
 pub struct Profile {
     /// Shown in explanations, events and metrics.
     pub name: String,
-    pub strategy: Strategy,
+    /// The region strategy's name, as configured.
+    pub strategy: &'static str,
     pub stages: Vec<Stage>,
     pub priorities: Vec<WeightedPriority>,
     /// A digest of the configuration the profile was built from (strategy, priorities with
@@ -48,17 +49,14 @@ impl Profile {
         path: &str,
     ) -> Result<Profile, Vec<FieldError>> {
         let mut errors = Vec::new();
-        let strategy = match crate::config::parse_strategy(strategy) {
-            Some(s) => s,
-            None => {
-                errors.push(unsupported_value(
-                    format!("{path}.candidateDeterminationStrategy"),
-                    strategy,
-                    Strategy::ALL,
-                ));
-                Strategy::default()
-            }
-        };
+        let region = RegionStrategy::named(strategy);
+        if region.is_none() {
+            errors.push(unsupported_value(
+                format!("{path}.candidateDeterminationStrategy"),
+                strategy,
+                strategies::names(),
+            ));
+        }
         let mut prios = Vec::new();
         for (i, p) in configs.iter().enumerate() {
             let path = format!("{path}.priorities[{i}]");
@@ -86,21 +84,23 @@ impl Profile {
             errors.append(&mut e);
             Vec::new()
         });
-        if errors.is_empty() {
-            use std::hash::Hasher;
-            let mut h = xxhash_rust::xxh3::Xxh3::new();
-            let text = serde_json::to_string(&(strategy.as_str(), configs, filters_config))
-                .unwrap_or_default();
-            h.write(text.as_bytes());
-            Ok(Profile {
-                fingerprint: format!("{:016x}", h.finish()),
-                name: name.to_string(),
-                strategy,
-                stages: pipeline(filters, Box::new(RegionStrategy::new(strategy))),
-                priorities: prios,
-            })
-        } else {
-            Err(errors)
+        match region {
+            Some(region) if errors.is_empty() => {
+                use std::hash::Hasher;
+                let strategy = region.name();
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                let text =
+                    serde_json::to_string(&(strategy, configs, filters_config)).unwrap_or_default();
+                h.write(text.as_bytes());
+                Ok(Profile {
+                    fingerprint: format!("{:016x}", h.finish()),
+                    name: name.to_string(),
+                    strategy,
+                    stages: pipeline(filters, Box::new(region)),
+                    priorities: prios,
+                })
+            }
+            _ => Err(errors),
         }
     }
 

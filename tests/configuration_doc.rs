@@ -181,8 +181,7 @@ fn every_region_strategy_is_described() {
         .nth(1)
         .and_then(|rest| rest.split("\n## ").next())
         .expect("docs/concepts/scheduler.md has a section ## Region strategies");
-    for strategy in gardener_scheduler::config::Strategy::ALL {
-        let name = strategy;
+    for name in gardener_scheduler::strategies::names() {
         assert!(
             section.contains(&format!("- **`{name}`**")),
             "docs/concepts/scheduler.md ## Region strategies does not describe {name}"

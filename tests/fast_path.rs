@@ -19,6 +19,7 @@ use gardener_scheduler::schedule::{
     FitError, check_disagreements, decide, decide_scores, schedule,
 };
 use gardener_scheduler::snapshot::Snapshot;
+use gardener_scheduler::strategies;
 use proptest::prelude::*;
 
 const PROVIDERS: [&str; 3] = ["aws", "gcp", "azure"];
@@ -31,7 +32,6 @@ const REGIONS: [&str; 7] = [
     "europe-west1",
     "lab-1",
 ];
-const STRATEGIES: [&str; 4] = ["SameRegion", "MinimalDistance", "RegionPrefix", "Scored"];
 const DEFAULT_DOMAIN: &str = "dom.example.com";
 
 /// `n` bits of `b` from bit `at`, as a number below `m`.
@@ -163,7 +163,7 @@ fn shoot_obj(namespace: &str, name: &str, b: u64) -> Shoot {
 fn profile(b: u64) -> Profile {
     let mut text = format!(
         "schedulers:\n  shoot:\n    candidateDeterminationStrategy: {}\n",
-        STRATEGIES[pick(b, 0, 4)]
+        strategies::REGISTRY[pick(b, 0, strategies::REGISTRY.len() as u64)].0
     );
     match pick(b, 2, 2) + 2 * pick(b, 8, 2) {
         0 => {}

@@ -13,6 +13,7 @@ use gardener_scheduler::profile::Profile;
 use gardener_scheduler::schedule::schedule;
 use gardener_scheduler::simulate::Landscape;
 use gardener_scheduler::snapshot::{SeedInfo, Snapshot, parse_region_distances};
+use gardener_scheduler::strategies;
 use proptest::prelude::*;
 
 const REGIONS: [&str; 5] = [
@@ -23,7 +24,6 @@ const REGIONS: [&str; 5] = [
     "eu-north-1",
 ];
 const PROVIDERS: [&str; 2] = ["aws", "gcp"];
-const STRATEGIES: [&str; 4] = ["SameRegion", "MinimalDistance", "RegionPrefix", "Scored"];
 
 #[derive(Clone, Debug)]
 struct GenSeed {
@@ -91,7 +91,7 @@ fn landscape() -> impl Strategy<Value = (Vec<GenSeed>, Vec<GenShoot>, Vec<GenSho
             Just(seeds),
             prop::collection::vec(gen_shoot(n), 0..30),
             prop::collection::vec(gen_shoot(n), 1..6),
-            0..STRATEGIES.len(),
+            0..strategies::REGISTRY.len(),
         )
     })
 }
@@ -185,7 +185,7 @@ proptest! {
         (seeds, placed, pending, strategy) in landscape(),
         shuffle in any::<u64>(),
     ) {
-        let cfg = load_str(&format!("schedulers:\n  shoot:\n    candidateDeterminationStrategy: {}\n", STRATEGIES[strategy])).unwrap();
+        let cfg = load_str(&format!("schedulers:\n  shoot:\n    candidateDeterminationStrategy: {}\n", strategies::REGISTRY[strategy].0)).unwrap();
         let profile = Profile::from_config("default", &cfg.config.schedulers.shoot).unwrap();
         let seed_objs: Vec<_> = seeds.iter().enumerate().map(|(i, s)| seed_obj(i, s)).collect();
         let placed_objs: Vec<_> = placed.iter().enumerate().filter(|(_, s)| s.placed_on.is_some()).map(|(i, s)| shoot_obj(&format!("placed-{i}"), s)).collect();

@@ -2,6 +2,8 @@ use chrono::{DateTime, Utc};
 
 use super::*;
 use crate::compile::load_str;
+use crate::predicates::SetStep;
+use crate::strategies::{MinimalDistance, SameRegion};
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
@@ -217,18 +219,14 @@ fn first_active_entry_wins_and_freeze_defers_with_its_end() {
     match c.select(t("2026-12-07T07:00:00Z")) {
         Selection::Profile { entry, profile } => {
             assert_eq!(entry, "weekday");
-            assert_eq!(profile.strategy, crate::config::Strategy::MinimalDistance);
+            assert_eq!(profile.strategy, MinimalDistance.name());
         }
         Selection::Deferred { reason, .. } => panic!("{reason}"),
     }
     match c.select(t("2026-12-07T19:00:00Z")) {
         Selection::Profile { entry, profile } => {
             assert_eq!(entry, "fallback");
-            assert_eq!(
-                profile.strategy,
-                crate::config::Strategy::SameRegion,
-                "plain keys fill in"
-            );
+            assert_eq!(profile.strategy, SameRegion.name(), "plain keys fill in");
         }
         Selection::Deferred { reason, .. } => panic!("{reason}"),
     }

@@ -61,7 +61,10 @@ fn empty_file_yields_upstream_defaults() {
     assert_eq!(c.server.health_probes.port, 10251);
     assert_eq!(c.server.metrics.port, 19251);
     assert_eq!(c.schedulers.shoot.concurrent_syncs, 5);
-    assert_eq!(c.schedulers.shoot.strategy(), Strategy::SameRegion);
+    assert_eq!(
+        c.schedulers.shoot.candidate_determination_strategy,
+        "SameRegion"
+    );
     assert_eq!(c.schedulers.backup_bucket.concurrent_syncs, 2);
     assert_eq!(
         c.schedulers.shoot.scheduler_names,
@@ -116,7 +119,10 @@ schedulers:
     assert_eq!(c.client_connection.kubeconfig, "/etc/kubeconfig");
     assert_eq!(c.log_level, LogLevel::Debug);
     assert_eq!(c.log_format, LogFormat::Text);
-    assert_eq!(c.schedulers.shoot.strategy(), Strategy::MinimalDistance);
+    assert_eq!(
+        c.schedulers.shoot.candidate_determination_strategy,
+        "MinimalDistance"
+    );
     assert_eq!(c.feature_gates.get("AllBeta"), Some(&false));
 }
 
@@ -303,13 +309,8 @@ fn the_operator_rendered_file_means_what_it_means_upstream() {
         assert_eq!(c.schedulers.backup_bucket.concurrent_syncs, 2);
         // `""` is upstream's default strategy, SameRegion.
         assert_eq!(
-            c.schedulers.shoot.strategy(),
-            Strategy::SameRegion,
+            c.schedulers.shoot.candidate_determination_strategy, "SameRegion",
             "{name}"
-        );
-        assert_eq!(
-            c.schedulers.shoot.candidate_determination_strategy,
-            "SameRegion"
         );
         assert!(c.feature_gates.is_empty());
     }
@@ -330,7 +331,10 @@ fn upstreams_example_file_loads_with_its_values() {
     assert!(!c.debugging.enable_profiling && !c.debugging.enable_contention_profiling);
     // Its schedulers section is commented out: upstream's defaults apply.
     assert_eq!(c.schedulers.shoot.concurrent_syncs, 5);
-    assert_eq!(c.schedulers.shoot.strategy(), Strategy::SameRegion);
+    assert_eq!(
+        c.schedulers.shoot.candidate_determination_strategy,
+        "SameRegion"
+    );
 }
 
 #[test]
@@ -343,7 +347,10 @@ fn a_file_with_obsolete_upstream_keys_loads_and_names_each_ignored_key() {
     );
     let c = loaded.config;
     assert_eq!(c.schedulers.shoot.retry_sync_period, secs(30));
-    assert_eq!(c.schedulers.shoot.strategy(), Strategy::MinimalDistance);
+    assert_eq!(
+        c.schedulers.shoot.candidate_determination_strategy,
+        "MinimalDistance"
+    );
     assert_eq!(c.schedulers.backup_bucket.concurrent_syncs, 5);
     // `server.http` is not read as the probe or metrics server.
     assert_eq!(c.server.health_probes.bind_address, "");

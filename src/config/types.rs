@@ -151,33 +151,6 @@ impl Default for BackupBucketScheduler {
     }
 }
 
-/// How seed candidates are narrowed by region before scoring.
-#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
-pub enum Strategy {
-    /// Upstream default: same provider type and region.
-    #[default]
-    SameRegion,
-    /// Upstream: seeds at minimal distance per region ConfigMap, else by region-name similarity.
-    MinimalDistance,
-    /// Same provider, longest common region-name prefix.
-    RegionPrefix,
-    /// No region restriction: every feasible seed is scored (latency decides).
-    Scored,
-}
-
-impl Strategy {
-    pub const ALL: [&'static str; 4] = ["SameRegion", "MinimalDistance", "RegionPrefix", "Scored"];
-
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Strategy::SameRegion => "SameRegion",
-            Strategy::MinimalDistance => "MinimalDistance",
-            Strategy::RegionPrefix => "RegionPrefix",
-            Strategy::Scored => "Scored",
-        }
-    }
-}
-
 /// How a decision is written to the API server.
 #[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 pub enum BindingMode {
@@ -209,6 +182,7 @@ pub struct ShootScheduler {
     /// Whether a watch reads its kind's state as one stream of events where the API server
     /// serves it (`sendInitialEvents`), falling back to pages where it does not; `false`: pages.
     pub streaming_lists: bool,
+    /// A region strategy's name; checked when the profile is built.
     pub candidate_determination_strategy: String,
     /// Weighted priorities in evaluation order. Absent: `ShootCount` with weight 1.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -254,11 +228,6 @@ impl Default for ShootScheduler {
 }
 
 impl ShootScheduler {
-    /// The validated strategy (validation rejects unknown names before this is used).
-    pub fn strategy(&self) -> Strategy {
-        parse_strategy(&self.candidate_determination_strategy).unwrap_or_default()
-    }
-
     /// The configured priorities, or the upstream-equivalent default.
     pub fn priorities_or_default(&self) -> Vec<PriorityConfig> {
         self.priorities.clone().unwrap_or_else(|| {
@@ -268,16 +237,6 @@ impl ShootScheduler {
                 args: serde_json::Value::Null,
             }]
         })
-    }
-}
-
-pub fn parse_strategy(s: &str) -> Option<Strategy> {
-    match s {
-        "SameRegion" => Some(Strategy::SameRegion),
-        "MinimalDistance" => Some(Strategy::MinimalDistance),
-        "RegionPrefix" => Some(Strategy::RegionPrefix),
-        "Scored" => Some(Strategy::Scored),
-        _ => None,
     }
 }
 

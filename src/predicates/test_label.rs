@@ -107,16 +107,18 @@ impl Predicate for TestLabel {
 mod tests {
     use crate::config::FilterConfig;
     use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
+    use crate::predicates::SetStep;
     use crate::profile::Profile;
     use crate::schedule::{FitError, decide, schedule};
     use crate::snapshot::Snapshot;
+    use crate::strategies::SameRegion;
 
     fn profile(label: &str) -> Profile {
         let filters = [FilterConfig {
             name: super::NAME.into(),
             args: serde_json::json!({ "label": label }),
         }];
-        Profile::build("test", "SameRegion", &[], &filters, "schedulers.shoot")
+        Profile::build("test", SameRegion.name(), &[], &filters, "schedulers.shoot")
             .expect("the test filter is configured like an opt-in one")
     }
 

@@ -1,9 +1,10 @@
 use super::*;
 use crate::compile::load_str;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
-use crate::predicates::Stage;
+use crate::predicates::{SetStep, Stage};
 use crate::reason::Reason;
 use crate::snapshot::SeedInfo;
+use crate::strategies::{MinimalDistance, SameRegion, Scored};
 
 fn snapshot(seeds: &[SeedBuilder], placed: &[(&str, usize)]) -> Snapshot {
     let mut snap = Snapshot::new();
@@ -89,7 +90,7 @@ fn capacity_is_checked_before_the_region_strategy() {
     let d = schedule(
         &ShootBuilder::new("garden-p", "s").build(),
         &snap,
-        &profile("MinimalDistance"),
+        &profile(MinimalDistance.name()),
         Utc::now(),
     )
     .unwrap();
@@ -294,7 +295,7 @@ fn namespaced_cloud_profile_finds_region_configmaps_by_its_own_name() {
             serde_json::json!({"cloudProfileSpec": {"type": "aws"}}),
         );
         shoot.spec.region = Some("eu-north-1".into());
-        let d = schedule(&shoot, &snap, &profile("MinimalDistance"), Utc::now()).unwrap();
+        let d = schedule(&shoot, &snap, &profile(MinimalDistance.name()), Utc::now()).unwrap();
         if want == "tie" {
             assert!(d.rejected.is_empty(), "{name}: {:?}", d.rejected);
         } else {
@@ -435,7 +436,7 @@ fn a_filter_is_prepared_once_when_the_candidates_leave_nothing_and_every_seed_is
         &[],
     );
     let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    for strategy in ["SameRegion", "MinimalDistance"] {
+    for strategy in [SameRegion.name(), MinimalDistance.name()] {
         let mut profile = profile(strategy);
         let before_strategy = profile.stages.len() - 1;
         profile.stages.insert(
@@ -486,7 +487,7 @@ fn access_restrictions_decide_as_the_reference_with_and_without_bits() {
             })
             .collect();
         let snap = snapshot(&seeds, &[("seed-000", 2)]);
-        for profile in [profile("Scored"), Profile::upstream_default()] {
+        for profile in [profile(Scored.name()), Profile::upstream_default()] {
             for wanted in [
                 vec!["eu-access-only"],
                 vec!["eu-access-only", "example.com/only-3"],

@@ -1,12 +1,15 @@
-//! What the region strategies share, and nothing about which strategies exist (the choice is
-//! `mod.rs`'s [`super::RegionStrategy`]). Strategy files import this module, never `mod.rs`.
-//! A strategy is a set-level step, [`crate::predicates::SetStep`].
+//! What the region strategies share, and nothing about which strategies exist (the registry is
+//! `mod.rs`). Strategy files import this module, never `mod.rs`. A strategy is a set-level
+//! step, [`crate::predicates::SetStep`], that also names its candidates
+//! ([`SetStep::candidates`]).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::LazyLock;
 
-pub use crate::predicates::SetStep;
+pub use crate::predicates::{Candidates, SetStep};
 use crate::reason::{Declared, Reason};
+use crate::snapshot::{SeedColumns, SeedGroup};
 
 /// Keeps the seeds whose key is minimal; the others get `reject(their key, the minimum)`.
 pub fn keep_minimal<K: Ord + Copy>(
@@ -22,6 +25,33 @@ pub fn keep_minimal<K: Ord + Copy>(
             other => Some(reject(*other, min)),
         })
         .collect()
+}
+
+/// Groups with their keys -> tiers of seed positions, lowest key first, groups of one key
+/// together.
+pub fn tiers<'a, K: Ord>(
+    cols: &SeedColumns,
+    groups: impl Iterator<Item = (K, &'a SeedGroup)>,
+) -> Vec<Vec<u32>> {
+    let mut by_key: BTreeMap<K, Vec<_>> = BTreeMap::new();
+    for (key, group) in groups {
+        by_key.entry(key).or_default().push(group);
+    }
+    by_key
+        .into_values()
+        .map(|groups| positions(cols, groups.into_iter()))
+        .collect()
+}
+
+/// The positions of the seeds of some groups, in order: each group's seeds read from the
+/// columns by the group of its first seed.
+fn positions<'a>(cols: &SeedColumns, groups: impl Iterator<Item = &'a SeedGroup>) -> Vec<u32> {
+    let mut positions: Vec<u32> = groups
+        .filter_map(|g| g.keys().next().and_then(|name| cols.position(name)))
+        .flat_map(|first| cols.members(cols.group(first)).iter().copied())
+        .collect();
+    positions.sort_unstable();
+    positions
 }
 
 /// The reason a strategy drops a seed of another provider type with (a `purpose: testing`

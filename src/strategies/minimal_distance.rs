@@ -2,12 +2,13 @@ use std::fmt;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::predicates::SetStep;
 use crate::reason::{Declared, Reason};
+use crate::region_distance::region_distance;
 use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
-use super::framework::keep_minimal;
-use crate::region_distance::region_distance;
+use super::framework::{Candidates, SetStep, keep_minimal, tiers};
+
+pub const NAME: &str = "MinimalDistance";
 
 /// The largest region-name distance upstream accepts: its search for the minimum starts there.
 const MAX_NAME_DISTANCE: i64 = 1000;
@@ -19,13 +20,13 @@ const MAX_NAME_DISTANCE: i64 = 1000;
 pub struct MinimalDistance;
 
 /// A group of seeds (one provider type, one region) with its distance.
-pub(super) type Keyed<'a> = (i64, &'a SeedGroup);
+type Keyed<'a> = (i64, &'a SeedGroup);
 
 /// The seed groups this strategy can keep, by distance: first those listed in the region
 /// ConfigMap row of the shoot's region (it decides whenever one of them is left), then all
 /// groups by region-name distance up to the largest distance upstream accepts. `None` when the
 /// row does not parse: that error is the full pipeline's to report.
-pub(super) fn tiers<'a>(cx: &ShootContext, snap: &'a Snapshot) -> Option<Vec<Vec<Keyed<'a>>>> {
+fn lists<'a>(cx: &ShootContext, snap: &'a Snapshot) -> Option<Vec<Vec<Keyed<'a>>>> {
     let mut lists = Vec::with_capacity(2);
     if let Some(rc) = snap.region_config_for(&cx.cloud_profile.region_config_name)
         && let Some(row) = rc.distances_from(&cx.region)
@@ -59,7 +60,7 @@ fn name_distance(cx: &ShootContext, provider: &str, region: &str) -> i64 {
 
 impl SetStep for MinimalDistance {
     fn name(&self) -> &'static str {
-        "MinimalDistance"
+        NAME
     }
 
     fn narrow(
@@ -127,6 +128,21 @@ impl SetStep for MinimalDistance {
                 source: "region-name distance".into(),
             })
         }))
+    }
+
+    /// The groups in order of distance: those of the region ConfigMap row first, then by
+    /// region-name distance; unknown when the row does not parse.
+    fn candidates(&self, cx: &ShootContext, snap: &Snapshot) -> Option<Candidates> {
+        let cols = snap.columns();
+        Some(match lists(cx, snap) {
+            Some(lists) => Candidates::Tiers(
+                lists
+                    .into_iter()
+                    .flat_map(|list| tiers(cols, list.into_iter()))
+                    .collect(),
+            ),
+            None => Candidates::Unknown,
+        })
     }
 }
 

@@ -7,32 +7,54 @@ pub mod framework;
 mod minimal_distance;
 mod region_prefix;
 mod same_region;
+mod scored;
 
 pub use minimal_distance::MinimalDistance;
 pub use region_prefix::RegionPrefix;
 pub use same_region::SameRegion;
+pub use scored::Scored;
 
-use crate::config::Strategy;
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::predicates::framework::{Candidates, SetStep};
 use crate::reason::Reason;
-use crate::snapshot::{SeedColumns, SeedGroup, SeedInfo, Snapshot};
+use crate::snapshot::{SeedInfo, Snapshot};
+
+/// Makes a strategy's set step.
+type Builder = fn() -> Box<dyn SetStep>;
+
+/// Every region strategy by its `candidateDeterminationStrategy` value, upstream's default
+/// first; error messages list them in this order.
+pub const REGISTRY: &[(&str, Builder)] = &[
+    (same_region::NAME, || Box::new(SameRegion)),
+    (minimal_distance::NAME, || Box::new(MinimalDistance)),
+    (region_prefix::NAME, || Box::new(RegionPrefix)),
+    (scored::NAME, || Box::new(Scored)),
+];
+
+/// The values `candidateDeterminationStrategy` accepts, in registry order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    REGISTRY.iter().map(|(name, _)| *name)
+}
 
 /// Applies the testing rule, then the configured strategy.
 pub struct RegionStrategy {
-    strategy: Strategy,
+    strategy: Box<dyn SetStep>,
 }
 
 impl RegionStrategy {
-    pub fn new(strategy: Strategy) -> Self {
-        Self { strategy }
+    /// The strategy registered under `name`; `None` when no strategy has that name.
+    pub fn named(name: &str) -> Option<Self> {
+        REGISTRY
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, build)| Self { strategy: build() })
     }
 }
 
 impl SetStep for RegionStrategy {
     fn name(&self) -> &'static str {
-        self.strategy.as_str()
+        self.strategy.name()
     }
 
     fn narrow(
@@ -47,83 +69,22 @@ impl SetStep for RegionStrategy {
                 .map(|s| (s.provider != cx.provider).then(framework::other_provider))
                 .collect());
         }
-        match self.strategy {
-            Strategy::SameRegion => SameRegion.narrow(cx, seeds, snap),
-            Strategy::MinimalDistance => MinimalDistance.narrow(cx, seeds, snap),
-            Strategy::RegionPrefix => RegionPrefix.narrow(cx, seeds, snap),
-            Strategy::Scored => Ok(vec![None; seeds.len()]),
-        }
+        self.strategy.narrow(cx, seeds, snap)
     }
 
     /// The candidates of this strategy for one shoot, from the columns' provider/region
-    /// groups: for `SameRegion` one group of seeds, for the distance strategies the groups in
-    /// order of distance.
+    /// groups; a testing shoot's are the seeds of its provider type.
     fn candidates(&self, cx: &ShootContext, snap: &Snapshot) -> Option<Candidates> {
-        Some(self.candidates_of(cx, snap))
-    }
-}
-
-impl RegionStrategy {
-    fn candidates_of(&self, cx: &ShootContext, snap: &Snapshot) -> Candidates {
-        let cols = snap.columns();
         if cx.testing {
+            let cols = snap.columns();
             let positions = cols
                 .provider_id(&cx.provider)
                 .map(|p| cols.of_provider(p).to_vec())
                 .unwrap_or_default();
-            return Candidates::Tiers(vec![positions]);
+            return Some(Candidates::Tiers(vec![positions]));
         }
-        match self.strategy {
-            Strategy::Scored => Candidates::All,
-            Strategy::SameRegion => Candidates::Tiers(vec![
-                cols.group_in(&cx.provider, &cx.region)
-                    .map(|g| cols.members(g).to_vec())
-                    .unwrap_or_default(),
-            ]),
-            Strategy::RegionPrefix => {
-                let groups = snap
-                    .regions_of(&cx.provider)
-                    .map(|(region, names)| (region_prefix::key(region, cx), names));
-                Candidates::Tiers(tiers(cols, groups))
-            }
-            Strategy::MinimalDistance => match minimal_distance::tiers(cx, snap) {
-                Some(groups) => Candidates::Tiers(
-                    groups
-                        .into_iter()
-                        .flat_map(|list| tiers(cols, list.into_iter()))
-                        .collect(),
-                ),
-                None => Candidates::Unknown,
-            },
-        }
+        self.strategy.candidates(cx, snap)
     }
-}
-
-/// The positions of the seeds of some groups, in order: each group's seeds read from the
-/// columns by the group of its first seed.
-fn positions<'a>(cols: &SeedColumns, groups: impl Iterator<Item = &'a SeedGroup>) -> Vec<u32> {
-    let mut positions: Vec<u32> = groups
-        .filter_map(|g| g.keys().next().and_then(|name| cols.position(name)))
-        .flat_map(|first| cols.members(cols.group(first)).iter().copied())
-        .collect();
-    positions.sort_unstable();
-    positions
-}
-
-/// Groups with their keys -> tiers of seed positions, lowest key first, groups of one key
-/// together.
-fn tiers<'a, K: Ord>(
-    cols: &SeedColumns,
-    groups: impl Iterator<Item = (K, &'a SeedGroup)>,
-) -> Vec<Vec<u32>> {
-    let mut by_key: std::collections::BTreeMap<K, Vec<_>> = std::collections::BTreeMap::new();
-    for (key, group) in groups {
-        by_key.entry(key).or_default().push(group);
-    }
-    by_key
-        .into_values()
-        .map(|groups| positions(cols, groups.into_iter()))
-        .collect()
 }
 
 #[cfg(test)]
@@ -179,32 +140,18 @@ mod tests {
             SeedBuilder::new("a").provider("aws").region("ap-south-1"),
             SeedBuilder::new("b").provider("gcp").region("eu-west-1"),
         ];
-        for strategy in [
-            Strategy::SameRegion,
-            Strategy::MinimalDistance,
-            Strategy::RegionPrefix,
-            Strategy::Scored,
-        ] {
-            let got = testing::kept(&RegionStrategy::new(strategy), &shoot, &seeds, |_| {});
-            assert_eq!(got, vec!["a"], "{strategy:?}");
+        for strategy in names() {
+            let step = RegionStrategy::named(strategy).unwrap();
+            let got = testing::kept(&step, &shoot, &seeds, |_| {});
+            assert_eq!(got, vec!["a"], "{strategy}");
         }
     }
 
     #[test]
-    fn scored_keeps_every_seed() {
-        let shoot = ShootBuilder::new("garden-a", "t")
-            .region("eu-west-1")
-            .build();
-        let seeds = [
-            SeedBuilder::new("a").region("ap-south-1"),
-            SeedBuilder::new("b").provider("gcp").region("us-east1"),
-        ];
-        let got = testing::kept(
-            &RegionStrategy::new(Strategy::Scored),
-            &shoot,
-            &seeds,
-            |_| {},
-        );
-        assert_eq!(got, vec!["a", "b"]);
+    fn every_registered_strategy_is_found_by_its_name() {
+        for name in names() {
+            assert_eq!(RegionStrategy::named(name).map(|s| s.name()), Some(name));
+        }
+        assert!(RegionStrategy::named("Nearest").is_none());
     }
 }

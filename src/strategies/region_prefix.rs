@@ -2,11 +2,12 @@ use std::fmt;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::predicates::SetStep;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{keep_minimal, other_provider};
+use super::framework::{Candidates, SetStep, keep_minimal, other_provider, tiers};
+
+pub const NAME: &str = "RegionPrefix";
 
 /// Same provider, and among those the seeds whose region shares the longest common prefix with
 /// the shoot's region (`eu-north-1` -> `eu-central-1` before `us-east-1`).
@@ -18,13 +19,13 @@ fn common_prefix(a: &str, b: &str) -> usize {
 
 /// The key of a seed region of the shoot's provider: the negated common prefix length, so
 /// that the smallest key is the longest prefix.
-pub(super) fn key(region: &str, cx: &ShootContext) -> i64 {
+fn key(region: &str, cx: &ShootContext) -> i64 {
     -(common_prefix(region, &cx.region) as i64)
 }
 
 impl SetStep for RegionPrefix {
     fn name(&self) -> &'static str {
-        "RegionPrefix"
+        NAME
     }
 
     fn narrow(
@@ -46,6 +47,14 @@ impl SetStep for RegionPrefix {
                 best: (-min) as usize,
             }),
         }))
+    }
+
+    /// The groups of the shoot's provider type, longest common prefix first.
+    fn candidates(&self, cx: &ShootContext, snap: &Snapshot) -> Option<Candidates> {
+        let groups = snap
+            .regions_of(&cx.provider)
+            .map(|(region, names)| (key(region, cx), names));
+        Some(Candidates::Tiers(tiers(snap.columns(), groups)))
     }
 }
 

@@ -4,18 +4,19 @@ use rustc_hash::FxHashMap;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::predicates::SetStep;
 use crate::reason::{Declared, Reason};
-
-use super::framework::other_provider;
 use crate::snapshot::{SeedInfo, Snapshot};
+
+use super::framework::{Candidates, SetStep, other_provider};
+
+pub const NAME: &str = "SameRegion";
 
 /// Upstream's default: the seed has the shoot's provider type and region.
 pub struct SameRegion;
 
 impl SetStep for SameRegion {
     fn name(&self) -> &'static str {
-        "SameRegion"
+        NAME
     }
 
     fn narrow(
@@ -45,6 +46,16 @@ impl SetStep for SameRegion {
             })
             .collect())
     }
+
+    /// One group of seeds: the shoot's provider type and region.
+    fn candidates(&self, cx: &ShootContext, snap: &Snapshot) -> Option<Candidates> {
+        let cols = snap.columns();
+        Some(Candidates::Tiers(vec![
+            cols.group_in(&cx.provider, &cx.region)
+                .map(|g| cols.members(g).to_vec())
+                .unwrap_or_default(),
+        ]))
+    }
 }
 
 /// The seed is in another region than the shoot.
@@ -63,10 +74,10 @@ impl Declared for OtherRegion {
     }
 
     fn hint(&self) -> Option<String> {
-        Some(
-            "add a seed in the shoot's region or use candidateDeterminationStrategy MinimalDistance"
-                .into(),
-        )
+        Some(format!(
+            "add a seed in the shoot's region or use candidateDeterminationStrategy {}",
+            super::minimal_distance::NAME
+        ))
     }
 }
 

@@ -8,6 +8,8 @@ use crate::config::PriorityConfig;
 use crate::fixtures::{CarbonConfigMapBuilder, CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use crate::profile::Profile;
 use crate::schedule::{Decision, schedule};
+use crate::strategies::Scored;
+use crate::strategies::framework::SetStep;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
@@ -298,7 +300,7 @@ fn snapshot(cms: &[CarbonConfigMapBuilder]) -> Snapshot {
 fn profile(args: serde_json::Value) -> Profile {
     Profile::build(
         "carbon",
-        "Scored",
+        Scored.name(),
         &[
             PriorityConfig {
                 name: "ShootCount".into(),
