@@ -13,7 +13,7 @@ use crate::snapshot::latency::{LatencyTable, MAX_COMPLETED_REGIONS};
 const MAX_MATRIX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// The latency sources of `matrix` / `matrixFile` / `useRegionConfigMaps` args at `path`,
 /// problems are appended to `errors`.
-pub fn sources_from_args(
+pub(super) fn sources_from_args(
     matrix: Option<&serde_json::Value>,
     matrix_file: Option<&str>,
     use_region_config_maps: bool,

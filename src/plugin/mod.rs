@@ -1,5 +1,6 @@
 //! Leaf vocabulary every plugin (filter, strategy, priority) shares: typed arguments parsed and
 //! checked with the same messages everywhere, and the cluster data a plugin declares it reads.
+//! The latency arguments three plugins take are one type, [`LatencyArgs`].
 //!
 //! As kube-scheduler's `validation_pluginargs.go`: a plugin's `args` are one typed struct,
 //! parsed by [`parse_args`] (unknown keys are errors with their path), and the checks on its
@@ -8,15 +9,20 @@
 //! it is made.
 //!
 //! [`parse_args`]: crate::plugin::parse_args
+//! [`LatencyArgs`]: crate::plugin::LatencyArgs
 //! [`unsupported_value`]: crate::field_error::unsupported_value
 //! [`positive_number`]: crate::field_error::positive_number
 //! [`GREATER_THAN_ZERO`]: crate::field_error::GREATER_THAN_ZERO
 
 use serde::de::DeserializeOwned;
 
+mod latency_args;
 mod latency_sources;
 
-pub use latency_sources::sources_from_args;
+pub use latency_args::keys as latency_keys;
+pub use latency_args::{
+    DEFAULT_FALLBACK_FACTOR, DEFAULT_MAX_LATENCY_MS, LatencyArgs, NoOwnArgs, OwnArgs,
+};
 
 use crate::carbon::CarbonSettings;
 use crate::field_error::FieldError;

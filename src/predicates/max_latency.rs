@@ -4,11 +4,12 @@
 
 use std::fmt;
 
-use serde::Deserialize;
+use serde::de::MapAccess;
 
 use crate::context::ShootContext;
-use crate::field_error::{FieldError, MAX_LATENCY_MS, bounded_positive};
-use crate::plugin::{parse_args, sources_from_args};
+use crate::field_error::FieldError;
+use crate::plugin::latency_keys::{MATRIX, MATRIX_FILE, MAX_LATENCY_MS, USE_REGION_CONFIG_MAPS};
+use crate::plugin::{LatencyArgs, OwnArgs, parse_args};
 use crate::reason::{Declared, Reason};
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
@@ -23,26 +24,30 @@ pub struct MaxLatency {
     reject_unknown: bool,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-struct Args {
-    max_latency_ms: Option<f64>,
-    matrix: Option<serde_json::Value>,
-    matrix_file: Option<String>,
-    use_region_config_maps: bool,
+/// The arguments besides the latency ones; `maxLatencyMs` is required and there is no
+/// `fallbackFactor`: a latency no source knows is rejected or kept as a whole.
+#[derive(Default)]
+struct Own {
     /// Seeds no source knows a latency for are rejected too (default: kept).
     reject_unknown: bool,
 }
 
-impl Default for Args {
-    fn default() -> Self {
-        Self {
-            max_latency_ms: None,
-            matrix: None,
-            matrix_file: None,
-            use_region_config_maps: true,
-            reject_unknown: false,
+impl OwnArgs for Own {
+    const FIELDS: &'static [&'static str] = &[
+        MAX_LATENCY_MS,
+        MATRIX,
+        MATRIX_FILE,
+        USE_REGION_CONFIG_MAPS,
+        "rejectUnknown",
+    ];
+    const MAX_LATENCY_MS: Option<f64> = None;
+
+    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "rejectUnknown" => self.reject_unknown = map.next_value()?,
+            _ => return Ok(false),
         }
+        Ok(true)
     }
 }
 
@@ -50,39 +55,17 @@ pub(super) fn build(
     args: &serde_json::Value,
     path: &str,
 ) -> Result<Box<dyn Predicate>, Vec<FieldError>> {
-    let a: Args = parse_args(args, path)?;
+    let a: LatencyArgs<Own> = parse_args(args, path)?;
     let mut errors = Vec::new();
-    let max_ms = match a.max_latency_ms {
-        Some(ms) => {
-            errors.extend(bounded_positive(
-                format!("{path}.maxLatencyMs"),
-                ms,
-                MAX_LATENCY_MS,
-            ));
-            ms
-        }
-        None => {
-            errors.push(FieldError::new(
-                format!("{path}.maxLatencyMs"),
-                "is required",
-            ));
-            0.0
-        }
-    };
-    let sources = sources_from_args(
-        a.matrix.as_ref(),
-        a.matrix_file.as_deref(),
-        a.use_region_config_maps,
-        path,
-        &mut errors,
-    );
+    let max_ms = a.max_latency_ms(path, &mut errors);
+    let sources = a.sources(path, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
     Ok(Box::new(MaxLatency {
         max_ms,
         sources,
-        reject_unknown: a.reject_unknown,
+        reject_unknown: a.own.reject_unknown,
     }))
 }
 

@@ -5,19 +5,17 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use serde::Deserialize;
-
 use crate::context::ShootContext;
-use crate::field_error::{
-    FieldError, MAX_FALLBACK_FACTOR, MAX_LATENCY_MS, bounded_non_negative, bounded_positive,
-};
+use crate::field_error::FieldError;
 use crate::region_distance::region_distance;
 use crate::snapshot::Snapshot;
 use crate::snapshot::estimate::{LatencySources, round_ms};
 use crate::snapshot::latency::LatencyTable;
 
 use super::framework::{Detail, Details, MAX_SCORE, Priority};
-use crate::plugin::{parse_args, sources_from_args};
+use crate::plugin::{
+    DEFAULT_FALLBACK_FACTOR, DEFAULT_MAX_LATENCY_MS, LatencyArgs, NoOwnArgs, parse_args,
+};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "LatencyDistance";
@@ -33,59 +31,22 @@ pub struct LatencyDistance {
     fallback_factor: f64,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-struct Args {
-    /// `{from: {to: ms}}`, checked entry by entry below so that every bad entry is reported.
-    matrix: Option<serde_json::Value>,
-    matrix_file: Option<String>,
-    max_latency_ms: f64,
-    fallback_factor: f64,
-    use_region_config_maps: bool,
-}
-
-impl Default for Args {
-    fn default() -> Self {
-        Self {
-            matrix: None,
-            matrix_file: None,
-            max_latency_ms: 300.0,
-            fallback_factor: 10.0,
-            use_region_config_maps: true,
-        }
-    }
-}
-
 pub(super) fn build(
     args: &serde_json::Value,
     path: &str,
 ) -> Result<Box<dyn Priority>, Vec<FieldError>> {
-    let a: Args = parse_args(args, path)?;
+    let a: LatencyArgs<NoOwnArgs> = parse_args(args, path)?;
     let mut errors = Vec::new();
-    errors.extend(bounded_positive(
-        format!("{path}.maxLatencyMs"),
-        a.max_latency_ms,
-        MAX_LATENCY_MS,
-    ));
-    errors.extend(bounded_non_negative(
-        format!("{path}.fallbackFactor"),
-        a.fallback_factor,
-        MAX_FALLBACK_FACTOR,
-    ));
-    let sources = sources_from_args(
-        a.matrix.as_ref(),
-        a.matrix_file.as_deref(),
-        a.use_region_config_maps,
-        path,
-        &mut errors,
-    );
+    let max_latency_ms = a.max_latency_ms(path, &mut errors);
+    let fallback_factor = a.fallback_factor(path, &mut errors);
+    let sources = a.sources(path, &mut errors);
     if !errors.is_empty() {
         return Err(errors);
     }
     Ok(Box::new(LatencyDistance {
         sources,
-        max_latency_ms: a.max_latency_ms,
-        fallback_factor: a.fallback_factor,
+        max_latency_ms,
+        fallback_factor,
     }))
 }
 
@@ -95,14 +56,13 @@ impl LatencyDistance {
         known: &BTreeMap<String, BTreeMap<String, f64>>,
         use_region_config_maps: bool,
     ) -> Self {
-        let d = Args::default();
         Self {
             sources: LatencySources {
                 matrix: Some(LatencyTable::new(known)),
                 use_region_config_maps,
             },
-            max_latency_ms: d.max_latency_ms,
-            fallback_factor: d.fallback_factor,
+            max_latency_ms: DEFAULT_MAX_LATENCY_MS,
+            fallback_factor: DEFAULT_FALLBACK_FACTOR,
         }
     }
 }

@@ -5,37 +5,26 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
-use serde::Deserialize;
+use serde::de::MapAccess;
 
 use super::CapacityPressure;
-use crate::field_error::{
-    FieldError, MAX_FALLBACK_FACTOR, MAX_LATENCY_MS, MAX_WEIGHT, bounded_non_negative,
-    bounded_positive,
+use crate::field_error::{FieldError, MAX_WEIGHT};
+use crate::plugin::latency_keys::{
+    FALLBACK_FACTOR, MATRIX, MATRIX_FILE, MAX_LATENCY_MS, USE_REGION_CONFIG_MAPS,
 };
-use crate::plugin::{parse_args, sources_from_args};
+use crate::plugin::{LatencyArgs, OwnArgs, parse_args};
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-struct Args {
-    matrix: Option<serde_json::Value>,
-    matrix_file: Option<String>,
-    use_region_config_maps: bool,
-    max_latency_ms: f64,
-    fallback_factor: f64,
+/// The arguments besides the latency ones.
+struct Own {
     /// `{region: weight}`, checked entry by entry.
     demand: Option<serde_json::Value>,
     planned_utilisation: f64,
     replan_threshold: f64,
 }
 
-impl Default for Args {
+impl Default for Own {
     fn default() -> Self {
         Self {
-            matrix: None,
-            matrix_file: None,
-            use_region_config_maps: true,
-            max_latency_ms: 300.0,
-            fallback_factor: 10.0,
             demand: None,
             planned_utilisation: 1.0,
             replan_threshold: 0.02,
@@ -43,21 +32,37 @@ impl Default for Args {
     }
 }
 
+impl OwnArgs for Own {
+    const FIELDS: &'static [&'static str] = &[
+        MATRIX,
+        MATRIX_FILE,
+        USE_REGION_CONFIG_MAPS,
+        MAX_LATENCY_MS,
+        FALLBACK_FACTOR,
+        "demand",
+        "plannedUtilisation",
+        "replanThreshold",
+    ];
+
+    fn read<'de, A: MapAccess<'de>>(&mut self, key: &str, map: &mut A) -> Result<bool, A::Error> {
+        match key {
+            "demand" => self.demand = map.next_value()?,
+            "plannedUtilisation" => self.planned_utilisation = map.next_value()?,
+            "replanThreshold" => self.replan_threshold = map.next_value()?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 impl CapacityPressure {
     /// Builds from `args` found at `path`; errors name the field.
     pub fn from_args(args: &serde_json::Value, path: &str) -> Result<Self, Vec<FieldError>> {
-        let a: Args = parse_args(args, path)?;
+        let a: LatencyArgs<Own> = parse_args(args, path)?;
         let mut errors = Vec::new();
-        errors.extend(bounded_positive(
-            format!("{path}.maxLatencyMs"),
-            a.max_latency_ms,
-            MAX_LATENCY_MS,
-        ));
-        errors.extend(bounded_non_negative(
-            format!("{path}.fallbackFactor"),
-            a.fallback_factor,
-            MAX_FALLBACK_FACTOR,
-        ));
+        let max_latency_ms = a.max_latency_ms(path, &mut errors);
+        let fallback_factor = a.fallback_factor(path, &mut errors);
+        let own = &a.own;
         let mut check = |ok: bool, field: &str, what: &str, got: f64| {
             if !ok {
                 errors.push(FieldError::new(
@@ -67,40 +72,34 @@ impl CapacityPressure {
             }
         };
         check(
-            a.planned_utilisation.is_finite()
-                && a.planned_utilisation > 0.0
-                && a.planned_utilisation <= 10.0,
+            own.planned_utilisation.is_finite()
+                && own.planned_utilisation > 0.0
+                && own.planned_utilisation <= 10.0,
             "plannedUtilisation",
             "a number above 0 and at most 10",
-            a.planned_utilisation,
+            own.planned_utilisation,
         );
         check(
-            (0.0..=1.0).contains(&a.replan_threshold),
+            (0.0..=1.0).contains(&own.replan_threshold),
             "replanThreshold",
             "a number from 0 to 1",
-            a.replan_threshold,
+            own.replan_threshold,
         );
-        let forecast = a
+        let forecast = own
             .demand
             .as_ref()
             .map(|d| parse_demand(d, &format!("{path}.demand"), &mut errors));
-        let sources = sources_from_args(
-            a.matrix.as_ref(),
-            a.matrix_file.as_deref(),
-            a.use_region_config_maps,
-            path,
-            &mut errors,
-        );
+        let sources = a.sources(path, &mut errors);
         if !errors.is_empty() {
             return Err(errors);
         }
         Ok(CapacityPressure {
             sources,
-            max_latency_ms: a.max_latency_ms,
-            fallback_factor: a.fallback_factor,
+            max_latency_ms,
+            fallback_factor,
             forecast,
-            planned_utilisation: a.planned_utilisation,
-            replan_threshold: a.replan_threshold,
+            planned_utilisation: own.planned_utilisation,
+            replan_threshold: own.replan_threshold,
             plans: Mutex::default(),
             solves: AtomicU64::new(0),
         })
