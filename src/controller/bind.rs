@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::brief::brief;
 use super::leader::Leadership;
+use super::permissions::{GET_SHOOT, PATCH_SHOOT, Permission, UPDATE_SHOOT_BINDING};
 use super::stack::Fenced;
 use crate::api::Shoot;
 use crate::config::BindingMode;
@@ -36,11 +37,12 @@ pub enum BindError {
     NotLeader,
     /// 403: the scheduler's identity lacks a permission. Names it, since that is the fix.
     #[error(
-        "{action}: forbidden: the scheduler needs permission to {permission} in API group core.gardener.cloud (the chart's ClusterRole grants it); the API server said: {message}"
+        "{action}: forbidden: the scheduler needs permission to {permission} in API group {} (the chart's ClusterRole grants it); the API server said: {message}",
+        .permission.group
     )]
     Forbidden {
         action: &'static str,
-        permission: &'static str,
+        permission: Permission,
         message: String,
     },
     /// The API server refused the request (a 4xx answer): the bind did not happen.
@@ -104,29 +106,24 @@ impl BindError {
     }
 }
 
-/// One request of a bind: what it does (for messages) and the RBAC permission it needs.
+/// One request of a bind: what it does (for messages) and its row of the permission table.
 #[derive(Clone, Copy)]
 struct Step {
     action: &'static str,
-    permission: &'static str,
-    /// a write, whose 5xx answer leaves its outcome unknown
-    write: bool,
+    permission: Permission,
 }
 
 const READ: Step = Step {
     action: "reading shoot",
-    permission: "get shoots",
-    write: false,
+    permission: GET_SHOOT,
 };
 const UPDATE_BINDING: Step = Step {
     action: "updating shoots/binding",
-    permission: "update shoots/binding",
-    write: true,
+    permission: UPDATE_SHOOT_BINDING,
 };
 const PATCH_SEED_NAME: Step = Step {
     action: "patching spec.seedName",
-    permission: "patch shoots",
-    write: true,
+    permission: PATCH_SHOOT,
 };
 
 fn classify(step: Step, e: kube::Error) -> BindError {
@@ -145,11 +142,13 @@ fn classify(step: Step, e: kube::Error) -> BindError {
         }
     }
     match &e {
-        kube::Error::Api(s) if s.code >= 500 && step.write => BindError::Unknown {
-            action,
-            code: Some(s.code),
-            message: brief(&e),
-        },
+        kube::Error::Api(s) if s.code >= 500 && step.permission.verb.writes() => {
+            BindError::Unknown {
+                action,
+                code: Some(s.code),
+                message: brief(&e),
+            }
+        }
         kube::Error::Api(s) if s.code == 409 => BindError::Conflict,
         kube::Error::Api(s) if s.code == 404 => BindError::NotFound,
         kube::Error::Api(s) if s.code == 403 => BindError::Forbidden {

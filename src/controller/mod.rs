@@ -19,7 +19,8 @@
 //!
 //! The rest, by concern: `client.rs` builds the API clients, `incoming.rs` decodes what the
 //! watches deliver, `shared.rs` holds what the watches, workers and HTTP handlers share (with the
-//! sync bookkeeping in `sync.rs`), `lifecycle.rs` starts and stops everything.
+//! sync bookkeeping in `sync.rs`), `lifecycle.rs` starts and stops everything. `permissions.rs` is
+//! the permission each request needs, which the binds and `simulate --live` name their rows of.
 
 mod attempt;
 mod bind;
@@ -34,6 +35,7 @@ mod lifecycle;
 mod listing;
 mod liveness;
 mod metrics;
+pub mod permissions;
 mod queue;
 mod ratelimit;
 mod redact;

@@ -137,8 +137,9 @@ impl Refusals {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controller::permissions::{PATCH_SHOOT, Permission, UPDATE_SHOOT_BINDING};
 
-    fn forbidden(permission: &'static str) -> BindError {
+    fn forbidden(permission: Permission) -> BindError {
         BindError::Forbidden {
             action: "updating shoots/binding",
             permission,
@@ -150,7 +151,7 @@ mod tests {
     async fn a_refusal_is_said_once_it_persists_then_reminded_and_cleared_by_a_successful_bind() {
         let (r, m) = (Refusals::default(), Metrics::new());
         let d = Duration::from_secs(15);
-        let e = forbidden("update shoots/binding");
+        let e = forbidden(UPDATE_SHOOT_BINDING);
         assert_eq!(r.refused(&e, d, &m), Said::Tentatively);
         assert_eq!(m.binds_forbidden.get(), 0, "not yet a missing permission");
         for _ in 0..5 {
@@ -163,7 +164,7 @@ mod tests {
             assert_eq!(r.refused(&e, d, &m), Said::Quietly);
         }
         assert_eq!(
-            r.refused(&forbidden("patch shoots"), d, &m),
+            r.refused(&forbidden(PATCH_SHOOT), d, &m),
             Said::Tentatively,
             "another permission is news"
         );
@@ -190,7 +191,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_single_403_followed_by_a_bind_is_no_missing_permission() {
         let (r, m) = (Refusals::default(), Metrics::new());
-        let e = forbidden("update shoots/binding");
+        let e = forbidden(UPDATE_SHOOT_BINDING);
         assert_eq!(r.refused(&e, Duration::from_secs(1), &m), Said::Tentatively);
         tokio::time::advance(Duration::from_secs(1)).await;
         r.bound(&m);

@@ -25,6 +25,10 @@ use crate::api::{
     PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
 };
 use crate::controller::decode;
+use crate::controller::permissions::{
+    LIST_CARBON_CONFIG_MAPS, LIST_CLOUD_PROFILES, LIST_NAMESPACED_CLOUD_PROFILES, LIST_PROJECTS,
+    LIST_REGION_CONFIG_MAPS, LIST_SEEDS, LIST_SHOOTS, Permission,
+};
 use crate::plugin::ClusterData;
 use crate::snapshot::GARDEN_NAMESPACE;
 
@@ -73,11 +77,12 @@ pub fn seconds(d: Duration) -> String {
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
     #[error(
-        "listing {what}: forbidden ({message}); reading the landscape needs `list` on {resource} \
+        "listing {what}: forbidden ({message}); reading the landscape needs `{verb}` on {resource} \
          (the chart's `whatIfReader` ClusterRole grants every read simulate makes)"
     )]
     Forbidden {
         what: String,
+        verb: &'static str,
         resource: String,
         message: String,
     },
@@ -121,8 +126,8 @@ pub enum LiveError {
 struct Read {
     /// what a message calls it: `Seeds`, `region ConfigMaps in garden`
     what: &'static str,
-    /// `seeds.core.gardener.cloud`, `configmaps`
-    resource: &'static str,
+    /// its row of the permission table
+    permission: Permission,
     /// Read as empty (with a warning) when not served (404) or forbidden (403).
     optional: bool,
 }
@@ -253,37 +258,37 @@ pub async fn read_live(
 
 const REQUIRED_SEEDS: Read = Read {
     what: "Seeds",
-    resource: "seeds.core.gardener.cloud",
+    permission: LIST_SEEDS,
     optional: false,
 };
 const REQUIRED_SHOOTS: Read = Read {
     what: "Shoots",
-    resource: "shoots.core.gardener.cloud",
+    permission: LIST_SHOOTS,
     optional: false,
 };
 const REQUIRED_CLOUD_PROFILES: Read = Read {
     what: "CloudProfiles",
-    resource: "cloudprofiles.core.gardener.cloud",
+    permission: LIST_CLOUD_PROFILES,
     optional: false,
 };
 const OPTIONAL_NAMESPACED_CLOUD_PROFILES: Read = Read {
     what: "NamespacedCloudProfiles",
-    resource: "namespacedcloudprofiles.core.gardener.cloud",
+    permission: LIST_NAMESPACED_CLOUD_PROFILES,
     optional: true,
 };
 const OPTIONAL_PROJECTS: Read = Read {
     what: "Projects",
-    resource: "projects.core.gardener.cloud",
+    permission: LIST_PROJECTS,
     optional: true,
 };
 const OPTIONAL_REGION_CONFIG_MAPS: Read = Read {
     what: "region ConfigMaps (namespace garden)",
-    resource: "configmaps in namespace garden",
+    permission: LIST_REGION_CONFIG_MAPS,
     optional: true,
 };
 const OPTIONAL_CARBON_CONFIG_MAPS: Read = Read {
     what: "carbon-intensity ConfigMaps",
-    resource: "configmaps (all namespaces)",
+    permission: LIST_CARBON_CONFIG_MAPS,
     optional: true,
 };
 
@@ -320,7 +325,12 @@ impl Reader<'_, '_> {
                     let why = if s.code == 404 {
                         "the API server does not serve this kind".to_string()
                     } else {
-                        format!("no permission to list {} ({})", read.resource, s.message)
+                        format!(
+                            "no permission to {} {} ({})",
+                            read.permission.verb,
+                            read.permission.qualified_resource(),
+                            s.message
+                        )
                     };
                     self.warnings.push(format!(
                         "{}: {why}; simulating without them, as the scheduler would",

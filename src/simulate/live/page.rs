@@ -199,7 +199,8 @@ pub(super) fn classify(read: &Read, e: kube::Error) -> LiveError {
     match e {
         kube::Error::Api(s) if s.code == 403 => LiveError::Forbidden {
             what,
-            resource: read.resource.to_string(),
+            verb: read.permission.verb.as_str(),
+            resource: read.permission.qualified_resource(),
             message: s.message,
         },
         kube::Error::Api(s) => LiveError::Api {
