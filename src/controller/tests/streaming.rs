@@ -87,6 +87,22 @@ fn lists(shared: &Shared, mode: &str) -> u64 {
     .map_or(0, |v| v.parse().unwrap())
 }
 
+/// Answers `page` as the whole state at `rv`; the kind is then synced and watched from `rv`.
+/// That watch ends in a 410: returns the request of the list that follows.
+async fn a_whole_page_then_gone(
+    api: &mut ApiServer,
+    shared: &Shared,
+    page: Call,
+    rv: &str,
+) -> Call {
+    page.reply(list_of("Shoot", rv, vec![shoot("s1", "9", None)]));
+    let watch = api.next().await;
+    assert!(shared.is_synced(WatchedKind::Shoot));
+    assert!(is_watch_from(&watch, rv), "{}", watch.query);
+    watch.respond.send_response(events(&[gone()]));
+    api.next().await
+}
+
 fn streaming_controller(client: Connection) -> Arc<Shared> {
     let c = Controller::new(
         load_str("leaderElection: {leaderElect: false}\n").unwrap(),
@@ -145,13 +161,8 @@ async fn a_server_that_refuses_streaming_lists_is_listed_in_pages_from_then_on()
     first.fail(422, "Invalid");
     let page = api.next().await;
     assert!(is_page(&page), "{}", page.query);
-    page.reply(list_of("Shoot", "10", vec![shoot("s1", "9", None)]));
-    let watch = api.next().await;
-    assert!(shared.is_synced(WatchedKind::Shoot));
-    assert!(is_watch_from(&watch, "10"), "{}", watch.query);
-    // a 410: listed again, in pages without asking for a stream first
-    watch.respond.send_response(events(&[gone()]));
-    let again = api.next().await;
+    // after a 410: listed again, in pages without asking for a stream first
+    let again = a_whole_page_then_gone(&mut api, &shared, page, "10").await;
     assert!(is_page(&again), "{}", again.query);
     // counted once the server answers the first page
     assert_eq!(lists(&shared, "paged"), 1);
@@ -180,11 +191,7 @@ async fn two_streams_ended_before_their_marker_make_the_next_list_paged_and_the_
     let page = api.next().await;
     assert!(!shared.is_synced(WatchedKind::Shoot));
     assert!(is_page(&page), "{}", page.query);
-    page.reply(list_of("Shoot", "10", vec![shoot("s1", "9", None)]));
-    let watch = api.next().await;
-    assert!(shared.is_synced(WatchedKind::Shoot));
-    watch.respond.send_response(events(&[gone()]));
-    let relist = api.next().await;
+    let relist = a_whole_page_then_gone(&mut api, &shared, page, "10").await;
     assert!(
         is_streaming_list(&relist),
         "the server did not refuse streams: the next list streams again: {}",
@@ -246,12 +253,7 @@ async fn a_stream_answered_429_while_the_server_starts_is_listed_in_pages_at_onc
         .await
         .expect("the page follows the refused stream without a backoff");
     assert!(is_page(&page), "{}", page.query);
-    page.reply(list_of("Shoot", "10", vec![shoot("s1", "9", None)]));
-    let watch = api.next().await;
-    assert!(shared.is_synced(WatchedKind::Shoot));
-    assert!(is_watch_from(&watch, "10"), "{}", watch.query);
-    watch.respond.send_response(events(&[gone()]));
-    let relist = api.next().await;
+    let relist = a_whole_page_then_gone(&mut api, &shared, page, "10").await;
     assert!(
         is_streaming_list(&relist),
         "a 429 is not a refusal of streaming: {}",
