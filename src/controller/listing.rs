@@ -6,9 +6,10 @@
 //! complete. An API server that refuses the request (400 or 422: older than Kubernetes 1.27, or
 //! the `WatchList` feature off) is listed in pages from then on; a stream that ends twice before
 //! its end marker (cut, or slower than [`INITIAL_EVENTS_TIMEOUT`]) has its next list made in
-//! pages, and so has a list whose stream the server answered with any other error (a 429 while
-//! its watch cache initializes after a restart). After the state, changes are watched from its resourceVersion, each watch ended by the
-//! server every [`WATCH_TIMEOUT`] and resumed where it stopped; a 410 Gone starts over.
+//! pages, and so has a list whose stream the server answered with any other error but 403 and
+//! 404 (a 429 while its watch cache initializes after a restart). After the state, changes are
+//! watched from its resourceVersion, each watch ended by the server every [`WATCH_TIMEOUT`] and
+//! resumed where it stopped; a 410 Gone starts over.
 //!
 //! The items are kube's watcher events, so the feed applies both ways alike: `Init` before each
 //! list (streamed or paged), `InitApply` for each object of it, `InitDone` when it is complete.
@@ -379,18 +380,18 @@ where
                         "the API server does not serve streaming lists; listing in pages"
                     );
                 }
-                // Any other answer of the server (a 429 while its watch cache initializes, a
-                // 5xx, a 404 or 403): this list is made in pages now, as client-go's reflector
-                // does, and the next one streams again. A page answered the same way is the
-                // feed's failed list (a kind not served, no permission).
-                Err(e @ kube::Error::Api(_)) => {
+                // Any other error answer (a 429 while its watch cache initializes, a 5xx): this
+                // list is made in pages now, as client-go's reflector does, and the next one
+                // streams again. A 404 or 403 would be the pages' answer too: it is the feed's
+                // failed list at once (a kind not served, no permission).
+                Err(e) if matches!(&e, kube::Error::Api(s) if s.code != 404 && s.code != 403) => {
                     info!(
                         kind,
                         error = %super::brief::brief(&e),
                         "the streaming list was not served; this list is made in pages"
                     );
                 }
-                // no answer (the server unreachable): a page would fare no better
+                // no answer (the server unreachable), a 404 or 403: a page would fare no better
                 Err(e) => return Err(Error::InitialListFailed(e)),
             }
         } else if !refused {
