@@ -114,6 +114,11 @@ fn main() {
         !pending.is_empty(),
         "no pending shoot fits nowhere: nothing to count"
     );
+    // The columns the profile's filters declare are built with the landscape's, as the other
+    // columns are (`landscape::grid`): decisions are counted in steady state.
+    grid.snapshot
+        .columns()
+        .build_declared(&profile.profile.columns());
     let placed = decide_all(&grid.snapshot, &pending, &profile.profile, n, path);
     println!("seeds={seeds} shoots={shoots} decisions={n} placed={placed}");
 }

@@ -97,20 +97,21 @@ done
 #            stages with the seed flags, one vector per priority
 #   6f3b340  decide() before the decision became one pipeline in two modes
 #   f2e2555  one pipeline in two modes, a failure listing every rejection
+#   c24e18d  decide_within(), before the filters declared their own per-seed columns
 BEFORE="
-seeds shoots profile 039d585 ad03cab 4527d4a 9e5aeb6 6f3b340 f2e2555 target
-100 1000 weighted 458141 323926 131544 121390 79028 81302 -
-100 1000 upstream 272935 49237 37457 37872 31499 27014 -
-100 100000 weighted 468699 334616 151673 126548 83942 86485 -
-100 100000 upstream 273798 49826 37934 38790 31995 27489 -
-1000 1000 weighted 4258362 3028781 616550 579123 295654 308881 -
-1000 1000 upstream 2507004 205803 86416 85874 53084 43806 -
-1000 100000 weighted 4387895 3153167 809929 591923 305109 318179 350000
-1000 100000 upstream 2536938 207081 83628 83148 50354 41017 70000
-10000 1000 weighted - 31546093 - 5405506 2691554 2737047 -
-10000 1000 upstream - 1770889 - 1647001 1156993 690758 -
-10000 100000 weighted - 32458453 - 5520433 2774840 2840605 3500000
-10000 100000 upstream - 1765421 - 1533263 1029264 584007 -
+seeds shoots profile 039d585 ad03cab 4527d4a 9e5aeb6 6f3b340 f2e2555 c24e18d target
+100 1000 weighted 458141 323926 131544 121390 79028 81302 86870 -
+100 1000 upstream 272935 49237 37457 37872 31499 27014 25889 -
+100 100000 weighted 468699 334616 151673 126548 83942 86485 91938 -
+100 100000 upstream 273798 49826 37934 38790 31995 27489 26361 -
+1000 1000 weighted 4258362 3028781 616550 579123 295654 308881 307711 -
+1000 1000 upstream 2507004 205803 86416 85874 53084 43806 41726 -
+1000 100000 weighted 4387895 3153167 809929 591923 305109 318179 315633 350000
+1000 100000 upstream 2536938 207081 83628 83148 50354 41017 38838 70000
+10000 1000 weighted - 31546093 - 5405506 2691554 2737047 2640045 -
+10000 1000 upstream - 1770889 - 1647001 1156993 690758 452017 -
+10000 100000 weighted - 32458453 - 5520433 2774840 2840605 2743227 3500000
+10000 100000 upstream - 1765421 - 1533263 1029264 584007 345942 -
 "
 # before SEEDS SHOOTS PROFILE COLUMN -> the count, or nothing
 before() {
@@ -122,10 +123,10 @@ or_dash() { if [ -n "$1" ]; then group "$1"; else echo "–"; fi; }
 
 cat <<TEXT
 
-Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), \`decide()\` before the decision became one pipeline in two modes (commit \`6f3b340\`), the one pipeline as first counted (commit \`f2e2555\`), and this count; the targets are those set for the decision cost:
+Before and after: the reference pipeline for every decision (commit \`039d585\`), the first \`decide()\` with candidates from the provider/region index only (commit \`ad03cab\`), \`decide()\` on the per-seed columns with usage priced per decision (commit \`4527d4a\`), \`decide()\` with the usage priced per seed in the columns and one pass per run of stages (commit \`9e5aeb6\`), \`decide()\` before the decision became one pipeline in two modes (commit \`6f3b340\`), the one pipeline as first counted (commit \`f2e2555\`), before the filters declared their own per-seed columns (commit \`c24e18d\`), and this count; the targets are those set for the decision cost:
 
-| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`decide()\` before one pipeline (\`6f3b340\`) | one pipeline (\`f2e2555\`) | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | profile | every decision through \`schedule()\` (\`039d585\`) | \`decide()\` with the region index (\`ad03cab\`) | \`decide()\` on columns (\`4527d4a\`) | \`decide()\`, usage priced per seed (\`9e5aeb6\`) | \`decide()\` before one pipeline (\`6f3b340\`) | one pipeline (\`f2e2555\`) | before declared columns (\`c24e18d\`) | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
 for seeds in $SEEDS; do
   for shoots in $SHOOTS; do
@@ -137,7 +138,7 @@ for seeds in $SEEDS; do
         if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
       fi
       name=$profile; [ "$profile" = upstream ] && name=upstream-equivalent
-      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 6f3b340)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" f2e2555)") | $(group "$now") | $(or_dash "$t") | $met |"
+      echo "| $(group "$seeds") × $(group "$shoots") | $name | $(or_dash "$(before "$seeds" "$shoots" "$profile" 039d585)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" ad03cab)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 4527d4a)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 9e5aeb6)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" 6f3b340)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" f2e2555)") | $(or_dash "$(before "$seeds" "$shoots" "$profile" c24e18d)") | $(group "$now") | $(or_dash "$t") | $met |"
     done
   done
 done
@@ -145,8 +146,8 @@ done
 if [ -n "$FAILED_SEEDS" ]; then
   # Earlier counts of the failed decisions (20 per cell) and the target set for them.
   FAILED_BEFORE="
-seeds   5f13f94   f2e2555  70360d0  target
-10000   17302583  6952605  3568308  2000000
+seeds   5f13f94   f2e2555  70360d0  c24e18d  target
+10000   17302583  6952605  3568308  1303388  2000000
 "
   failed_before() { # seeds column
     awk -v s="$1" -v c="$2" '
@@ -157,8 +158,8 @@ seeds   5f13f94   f2e2555  70360d0  target
 
 Decisions that find no seed, upstream-equivalent profile (\`BENCH_ONLY=failed\`: the pending shoots of the landscape that fit nowhere, at most as many as the decisions counted, decided again inside the count): before the decision became one pipeline (commit \`5f13f94\`: every rejected seed's reason built with its own copies of the provider and region names), one pipeline with every rejection listed (commit \`f2e2555\`), the rejections counted seed by seed (commit \`70360d0\`), and now, counted per stage and reason:
 
-| seeds × existing shoots | decisions counted | \`5f13f94\`, instructions/decision | \`f2e2555\`, instructions/decision | \`70360d0\`, instructions/decision | \`$path()\` now (\`$commit\`) | target | met |
-| --- | --- | --- | --- | --- | --- | --- | --- |
+| seeds × existing shoots | decisions counted | \`5f13f94\`, instructions/decision | \`f2e2555\`, instructions/decision | \`70360d0\`, instructions/decision | \`c24e18d\`, instructions/decision | \`$path()\` now (\`$commit\`) | target | met |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
 TEXT
   for seeds in $FAILED_SEEDS; do
     now=${failed[$seeds]}
@@ -167,7 +168,7 @@ TEXT
     if [ -n "$t" ]; then
       if [ "$now" -le "$t" ]; then met=yes; else met="**no**"; fi
     fi
-    echo "| $(group "$seeds") × $(group "$FAILED_SHOOTS") | $(decisions "$seeds") | $(or_dash "$(failed_before "$seeds" 5f13f94)") | $(or_dash "$(failed_before "$seeds" f2e2555)") | $(or_dash "$(failed_before "$seeds" 70360d0)") | $(group "$now") | $(or_dash "$t") | $met |"
+    echo "| $(group "$seeds") × $(group "$FAILED_SHOOTS") | $(decisions "$seeds") | $(or_dash "$(failed_before "$seeds" 5f13f94)") | $(or_dash "$(failed_before "$seeds" f2e2555)") | $(or_dash "$(failed_before "$seeds" 70360d0)") | $(or_dash "$(failed_before "$seeds" c24e18d)") | $(group "$now") | $(or_dash "$t") | $met |"
   done
 fi
 
@@ -176,17 +177,26 @@ cat <<'TEXT'
 One decision pipeline runs every decision, in two modes over the same stages in the same order (`src/schedule/pipeline.rs`; no code outside a plugin's file names the plugin): explain mode (`schedule()`) records every rejection and every score detail; fast mode (`decide()`, `decide_within()`) records verdicts and totals. What fast mode does that explain mode does not:
 
 - The region strategy that ends the pipeline names its candidates as positions in the snapshot's columns (`SetStep::candidates`): `SameRegion` the seeds of the shoot's (provider type, region) group, `purpose: testing` those of its provider type, `RegionPrefix` and `MinimalDistance` the groups in order of preference. The other stages run on one tier of candidates at a time until a tier has seeds left; seeds the strategy cannot keep are never evaluated. `Scored` keeps every seed: fast mode starts from the seeds of the provider types the shoot's CloudProfile allows (the provider filter answers `Providers`, so the index per provider type replaces it).
-- The snapshot keeps its seeds in flat arrays (`SeedColumns`, positions in name order): provider type and (provider, region) group ids with the positions of each group and provider type, capacity, usage per seed and per demand class, allocatable amounts per resource, the usage priced per seed and resource for each `ResourceFit` configuration in use (computed the first time a configuration asks, then updated with the seed's usage), the match of every CloudProfile's seed selector, the match of the shoots' own seed selectors asked for lately (16, computed for every seed when a decision evaluates every seed, then read by the next shoot with the same selector), the access restrictions each seed offers as bits, the seeds of each zone and of each default domain, and one byte of flags (usable, no emergency stop, untainted, three zones, zones not enforced, no zone preference, network defaults plain IPv4).
-  - They are built on first use after seeds or CloudProfiles come or go (loading a landscape builds them once, not once per seed: a test counts the builds), updated in place when a seed changes, and a seed's usage is refreshed when one of its shoots changes.
-- Per decision, each stage is prepared once and answers for the shoot in a closed vocabulary (`FastCheck`: `Skip`, `Flag`, `FlagOnly` (the flag is the verdict: `Usable`, `EmergencyStop`, three zones for a zone-HA control plane), `FlagOr` (a flag, else a bitmap), `Providers`, `Bitmap`, `AccessBits`, `Capacity`, `Ask`; `SetCheck` for set steps), declared by each filter in its own file (`fast_check`, and `passes` for the verdict without a reason); a stage that keeps every seed for the shoot (no selector, no zones asked for, no access restriction requested, no networking, no default domain above the shoot's domain, …) is left out, in both modes.
-  - In fast mode the per-seed stages between two set steps are one pass over the positions that reads only the columns (provider type, selector bitmaps, access restriction bits, capacity, the flags); a seed lacking a flag is asked only by the stages of the flags it lacks, and only stages answering `Ask` (tolerated taints, a shoot's own seed selector not yet matched) are asked per seed.
-  - `Zones` (with worker zones only) answers a flag, else a bitmap of the seeds in a zone of the workers, built from the columns' zone index; `ZonePreference` answers `Prefer` over positions from the same bitmap; `DefaultDomain` answers `Claim`: the positions of the seeds whose default domain is above the shoot's domain and of those that own it, from the columns' default-domain index, so no list of seeds is built for it; other set steps get the seeds themselves.
+- The snapshot keeps its seeds in flat arrays (`SeedColumns`, positions in name order), built on first use after seeds or CloudProfiles come or go (loading a landscape builds them once, not once per seed: a test counts the builds) and updated in place when a seed changes:
+
+| columns | what they hold | kept up to date |
+| --- | --- | --- |
+| provider types and (provider, region) groups | each seed's ids, the positions of each group and provider type | rebuilt when a seed comes or goes |
+| capacity and usage | usage per seed and per demand class, allocatable amounts per resource | a seed's usage when one of its shoots changes |
+| priced usage | per seed and resource, for each `ResourceFit` configuration in use | computed when a configuration first asks, then with the usage |
+| seed selectors | the match of every CloudProfile's; of the 16 shoot selectors asked for lately | the shoots' computed for every seed when a decision evaluates every seed |
+| declared bits (`SeedBit`) | one word per seed: usable, no emergency stop, untainted, three zones, zones not enforced, no zone preference, network defaults plain IPv4 | built when a decision first reads one, or with the landscape (`SeedColumns::build_declared`, as this bench does) |
+| declared indexes (`SeedIndex`) | the seeds by zone, by default domain, by access restriction offered | the same; mended for a seed changed in place |
+
+- Per decision, each stage is prepared once and answers for the shoot in a closed vocabulary (`FastCheck`: `Skip`, `Flag`, `FlagOnly` (the flag is the verdict: `Usable`, `EmergencyStop`, three zones for a zone-HA control plane), `FlagOr` (a flag, else a bitmap), `Providers`, `Bitmap`, `SharedBitmap`, `Capacity`, `Ask`; `SetCheck` for set steps), declared by each filter in its own file (`fast_check`, and `passes` for the verdict without a reason); a stage that keeps every seed for the shoot (no selector, no zones asked for, no access restriction requested, no networking, no default domain above the shoot's domain, …) is left out, in both modes.
+- In fast mode the per-seed stages between two set steps are one pass over the positions that reads only the columns (provider type, selector and access restriction bitmaps, capacity, the bits); a seed lacking a flag is asked only by the stages of the flags it lacks, and only stages answering `Ask` (tolerated taints, a shoot's own seed selector not yet matched) are asked per seed.
+- `Zones` (with worker zones only) answers a bit, else, when every seed is evaluated, a bitmap of the seeds in a zone of the workers from its index of the seeds by zone (with few candidates the seeds enforcing zones are asked); `ZonePreference` answers `Prefer` over positions the same way; `AccessRestrictions` a bitmap of the seeds its index files under the requested restrictions; `DefaultDomain` answers `Claim`: the positions of the seeds whose default domain is above the shoot's domain and of those that own it, from its index of the seeds by default domain, so no list of seeds is built for it; other set steps get the seeds themselves.
 - Each priority has one computation of its raw values, from the columns over the positions, which both modes run (`Priority::raw`: `ShootCount`, `LatencyDistance` once per (provider, region) group, `ProjectAntiAffinity` counted into an array by position (by region, summed per region), `ResourceFit` one resource at a time over flat arrays with each rule's demand worked out when the profile is built, `CarbonIntensity` once per (location, region), `CapacityPressure` from its cached plan); explain mode has it put each seed's detail into a recorder (`Details`) as it computes the value, fast mode records nothing, so the fast path builds no details and `normalize` takes the plain values.
   - Each priority's scores and raw values stay in flat arrays and the totals are summed in profile order as the reference sums them; the scores keep positions, not names: the winner is the highest total, names read and hashed only for the seeds that tie, and only the winner's breakdown is built with its details, each priority scoring the winner alone again with its detail recorded (`CapacityPressure`, whose values depend on the other candidates, records every seed's detail in its one pass instead; `Decision::ranking` holds the winner alone; `schedule()` lists every seed).
 - A success builds no `Rejection`s. A decision that finds no seed among the candidates, or whose set steps need the whole set, runs every seed through every stage as explain mode does, stage by stage, each stage one loop over the seeds still left (a column check, or its filter asked), noting only the seeds each stage rejected; `ZonePreference` and `DefaultDomain` answer over positions there too, their reason carried by their answer.
   - When no seed fits at all, the rejections are counted per stage and reason, not listed: a set step's shared reason once for all the seeds it dropped, a filter's one reason for every seed it rejects (`Predicate::shared_reason`: the CloudProfile selector, enforced zones, a single access restriction) once for its seeds, the provider stage once per provider type (one seed of each type asked for the reason), the other stages' seeds asked one by one (`reason::Tally`: seeds per count phrase and per hint, and the seeds that lacked room, in an order of its own whatever the order of counting): a reason the same across seeds is one shared value (`Provider` per provider type, `OtherRegion` per region, `DefaultDomain`, `ZonePreference` and an unusable seed's reason once, the `Zones`, `CloudProfileSelector` and `AccessRestrictions` reasons built once in their `prepare`), looked at once and then counted by its address.
   - The `0/N seeds are available: …` error, its hints and reason names are explain mode's; the controller's capacity refusals read the seeds that lacked room from the count.
-- `tests/fast_path.rs` checks on generated landscapes, shoots and profiles (every predicate and strategy, the opt-in filters `MaxLatency` and `Residency`, region ConfigMaps, CloudProfile selectors, every priority incl. `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region, failures) that fast mode returns the same seed with the same breakdown and details, every feasible seed's total, scores and raw values as explain mode, or the same error, and that every filter's fast answer is its `filter`'s verdict on every seed.
+- `tests/fast_path.rs` checks on generated landscapes, shoots and profiles (every predicate and strategy, every opt-in filter with the example arguments it declares, region ConfigMaps, CloudProfile selectors, every priority incl. `CarbonIntensity`, `CapacityPressure` and `ProjectAntiAffinity` by region, failures) that fast mode returns the same seed with the same breakdown and details, every feasible seed's total, scores and raw values as explain mode, or the same error, and that every filter's fast answer is its `filter`'s verdict on every seed.
 
 What changed in this round (from `5f13f94`; the figures of both are in the tables above): the two implementations of the decision became one pipeline in two modes, the plugins declaring their own fast answers, with the successful decisions' cost kept within the targets.
 

@@ -1,7 +1,7 @@
 //! Per-shoot state computed once per decision, before looping over seeds: parsed selectors,
 //! CIDRs, zones, the shoot's project and cloud profile.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use chrono::{DateTime, Utc};
 use ipnet::IpNet;
@@ -62,16 +62,9 @@ pub struct ShootContext<'a> {
     pub cloud_profile: CloudProfileInfo,
     pub cloud_profile_selector: Option<Selector>,
     pub shoot_selector: Option<Selector>,
-    /// `spec.tolerations` as upstream reads them: key -> value, a toleration without a value
-    /// counting as the empty value, and of two tolerations with one key the later one winning.
-    pub tolerations: BTreeMap<String, String>,
-    /// The number of entries in `spec.tolerations`, duplicates included: upstream rejects a seed
-    /// with more taints than the shoot has tolerations before looking at keys.
-    pub toleration_count: usize,
     pub zone_ha: bool,
     pub control_plane_zones: Vec<String>,
     pub worker_zones: BTreeSet<String>,
-    pub access_restrictions: Vec<String>,
     pub nets: ShootNets,
     pub domain: Option<String>,
     pub now: DateTime<Utc>,
@@ -165,12 +158,6 @@ impl<'a> ShootContext<'a> {
             cloud_profile,
             cloud_profile_selector,
             shoot_selector,
-            toleration_count: spec.tolerations.len(),
-            tolerations: spec
-                .tolerations
-                .iter()
-                .map(|t| (t.key.clone(), t.value.clone().unwrap_or_default()))
-                .collect(),
             zone_ha: shoot.failure_tolerance_type() == Some("zone"),
             control_plane_zones: spec
                 .control_plane
@@ -178,11 +165,6 @@ impl<'a> ShootContext<'a> {
                 .map(|c| c.zones.clone())
                 .unwrap_or_default(),
             worker_zones,
-            access_restrictions: spec
-                .access_restrictions
-                .iter()
-                .map(|a| a.name.clone())
-                .collect(),
             nets,
             domain: spec
                 .dns

@@ -27,6 +27,16 @@ pub struct Profile {
 }
 
 impl Profile {
+    /// The per-seed columns the profile's stages declare (bits and indexes their fast answers
+    /// read), for [`crate::snapshot::SeedColumns::build_declared`].
+    pub fn columns(&self) -> Vec<crate::snapshot::columns::Column> {
+        self.stages
+            .iter()
+            .flat_map(|s| s.columns())
+            .copied()
+            .collect()
+    }
+
     /// Builds the profile described by the plain `schedulers.shoot` keys; errors carry field
     /// paths.
     pub fn from_config(name: &str, cfg: &ShootScheduler) -> Result<Profile, Vec<FieldError>> {

@@ -169,12 +169,7 @@ pub fn decide_within(
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("decide", shoot = %cx.key, profile = %profile.name).entered();
     let scores = fast_scores(&cx, snap, profile, deadline)?;
-    let w = scores.winner(&cx, snap);
-    let next = (scores.totals.iter().enumerate())
-        .filter(|&(i, _)| i != w)
-        .map(|(_, t)| *t)
-        .max();
-    let margin = next.map(|n| (scores.totals[w] - n).into_inner());
+    let (w, margin) = scores.winner(&cx, snap);
     let winner = scores.breakdown(&cx, w, snap, profile);
     Ok(Decision {
         seed: winner.seed.to_string(),

@@ -138,7 +138,7 @@ fn every_registered_priority_is_listed_with_where_its_args_are_documented() {
 fn every_opt_in_filter_is_listed_with_its_concept_section() {
     let doc = reference();
     let concept = read("docs/concepts/scheduler.md");
-    for (name, _) in gardener_scheduler::predicates::OPT_IN {
+    for (name, ..) in gardener_scheduler::predicates::OPT_IN {
         let row = doc
             .lines()
             .find(|l| l.starts_with(&format!("| `{name}` |")))

@@ -19,7 +19,7 @@ use gardener_scheduler::schedule::{
     FitError, check_disagreements, decide, decide_scores, schedule,
 };
 use gardener_scheduler::snapshot::Snapshot;
-use gardener_scheduler::strategies;
+use gardener_scheduler::{predicates, strategies};
 use proptest::prelude::*;
 
 const PROVIDERS: [&str; 3] = ["aws", "gcp", "azure"];
@@ -220,13 +220,13 @@ fn profile(b: u64) -> Profile {
 ",
         ),
     }
-    let mut filters = Vec::new();
-    if pick(b, 3, 2) == 1 {
-        filters.push("    - name: MaxLatency\n      args: {maxLatencyMs: 30}\n");
-    }
-    if pick(b, 4, 2) == 1 {
-        filters.push("    - name: Residency\n      args: {groups: [{name: eu}]}\n");
-    }
+    // Every configurable filter (the test-only ones too) with its own example arguments, each
+    // in about half the profiles: a filter registered needs nothing here.
+    let filters: Vec<String> = predicates::configurable()
+        .enumerate()
+        .filter(|(k, _)| pick(b, 40 + *k as u32, 2) == 1)
+        .map(|(_, (name, args))| format!("    - name: {name}\n      args: {args}\n"))
+        .collect();
     if !filters.is_empty() {
         text.push_str("    filters:\n");
         text.extend(filters);
@@ -323,6 +323,12 @@ proptest! {
             shoot.spec.seed_name = Some(format!("seed-{:02}", on % seeds.len()));
             snap.upsert_shoot(&shoot);
         }
+        // In half the cases the declared columns are built before any decision (as the
+        // instruction bench does); then no decision may need one its profile did not declare.
+        let declared = (pick(config, 50, 2) == 1).then(|| {
+            snap.columns().build_declared(&profile.columns());
+            snap.columns().declared_built()
+        });
         for (i, b) in pending.iter().enumerate() {
             let shoot = shoot_obj("garden-p", &format!("web{i}"), *b);
             if let Ok(found) = check_disagreements(&shoot, &snap, &profile, now()) {
@@ -330,6 +336,9 @@ proptest! {
             }
             let fast = decide(&shoot, &snap, &profile, now());
             let explain = schedule(&shoot, &snap, &profile, now());
+            if let Some(built) = declared {
+                prop_assert_eq!(snap.columns().declared_built(), built, "a column no stage declared");
+            }
             // Placed where it went, so the next decision sees usage changed after the
             // snapshot's per-seed data were last used.
             let placed_on = fast.as_ref().ok().map(|d| d.seed.to_string());

@@ -1,7 +1,9 @@
 use std::fmt;
+use std::sync::Arc;
 
 use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
+use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -19,13 +21,18 @@ impl Predicate for AccessRestrictions {
         NAME
     }
 
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Index(&BY_RESTRICTION)];
+        COLUMNS
+    }
+
     /// The reason of a seed that offers none of the restrictions, shared by those seeds.
     fn prepare(&self, cx: &ShootContext) -> Prepared {
-        if cx.access_restrictions.is_empty() {
+        if cx.shoot.spec.access_restrictions.is_empty() {
             return Prepared::default();
         }
         Prepared::new(NoneOffered(Reason::new(NotOffered {
-            missing: cx.access_restrictions.to_vec(),
+            missing: requested(cx).map(str::to_string).collect(),
         })))
     }
 
@@ -36,40 +43,35 @@ impl Predicate for AccessRestrictions {
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
-        let too_many = cx.access_restrictions.len() > seed.access_restriction_count;
-        let missing: Vec<String> = cx
-            .access_restrictions
-            .iter()
-            .filter(|r| too_many || !seed.access_restrictions.contains(*r))
-            .cloned()
+        let count = requested(cx).len();
+        let too_many = count > seed.access_restriction_count;
+        let missing: Vec<String> = requested(cx)
+            .filter(|r| too_many || !offers(seed, r))
+            .map(str::to_string)
             .collect();
         match state.get::<NoneOffered>() {
             _ if missing.is_empty() => Ok(()),
-            Some(NoneOffered(none)) if missing.len() == cx.access_restrictions.len() => {
-                Err(none.clone())
-            }
+            Some(NoneOffered(none)) if missing.len() == count => Err(none.clone()),
             _ => Err(Reason::new(NotOffered { missing })),
         }
     }
 
     fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        cx.access_restrictions.len() <= seed.access_restriction_count
-            && cx
-                .access_restrictions
-                .iter()
-                .all(|r| seed.access_restrictions.contains(r))
+        requested(cx).len() <= seed.access_restriction_count
+            && requested(cx).all(|r| offers(seed, r))
     }
 
     /// With one restriction requested, every seed rejected lacks it.
     fn shared_reason(&self, cx: &ShootContext, state: &Prepared) -> Option<Reason> {
         match state.get::<NoneOffered>() {
-            Some(NoneOffered(none)) if cx.access_restrictions.len() == 1 => Some(none.clone()),
+            Some(NoneOffered(none)) if requested(cx).len() == 1 => Some(none.clone()),
             _ => None,
         }
     }
 
-    /// Nothing to check when none is requested; the seeds' restrictions as bits while they offer
-    /// few enough distinct ones.
+    /// Nothing to check when none is requested; otherwise the seeds filed under every
+    /// requested restriction in the index of offered ones, that list at least as many as
+    /// requested, pass.
     fn fast_check<'c>(
         &self,
         cx: &ShootContext,
@@ -77,18 +79,58 @@ impl Predicate for AccessRestrictions {
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        if cx.access_restrictions.is_empty() {
+        if requested(cx).len() == 0 {
             return FastCheck::Skip;
         }
-        match cols.access_required(&cx.access_restrictions) {
-            Some(required) => FastCheck::AccessBits {
-                required,
-                requested: cx.access_restrictions.len(),
-            },
-            None => FastCheck::Ask,
+        let Some(index) = cols.index(&BY_RESTRICTION) else {
+            return FastCheck::Ask;
+        };
+        let mut passing = vec![false; cols.len()];
+        let mut names = requested(cx);
+        if let (Some(only), None) = (names.next(), names.next()) {
+            // One restriction: the seeds offering it (each lists at least one).
+            for &i in index.seeds(only) {
+                passing[i as usize] = true;
+            }
+        } else {
+            let mut distinct: Vec<&str> = requested(cx).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let count = requested(cx).len();
+            // The seeds of the rarest restriction that list enough and offer every other one.
+            let rarest = distinct
+                .iter()
+                .map(|r| index.seeds(r))
+                .min_by_key(|s| s.len());
+            for &i in rarest.unwrap_or_default() {
+                let seed = cols.info(i);
+                passing[i as usize] = count <= seed.access_restriction_count
+                    && distinct.iter().all(|r| offers(seed, r));
+            }
         }
+        FastCheck::SharedBitmap(Arc::new(passing))
     }
 }
+
+/// The names of the access restrictions the shoot requests, as listed (a name may repeat).
+fn requested<'s>(cx: &ShootContext<'s>) -> impl ExactSizeIterator<Item = &'s str> + Clone {
+    cx.shoot
+        .spec
+        .access_restrictions
+        .iter()
+        .map(|a| a.name.as_str())
+}
+
+/// The seed offers the restriction `r`.
+fn offers(seed: &SeedInfo, r: &str) -> bool {
+    seed.access_restrictions.contains(r)
+}
+
+/// The seeds offering each access restriction.
+static BY_RESTRICTION: SeedIndex = SeedIndex {
+    name: "accessRestrictions",
+    keys: |seed| seed.access_restrictions.iter().cloned().collect(),
+};
 
 /// What `prepare` keeps: the reason of a seed that offers none of the requested restrictions.
 struct NoneOffered(Reason);

@@ -4,6 +4,7 @@ use std::fmt;
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
+use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{SetCheck, SetStep};
@@ -20,6 +21,11 @@ pub struct DefaultDomain;
 impl SetStep for DefaultDomain {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Index(&BY_DEFAULT_DOMAIN)];
+        COLUMNS
     }
 
     fn narrow(
@@ -66,13 +72,16 @@ impl SetStep for DefaultDomain {
     /// A claim of the seeds with a default domain above the shoot's domain, owned by those
     /// whose default makes it `<shoot>.<project>.<default>`; nothing to check when no seed's
     /// default domain is above it.
-    fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns) -> SetCheck<'c> {
+    fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns, _: bool) -> SetCheck<'c> {
         let Some(domain) = cx.domain.as_deref() else {
             return SetCheck::Skip;
         };
+        let Some(by_domain) = cols.index(&BY_DEFAULT_DOMAIN) else {
+            return SetCheck::Narrow;
+        };
         let mut above = domain
             .match_indices('.')
-            .map(|(dot, _)| cols.with_default_domain(&domain[dot + 1..]))
+            .map(|(dot, _)| by_domain.seeds(&domain[dot + 1..]))
             .filter(|seeds| !seeds.is_empty());
         let claimants = match (above.next(), above.next()) {
             (None, _) => return SetCheck::Skip,
@@ -88,13 +97,19 @@ impl SetStep for DefaultDomain {
         let owned = below_prefix(domain, &cx.name).and_then(|rest| below_prefix(rest, &cx.project));
         SetCheck::Claim {
             claimants,
-            owners: owned.map_or(&[], |d| cols.with_default_domain(d)),
+            owners: owned.map_or(&[], |d| by_domain.seeds(d)),
             reason: Reason::new(OthersDomain {
                 domain: domain.into(),
             }),
         }
     }
 }
+
+/// The seeds of each default domain: the claimants and owners of a shoot's domain.
+static BY_DEFAULT_DOMAIN: SeedIndex = SeedIndex {
+    name: "defaultDomains",
+    keys: |seed| seed.default_domains.clone(),
+};
 
 /// Does the domain lie under a default domain of one of these seeds?
 fn under_default(domain: &str, seeds: &[&SeedInfo]) -> bool {

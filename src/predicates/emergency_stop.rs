@@ -3,7 +3,7 @@ use std::sync::LazyLock;
 
 use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::flags;
+use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -19,6 +19,11 @@ impl Predicate for EmergencyStop {
         NAME
     }
 
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Bit(&NOT_STOPPED)];
+        COLUMNS
+    }
+
     fn filter(
         &self,
         _: &ShootContext,
@@ -26,27 +31,33 @@ impl Predicate for EmergencyStop {
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
-        if seed.emergency_stop {
-            Err(STOPPED.clone())
-        } else {
+        if (NOT_STOPPED.of)(seed) {
             Ok(())
+        } else {
+            Err(STOPPED.clone())
         }
     }
 
     fn passes(&self, _: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        !seed.emergency_stop
+        (NOT_STOPPED.of)(seed)
     }
 
     fn fast_check<'c>(
         &self,
         _: &ShootContext,
         _: &Prepared,
-        _: &'c SeedColumns,
+        cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::FlagOnly(flags::NO_EMERGENCY_STOP)
+        FastCheck::flag_only(cols, &NOT_STOPPED)
     }
 }
+
+/// The seed is not stopped: the filter's verdict for every seed.
+static NOT_STOPPED: SeedBit = SeedBit {
+    name: "noEmergencyStop",
+    of: |seed| !seed.emergency_stop,
+};
 
 /// The reason this filter rejects a seed with, shared by every seed it rejects.
 static STOPPED: LazyLock<Reason> = LazyLock::new(|| Reason::new(Stopped));

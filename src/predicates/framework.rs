@@ -12,6 +12,7 @@ use crate::field_error::FieldError;
 use crate::outcome::FitError;
 use crate::plugin::ClusterData;
 use crate::reason::Reason;
+use crate::snapshot::columns::{Column, Mask, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 /// How the decision can answer a filter for one shoot from the snapshot's per-seed columns
@@ -22,14 +23,15 @@ use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 pub enum FastCheck<'c> {
     /// The filter keeps every seed for this shoot: the stage is left out.
     Skip,
-    /// Seeds carrying this flag ([`crate::snapshot::columns::flags`]) pass; the others are
-    /// asked ([`Predicate::passes`]).
-    Flag(u8),
-    /// Seeds carrying this flag pass, the others are rejected: the flag is the filter's
-    /// verdict.
-    FlagOnly(u8),
-    /// Seeds carrying this flag pass; the others pass when marked (per seed position).
-    FlagOr { flag: u8, marked: Vec<bool> },
+    /// Seeds carrying this declared bit ([`SeedBit`], its mask from [`SeedColumns::bit`])
+    /// pass; the others are asked ([`Predicate::passes`]). Made by [`FastCheck::flag`].
+    Flag(Mask),
+    /// Seeds carrying this bit pass, the others are rejected: the bit is the filter's
+    /// verdict. Made by [`FastCheck::flag_only`].
+    FlagOnly(Mask),
+    /// Seeds carrying this bit pass; the others pass when marked (per seed position). Made by
+    /// [`FastCheck::flag_or`].
+    FlagOr { flag: Mask, marked: Vec<bool> },
     /// Per provider id of the columns, whether its seeds pass; the verdict and the reason
     /// depend on the seed's provider type alone, so the decision may start from the columns'
     /// index of the allowed types and asks one seed per type for the reason.
@@ -38,13 +40,30 @@ pub enum FastCheck<'c> {
     Bitmap(&'c [bool]),
     /// The same, shared with the columns (kept there for the next shoot that asks).
     SharedBitmap(Arc<Vec<bool>>),
-    /// The seed offers the access restrictions of these bits and lists at least `requested`
-    /// ([`SeedColumns::offers_access`]).
-    AccessBits { required: u64, requested: usize },
     /// The seed has room for one more shoot ([`SeedColumns::has_room`]).
     Capacity,
     /// Every seed is asked ([`Predicate::passes`]).
     Ask,
+}
+
+impl FastCheck<'_> {
+    /// Seeds with `bit` pass, the others are asked; every seed is asked when the columns keep
+    /// no more bits.
+    pub fn flag(cols: &SeedColumns, bit: &'static SeedBit) -> Self {
+        cols.bit(bit).map_or(FastCheck::Ask, FastCheck::Flag)
+    }
+
+    /// `bit` is the verdict (every seed is asked when the columns keep no more bits).
+    pub fn flag_only(cols: &SeedColumns, bit: &'static SeedBit) -> Self {
+        cols.bit(bit).map_or(FastCheck::Ask, FastCheck::FlagOnly)
+    }
+
+    /// Seeds with `bit` or `marked` pass, the others are rejected (every seed is asked when the
+    /// columns keep no more bits).
+    pub fn flag_or(cols: &SeedColumns, bit: &'static SeedBit, marked: Vec<bool>) -> Self {
+        cols.bit(bit)
+            .map_or(FastCheck::Ask, |flag| FastCheck::FlagOr { flag, marked })
+    }
 }
 
 /// How the decision can answer a set step for one shoot.
@@ -53,10 +72,11 @@ pub enum SetCheck<'c> {
     Skip,
     /// A preference with fallback over seed positions: the preferred seeds are kept when there
     /// is one, otherwise every seed is; from a part of the set without one, only the whole set
-    /// can say. A seed carrying `flag` is preferred; another one when `otherwise` holds. The
-    /// seeds not kept are dropped for `reason` ([`SetStep::narrow`]'s reason for them).
+    /// can say. A seed carrying the declared bit `flag` ([`SeedColumns::bit`]) is preferred;
+    /// another one when `otherwise` holds. The seeds not kept are dropped for `reason`
+    /// ([`SetStep::narrow`]'s reason for them).
     Prefer {
-        flag: u8,
+        flag: Mask,
         otherwise: Box<dyn Fn(u32) -> bool + 'c>,
         reason: Reason,
     },
@@ -141,6 +161,12 @@ pub trait Predicate: Send + Sync {
     fn cluster_data(&self) -> Vec<ClusterData> {
         Vec::new()
     }
+    /// The per-seed columns (bits, indexes) its fast answer reads, declared in its file: built
+    /// with the landscape when a caller asks ([`crate::snapshot::SeedColumns::build_declared`]),
+    /// otherwise by the first decision that reads them.
+    fn columns(&self) -> &'static [Column] {
+        &[]
+    }
     /// Problems of the arguments that only the region catalogue with the configuration's
     /// `schedulers.shoot.regions` shows (a jurisdiction no region lies in), with their paths.
     fn check_regions(&self, _regions: &crate::regions::Regions) -> Vec<FieldError> {
@@ -186,10 +212,20 @@ pub trait SetStep: Send + Sync {
         Ok(None)
     }
 
-    /// What this step can answer for this shoot from the columns (see [`SetCheck`]); by
-    /// default it is asked with the seeds.
-    fn fast_check<'c>(&self, _cx: &'c ShootContext, _cols: &'c SeedColumns) -> SetCheck<'c> {
+    /// What this step can answer for this shoot from the columns (see [`SetCheck`]);
+    /// `every_seed` as for [`Predicate::fast_check`]. By default it is asked with the seeds.
+    fn fast_check<'c>(
+        &self,
+        _cx: &'c ShootContext,
+        _cols: &'c SeedColumns,
+        _every_seed: bool,
+    ) -> SetCheck<'c> {
         SetCheck::Narrow
+    }
+
+    /// The per-seed columns its fast answer reads (as [`Predicate::columns`]).
+    fn columns(&self) -> &'static [Column] {
+        &[]
     }
 
     /// The seeds this step can keep, when it is the region strategy that ends the pipeline;
@@ -209,6 +245,14 @@ impl Stage {
         match self {
             Stage::Filter(p) => p.name(),
             Stage::Narrow(s) => s.name(),
+        }
+    }
+
+    /// The per-seed columns the stage's fast answer reads.
+    pub fn columns(&self) -> &'static [Column] {
+        match self {
+            Stage::Filter(p) => p.columns(),
+            Stage::Narrow(s) => s.columns(),
         }
     }
 }

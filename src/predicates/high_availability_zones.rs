@@ -2,7 +2,7 @@ use std::fmt;
 
 use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::flags;
+use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -16,6 +16,11 @@ pub struct HighAvailabilityZones;
 impl Predicate for HighAvailabilityZones {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Bit(&THREE_ZONES)];
+        COLUMNS
     }
 
     fn filter(
@@ -35,7 +40,7 @@ impl Predicate for HighAvailabilityZones {
     }
 
     fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        !cx.zone_ha || seed.zones.len() >= 3
+        !cx.zone_ha || (THREE_ZONES.of)(seed)
     }
 
     /// Only zone-HA control planes need three zones.
@@ -43,16 +48,22 @@ impl Predicate for HighAvailabilityZones {
         &self,
         cx: &ShootContext,
         _: &Prepared,
-        _: &'c SeedColumns,
+        cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
         if cx.zone_ha {
-            FastCheck::FlagOnly(flags::THREE_ZONES)
+            FastCheck::flag_only(cols, &THREE_ZONES)
         } else {
             FastCheck::Skip
         }
     }
 }
+
+/// The seed has the three zones a zone-HA control plane spreads over.
+static THREE_ZONES: SeedBit = SeedBit {
+    name: "threeZones",
+    of: |seed| seed.zones.len() >= 3,
+};
 
 /// A zone-HA control plane needs three zones; the seed has fewer.
 #[derive(Debug)]

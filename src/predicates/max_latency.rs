@@ -18,6 +18,9 @@ use super::framework::{Predicate, Prepared};
 
 pub const NAME: &str = "MaxLatency";
 
+/// Arguments that make it keep some seeds of generated landscapes and reject others.
+pub const EXAMPLE: &str = "{maxLatencyMs: 30}";
+
 pub struct MaxLatency {
     max_ms: f64,
     sources: LatencySources,

@@ -64,21 +64,31 @@ use crate::plugin::unsupported_value;
 
 type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Predicate>, Vec<FieldError>>;
 
+/// An opt-in filter: its config name, its builder, and example arguments (YAML) with which
+/// `tests/fast_path.rs` puts it into generated profiles.
+pub type OptIn = (&'static str, Builder, &'static str);
+
 /// Every opt-in filter by its config name.
-pub const OPT_IN: &[(&str, Builder)] = &[
-    (max_latency::NAME, max_latency::build),
-    (residency::NAME, residency::build),
+pub const OPT_IN: &[OptIn] = &[
+    (max_latency::NAME, max_latency::build, max_latency::EXAMPLE),
+    (residency::NAME, residency::build, residency::EXAMPLE),
 ];
 
 /// Filters that exist for tests only (the `test-util` feature), configured like the opt-in
 /// ones.
 #[cfg(any(test, feature = "test-util"))]
-const TEST_ONLY: &[(&str, Builder)] = &[
-    (slow::NAME, slow::build),
-    (test_label::NAME, test_label::build),
+const TEST_ONLY: &[OptIn] = &[
+    (slow::NAME, slow::build, slow::EXAMPLE),
+    (test_label::NAME, test_label::build, test_label::EXAMPLE),
 ];
 #[cfg(not(any(test, feature = "test-util")))]
-const TEST_ONLY: &[(&str, Builder)] = &[];
+const TEST_ONLY: &[OptIn] = &[];
+
+/// Every filter configured under `filters` (the test-only ones with `test-util`): its name and
+/// example arguments.
+pub fn configurable() -> impl Iterator<Item = (&'static str, &'static str)> {
+    OPT_IN.iter().chain(TEST_ONLY).map(|(n, _, e)| (*n, *e))
+}
 
 /// Builds the configured opt-in filters at `path` (`….filters`); errors carry field paths.
 pub fn build_filters(
@@ -95,11 +105,12 @@ pub fn build_filters(
                 format!("duplicate filter {:?}", f.name),
             ));
         }
-        let Some((_, builder)) = OPT_IN.iter().chain(TEST_ONLY).find(|(n, _)| *n == f.name) else {
+        let Some((_, builder, _)) = OPT_IN.iter().chain(TEST_ONLY).find(|(n, ..)| *n == f.name)
+        else {
             errors.push(unsupported_value(
                 format!("{at}.name"),
                 &f.name,
-                OPT_IN.iter().map(|(n, _)| *n),
+                OPT_IN.iter().map(|(n, ..)| *n),
             ));
             continue;
         };

@@ -5,7 +5,7 @@ use ipnet::IpNet;
 use crate::cidr::{RESERVED, overlaps, reserved};
 use crate::context::{ShootContext, ShootNets};
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::flags;
+use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -69,6 +69,11 @@ impl Predicate for Networks {
         NAME
     }
 
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Bit(&PLAIN_DEFAULTS)];
+        COLUMNS
+    }
+
     /// The shoot's own networks are the same for every seed: checked once per decision.
     fn prepare(&self, cx: &ShootContext) -> Prepared {
         if cx.nets.present {
@@ -85,7 +90,7 @@ impl Predicate for Networks {
         &self,
         cx: &ShootContext,
         _: &Prepared,
-        _: &'c SeedColumns,
+        cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
         let n = &cx.nets;
@@ -98,7 +103,7 @@ impl Predicate for Networks {
                 .flatten()
                 .all(|net| matches!(net, IpNet::V4(_)) && !reserved(net));
         if plain {
-            FastCheck::Flag(flags::PLAIN_NETWORK_DEFAULTS)
+            FastCheck::flag(cols, &PLAIN_DEFAULTS)
         } else {
             FastCheck::Ask
         }
@@ -165,6 +170,22 @@ impl Predicate for Networks {
         }
     }
 }
+
+/// The seed's `shootDefaults` networks are IPv4 (or unset) and outside the reserved ranges: a
+/// shoot whose own networks are plain IPv4 passes whichever of them it takes.
+static PLAIN_DEFAULTS: SeedBit = SeedBit {
+    name: "plainNetworkDefaults",
+    of: |seed| {
+        let plain = |net: &Option<IpNet>, reserved: bool| {
+            !reserved && net.is_none_or(|n| matches!(n, IpNet::V4(_)))
+        };
+        plain(&seed.nets.default_pods, seed.nets.default_pods_reserved)
+            && plain(
+                &seed.nets.default_services,
+                seed.nets.default_services_reserved,
+            )
+    },
+};
 
 /// The shoot's networks overlap the seed's or a range Gardener reserves.
 #[derive(Debug)]

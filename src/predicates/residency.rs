@@ -18,6 +18,9 @@ use super::framework::{Predicate, Prepared};
 
 pub const NAME: &str = "Residency";
 
+/// Arguments that make it keep some seeds of generated landscapes and reject others.
+pub const EXAMPLE: &str = "{groups: [{name: eu}]}";
+
 pub struct Residency {
     groups: Vec<Group>,
     /// Where the arguments are in the configuration, for [`Predicate::check_regions`].

@@ -17,6 +17,9 @@ use super::framework::{Predicate, Prepared};
 
 pub const NAME: &str = "TestSlow";
 
+/// Arguments for generated landscapes: slow for no shoot.
+pub const EXAMPLE: &str = "{}";
+
 /// Slow calls made so far, by every `TestSlow` filter of the process.
 pub static SLOW_CALLS: AtomicUsize = AtomicUsize::new(0);
 

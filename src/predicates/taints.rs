@@ -1,8 +1,10 @@
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::flags;
+use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -16,27 +18,74 @@ pub const NAME: &str = "Taints";
 /// has a value, exactly that value. Taints have no effects.
 pub struct Taints;
 
+/// `spec.tolerations` as upstream reads them (what `prepare` keeps).
+#[derive(Clone, Default)]
+struct Tolerations {
+    /// key -> value, a toleration without a value counting as the empty value, and of two
+    /// tolerations with one key the later one winning
+    by_key: BTreeMap<String, String>,
+    /// The number of entries, duplicates included: upstream rejects a seed with more taints
+    /// than the shoot has tolerations before looking at keys.
+    count: usize,
+}
+
+impl Tolerations {
+    /// Kept by `prepare`, or read again when a caller asks one seed without preparing (cheap
+    /// for a shoot without tolerations, which `prepare` keeps nothing for).
+    fn of<'s>(cx: &ShootContext, state: &'s Prepared) -> Cow<'s, Tolerations> {
+        match state.get::<Tolerations>() {
+            Some(t) => Cow::Borrowed(t),
+            None => Cow::Owned(Tolerations::read(cx)),
+        }
+    }
+
+    fn read(cx: &ShootContext) -> Self {
+        let tolerations = &cx.shoot.spec.tolerations;
+        Tolerations {
+            by_key: tolerations
+                .iter()
+                .map(|t| (t.key.clone(), t.value.clone().unwrap_or_default()))
+                .collect(),
+            count: tolerations.len(),
+        }
+    }
+}
+
 impl Predicate for Taints {
     fn name(&self) -> &'static str {
         NAME
     }
 
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Bit(&UNTAINTED)];
+        COLUMNS
+    }
+
+    fn prepare(&self, cx: &ShootContext) -> Prepared {
+        if cx.shoot.spec.tolerations.is_empty() {
+            Prepared::default()
+        } else {
+            Prepared::new(Tolerations::read(cx))
+        }
+    }
+
     fn filter(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
+        let tolerations = Tolerations::of(cx, state);
         // Upstream's shortcut: more taints than tolerations is never tolerated, even when the
         // taints repeat a key (a seed may carry `k` and `k=v`, or `k=a` and `k=b`).
-        let too_many = seed.taints.len() > cx.toleration_count;
+        let too_many = seed.taints.len() > tolerations.count;
         let untolerated: Vec<String> = seed
             .taints
             .iter()
             .filter(|(key, value)| {
                 too_many
-                    || match cx.tolerations.get(key) {
+                    || match tolerations.by_key.get(key) {
                         None => true,
                         Some(tolerated) => value.as_ref().is_some_and(|v| v != tolerated),
                     }
@@ -53,10 +102,16 @@ impl Predicate for Taints {
         }
     }
 
-    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        seed.taints.len() <= cx.toleration_count
+    fn passes(&self, cx: &ShootContext, state: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        // Without tolerations (nothing prepared) only an untainted seed passes.
+        if state.get::<Tolerations>().is_none() && cx.shoot.spec.tolerations.is_empty() {
+            return seed.taints.is_empty();
+        }
+        let tolerations = Tolerations::of(cx, state);
+        seed.taints.len() <= tolerations.count
             && seed.taints.iter().all(|(key, value)| {
-                cx.tolerations
+                tolerations
+                    .by_key
                     .get(key)
                     .is_some_and(|tolerated| value.as_ref().is_none_or(|v| v == tolerated))
             })
@@ -67,12 +122,18 @@ impl Predicate for Taints {
         &self,
         _: &ShootContext,
         _: &Prepared,
-        _: &'c SeedColumns,
+        cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::Flag(flags::NO_TAINTS)
+        FastCheck::flag(cols, &UNTAINTED)
     }
 }
+
+/// The seed has no taints, so every shoot tolerates it; the others are asked.
+static UNTAINTED: SeedBit = SeedBit {
+    name: "noTaints",
+    of: |seed| seed.taints.is_empty(),
+};
 
 /// The seed carries taints the shoot does not tolerate.
 #[derive(Debug)]

@@ -2,7 +2,7 @@ use std::fmt;
 
 use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::flags;
+use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, Unusable};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -13,9 +13,20 @@ pub const NAME: &str = "Usable";
 /// Seeds that are deleting, invisible, never reconciled, not ready or malformed take no shoots.
 pub struct Usable;
 
+/// The seed takes shoots: the filter's verdict for every seed.
+static USABLE: SeedBit = SeedBit {
+    name: "usable",
+    of: |seed| seed.usable.is_ok(),
+};
+
 impl Predicate for Usable {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Bit(&USABLE)];
+        COLUMNS
     }
 
     fn filter(
@@ -29,17 +40,17 @@ impl Predicate for Usable {
     }
 
     fn passes(&self, _: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        seed.usable.is_ok()
+        (USABLE.of)(seed)
     }
 
     fn fast_check<'c>(
         &self,
         _: &ShootContext,
         _: &Prepared,
-        _: &'c SeedColumns,
+        cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::FlagOnly(flags::USABLE)
+        FastCheck::flag_only(cols, &USABLE)
     }
 }
 

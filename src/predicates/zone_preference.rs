@@ -4,7 +4,7 @@ use std::sync::LazyLock;
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::flags;
+use crate::snapshot::columns::{Column, SeedBit, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
 use super::framework::{SetCheck, SetStep};
@@ -20,6 +20,11 @@ pub struct ZonePreference;
 impl SetStep for ZonePreference {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Bit(&NO_PREFERENCE), Column::Index(&BY_ZONE)];
+        COLUMNS
     }
 
     fn narrow(
@@ -52,16 +57,29 @@ impl SetStep for ZonePreference {
     }
 
     /// A preference over positions: the flag of seeds without a zone preference, or a zone
-    /// shared with the workers.
-    fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns) -> SetCheck<'c> {
+    /// shared with the workers (marked from the index of the seeds by zone when every seed is
+    /// evaluated, asked otherwise).
+    fn fast_check<'c>(
+        &self,
+        cx: &'c ShootContext,
+        cols: &'c SeedColumns,
+        every_seed: bool,
+    ) -> SetCheck<'c> {
         if !applies(cx) {
             return SetCheck::Skip;
         }
+        let Some(flag) = cols.bit(&NO_PREFERENCE) else {
+            return SetCheck::Narrow;
+        };
         SetCheck::Prefer {
-            flag: flags::NO_ZONE_PREFERENCE,
-            otherwise: {
-                let shares = cols.in_zones(&cx.worker_zones);
-                Box::new(move |i| shares[i as usize])
+            flag,
+            otherwise: match cols.index(&BY_ZONE).filter(|_| every_seed) {
+                Some(zones) => {
+                    let shares = zones.mark(cols.len(), &cx.worker_zones);
+                    Box::new(move |i| shares[i as usize])
+                }
+                // Few seeds evaluated: the few of them that prefer zones are asked.
+                None => Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
             },
             reason: NOT_PREFERRED.clone(),
         }
@@ -73,8 +91,20 @@ fn applies(cx: &ShootContext) -> bool {
 }
 
 fn preferred(cx: &ShootContext, s: &SeedInfo) -> bool {
-    s.zone_mode != ZoneMode::Prefer || cx.shares_worker_zone(s)
+    (NO_PREFERENCE.of)(s) || cx.shares_worker_zone(s)
 }
+
+/// The seeds of each zone: those sharing a zone with the workers are preferred.
+static BY_ZONE: SeedIndex = SeedIndex {
+    name: "zones",
+    keys: |seed| seed.zones.clone(),
+};
+
+/// The seed does not prefer zones: kept whatever zones the workers use.
+static NO_PREFERENCE: SeedBit = SeedBit {
+    name: "noZonePreference",
+    of: |seed| seed.zone_mode != ZoneMode::Prefer,
+};
 
 /// The reason this step drops a seed with, shared by every seed it drops.
 static NOT_PREFERRED: LazyLock<Reason> = LazyLock::new(|| Reason::new(NotPreferred));

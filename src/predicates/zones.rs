@@ -2,7 +2,7 @@ use std::fmt;
 
 use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::flags;
+use crate::snapshot::columns::{Column, SeedBit, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
 use super::framework::{FastCheck, Predicate, Prepared};
@@ -18,6 +18,11 @@ pub struct Zones;
 impl Predicate for Zones {
     fn name(&self) -> &'static str {
         NAME
+    }
+
+    fn columns(&self) -> &'static [Column] {
+        const COLUMNS: &[Column] = &[Column::Bit(&NOT_ENFORCED), Column::Index(&BY_ZONE)];
+        COLUMNS
     }
 
     /// A seed enforcing zones the workers do not use is rejected with the same reason as every
@@ -72,9 +77,7 @@ impl Predicate for Zones {
                 .iter()
                 .all(|z| seed.zones.contains(z))
         } else {
-            seed.zone_mode != ZoneMode::Enforce
-                || cx.worker_zones.is_empty()
-                || cx.shares_worker_zone(seed)
+            (NOT_ENFORCED.of)(seed) || cx.worker_zones.is_empty() || cx.shares_worker_zone(seed)
         }
     }
 
@@ -86,26 +89,43 @@ impl Predicate for Zones {
     }
 
     /// Nothing to check without zones asked for; with worker zones only, seeds that do not
-    /// enforce theirs pass, and those with a zone of the workers (from the columns' zones).
+    /// enforce theirs pass, and those with a zone of the workers: marked from the index of the
+    /// seeds by zone when every seed is evaluated, asked otherwise.
     fn fast_check<'c>(
         &self,
         cx: &ShootContext,
         _: &Prepared,
         cols: &'c SeedColumns,
-        _: bool,
+        every_seed: bool,
     ) -> FastCheck<'c> {
         if cx.zone_ha || (cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty()) {
             FastCheck::Skip
         } else if cx.control_plane_zones.is_empty() {
-            FastCheck::FlagOr {
-                flag: flags::ZONES_NOT_ENFORCED,
-                marked: cols.in_zones(&cx.worker_zones),
+            match cols.index(&BY_ZONE).filter(|_| every_seed) {
+                Some(zones) => {
+                    let shares = zones.mark(cols.len(), &cx.worker_zones);
+                    FastCheck::flag_or(cols, &NOT_ENFORCED, shares)
+                }
+                // Few seeds evaluated: the few of them that enforce zones are asked.
+                None => FastCheck::flag(cols, &NOT_ENFORCED),
             }
         } else {
             FastCheck::Ask
         }
     }
 }
+
+/// The seed does not enforce its zones: it passes whatever zones the workers use.
+static NOT_ENFORCED: SeedBit = SeedBit {
+    name: "zonesNotEnforced",
+    of: |seed| seed.zone_mode != ZoneMode::Enforce,
+};
+
+/// The seeds of each zone: those sharing a zone with the workers pass.
+static BY_ZONE: SeedIndex = SeedIndex {
+    name: "zones",
+    keys: |seed| seed.zones.clone(),
+};
 
 /// What `prepare` keeps: the reason of a seed enforcing other zones.
 struct Enforced(Reason);

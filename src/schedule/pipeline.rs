@@ -95,10 +95,6 @@ impl Step<'_> {
             FastCheck::Providers(allowed) => allowed[cols.provider(i) as usize],
             FastCheck::Bitmap(matches) => matches[i as usize],
             FastCheck::SharedBitmap(matches) => matches[i as usize],
-            FastCheck::AccessBits {
-                required,
-                requested,
-            } => cols.offers_access(i, *required, *requested),
             FastCheck::Capacity => cols.has_room(i),
             FastCheck::Ask => ask(),
         }
@@ -143,7 +139,7 @@ fn compile<'a>(
                 FastCheck::Skip => continue,
                 check => Check::Filter(check),
             },
-            Stage::Narrow(step) => match step.fast_check(cx, cols) {
+            Stage::Narrow(step) => match step.fast_check(cx, cols, every_seed) {
                 SetCheck::Skip => continue,
                 check => Check::Set(check),
             },
@@ -273,12 +269,6 @@ fn every_seed(
                     FastCheck::SharedBitmap(matches) => {
                         compact(pos, |i| matches[i as usize] || reject(i))
                     }
-                    FastCheck::AccessBits {
-                        required,
-                        requested,
-                    } => compact(pos, |i| {
-                        cols.offers_access(i, *required, *requested) || reject(i)
-                    }),
                     FastCheck::Capacity => compact(pos, |i| cols.has_room(i) || reject(i)),
                     FastCheck::FlagOnly(flag) => {
                         compact(pos, |i| cols.flags(i) & flag != 0 || reject(i))

@@ -93,19 +93,24 @@ impl Scores {
     }
 
     /// The best seed: the highest total, ties broken by [`tie_hash`] (hashed only when seeds
-    /// tie).
-    pub(super) fn winner(&self, cx: &ShootContext, snap: &Snapshot) -> usize {
+    /// tie); and its margin, its total less the best of the others' (`None` alone), found in
+    /// the same pass.
+    pub(super) fn winner(&self, cx: &ShootContext, snap: &Snapshot) -> (usize, Option<f64>) {
         let mut best = 0;
         let mut tied = false;
+        let mut runner_up: Option<NotNan<f64>> = None;
         for (i, total) in self.totals.iter().enumerate().skip(1) {
-            if *total > self.totals[best] {
-                (best, tied) = (i, false);
-            } else if *total == self.totals[best] {
-                tied = true;
+            let top = self.totals[best];
+            if *total > top {
+                (best, tied, runner_up) = (i, false, Some(top));
+            } else {
+                tied |= *total == top;
+                runner_up = runner_up.max(Some(*total));
             }
         }
+        let margin = runner_up.map(|r| (self.totals[best] - r).into_inner());
         if !tied {
-            return best;
+            return (best, margin);
         }
         let top = self.totals[best];
         let mut winner: Option<(u64, usize)> = None;
@@ -117,7 +122,7 @@ impl Scores {
                 }
             }
         }
-        winner.map_or(best, |(_, i)| i)
+        (winner.map_or(best, |(_, i)| i), margin)
     }
 
     /// The full score breakdown of seed `i`, with its details.

@@ -14,6 +14,18 @@ use kube::core::Selector;
 
 use super::usage::{SeedUsage, Usage};
 use super::{SeedInfo, selector_matches};
+use bits::Bits;
+pub use bits::{Mask, SeedBit};
+use index::Indexes;
+pub use index::{Index, SeedIndex};
+
+/// A per-seed column a plugin declares: what its `columns` method lists, so that the columns
+/// can be built before a decision asks for them ([`SeedColumns::build_declared`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Column {
+    Bit(&'static SeedBit),
+    Index(&'static SeedIndex),
+}
 
 /// A (provider type, region) pair that has seeds: the unit of everything that depends only on
 /// where a seed is (latency, region distance).
@@ -44,20 +56,10 @@ pub struct SeedColumns {
     allocatable: Vec<(String, Vec<Option<f64>>)>,
     /// per seed: what runs there
     usage: Vec<SeedUsage>,
-    /// Every zone of any seed: the positions of its seeds, in order.
-    zones: FxHashMap<String, Vec<u32>>,
-    /// Every distinct default domain of any seed: the positions of its seeds, in order.
-    default_domains: FxHashMap<String, Vec<u32>>,
-    /// per seed: its `shootDefaults` networks are IPv4 (or unset) and outside the reserved
-    /// ranges
-    plain_network_defaults: Vec<bool>,
-    /// per seed: [`flags`] bits
-    flags: Vec<u8>,
-    /// The access restrictions any seed offers, one bit each (`None`: more than
-    /// [`ACCESS_BITS`]).
-    access_names: Option<Vec<String>>,
-    /// per seed: the bits of the access restrictions it offers
-    access: Vec<u64>,
+    /// per seed: the bits plugins declared ([`SeedBit`]) and asked for so far
+    bits: Bits,
+    /// the indexes plugins declared ([`SeedIndex`]) and asked for so far
+    indexes: Indexes,
     /// per CloudProfile with a seed selector (by its display name): per seed, whether the
     /// selector matches
     selector_matches: Vec<(String, Vec<bool>)>,
@@ -76,10 +78,6 @@ struct Priced {
     /// `seed * n + resource`
     used: Arc<Vec<f64>>,
 }
-
-/// How many distinct access restrictions get a bit; the last bit stands for one no seed
-/// offers.
-const ACCESS_BITS: usize = 63;
 
 /// How many shoot seed selectors' matches are kept (the most recently computed).
 const SHOOT_SELECTORS: usize = 16;
@@ -102,12 +100,8 @@ impl Clone for SeedColumns {
             capacity: self.capacity.clone(),
             allocatable: self.allocatable.clone(),
             usage: self.usage.clone(),
-            zones: self.zones.clone(),
-            default_domains: self.default_domains.clone(),
-            plain_network_defaults: self.plain_network_defaults.clone(),
-            flags: self.flags.clone(),
-            access_names: self.access_names.clone(),
-            access: self.access.clone(),
+            bits: self.bits.clone(),
+            indexes: self.indexes.clone(),
             selector_matches: self.selector_matches.clone(),
             priced: Mutex::new(
                 self.priced
@@ -182,27 +176,8 @@ impl SeedColumns {
             c.provider.push(provider);
             c.group.push(group);
             c.capacity.push(s.allocatable_shoots());
-            let plain = |net: &Option<ipnet::IpNet>, reserved: bool| {
-                !reserved && net.is_none_or(|n| matches!(n, ipnet::IpNet::V4(_)))
-            };
-            let plain_defaults = plain(&s.nets.default_pods, s.nets.default_pods_reserved)
-                && plain(&s.nets.default_services, s.nets.default_services_reserved);
-            c.plain_network_defaults.push(plain_defaults);
-            c.flags.push(flags::of(s, plain_defaults));
             c.usage
                 .push(usage.seed(&s.name).cloned().unwrap_or_default());
-            for z in &s.zones {
-                let seeds = c.zones.entry(z.clone()).or_default();
-                if seeds.last() != Some(&i) {
-                    seeds.push(i);
-                }
-            }
-            for d in &s.default_domains {
-                let seeds = c.default_domains.entry(d.clone()).or_default();
-                if seeds.last() != Some(&i) {
-                    seeds.push(i);
-                }
-            }
         }
         for (i, s) in infos.iter().enumerate() {
             for (resource, v) in &s.allocatable {
@@ -217,26 +192,6 @@ impl SeedColumns {
                 c.allocatable[column].1[i] = Some(*v);
             }
         }
-        let mut names: Vec<String> = Vec::new();
-        for s in &infos {
-            for r in &s.access_restrictions {
-                if !names.contains(r) {
-                    names.push(r.clone());
-                }
-            }
-        }
-        if names.len() <= ACCESS_BITS {
-            c.access = infos
-                .iter()
-                .map(|s| {
-                    s.access_restrictions
-                        .iter()
-                        .filter_map(|r| names.iter().position(|n| n == r))
-                        .fold(0, |bits, k| bits | 1 << k)
-                })
-                .collect();
-            c.access_names = Some(names);
-        }
         c.selector_matches = selectors
             .iter()
             .map(|(name, sel)| {
@@ -244,30 +199,30 @@ impl SeedColumns {
                 (name.clone(), matches.collect())
             })
             .collect();
+        c.bits = Bits::new(infos.len());
         c.infos = infos;
         c
     }
 
-    /// Replaces a seed in place when its position, provider type, region and default domains
-    /// stay; `false` when the columns must be rebuilt.
+    /// Replaces a seed in place when its position, provider type, region, allocatable amounts and
+    /// labels stay; `false` when the columns must be rebuilt.
     pub(super) fn replace(&mut self, info: &Arc<SeedInfo>) -> bool {
         let Some(&i) = self.position.get(&info.name) else {
             return false;
         };
         let old = &self.infos[i as usize];
+        // What the columns hold themselves; the bits and indexes plugins declared are computed
+        // again for the seed below, whatever changed.
         if old.provider != info.provider
             || old.region != info.region
-            || old.default_domains != info.default_domains
-            || old.zones != info.zones
             || old.allocatable != info.allocatable
             || old.labels != info.labels
-            || old.nets != info.nets
-            || old.access_restrictions != info.access_restrictions
         {
             return false;
         }
         self.capacity[i as usize] = info.allocatable_shoots();
-        self.flags[i as usize] = flags::of(info, self.plain_network_defaults[i as usize]);
+        self.bits.recompute(i, info);
+        self.indexes.recompute(i, info);
         self.infos[i as usize] = Arc::clone(info);
         true
     }
@@ -412,32 +367,17 @@ impl SeedColumns {
         self.capacity(i).is_none_or(|c| self.shoots(i) < c)
     }
 
-    /// The bits of the access restrictions `requested` (a bit no seed has for one no seed
-    /// offers), to compare with `SeedColumns::access`; `None` when the seeds offer too many
-    /// distinct ones for bits.
-    pub fn access_required(&self, requested: &[String]) -> Option<u64> {
-        let names = self.access_names.as_ref()?;
-        Some(requested.iter().fold(0, |bits, r| {
-            bits | 1 << names.iter().position(|n| n == r).unwrap_or(ACCESS_BITS)
-        }))
+    /// The seed's declared bits ([`SeedColumns::bit`] gives each one's mask).
+    #[inline]
+    pub fn flags(&self, i: u32) -> Mask {
+        self.bits.word(i)
     }
 
-    /// The seed offers every access restriction of `required` (bits from
-    /// [`SeedColumns::access_required`] for `requested` restrictions): as the
-    /// `AccessRestrictions` predicate, it lists at least as many as requested and each of them.
-    pub fn offers_access(&self, i: u32, required: u64, requested: usize) -> bool {
-        self.access[i as usize] & required == required
-            && requested <= self.infos[i as usize].access_restriction_count
-    }
-
-    /// The seed's [`flags`].
-    pub fn flags(&self, i: u32) -> u8 {
-        self.flags[i as usize]
-    }
-
-    /// The seed's `shootDefaults` networks are IPv4 (or unset) and outside the reserved ranges.
-    pub fn plain_network_defaults(&self, i: u32) -> bool {
-        self.plain_network_defaults[i as usize]
+    /// The mask of a bit a plugin declares ([`SeedBit`]), computed for every seed the first
+    /// time it is asked for and kept while the columns live; `None` when the columns keep as
+    /// many distinct bits as they can ([`bits::SLOTS`]): the plugin then asks its seeds.
+    pub fn bit(&self, bit: &'static SeedBit) -> Option<Mask> {
+        self.bits.mask(bit, &self.infos)
     }
 
     /// Per seed, whether the seed selector of a CloudProfile (by its display name,
@@ -481,20 +421,31 @@ impl SeedColumns {
         Some(matches)
     }
 
-    /// Per seed position, whether the seed has one of `zones`.
-    pub fn in_zones<'z>(&self, zones: impl IntoIterator<Item = &'z String>) -> Vec<bool> {
-        let mut marked = vec![false; self.len()];
-        for seeds in zones.into_iter().filter_map(|z| self.zones.get(z)) {
-            for &i in seeds {
-                marked[i as usize] = true;
+    /// Builds the declared columns now (those already built are kept): with the landscape, so
+    /// that the first decision that reads them does not.
+    pub fn build_declared(&self, columns: &[Column]) {
+        for c in columns {
+            match c {
+                Column::Bit(b) => {
+                    self.bit(b);
+                }
+                Column::Index(i) => {
+                    self.index(i);
+                }
             }
         }
-        marked
     }
 
-    /// The positions of the seeds with the default domain `d`, in order (empty when none has it).
-    pub fn with_default_domain(&self, d: &str) -> &[u32] {
-        self.default_domains.get(d).map_or(&[], Vec::as_slice)
+    /// How many distinct bits and indexes have been built so far.
+    pub fn declared_built(&self) -> (usize, usize) {
+        (self.bits.taken(), self.indexes.taken())
+    }
+
+    /// An index a plugin declares ([`SeedIndex`]), built over every seed the first time it is
+    /// asked for and kept while the columns live; `None` when the columns keep as many distinct
+    /// indexes as they can ([`index::SLOTS`]): the plugin then asks its seeds.
+    pub fn index(&self, of: &'static SeedIndex) -> Option<&Index> {
+        self.indexes.get(of, &self.infos)
     }
 }
 
@@ -518,8 +469,9 @@ impl Clone for BuildCount {
     }
 }
 
-/// Properties of a seed that let a stage keep it without asking, one bit each.
-pub mod flags;
+pub mod bits;
+pub mod index;
+mod slots;
 
 #[cfg(test)]
 mod tests;

@@ -148,7 +148,7 @@ fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
 }
 
 /// Keeps the positions that pass every one of `filters` (per-seed stages): one pass over the
-/// positions reads the columns (provider types, bitmaps, access bits, capacity, the seed
+/// positions reads the columns (provider types, bitmaps, capacity, the seed
 /// flags); a seed lacking a flag is rejected when the flag is its stage's verdict, and otherwise
 /// asked only by the stages of the flags it lacks. Stages that ask every seed get a pass of
 /// their own, the deadline looked at every few seeds.
@@ -164,11 +164,10 @@ fn keep_passing(
     let mut provider: Option<&[bool]> = None;
     let mut bitmaps: Vec<&[bool]> = Vec::new();
     let mut capacity = false;
-    let mut all_of = 0u8;
-    let mut flag_or: Vec<(u8, &[bool])> = Vec::new();
-    let mut access: Option<(u64, usize)> = None;
-    let mut mask = 0u8;
-    let mut flagged: Vec<(u8, &Step)> = Vec::new();
+    let mut all_of = 0u32;
+    let mut flag_or: Vec<(u32, &[bool])> = Vec::new();
+    let mut mask = 0u32;
+    let mut flagged: Vec<(u32, &Step)> = Vec::new();
     let mut asked: Vec<&Step> = Vec::new();
     let mut other: Vec<&Step> = Vec::new();
     for f in filters {
@@ -193,21 +192,16 @@ fn keep_passing(
                 all_of |= flag;
             }
             FastCheck::FlagOr { flag, marked } => flag_or.push((*flag, marked)),
-            FastCheck::AccessBits {
-                required,
-                requested,
-            } if access.is_none() => access = Some((*required, *requested)),
             FastCheck::Ask => asked.push(f),
             FastCheck::Skip => {}
             // A second check of a kind already in its slot.
-            FastCheck::Providers(_) | FastCheck::AccessBits { .. } => other.push(f),
+            FastCheck::Providers(_) => other.push(f),
         }
     }
     let provider = provider.filter(|allowed| !allowed.is_empty());
     compact(positions, |i| {
         provider.is_none_or(|allowed| allowed[cols.provider(i) as usize])
             && bitmaps.iter().all(|m| m[i as usize])
-            && access.is_none_or(|(required, requested)| cols.offers_access(i, required, requested))
             && (!capacity || cols.has_room(i))
             && flag_or
                 .iter()

@@ -130,3 +130,91 @@ fn shoot_seed_selectors_are_matched_once_per_selector_while_the_labels_stay() {
     let second = decide(&shoot("c"), &snap, &profile, now()).expect("a canary seed fits");
     assert_eq!(second.seed, "seed-0003");
 }
+
+static TAINTED: crate::snapshot::columns::SeedBit = crate::snapshot::columns::SeedBit {
+    name: "tainted",
+    of: |seed| !seed.taints.is_empty(),
+};
+
+/// A declared bit is computed for every seed when first asked, read back with the same mask,
+/// computed again for a seed that changes in place, and kept by a clone of the columns.
+#[test]
+fn a_declared_bit_follows_its_seeds() {
+    let mut snap = Snapshot::new();
+    for k in 0..4 {
+        let b = seed(k);
+        snap.upsert_seed(&if k == 1 { b.taint("t", None) } else { b }.build());
+    }
+    let cols = snap.columns();
+    let mask = cols.bit(&TAINTED).expect("a free slot");
+    assert_eq!(
+        cols.bit(&TAINTED),
+        Some(mask),
+        "the same bit when asked again"
+    );
+    let tainted = |snap: &Snapshot| -> Vec<u32> {
+        let cols = snap.columns();
+        (0..cols.len() as u32)
+            .filter(|&i| cols.flags(i) & mask != 0)
+            .collect()
+    };
+    assert_eq!(tainted(&snap), [1]);
+    let clone = snap.clone();
+    snap.upsert_seed(&seed(2).taint("t", None).build());
+    assert_eq!(snap.column_builds(), 1, "a taint changes the seed in place");
+    assert_eq!(tainted(&snap), [1, 2]);
+    assert_eq!(tainted(&clone), [1], "the clone keeps its own bits");
+}
+
+/// The columns keep as many bits as a word has; one more is answered `None` (its plugin then
+/// asks every seed), and the bits already kept stay right.
+#[test]
+fn bits_beyond_the_word_are_refused_and_the_kept_ones_stay() {
+    use crate::snapshot::columns::SeedBit;
+    use crate::snapshot::columns::bits::SLOTS;
+    static MANY: [SeedBit; SLOTS + 1] = [const {
+        SeedBit {
+            name: "many",
+            of: |seed| seed.taints.is_empty(),
+        }
+    }; SLOTS + 1];
+    let mut snap = Snapshot::new();
+    snap.upsert_seed(&seed(0).build());
+    snap.upsert_seed(&seed(1).taint("t", None).build());
+    let cols = snap.columns();
+    let masks: Vec<_> = MANY.iter().map(|b| cols.bit(b)).collect();
+    assert!(masks[..SLOTS].iter().all(Option::is_some));
+    assert_eq!(masks[SLOTS], None);
+    assert_eq!(
+        cols.flags(0),
+        u32::MAX,
+        "seed 0 has no taints: every kept bit set"
+    );
+    assert_eq!(cols.flags(1), 0);
+}
+
+static BY_ZONE: crate::snapshot::columns::SeedIndex = crate::snapshot::columns::SeedIndex {
+    name: "zones",
+    keys: |seed| seed.zones.clone(),
+};
+
+/// A declared index is built when first asked, and a seed whose zones change in place is filed
+/// under its new zones only, in position order, without the columns being rebuilt.
+#[test]
+fn a_declared_index_follows_a_seed_changed_in_place() {
+    let mut snap = Snapshot::new();
+    for k in 0..3 {
+        snap.upsert_seed(&seed(k).zones(&["a", "b"]).build());
+    }
+    let index = snap.columns().index(&BY_ZONE).expect("a free slot");
+    assert_eq!(index.seeds("a"), [0, 1, 2]);
+    assert_eq!(index.mark(3, [&"c".to_string()]), [false; 3]);
+    snap.upsert_seed(&seed(1).zones(&["b", "c"]).build());
+    assert_eq!(snap.column_builds(), 1, "zones change the seed in place");
+    let index = snap.columns().index(&BY_ZONE).expect("kept");
+    assert_eq!(
+        (index.seeds("a"), index.seeds("b"), index.seeds("c")),
+        (&[0, 2][..], &[0, 1, 2][..], &[1][..])
+    );
+    assert_eq!(index.mark(3, [&"c".to_string()]), [false, true, false]);
+}
