@@ -28,7 +28,7 @@ impl Predicate for AccessRestrictions {
 
     /// The reason of a seed that offers none of the restrictions, shared by those seeds.
     fn prepare(&self, cx: &ShootContext) -> Prepared {
-        if cx.shoot.spec.access_restrictions.is_empty() {
+        if requested(cx).len() == 0 {
             return Prepared::default();
         }
         Prepared::new(NoneOffered(Reason::new(NotOffered {

@@ -103,10 +103,6 @@ impl Predicate for Taints {
     }
 
     fn passes(&self, cx: &ShootContext, state: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        // Without tolerations (nothing prepared) only an untainted seed passes.
-        if state.get::<Tolerations>().is_none() && cx.shoot.spec.tolerations.is_empty() {
-            return seed.taints.is_empty();
-        }
         let tolerations = Tolerations::of(cx, state);
         seed.taints.len() <= tolerations.count
             && seed.taints.iter().all(|(key, value)| {

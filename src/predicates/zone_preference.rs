@@ -4,10 +4,11 @@ use std::sync::LazyLock;
 use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::{Column, SeedBit, SeedIndex};
+use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
 use super::framework::{SetCheck, SetStep};
+use super::zones;
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ZonePreference";
@@ -23,7 +24,7 @@ impl SetStep for ZonePreference {
     }
 
     fn columns(&self) -> &'static [Column] {
-        const COLUMNS: &[Column] = &[Column::Bit(&NO_PREFERENCE), Column::Index(&BY_ZONE)];
+        const COLUMNS: &[Column] = &[Column::Bit(&NO_PREFERENCE), Column::Index(&zones::BY_ZONE)];
         COLUMNS
     }
 
@@ -73,11 +74,8 @@ impl SetStep for ZonePreference {
         };
         SetCheck::Prefer {
             flag,
-            otherwise: match cols.index(&BY_ZONE).filter(|_| every_seed) {
-                Some(zones) => {
-                    let shares = zones.mark(cols.len(), &cx.worker_zones);
-                    Box::new(move |i| shares[i as usize])
-                }
+            otherwise: match zones::sharing_worker_zones(cx, cols, every_seed) {
+                Some(shares) => Box::new(move |i| shares[i as usize]),
                 // Few seeds evaluated: the few of them that prefer zones are asked.
                 None => Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
             },
@@ -93,12 +91,6 @@ fn applies(cx: &ShootContext) -> bool {
 fn preferred(cx: &ShootContext, s: &SeedInfo) -> bool {
     (NO_PREFERENCE.of)(s) || cx.shares_worker_zone(s)
 }
-
-/// The seeds of each zone: those sharing a zone with the workers are preferred.
-static BY_ZONE: SeedIndex = SeedIndex {
-    name: "zones",
-    keys: |seed| seed.zones.clone(),
-};
 
 /// The seed does not prefer zones: kept whatever zones the workers use.
 static NO_PREFERENCE: SeedBit = SeedBit {

@@ -101,11 +101,8 @@ impl Predicate for Zones {
         if cx.zone_ha || (cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty()) {
             FastCheck::Skip
         } else if cx.control_plane_zones.is_empty() {
-            match cols.index(&BY_ZONE).filter(|_| every_seed) {
-                Some(zones) => {
-                    let shares = zones.mark(cols.len(), &cx.worker_zones);
-                    FastCheck::flag_or(cols, &NOT_ENFORCED, shares)
-                }
+            match sharing_worker_zones(cx, cols, every_seed) {
+                Some(shares) => FastCheck::flag_or(cols, &NOT_ENFORCED, shares),
                 // Few seeds evaluated: the few of them that enforce zones are asked.
                 None => FastCheck::flag(cols, &NOT_ENFORCED),
             }
@@ -121,11 +118,23 @@ static NOT_ENFORCED: SeedBit = SeedBit {
     of: |seed| seed.zone_mode != ZoneMode::Enforce,
 };
 
-/// The seeds of each zone: those sharing a zone with the workers pass.
-static BY_ZONE: SeedIndex = SeedIndex {
+/// The seeds of each zone: those sharing a zone with the workers pass (and are preferred by
+/// `ZonePreference`, which reads the same index).
+pub(super) static BY_ZONE: SeedIndex = SeedIndex {
     name: "zones",
     keys: |seed| seed.zones.clone(),
 };
+
+/// By position, the seeds sharing a zone with the workers, marked from the index when every seed
+/// is evaluated; `None` when few are (asking those few is cheaper than marking them all).
+pub(super) fn sharing_worker_zones(
+    cx: &ShootContext,
+    cols: &SeedColumns,
+    every_seed: bool,
+) -> Option<Vec<bool>> {
+    let zones = cols.index(&BY_ZONE).filter(|_| every_seed)?;
+    Some(zones.mark(cols.len(), &cx.worker_zones))
+}
 
 /// What `prepare` keeps: the reason of a seed enforcing other zones.
 struct Enforced(Reason);
