@@ -113,15 +113,19 @@ impl Predicate for Taints {
             })
     }
 
-    /// Untainted seeds pass whatever the tolerations.
+    /// Untainted seeds pass whatever the tolerations; without tolerations they alone pass.
     fn fast_check<'c>(
         &self,
-        _: &ShootContext,
+        cx: &ShootContext,
         _: &Prepared,
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::flag(cols, &UNTAINTED)
+        if cx.shoot.spec.tolerations.is_empty() {
+            FastCheck::flag_only(cols, &UNTAINTED)
+        } else {
+            FastCheck::flag(cols, &UNTAINTED)
+        }
     }
 }
 

@@ -185,81 +185,73 @@ impl ResourceFit {
     /// is then O(classes × resources).
     fn priced(&self, cx: &ShootContext, snap: &Snapshot) -> (Vec<f64>, Vec<f64>) {
         let own_demand = self.demands(&DemandClass::of(cx.shoot)).to_vec();
-        let priced = snap
-            .usage()
-            .classes()
-            .iter()
-            .flat_map(|class| self.demands(class))
-            .copied()
-            .collect();
+        let classes = snap.usage().classes();
+        let mut priced = Vec::with_capacity(classes.len() * self.names.len());
+        for class in classes {
+            priced.extend_from_slice(self.demands(class));
+        }
         (own_demand, priced)
     }
-}
 
-impl ResourceFit {
-    /// Each seed's raw value and the sum of the weights of the resources it publishes, one
-    /// resource at a time over flat arrays; `part` gets each seed's (index in `positions`)
-    /// resources after placement, in the order of the scored resources.
+    /// Each seed's raw value (NaN when it publishes none of the scored resources, or only
+    /// resources weighted 0), a seed at a time over the resources' columns (looked up once);
+    /// `part` gets each seed's (index in `positions`) resources after placement, in the order of
+    /// the scored resources.
     fn fit(
         &self,
         cx: &ShootContext,
         positions: &[u32],
         snap: &Snapshot,
         mut part: impl FnMut(usize, Part),
-    ) -> (Vec<f64>, Vec<f64>) {
+    ) -> Vec<f64> {
         let (own_demand, priced) = self.priced(cx, snap);
         let n = self.names.len();
         let cols = snap.columns();
         // Kept in the columns per seed as usage changes, not priced per decision.
         let priced_usage = cols.priced_usage(&priced, n);
-        let m = positions.len();
-        let mut sums = vec![0.0; m];
-        let mut weights = vec![0.0; m];
-        // The highest utilisation above 100%, if any (1.0: none).
-        let mut worst = vec![1.0_f64; m];
-        for (resource, ((name, &weight), &demand)) in self
+        // The published resources: (index, column, weight, demand, counts shoots).
+        let resources: Vec<_> = self
             .names
             .iter()
             .zip(&self.weights)
             .zip(&own_demand)
             .enumerate()
-        {
-            let Some(column) = cols.allocatable(name) else {
-                continue;
-            };
-            let shoots = name == SHOOTS;
-            for (k, &s) in positions.iter().enumerate() {
-                let Some(allocatable) = column[s as usize] else {
-                    continue;
-                };
-                let used = if shoots {
-                    cols.shoots(s) as f64
-                } else {
-                    priced_usage[s as usize * n + resource]
-                };
-                let after = used + demand;
-                let util = utilisation(after, allocatable);
-                if util > worst[k] {
-                    worst[k] = util;
-                }
-                sums[k] += weight * util;
-                weights[k] += weight;
-                part(
-                    k,
-                    Part {
-                        resource,
-                        after,
-                        allocatable,
-                        util,
-                    },
-                );
-            }
-        }
-        let values = sums
+            .filter_map(|(resource, ((name, &weight), &demand))| {
+                let column = cols.allocatable(name)?;
+                Some((resource, column, weight, demand, name == SHOOTS))
+            })
+            .collect();
+        positions
             .iter()
-            .zip(&weights)
-            .zip(&worst)
-            .map(|((&sum, &weights), &worst)| {
+            .enumerate()
+            .map(|(k, &s)| {
+                let (mut sum, mut weights) = (0.0, 0.0);
+                // The highest utilisation above 100%, if any (1.0: none).
+                let mut worst = 1.0_f64;
+                for &(resource, column, weight, demand, shoots) in &resources {
+                    let Some(allocatable) = column[s as usize] else {
+                        continue;
+                    };
+                    let used = if shoots {
+                        cols.shoots(s) as f64
+                    } else {
+                        priced_usage[s as usize * n + resource]
+                    };
+                    let after = used + demand;
+                    let util = utilisation(after, allocatable);
+                    worst = worst.max(util);
+                    sum += weight * util;
+                    weights += weight;
+                    part(
+                        k,
+                        Part {
+                            resource,
+                            after,
+                            allocatable,
+                            util,
+                        },
+                    );
+                }
                 if weights == 0.0 {
                     f64::NAN
                 } else if worst > 1.0 {
@@ -268,8 +260,7 @@ impl ResourceFit {
                     sum / weights
                 }
             })
-            .collect();
-        (values, weights)
+            .collect()
     }
 }
 
@@ -300,14 +291,14 @@ impl Priority for ResourceFit {
         mut details: Details<'_>,
     ) -> Vec<f64> {
         if !details.on() {
-            return self.fit(cx, positions, snap, |_, _| {}).0;
+            return self.fit(cx, positions, snap, |_, _| {});
         }
         let mut parts: Vec<Vec<Part>> = vec![Vec::with_capacity(self.names.len()); positions.len()];
-        let (values, weights) = self.fit(cx, positions, snap, |k, part| parts[k].push(part));
-        for ((&value, weights), parts) in values.iter().zip(weights).zip(parts) {
+        let values = self.fit(cx, positions, snap, |k, part| parts[k].push(part));
+        for (&value, parts) in values.iter().zip(parts) {
             let names = Arc::clone(&self.names);
             details.put(|| {
-                if weights == 0.0 {
+                if value.is_nan() {
                     return Detail::lazy(move |f| {
                         write!(f, "no allocatable {} published", names.join(", "))
                     });
