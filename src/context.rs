@@ -1,8 +1,6 @@
 //! Per-shoot state computed once per decision, before looping over seeds: parsed selectors,
 //! CIDRs, zones, the shoot's project and cloud profile.
 
-use std::collections::BTreeSet;
-
 use chrono::{DateTime, Utc};
 use ipnet::IpNet;
 use kube::core::Selector;
@@ -10,7 +8,7 @@ use kube::core::Selector;
 use crate::api::{Shoot, object_key};
 use crate::field_error::unsupported;
 use crate::outcome::FitError;
-use crate::snapshot::{CloudProfileInfo, SeedInfo, Snapshot, compile_selector};
+use crate::snapshot::{CloudProfileInfo, Snapshot, compile_selector};
 
 /// The shoot's CIDRs, from `spec.networking` and `status.networking`, kept apart because
 /// upstream checks them apart: seed defaults fill only missing `spec` networks, and
@@ -62,20 +60,11 @@ pub struct ShootContext<'a> {
     pub cloud_profile: CloudProfileInfo,
     pub cloud_profile_selector: Option<Selector>,
     pub shoot_selector: Option<Selector>,
-    pub zone_ha: bool,
-    pub control_plane_zones: Vec<String>,
-    pub worker_zones: BTreeSet<String>,
     pub nets: ShootNets,
-    pub domain: Option<String>,
     pub now: DateTime<Utc>,
 }
 
 impl<'a> ShootContext<'a> {
-    /// The seed has a zone the shoot's workers use.
-    pub fn shares_worker_zone(&self, seed: &SeedInfo) -> bool {
-        seed.zones.iter().any(|z| self.worker_zones.contains(z))
-    }
-
     pub fn new(shoot: &'a Shoot, snap: &Snapshot, now: DateTime<Utc>) -> Result<Self, FitError> {
         let invalid = |field: &str, message: String| FitError::InvalidShoot {
             field: field.to_string(),
@@ -140,10 +129,6 @@ impl<'a> ShootContext<'a> {
             .as_ref()
             .map(|p| &p.workers[..])
             .unwrap_or(&[]);
-        let worker_zones: BTreeSet<String> = workers
-            .iter()
-            .flat_map(|w| w.zones.iter().cloned())
-            .collect();
         let nets = parse_nets(shoot, workers.is_empty()).map_err(|(f, m)| invalid(&f, m))?;
         let project = snap.project_of(&namespace);
         Ok(ShootContext {
@@ -158,20 +143,7 @@ impl<'a> ShootContext<'a> {
             cloud_profile,
             cloud_profile_selector,
             shoot_selector,
-            zone_ha: shoot.failure_tolerance_type() == Some("zone"),
-            control_plane_zones: spec
-                .control_plane
-                .as_ref()
-                .map(|c| c.zones.clone())
-                .unwrap_or_default(),
-            worker_zones,
             nets,
-            domain: spec
-                .dns
-                .as_ref()
-                .and_then(|d| d.domain.clone())
-                .map(|d| d.trim_matches('.').to_string())
-                .filter(|d| !d.is_empty()),
             now,
         })
     }

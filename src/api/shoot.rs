@@ -263,6 +263,12 @@ impl Shoot {
             .map(|h| h.failure_tolerance.type_.as_str())
             .filter(|t| !t.is_empty())
     }
+
+    /// The control plane tolerates the failure of a zone: it spreads over the seed's zones
+    /// (upstream's `IsMultiZonalShootControlPlane`).
+    pub fn multi_zonal_control_plane(&self) -> bool {
+        self.failure_tolerance_type() == Some("zone")
+    }
 }
 
 /// Treats an explicit `null` like an absent field.

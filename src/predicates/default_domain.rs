@@ -34,7 +34,7 @@ impl SetStep for DefaultDomain {
         seeds: &[&SeedInfo],
         _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        let Some(domain) = cx.domain.as_deref() else {
+        let Some(domain) = shoot_domain(cx) else {
             return Ok(vec![None; seeds.len()]);
         };
         if !under_default(domain, seeds) {
@@ -63,7 +63,7 @@ impl SetStep for DefaultDomain {
         seeds: &[&SeedInfo],
         snap: &Snapshot,
     ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
-        match cx.domain.as_deref() {
+        match shoot_domain(cx) {
             Some(domain) if !under_default(domain, seeds) => Ok(None),
             _ => self.narrow(cx, seeds, snap).map(Some),
         }
@@ -73,7 +73,7 @@ impl SetStep for DefaultDomain {
     /// whose default makes it `<shoot>.<project>.<default>`; nothing to check when no seed's
     /// default domain is above it.
     fn fast_check<'c>(&self, cx: &'c ShootContext, cols: &'c SeedColumns, _: bool) -> SetCheck<'c> {
-        let Some(domain) = cx.domain.as_deref() else {
+        let Some(domain) = shoot_domain(cx) else {
             return SetCheck::Skip;
         };
         let Some(by_domain) = cols.index(&BY_DEFAULT_DOMAIN) else {
@@ -157,6 +157,12 @@ impl fmt::Display for OthersDomain {
             self.domain
         )
     }
+}
+
+/// `spec.dns.domain` without its leading and trailing dots, when it names one.
+fn shoot_domain<'s>(cx: &ShootContext<'s>) -> Option<&'s str> {
+    let dns = cx.shoot.spec.dns.as_ref()?;
+    Some(dns.domain.as_deref()?.trim_matches('.')).filter(|d| !d.is_empty())
 }
 
 #[cfg(test)]

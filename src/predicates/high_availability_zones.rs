@@ -30,7 +30,7 @@ impl Predicate for HighAvailabilityZones {
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
-        if cx.zone_ha && seed.zones.len() < 3 {
+        if cx.shoot.multi_zonal_control_plane() && seed.zones.len() < 3 {
             Err(Reason::new(TooFewZones {
                 zones: seed.zones.len(),
             }))
@@ -40,7 +40,7 @@ impl Predicate for HighAvailabilityZones {
     }
 
     fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        !cx.zone_ha || (THREE_ZONES.of)(seed)
+        !cx.shoot.multi_zonal_control_plane() || (THREE_ZONES.of)(seed)
     }
 
     /// Only zone-HA control planes need three zones.
@@ -51,7 +51,7 @@ impl Predicate for HighAvailabilityZones {
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        if cx.zone_ha {
+        if cx.shoot.multi_zonal_control_plane() {
             FastCheck::flag_only(cols, &THREE_ZONES)
         } else {
             FastCheck::Skip

@@ -8,7 +8,7 @@ use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
 use super::framework::{SetCheck, SetStep};
-use super::zones;
+use super::zones::{self, ShootZones};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ZonePreference";
@@ -34,12 +34,13 @@ impl SetStep for ZonePreference {
         seeds: &[&SeedInfo],
         _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        if !applies(cx) || !seeds.iter().any(|s| preferred(cx, s)) {
+        let zones = ShootZones::of(cx);
+        if !zones.workers_only() || !seeds.iter().any(|s| preferred(&zones, s)) {
             return Ok(vec![None; seeds.len()]);
         }
         Ok(seeds
             .iter()
-            .map(|s| (!preferred(cx, s)).then(|| NOT_PREFERRED.clone()))
+            .map(|s| (!preferred(&zones, s)).then(|| NOT_PREFERRED.clone()))
             .collect())
     }
 
@@ -51,7 +52,8 @@ impl SetStep for ZonePreference {
         seeds: &[&SeedInfo],
         snap: &Snapshot,
     ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
-        if !applies(cx) || seeds.iter().any(|s| preferred(cx, s)) {
+        let zones = ShootZones::of(cx);
+        if !zones.workers_only() || seeds.iter().any(|s| preferred(&zones, s)) {
             return self.narrow(cx, seeds, snap).map(Some);
         }
         Ok(None)
@@ -66,7 +68,8 @@ impl SetStep for ZonePreference {
         cols: &'c SeedColumns,
         every_seed: bool,
     ) -> SetCheck<'c> {
-        if !applies(cx) {
+        let zones = ShootZones::of(cx);
+        if !zones.workers_only() {
             return SetCheck::Skip;
         }
         let Some(flag) = cols.bit(&NO_PREFERENCE) else {
@@ -74,22 +77,18 @@ impl SetStep for ZonePreference {
         };
         SetCheck::Prefer {
             flag,
-            otherwise: match zones::sharing_worker_zones(cx, cols, every_seed) {
+            otherwise: match zones::sharing_worker_zones(&zones, cols, every_seed) {
                 Some(shares) => Box::new(move |i| shares[i as usize]),
                 // Few seeds evaluated: the few of them that prefer zones are asked.
-                None => Box::new(move |i| cx.shares_worker_zone(cols.info(i))),
+                None => Box::new(move |i| zones.shares_worker_zone(cols.info(i))),
             },
             reason: NOT_PREFERRED.clone(),
         }
     }
 }
 
-fn applies(cx: &ShootContext) -> bool {
-    !cx.zone_ha && cx.control_plane_zones.is_empty() && !cx.worker_zones.is_empty()
-}
-
-fn preferred(cx: &ShootContext, s: &SeedInfo) -> bool {
-    (NO_PREFERENCE.of)(s) || cx.shares_worker_zone(s)
+fn preferred(zones: &ShootZones, s: &SeedInfo) -> bool {
+    (NO_PREFERENCE.of)(s) || zones.shares_worker_zone(s)
 }
 
 /// The seed does not prefer zones: kept whatever zones the workers use.

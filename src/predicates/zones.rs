@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::context::ShootContext;
@@ -15,6 +16,78 @@ pub const NAME: &str = "Zones";
 /// control planes, which spread over the seed's zones anyway.
 pub struct Zones;
 
+/// The zones the shoot asks of a seed, read from its spec: kept by [`Zones`]'s `prepare`, read
+/// by `ZonePreference` for itself.
+#[derive(Clone, Default)]
+pub(super) struct ShootZones {
+    /// The control plane spreads over the seed's zones, whichever they are (zone-HA).
+    pub(super) spread: bool,
+    /// `spec.controlPlane.zones`: each must be a zone of the seed.
+    pub(super) control_plane: Vec<String>,
+    /// The zones of `spec.provider.workers[]`, sorted, each once.
+    pub(super) workers: Vec<String>,
+}
+
+impl ShootZones {
+    pub(super) fn of(cx: &ShootContext) -> Self {
+        let spec = &cx.shoot.spec;
+        let mut workers: Vec<String> = spec
+            .provider
+            .iter()
+            .flat_map(|p| &p.workers)
+            .flat_map(|w| w.zones.iter().cloned())
+            .collect();
+        workers.sort_unstable();
+        workers.dedup();
+        ShootZones {
+            spread: cx.shoot.multi_zonal_control_plane(),
+            control_plane: spec
+                .control_plane
+                .as_ref()
+                .map(|c| c.zones.clone())
+                .unwrap_or_default(),
+            workers,
+        }
+    }
+
+    /// Only the workers' zones ask something of the seed: no zone-HA control plane, no control
+    /// plane zones, and workers in some zone.
+    pub(super) fn workers_only(&self) -> bool {
+        !self.spread && self.control_plane.is_empty() && !self.workers.is_empty()
+    }
+
+    /// The seed has a zone the shoot's workers use.
+    pub(super) fn shares_worker_zone(&self, seed: &SeedInfo) -> bool {
+        seed.zones
+            .iter()
+            .any(|z| self.workers.binary_search(z).is_ok())
+    }
+}
+
+/// What `prepare` keeps: the shoot's zones and, with worker zones only, the reason of a seed
+/// enforcing other zones.
+#[derive(Clone, Default)]
+struct Asked {
+    zones: ShootZones,
+    enforced: Option<Reason>,
+}
+
+impl Asked {
+    fn of(cx: &ShootContext) -> Self {
+        let zones = ShootZones::of(cx);
+        let enforced = zones.workers_only().then(|| enforced(&zones));
+        Asked { zones, enforced }
+    }
+
+    /// Kept by `prepare`, or read again when a caller asks one seed without preparing.
+    fn from<'s>(cx: &ShootContext, state: &'s Prepared) -> Cow<'s, Asked> {
+        match state.get::<Asked>() {
+            Some(asked) => Cow::Borrowed(asked),
+            None => Cow::Owned(Asked::of(cx)),
+        }
+    }
+}
+
 impl Predicate for Zones {
     fn name(&self) -> &'static str {
         NAME
@@ -25,13 +98,10 @@ impl Predicate for Zones {
         COLUMNS
     }
 
-    /// A seed enforcing zones the workers do not use is rejected with the same reason as every
-    /// other: built once per decision.
+    /// The shoot's zones, and the reason of a seed enforcing zones the workers do not use (the
+    /// same for every such seed): read once per decision.
     fn prepare(&self, cx: &ShootContext) -> Prepared {
-        if cx.zone_ha || !cx.control_plane_zones.is_empty() || cx.worker_zones.is_empty() {
-            return Prepared::default();
-        }
-        Prepared::new(Enforced(enforced(cx)))
+        Prepared::new(Asked::of(cx))
     }
 
     fn filter(
@@ -41,12 +111,14 @@ impl Predicate for Zones {
         seed: &SeedInfo,
         _: &Snapshot,
     ) -> Result<(), Reason> {
-        if cx.zone_ha {
+        let asked = Asked::from(cx, state);
+        let zones = &asked.zones;
+        if zones.spread {
             return Ok(());
         }
-        if !cx.control_plane_zones.is_empty() {
-            let missing: Vec<String> = cx
-                .control_plane_zones
+        if !zones.control_plane.is_empty() {
+            let missing: Vec<String> = zones
+                .control_plane
                 .iter()
                 .filter(|z| !seed.zones.contains(z))
                 .cloned()
@@ -57,35 +129,33 @@ impl Predicate for Zones {
                 Err(Reason::new(MissingZones { missing }))
             };
         }
-        if seed.zone_mode == ZoneMode::Enforce
-            && !cx.worker_zones.is_empty()
-            && !cx.shares_worker_zone(seed)
-        {
-            return Err(match state.get::<Enforced>() {
-                Some(Enforced(reason)) => reason.clone(),
-                None => enforced(cx),
-            });
+        match &asked.enforced {
+            Some(reason)
+                if seed.zone_mode == ZoneMode::Enforce && !zones.shares_worker_zone(seed) =>
+            {
+                Err(reason.clone())
+            }
+            _ => Ok(()),
         }
-        Ok(())
     }
 
-    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        if cx.zone_ha {
+    fn passes(&self, cx: &ShootContext, state: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
+        let asked = Asked::from(cx, state);
+        let zones = &asked.zones;
+        if zones.spread {
             true
-        } else if !cx.control_plane_zones.is_empty() {
-            cx.control_plane_zones
-                .iter()
-                .all(|z| seed.zones.contains(z))
+        } else if !zones.control_plane.is_empty() {
+            zones.control_plane.iter().all(|z| seed.zones.contains(z))
         } else {
-            (NOT_ENFORCED.of)(seed) || cx.worker_zones.is_empty() || cx.shares_worker_zone(seed)
+            (NOT_ENFORCED.of)(seed) || zones.workers.is_empty() || zones.shares_worker_zone(seed)
         }
     }
 
     /// With worker zones only, every seed is rejected for enforcing other zones.
     fn shared_reason(&self, _: &ShootContext, state: &Prepared) -> Option<Reason> {
         state
-            .get::<Enforced>()
-            .map(|Enforced(reason)| reason.clone())
+            .get::<Asked>()
+            .and_then(|asked| asked.enforced.clone())
     }
 
     /// Nothing to check without zones asked for; with worker zones only, seeds that do not
@@ -94,14 +164,16 @@ impl Predicate for Zones {
     fn fast_check<'c>(
         &self,
         cx: &ShootContext,
-        _: &Prepared,
+        state: &Prepared,
         cols: &'c SeedColumns,
         every_seed: bool,
     ) -> FastCheck<'c> {
-        if cx.zone_ha || (cx.control_plane_zones.is_empty() && cx.worker_zones.is_empty()) {
+        let asked = Asked::from(cx, state);
+        let zones = &asked.zones;
+        if zones.spread || (zones.control_plane.is_empty() && zones.workers.is_empty()) {
             FastCheck::Skip
-        } else if cx.control_plane_zones.is_empty() {
-            match sharing_worker_zones(cx, cols, every_seed) {
+        } else if zones.control_plane.is_empty() {
+            match sharing_worker_zones(zones, cols, every_seed) {
                 Some(shares) => FastCheck::flag_or(cols, &NOT_ENFORCED, shares),
                 // Few seeds evaluated: the few of them that enforce zones are asked.
                 None => FastCheck::flag(cols, &NOT_ENFORCED),
@@ -128,20 +200,17 @@ pub(super) static BY_ZONE: SeedIndex = SeedIndex {
 /// By position, the seeds sharing a zone with the workers, marked from the index when every seed
 /// is evaluated; `None` when few are (asking those few is cheaper than marking them all).
 pub(super) fn sharing_worker_zones(
-    cx: &ShootContext,
+    zones: &ShootZones,
     cols: &SeedColumns,
     every_seed: bool,
 ) -> Option<Vec<bool>> {
-    let zones = cols.index(&BY_ZONE).filter(|_| every_seed)?;
-    Some(zones.mark(cols.len(), &cx.worker_zones))
+    let index = cols.index(&BY_ZONE).filter(|_| every_seed)?;
+    Some(index.mark(cols.len(), &zones.workers))
 }
 
-/// What `prepare` keeps: the reason of a seed enforcing other zones.
-struct Enforced(Reason);
-
-fn enforced(cx: &ShootContext) -> Reason {
+fn enforced(zones: &ShootZones) -> Reason {
     Reason::new(OtherZones {
-        worker_zones: cx.worker_zones.iter().cloned().collect(),
+        worker_zones: zones.workers.clone(),
     })
 }
 
