@@ -6,7 +6,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "AccessRestrictions";
@@ -36,29 +36,29 @@ impl Predicate for AccessRestrictions {
         })))
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let count = requested(cx).len();
         let too_many = count > seed.access_restriction_count;
-        let missing: Vec<String> = requested(cx)
-            .filter(|r| too_many || !offers(seed, r))
-            .map(str::to_string)
-            .collect();
-        match state.get::<NoneOffered>() {
-            _ if missing.is_empty() => Ok(()),
-            Some(NoneOffered(none)) if missing.len() == count => Err(none.clone()),
-            _ => Err(Reason::new(NotOffered { missing })),
+        if !too_many && requested(cx).all(|r| offers(seed, r)) {
+            return Ok(());
         }
-    }
-
-    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        requested(cx).len() <= seed.access_restriction_count
-            && requested(cx).all(|r| offers(seed, r))
+        why.reject(|| {
+            let missing: Vec<String> = requested(cx)
+                .filter(|r| too_many || !offers(seed, r))
+                .map(str::to_string)
+                .collect();
+            match state.get::<NoneOffered>() {
+                Some(NoneOffered(none)) if missing.len() == count => none.clone(),
+                _ => Reason::new(NotOffered { missing }),
+            }
+        })
     }
 
     /// With one restriction requested, every seed rejected lacks it.

@@ -4,7 +4,7 @@ use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "CloudProfileSelector";
@@ -26,25 +26,22 @@ impl Predicate for CloudProfileSelector {
         }
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         if selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels) {
             Ok(())
         } else {
-            Err(match state.get::<Unmatched>() {
+            why.reject(|| match state.get::<Unmatched>() {
                 Some(Unmatched(reason)) => reason.clone(),
                 None => unmatched(cx),
             })
         }
-    }
-
-    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels)
     }
 
     fn shared_reason(&self, _: &ShootContext, state: &Prepared) -> Option<Reason> {

@@ -6,7 +6,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "EmergencyStop";
@@ -24,22 +24,19 @@ impl Predicate for EmergencyStop {
         COLUMNS
     }
 
-    fn filter(
+    fn check(
         &self,
         _: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         if (NOT_STOPPED.of)(seed) {
             Ok(())
         } else {
-            Err(STOPPED.clone())
+            why.reject(|| STOPPED.clone())
         }
-    }
-
-    fn passes(&self, _: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        (NOT_STOPPED.of)(seed)
     }
 
     fn fast_check<'c>(

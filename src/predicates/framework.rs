@@ -5,13 +5,14 @@
 
 use std::any::Any;
 use std::borrow::Cow;
+use std::fmt;
 use std::sync::Arc;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::outcome::FitError;
 use crate::plugin::ClusterData;
-use crate::reason::Reason;
+use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, Mask, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -24,7 +25,7 @@ pub enum FastCheck<'c> {
     /// The filter keeps every seed for this shoot: the stage is left out.
     Skip,
     /// Seeds carrying this declared bit ([`SeedBit`], its mask from [`SeedColumns::bit`])
-    /// pass; the others are asked ([`Predicate::passes`]). Made by [`FastCheck::flag`].
+    /// pass; the others are asked (`passes`). Made by [`FastCheck::flag`].
     Flag(Mask),
     /// Seeds carrying this bit pass, the others are rejected: the bit is the filter's
     /// verdict. Made by [`FastCheck::flag_only`].
@@ -42,7 +43,7 @@ pub enum FastCheck<'c> {
     SharedBitmap(Arc<Vec<bool>>),
     /// The seed has room for one more shoot ([`SeedColumns::has_room`]).
     Capacity,
-    /// Every seed is asked ([`Predicate::passes`]).
+    /// Every seed is asked (`passes`).
     Ask,
 }
 
@@ -113,31 +114,25 @@ pub trait Predicate: Send + Sync {
     fn name(&self) -> &'static str;
     /// Work that depends on the shoot alone, done once per decision before any seed is looked
     /// at (kube-scheduler's PreFilter writing its CycleState). The decision keeps the result
-    /// for this stage and hands it to every [`filter`](Predicate::filter) call of the decision,
+    /// for this stage and hands it to every `filter` call of the decision,
     /// so a filter keeps its per-shoot data without fields in [`ShootContext`].
     fn prepare(&self, _cx: &ShootContext) -> Prepared {
         Prepared::default()
     }
-    /// `state` is what [`prepare`](Predicate::prepare) returned for this shoot (or
-    /// `Prepared::default()` when a caller asks one seed alone).
-    fn filter(
+    /// The filter's verdict on one seed and, when `why` asks for it, the reason of a rejection:
+    /// both from this one function, so they cannot disagree (a rejection is made only by
+    /// [`Why::reject`], which builds the reason when it is wanted). `state` is what
+    /// [`prepare`](Predicate::prepare) returned for this shoot (or `Prepared::default()` when a
+    /// caller asks one seed alone). Callers ask through `filter` and
+    /// `passes`.
+    fn check(
         &self,
         cx: &ShootContext,
         state: &Prepared,
         seed: &SeedInfo,
         snap: &Snapshot,
-    ) -> Result<(), Reason>;
-    /// The verdict of [`filter`](Predicate::filter) alone, for a decision that needs no reason
-    /// for the seed: a filter that can answer without building its [`Reason`] says so here.
-    fn passes(
-        &self,
-        cx: &ShootContext,
-        state: &Prepared,
-        seed: &SeedInfo,
-        snap: &Snapshot,
-    ) -> bool {
-        self.filter(cx, state, seed, snap).is_ok()
-    }
+        why: Why,
+    ) -> Verdict;
     /// What this filter can answer for this shoot from the columns (see [`FastCheck`]);
     /// `every_seed`: the decision evaluates every seed, so a check computed for all of them costs
     /// no more than asking. By default every seed is asked.
@@ -171,6 +166,79 @@ pub trait Predicate: Send + Sync {
     /// `schedulers.shoot.regions` shows (a jurisdiction no region lies in), with their paths.
     fn check_regions(&self, _regions: &crate::regions::Regions) -> Vec<FieldError> {
         Vec::new()
+    }
+}
+
+impl dyn Predicate + '_ {
+    /// Why the filter rejects the seed, if it does.
+    pub fn filter(
+        &self,
+        cx: &ShootContext,
+        state: &Prepared,
+        seed: &SeedInfo,
+        snap: &Snapshot,
+    ) -> Result<(), Reason> {
+        self.check(cx, state, seed, snap, Why(true))
+            .map_err(|Rejected(reason)| {
+                reason.unwrap_or_else(|| Reason::new(Rejection(self.name())))
+            })
+    }
+
+    /// The filter's verdict alone, for a decision that needs no reason for the seed.
+    pub fn passes(
+        &self,
+        cx: &ShootContext,
+        state: &Prepared,
+        seed: &SeedInfo,
+        snap: &Snapshot,
+    ) -> bool {
+        self.check(cx, state, seed, snap, Why(false)).is_ok()
+    }
+}
+
+/// Whether the caller of [`Predicate::check`] wants the reason of a rejection; made only by
+/// `filter` and `passes`.
+#[derive(Clone, Copy, Debug)]
+pub struct Why(bool);
+
+impl Why {
+    /// Rejects the seed; `reason` is built only when the caller wants it.
+    pub fn reject(self, reason: impl FnOnce() -> Reason) -> Verdict {
+        Err(Rejected(self.0.then(reason)))
+    }
+
+    /// The caller wants the reason of a rejection (for a filter whose reason needs work its
+    /// verdict does not).
+    pub fn wanted(self) -> bool {
+        self.0
+    }
+}
+
+/// A filter's answer on one seed ([`Predicate::check`]).
+pub type Verdict = Result<(), Rejected>;
+
+/// A rejection, made by [`Why::reject`]: with its reason when the caller wanted one.
+#[derive(Debug)]
+pub struct Rejected(Option<Reason>);
+
+/// The reason of a rejection made without one while a reason was wanted: [`Why::reject`]
+/// cannot do this, so no filter gives it; named after its stage all the same.
+#[derive(Debug)]
+struct Rejection(&'static str);
+
+impl Declared for Rejection {
+    fn name(&self) -> &'static str {
+        "rejected"
+    }
+
+    fn summary(&self) -> &'static str {
+        "are rejected"
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rejected by {}", self.0)
     }
 }
 

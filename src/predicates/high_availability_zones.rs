@@ -5,7 +5,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "HighAvailabilityZones";
@@ -23,24 +23,23 @@ impl Predicate for HighAvailabilityZones {
         COLUMNS
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
-        if cx.shoot.multi_zonal_control_plane() && seed.zones.len() < 3 {
-            Err(Reason::new(TooFewZones {
-                zones: seed.zones.len(),
-            }))
-        } else {
+        why: Why,
+    ) -> Verdict {
+        if !cx.shoot.multi_zonal_control_plane() || (THREE_ZONES.of)(seed) {
             Ok(())
+        } else {
+            why.reject(|| {
+                Reason::new(TooFewZones {
+                    zones: seed.zones.len(),
+                })
+            })
         }
-    }
-
-    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        !cx.shoot.multi_zonal_control_plane() || (THREE_ZONES.of)(seed)
     }
 
     /// Only zone-HA control planes need three zones.

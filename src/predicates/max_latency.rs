@@ -14,7 +14,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{Predicate, Prepared, Verdict, Why};
 
 pub const NAME: &str = "MaxLatency";
 
@@ -77,13 +77,14 @@ impl Predicate for MaxLatency {
         NAME
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         snap: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let estimate = self
             .sources
             .for_shoot(
@@ -107,11 +108,13 @@ impl Predicate for MaxLatency {
             ),
             e => e.to_string(),
         };
-        Err(Reason::new(TooFar {
-            max_ms: round_ms(self.max_ms).to_string(),
-            latency,
-            region: cx.region.clone(),
-        }))
+        why.reject(|| {
+            Reason::new(TooFar {
+                max_ms: round_ms(self.max_ms).to_string(),
+                latency,
+                region: cx.region.clone(),
+            })
+        })
     }
 }
 

@@ -8,7 +8,8 @@
 //! and before the region strategy.
 //!
 //! Each filter's file also says how the decision answers it fast for a shoot
-//! ([`Predicate::fast_check`], [`Predicate::passes`]) and declares its reasons
+//! ([`Predicate::fast_check`]), gives its verdict and reason from one [`Predicate::check`], and
+//! declares its reasons
 //! ([`crate::reason::Declared`]); the decision pipeline never names a filter.
 //!
 //! [`Predicate`]: crate::predicates::Predicate
@@ -17,7 +18,7 @@
 //! [`pipeline`]: crate::predicates::pipeline
 //! [`OPT_IN`]: crate::predicates::OPT_IN
 //! [`Predicate::fast_check`]: crate::predicates::Predicate::fast_check
-//! [`Predicate::passes`]: crate::predicates::Predicate::passes
+//! [`Predicate::check`]: crate::predicates::Predicate::check
 
 mod access_restrictions;
 mod cloud_profile_selector;
@@ -56,7 +57,9 @@ pub use usable::Usable;
 pub use zone_preference::ZonePreference;
 pub use zones::Zones;
 
-pub use framework::{Candidates, FastCheck, Predicate, Prepared, SetCheck, SetStep, Stage};
+pub use framework::{
+    Candidates, FastCheck, Predicate, Prepared, Rejected, SetCheck, SetStep, Stage, Verdict, Why,
+};
 
 use crate::config::FilterConfig;
 use crate::field_error::FieldError;

@@ -8,7 +8,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Networks";
@@ -109,13 +109,14 @@ impl Predicate for Networks {
         }
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let nets = &cx.nets;
         if !nets.present {
             return Ok(());
@@ -164,9 +165,11 @@ impl Predicate for Networks {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(Reason::new(Overlap {
-                detail: problems.join("; "),
-            }))
+            why.reject(|| {
+                Reason::new(Overlap {
+                    detail: problems.join("; "),
+                })
+            })
         }
     }
 }

@@ -5,7 +5,7 @@ use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Provider";
@@ -19,30 +19,29 @@ impl Predicate for Provider {
         NAME
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let allowed = &cx.cloud_profile.provider_types;
         if allows(cx, &seed.provider) {
             Ok(())
         } else {
-            Err(Reason::new(NotAllowed {
-                seed: seed.provider.as_str().into(),
-                allowed: if allowed.is_empty() {
-                    Arc::from([cx.provider.clone()])
-                } else {
-                    allowed.as_slice().into()
-                },
-            }))
+            why.reject(|| {
+                Reason::new(NotAllowed {
+                    seed: seed.provider.as_str().into(),
+                    allowed: if allowed.is_empty() {
+                        Arc::from([cx.provider.clone()])
+                    } else {
+                        allowed.as_slice().into()
+                    },
+                })
+            })
         }
-    }
-
-    fn passes(&self, cx: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        allows(cx, &seed.provider)
     }
 
     /// The verdict and the reason depend on the seed's provider type alone.

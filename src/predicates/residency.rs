@@ -14,7 +14,7 @@ use crate::plugin::parse_args;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{Predicate, Prepared, Verdict, Why};
 
 pub const NAME: &str = "Residency";
 
@@ -163,13 +163,14 @@ impl Predicate for Residency {
         errors
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         snap: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let regions = snap.regions();
         let Some(home) = regions.locate(&cx.provider, &cx.region) else {
             return Ok(());
@@ -191,14 +192,16 @@ impl Predicate for Residency {
                 .as_ref()
                 .is_none_or(|s| !g.jurisdictions.contains(&s.jurisdiction))
             {
-                return Err(Reason::new(Outside {
-                    group: g.name.clone(),
-                    shoot_region: cx.region.clone(),
-                    seed_region: seed.region.clone(),
-                    seed_site: site.as_ref().map(|s| {
-                        format!("{}, {}, jurisdiction {}", s.city, s.country, s.jurisdiction)
-                    }),
-                }));
+                return why.reject(|| {
+                    Reason::new(Outside {
+                        group: g.name.clone(),
+                        shoot_region: cx.region.clone(),
+                        seed_region: seed.region.clone(),
+                        seed_site: site.as_ref().map(|s| {
+                            format!("{}, {}, jurisdiction {}", s.city, s.country, s.jurisdiction)
+                        }),
+                    })
+                });
             }
         }
         Ok(())

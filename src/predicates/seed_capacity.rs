@@ -4,7 +4,7 @@ use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "SeedCapacity";
@@ -18,13 +18,14 @@ impl Predicate for SeedCapacity {
         NAME
     }
 
-    fn filter(
+    fn check(
         &self,
         _: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         snap: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let Some(allocatable) = seed.allocatable_shoots() else {
             return Ok(());
         };
@@ -32,7 +33,7 @@ impl Predicate for SeedCapacity {
         if used < allocatable {
             Ok(())
         } else {
-            Err(Reason::new(Full { used, allocatable }))
+            why.reject(|| Reason::new(Full { used, allocatable }))
         }
     }
 

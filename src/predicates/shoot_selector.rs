@@ -5,7 +5,7 @@ use crate::context::ShootContext;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ShootSelector";
@@ -18,17 +18,18 @@ impl Predicate for ShootSelector {
         NAME
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         if selector_matches(cx.shoot_selector.as_ref(), &seed.labels) {
             Ok(())
         } else {
-            Err(UNMATCHED.clone())
+            why.reject(|| UNMATCHED.clone())
         }
     }
 

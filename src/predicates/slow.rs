@@ -10,10 +10,9 @@ use serde::Deserialize;
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::plugin::parse_args;
-use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Predicate, Prepared};
+use super::framework::{Predicate, Prepared, Verdict, Why};
 
 pub const NAME: &str = "TestSlow";
 
@@ -52,13 +51,14 @@ impl Predicate for TestSlow {
         NAME
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         _state: &Prepared,
         _seed: &SeedInfo,
         _snap: &Snapshot,
-    ) -> Result<(), Reason> {
+        _why: Why,
+    ) -> Verdict {
         if self.shoots.contains(&cx.key) {
             SLOW_CALLS.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(self.delay);

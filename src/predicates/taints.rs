@@ -7,7 +7,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Taints";
@@ -69,48 +69,39 @@ impl Predicate for Taints {
         }
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let tolerations = Tolerations::of(cx, state);
+        let tolerated = |(key, value): &(String, Option<String>)| {
+            tolerations
+                .by_key
+                .get(key)
+                .is_some_and(|tolerated| value.as_ref().is_none_or(|v| v == tolerated))
+        };
         // Upstream's shortcut: more taints than tolerations is never tolerated, even when the
         // taints repeat a key (a seed may carry `k` and `k=v`, or `k=a` and `k=b`).
         let too_many = seed.taints.len() > tolerations.count;
-        let untolerated: Vec<String> = seed
-            .taints
-            .iter()
-            .filter(|(key, value)| {
-                too_many
-                    || match tolerations.by_key.get(key) {
-                        None => true,
-                        Some(tolerated) => value.as_ref().is_some_and(|v| v != tolerated),
-                    }
-            })
-            .map(|(key, value)| match value {
-                Some(v) => format!("{key}={v}"),
-                None => key.clone(),
-            })
-            .collect();
-        if untolerated.is_empty() {
-            Ok(())
-        } else {
-            Err(Reason::new(Untolerated { untolerated }))
+        if !too_many && seed.taints.iter().all(tolerated) {
+            return Ok(());
         }
-    }
-
-    fn passes(&self, cx: &ShootContext, state: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        let tolerations = Tolerations::of(cx, state);
-        seed.taints.len() <= tolerations.count
-            && seed.taints.iter().all(|(key, value)| {
-                tolerations
-                    .by_key
-                    .get(key)
-                    .is_some_and(|tolerated| value.as_ref().is_none_or(|v| v == tolerated))
-            })
+        why.reject(|| {
+            let untolerated = seed
+                .taints
+                .iter()
+                .filter(|taint| too_many || !tolerated(taint))
+                .map(|(key, value)| match value {
+                    Some(v) => format!("{key}={v}"),
+                    None => key.clone(),
+                })
+                .collect();
+            Reason::new(Untolerated { untolerated })
+        })
     }
 
     /// Untainted seeds pass whatever the tolerations; without tolerations they alone pass.

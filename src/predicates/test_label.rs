@@ -17,7 +17,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 pub const NAME: &str = "TestLabel";
 
@@ -79,24 +79,23 @@ impl Predicate for TestLabel {
         COLUMNS
     }
 
-    fn filter(
+    fn check(
         &self,
-        cx: &ShootContext,
-        state: &Prepared,
+        _: &ShootContext,
+        _: &Prepared,
         seed: &SeedInfo,
-        snap: &Snapshot,
-    ) -> Result<(), Reason> {
-        if self.passes(cx, state, seed, snap) {
+        _: &Snapshot,
+        why: Why,
+    ) -> Verdict {
+        if self.label.is_empty() || seed.labels.contains_key(&self.label) {
             Ok(())
         } else {
-            Err(Reason::new(Unlabelled {
-                label: self.label.clone(),
-            }))
+            why.reject(|| {
+                Reason::new(Unlabelled {
+                    label: self.label.clone(),
+                })
+            })
         }
-    }
-
-    fn passes(&self, _: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        self.label.is_empty() || seed.labels.contains_key(&self.label)
     }
 
     /// Without a label to look for it keeps every seed; otherwise the seeds filed under the

@@ -1,11 +1,11 @@
 use std::fmt;
 
 use crate::context::ShootContext;
-use crate::reason::{Declared, Reason};
+use crate::reason::Declared;
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, Unusable};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Usable";
@@ -29,18 +29,18 @@ impl Predicate for Usable {
         COLUMNS
     }
 
-    fn filter(
+    fn check(
         &self,
         _: &ShootContext,
         _: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
-        seed.usable.clone()
-    }
-
-    fn passes(&self, _: &ShootContext, _: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        (USABLE.of)(seed)
+        why: Why,
+    ) -> Verdict {
+        match &seed.usable {
+            Ok(()) => Ok(()),
+            Err(reason) => why.reject(|| reason.clone()),
+        }
     }
 
     fn fast_check<'c>(

@@ -6,7 +6,7 @@ use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
-use super::framework::{FastCheck, Predicate, Prepared};
+use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "Zones";
@@ -104,50 +104,38 @@ impl Predicate for Zones {
         Prepared::new(Asked::of(cx))
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: Why,
+    ) -> Verdict {
         let asked = Asked::from(cx, state);
         let zones = &asked.zones;
         if zones.spread {
             return Ok(());
         }
         if !zones.control_plane.is_empty() {
-            let missing: Vec<String> = zones
-                .control_plane
-                .iter()
-                .filter(|z| !seed.zones.contains(z))
-                .cloned()
-                .collect();
-            return if missing.is_empty() {
-                Ok(())
-            } else {
-                Err(Reason::new(MissingZones { missing }))
-            };
+            if zones.control_plane.iter().all(|z| seed.zones.contains(z)) {
+                return Ok(());
+            }
+            return why.reject(|| {
+                let missing = zones
+                    .control_plane
+                    .iter()
+                    .filter(|z| !seed.zones.contains(z))
+                    .cloned()
+                    .collect();
+                Reason::new(MissingZones { missing })
+            });
         }
         match &asked.enforced {
-            Some(reason)
-                if seed.zone_mode == ZoneMode::Enforce && !zones.shares_worker_zone(seed) =>
-            {
-                Err(reason.clone())
+            Some(reason) if !(NOT_ENFORCED.of)(seed) && !zones.shares_worker_zone(seed) => {
+                why.reject(|| reason.clone())
             }
             _ => Ok(()),
-        }
-    }
-
-    fn passes(&self, cx: &ShootContext, state: &Prepared, seed: &SeedInfo, _: &Snapshot) -> bool {
-        let asked = Asked::from(cx, state);
-        let zones = &asked.zones;
-        if zones.spread {
-            true
-        } else if !zones.control_plane.is_empty() {
-            zones.control_plane.iter().all(|z| seed.zones.contains(z))
-        } else {
-            (NOT_ENFORCED.of)(seed) || zones.workers.is_empty() || zones.shares_worker_zone(seed)
         }
     }
 

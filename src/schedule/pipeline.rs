@@ -415,15 +415,14 @@ fn listed(
         .collect()
 }
 
-/// Every seed where a stage's check for this shoot (columns, flags, [`Predicate::passes`])
-/// disagrees with its filter's [`Predicate::filter`], or a set step's preference or claim with
+/// Every seed where a stage's check for this shoot (columns, flags, its verdict alone)
+/// disagrees with its filter's reason ([`Predicate::check`]), or a set step's preference or claim with
 /// its [`SetStep::narrow`]: `(stage, seed, check's verdict)`. Empty when each plugin's fast
 /// answers are its filter's (a test hook: the `test-util` feature).
 ///
 /// [`SetStep::narrow`]: crate::predicates::SetStep::narrow
 ///
-/// [`Predicate::passes`]: crate::predicates::Predicate::passes
-/// [`Predicate::filter`]: crate::predicates::Predicate::filter
+/// [`Predicate::check`]: crate::predicates::Predicate::check
 #[cfg(any(test, feature = "test-util"))]
 pub(super) fn disagreements(
     cx: &ShootContext,

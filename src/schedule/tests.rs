@@ -2,7 +2,6 @@ use super::*;
 use crate::compile::load_str;
 use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
 use crate::predicates::{SetStep, Stage};
-use crate::reason::Reason;
 use crate::snapshot::SeedInfo;
 use crate::strategies::{MinimalDistance, SameRegion, Scored};
 
@@ -386,16 +385,17 @@ impl crate::predicates::Predicate for Prepares {
         crate::predicates::Prepared::new(PreparedFor(cx.key.clone()))
     }
 
-    fn filter(
+    fn check(
         &self,
         cx: &ShootContext,
         state: &crate::predicates::Prepared,
         _: &SeedInfo,
         _: &Snapshot,
-    ) -> Result<(), Reason> {
+        why: crate::predicates::Why,
+    ) -> crate::predicates::Verdict {
         match state.get::<PreparedFor>() {
             Some(PreparedFor(key)) if *key == cx.key => Ok(()),
-            _ => Err(crate::reason::testing::elsewhere()),
+            _ => why.reject(crate::reason::testing::elsewhere),
         }
     }
 }
