@@ -118,7 +118,7 @@ pub fn schedule(
 ) -> Result<Decision, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
     let _span = debug_span!("schedule", shoot = %cx.key, profile = %profile.name).entered();
-    let prepared = Prepare::new(&cx, &profile.stages);
+    let prepared = Prepare::new(&cx, &profile.stages)?;
     let Filtered { kept, rejected } =
         pipeline::filter(&cx, &prepared, snap, Mode::Explain, &Deadline::NONE)?;
     let ranking = rank(&cx, &kept, snap, profile);
@@ -192,7 +192,7 @@ pub fn rejections_by_stage(
     now: DateTime<Utc>,
 ) -> Result<Vec<(&'static str, usize)>, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
-    let prepared = Prepare::new(&cx, &profile.stages);
+    let prepared = Prepare::new(&cx, &profile.stages)?;
     pipeline::stage_counts(&cx, &prepared, snap)
 }
 
@@ -209,7 +209,7 @@ pub fn every_rejection(
     now: DateTime<Utc>,
 ) -> Result<Vec<SeedRejections>, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
-    let prepared = Prepare::new(&cx, &profile.stages);
+    let prepared = Prepare::new(&cx, &profile.stages)?;
     let all = pipeline::every_rejection(&cx, &prepared, snap)?;
     let cols = snap.columns();
     Ok(all
@@ -267,7 +267,7 @@ pub fn check_disagreements(
     now: DateTime<Utc>,
 ) -> Result<Vec<Disagreement>, FitError> {
     let cx = ShootContext::new(shoot, snap, now)?;
-    Ok(pipeline::disagreements(&cx, &profile.stages, snap))
+    pipeline::disagreements(&cx, &profile.stages, snap)
 }
 
 /// The feasible seeds' scores in fast mode.
@@ -277,7 +277,7 @@ fn fast_scores(
     profile: &Profile,
     deadline: &Deadline,
 ) -> Result<scores::Scores, FitError> {
-    let prepared = Prepare::new(cx, &profile.stages);
+    let prepared = Prepare::new(cx, &profile.stages)?;
     let Filtered { kept, .. } = pipeline::filter(cx, &prepared, snap, Mode::Fast, deadline)?;
     scores::score(cx, kept, snap, profile, deadline)
 }

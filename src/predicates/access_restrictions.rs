@@ -2,6 +2,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
@@ -27,13 +28,13 @@ impl Predicate for AccessRestrictions {
     }
 
     /// The reason of a seed that offers none of the restrictions, shared by those seeds.
-    fn prepare(&self, cx: &ShootContext) -> Prepared {
+    fn prepare(&self, cx: &ShootContext) -> Result<Prepared, FitError> {
         if requested(cx).len() == 0 {
-            return Prepared::default();
+            return Ok(Prepared::default());
         }
-        Prepared::new(NoneOffered(Reason::new(NotOffered {
+        Ok(Prepared::new(NoneOffered(Reason::new(NotOffered {
             missing: requested(cx).map(str::to_string).collect(),
-        })))
+        }))))
     }
 
     fn check(

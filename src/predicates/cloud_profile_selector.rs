@@ -1,6 +1,9 @@
 use std::fmt;
 
+use kube::core::Selector;
+
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
@@ -19,10 +22,18 @@ impl Predicate for CloudProfileSelector {
 
     /// Every seed the selector does not match is rejected with the same reason: built once per
     /// decision.
-    fn prepare(&self, cx: &ShootContext) -> Prepared {
-        match cx.cloud_profile_selector {
-            Some(_) => Prepared::new(Unmatched(unmatched(cx))),
-            None => Prepared::default(),
+    /// A selector that does not parse refuses the shoot, naming its CloudProfile.
+    fn prepare(&self, cx: &ShootContext) -> Result<Prepared, FitError> {
+        match &cx.cloud_profile.selector {
+            Err(e) => Err(FitError::InvalidShoot {
+                field: "spec.cloudProfile".into(),
+                message: format!(
+                    "{} has an invalid spec.seedSelector: {e}",
+                    cx.cloud_profile.display
+                ),
+            }),
+            Ok(Some(_)) => Ok(Prepared::new(Unmatched(unmatched(cx)))),
+            Ok(None) => Ok(Prepared::default()),
         }
     }
 
@@ -34,7 +45,7 @@ impl Predicate for CloudProfileSelector {
         _: &Snapshot,
         why: Why,
     ) -> Verdict {
-        if selector_matches(cx.cloud_profile_selector.as_ref(), &seed.labels) {
+        if selector_matches(selector(cx), &seed.labels) {
             Ok(())
         } else {
             why.reject(|| match state.get::<Unmatched>() {
@@ -58,7 +69,7 @@ impl Predicate for CloudProfileSelector {
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        if cx.cloud_profile_selector.is_none() {
+        if selector(cx).is_none() {
             return FastCheck::Skip;
         }
         match cols.selector_matches(&cx.cloud_profile.display) {
@@ -66,6 +77,11 @@ impl Predicate for CloudProfileSelector {
             None => FastCheck::Ask,
         }
     }
+}
+
+/// The CloudProfile's seed selector (one that does not parse refuses the shoot in `prepare`).
+fn selector<'c>(cx: &'c ShootContext) -> Option<&'c Selector> {
+    cx.cloud_profile.selector.as_ref().ok()?.as_ref()
 }
 
 /// What `prepare` keeps: the reason of a seed the selector does not match.

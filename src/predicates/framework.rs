@@ -116,14 +116,17 @@ pub trait Predicate: Send + Sync {
     /// at (kube-scheduler's PreFilter writing its CycleState). The decision keeps the result
     /// for this stage and hands it to every `filter` call of the decision,
     /// so a filter keeps its per-shoot data without fields in [`ShootContext`].
-    fn prepare(&self, _cx: &ShootContext) -> Prepared {
-        Prepared::default()
+    ///
+    /// A filter that reads a field of the shoot that must parse (a selector, a network) parses it
+    /// here; one that does not refuses the shoot ([`FitError::InvalidShoot`] naming the field),
+    /// as gardener-apiserver would have.
+    fn prepare(&self, _cx: &ShootContext) -> Result<Prepared, FitError> {
+        Ok(Prepared::default())
     }
     /// The filter's verdict on one seed and, when `why` asks for it, the reason of a rejection:
     /// both from this one function, so they cannot disagree (a rejection is made only by
     /// [`Why::reject`], which builds the reason when it is wanted). `state` is what
-    /// [`prepare`](Predicate::prepare) returned for this shoot (or `Prepared::default()` when a
-    /// caller asks one seed alone). Callers ask through `filter` and
+    /// [`prepare`](Predicate::prepare) returned for this shoot: every caller prepares first. Callers ask through `filter` and
     /// `passes`.
     fn check(
         &self,

@@ -204,6 +204,7 @@ pub(crate) mod testing {
         }
         let cx = ShootContext::new(shoot, &snap, chrono::Utc::now()).expect("valid shoot");
         let info = SeedInfo::from_seed(seed);
-        p.filter(&cx, &p.prepare(&cx), &info, &snap)
+        let state = p.prepare(&cx).expect("the shoot's fields parse");
+        p.filter(&cx, &state, &info, &snap)
     }
 }

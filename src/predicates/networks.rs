@@ -2,8 +2,11 @@ use std::fmt;
 
 use ipnet::IpNet;
 
+use crate::api::Shoot;
 use crate::cidr::{RESERVED, overlaps, reserved};
-use crate::context::{ShootContext, ShootNets};
+use crate::context::ShootContext;
+use crate::field_error::unsupported;
+use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
@@ -21,8 +24,38 @@ fn reserved_overlap((what, net): (&str, IpNet)) -> Option<String> {
         .map(|r| format!("shoot {what} {net} overlaps reserved range {r}"))
 }
 
-/// What is wrong with the shoot's own networks whatever the seed (what `prepare` keeps).
-struct OwnProblems(Vec<String>);
+/// What `prepare` keeps for a shoot with `spec.networking`: its networks, and what is wrong
+/// with them whatever the seed.
+struct Networking {
+    nets: ShootNets,
+    own_problems: Vec<String>,
+}
+
+/// The shoot's CIDRs, from `spec.networking` and `status.networking`, kept apart because
+/// upstream checks them apart: seed defaults fill only missing `spec` networks, and
+/// `status.networking`, when present, must name its services (and pods, unless workerless).
+#[derive(Clone, Debug, Default)]
+struct ShootNets {
+    /// `spec.networking` is set (upstream checks networks only then).
+    present: bool,
+    nodes: Option<IpNet>,
+    pods: Option<IpNet>,
+    services: Option<IpNet>,
+    /// `status.networking`, when the shoot has it.
+    status: Option<StatusNets>,
+    /// The shoot's IP families (`IPv4` when unset).
+    ipv4: bool,
+    ipv6: bool,
+    workerless: bool,
+}
+
+/// `status.networking`: lists, since a dual-stack shoot has one CIDR per family.
+#[derive(Clone, Debug, Default)]
+struct StatusNets {
+    nodes: Vec<IpNet>,
+    pods: Vec<IpNet>,
+    services: Vec<IpNet>,
+}
 
 /// The shoot's own networks, `spec` and `status`, each with what it is.
 fn own_networks(nets: &ShootNets) -> impl Iterator<Item = (&'static str, IpNet)> + Clone + '_ {
@@ -75,12 +108,15 @@ impl Predicate for Networks {
     }
 
     /// The shoot's own networks are the same for every seed: checked once per decision.
-    fn prepare(&self, cx: &ShootContext) -> Prepared {
-        if cx.nets.present {
-            Prepared::new(OwnProblems(own_problems(&cx.nets)))
-        } else {
-            Prepared::default()
+    /// A network that does not parse refuses the shoot, naming its field.
+    fn prepare(&self, cx: &ShootContext) -> Result<Prepared, FitError> {
+        let nets = parse_nets(cx.shoot)
+            .map_err(|(field, message)| FitError::InvalidShoot { field, message })?;
+        if !nets.present {
+            return Ok(Prepared::default());
         }
+        let own_problems = own_problems(&nets);
+        Ok(Prepared::new(Networking { nets, own_problems }))
     }
 
     /// Nothing to check without networking; when the shoot's own networks are IPv4, outside
@@ -88,15 +124,14 @@ impl Predicate for Networks {
     /// and seeds whose defaults are plain IPv4 (a flag) pass.
     fn fast_check<'c>(
         &self,
-        cx: &ShootContext,
-        _: &Prepared,
+        _: &ShootContext,
+        state: &Prepared,
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        let n = &cx.nets;
-        if !n.present {
+        let Some(Networking { nets: n, .. }) = state.get() else {
             return FastCheck::Skip;
-        }
+        };
         let plain = n.status.is_none()
             && [n.nodes, n.pods, n.services]
                 .iter()
@@ -111,25 +146,21 @@ impl Predicate for Networks {
 
     fn check(
         &self,
-        cx: &ShootContext,
+        _: &ShootContext,
         state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
         why: Why,
     ) -> Verdict {
-        let nets = &cx.nets;
-        if !nets.present {
+        let Some(Networking { nets, own_problems }) = state.get() else {
             return Ok(());
-        }
+        };
         let family_matches = |n: &IpNet| match n {
             IpNet::V4(_) => nets.ipv4,
             IpNet::V6(_) => nets.ipv6,
         };
         let own = own_networks(nets);
-        let mut problems = match state.get::<OwnProblems>() {
-            Some(OwnProblems(problems)) => problems.clone(),
-            None => own_problems(nets),
-        };
+        let mut problems = own_problems.clone();
         let default_pods = (nets.pods.is_none() && !nets.workerless)
             .then(|| seed.nets.default_pods.filter(family_matches))
             .flatten()
@@ -210,6 +241,75 @@ impl fmt::Display for Overlap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "invalid networks: {}", self.detail)
     }
+}
+
+/// `spec.networking` and `status.networking` parsed, or the field that does not parse and why.
+fn parse_nets(shoot: &Shoot) -> Result<ShootNets, (String, String)> {
+    let workerless = shoot
+        .spec
+        .provider
+        .as_ref()
+        .is_none_or(|p| p.workers.is_empty());
+    let Some(n) = &shoot.spec.networking else {
+        return Ok(ShootNets {
+            workerless,
+            ipv4: true,
+            ..Default::default()
+        });
+    };
+    let parse = |field: String, raw: &str| -> Result<IpNet, (String, String)> {
+        crate::cidr::parse(raw.trim()).map_err(|e| (field, e))
+    };
+    let mut nets = ShootNets {
+        present: true,
+        workerless,
+        ..Default::default()
+    };
+    for (i, fam) in n.ip_families.iter().enumerate() {
+        match fam.as_str() {
+            "IPv4" => nets.ipv4 = true,
+            "IPv6" => nets.ipv6 = true,
+            other => {
+                return Err((
+                    format!("spec.networking.ipFamilies[{i}]"),
+                    unsupported(other, ["IPv4", "IPv6"]),
+                ));
+            }
+        }
+    }
+    if n.ip_families.is_empty() {
+        nets.ipv4 = true;
+    }
+    nets.nodes = n
+        .nodes
+        .as_deref()
+        .map(|v| parse("spec.networking.nodes".into(), v))
+        .transpose()?;
+    nets.pods = n
+        .pods
+        .as_deref()
+        .map(|v| parse("spec.networking.pods".into(), v))
+        .transpose()?;
+    nets.services = n
+        .services
+        .as_deref()
+        .map(|v| parse("spec.networking.services".into(), v))
+        .transpose()?;
+    if let Some(status) = shoot.status.as_ref().and_then(|s| s.networking.as_ref()) {
+        let list = |field: &str, values: &[String]| -> Result<Vec<IpNet>, (String, String)> {
+            values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| parse(format!("{field}[{i}]"), v))
+                .collect()
+        };
+        nets.status = Some(StatusNets {
+            nodes: list("status.networking.nodes", &status.nodes)?,
+            pods: list("status.networking.pods", &status.pods)?,
+            services: list("status.networking.services", &status.services)?,
+        });
+    }
+    Ok(nets)
 }
 
 #[cfg(test)]

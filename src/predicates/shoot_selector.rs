@@ -1,9 +1,12 @@
 use std::fmt;
 use std::sync::LazyLock;
 
+use kube::core::Selector;
+
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
+use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, compile_selector, selector_matches};
 
 use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
 
@@ -18,15 +21,28 @@ impl Predicate for ShootSelector {
         NAME
     }
 
+    /// The selector parsed once per decision; one that does not parse refuses the shoot.
+    fn prepare(&self, cx: &ShootContext) -> Result<Prepared, FitError> {
+        let Some(s) = &cx.shoot.spec.seed_selector else {
+            return Ok(Prepared::default());
+        };
+        let selector =
+            compile_selector(&s.label_selector).map_err(|message| FitError::InvalidShoot {
+                field: "spec.seedSelector".into(),
+                message,
+            })?;
+        Ok(Prepared::new(selector))
+    }
+
     fn check(
         &self,
-        cx: &ShootContext,
-        _: &Prepared,
+        _: &ShootContext,
+        state: &Prepared,
         seed: &SeedInfo,
         _: &Snapshot,
         why: Why,
     ) -> Verdict {
-        if selector_matches(cx.shoot_selector.as_ref(), &seed.labels) {
+        if selector_matches(state.get::<Selector>(), &seed.labels) {
             Ok(())
         } else {
             why.reject(|| UNMATCHED.clone())
@@ -38,12 +54,12 @@ impl Predicate for ShootSelector {
     /// shoot with the same selector.
     fn fast_check<'c>(
         &self,
-        cx: &ShootContext,
-        _: &Prepared,
+        _: &ShootContext,
+        state: &Prepared,
         cols: &'c SeedColumns,
         every_seed: bool,
     ) -> FastCheck<'c> {
-        match &cx.shoot_selector {
+        match state.get::<Selector>() {
             None => FastCheck::Skip,
             Some(selector) => match cols.shoot_selector_matches(selector, every_seed) {
                 Some(matches) => FastCheck::SharedBitmap(matches),

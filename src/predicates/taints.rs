@@ -3,6 +3,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
@@ -61,12 +62,12 @@ impl Predicate for Taints {
         COLUMNS
     }
 
-    fn prepare(&self, cx: &ShootContext) -> Prepared {
-        if cx.shoot.spec.tolerations.is_empty() {
+    fn prepare(&self, cx: &ShootContext) -> Result<Prepared, FitError> {
+        Ok(if cx.shoot.spec.tolerations.is_empty() {
             Prepared::default()
         } else {
             Prepared::new(Tolerations::read(cx))
-        }
+        })
     }
 
     fn check(

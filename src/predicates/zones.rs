@@ -2,6 +2,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::columns::{Column, SeedBit, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
@@ -100,8 +101,8 @@ impl Predicate for Zones {
 
     /// The shoot's zones, and the reason of a seed enforcing zones the workers do not use (the
     /// same for every such seed): read once per decision.
-    fn prepare(&self, cx: &ShootContext) -> Prepared {
-        Prepared::new(Asked::of(cx))
+    fn prepare(&self, cx: &ShootContext) -> Result<Prepared, FitError> {
+        Ok(Prepared::new(Asked::of(cx)))
     }
 
     fn check(

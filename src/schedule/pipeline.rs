@@ -53,15 +53,16 @@ pub(super) struct Prepare<'p> {
 }
 
 impl<'p> Prepare<'p> {
-    pub(super) fn new(cx: &ShootContext, stages: &'p [Stage]) -> Self {
-        let states = stages
-            .iter()
-            .map(|stage| match stage {
-                Stage::Filter(p) => p.prepare(cx),
+    /// Refused when a filter finds a field of the shoot it reads that does not parse.
+    pub(super) fn new(cx: &ShootContext, stages: &'p [Stage]) -> Result<Self, FitError> {
+        let mut states = Vec::with_capacity(stages.len());
+        for stage in stages {
+            states.push(match stage {
+                Stage::Filter(p) => p.prepare(cx)?,
                 Stage::Narrow(_) => Prepared::default(),
-            })
-            .collect();
-        Prepare { stages, states }
+            });
+        }
+        Ok(Prepare { stages, states })
     }
 }
 
@@ -428,9 +429,9 @@ pub(super) fn disagreements(
     cx: &ShootContext,
     stages: &[Stage],
     snap: &Snapshot,
-) -> Vec<super::Disagreement> {
+) -> Result<Vec<super::Disagreement>, FitError> {
     let cols = snap.columns();
-    let prepared = Prepare::new(cx, stages);
+    let prepared = Prepare::new(cx, stages)?;
     let mut found = Vec::new();
     for every_seed in [true, false] {
         for step in compile(cx, &prepared, stages.len(), cols, every_seed) {
@@ -481,7 +482,7 @@ pub(super) fn disagreements(
             }
         }
     }
-    found
+    Ok(found)
 }
 
 /// How many seeds each stage rejected for this shoot, by stage name, in stage order (stages

@@ -162,6 +162,29 @@ fn unparsable_shoot_selector_is_a_clear_error() {
     assert!(err.starts_with("invalid shoot: spec.seedSelector: matchExpressions[0].operator: unsupported value \"Near\""), "{err}");
 }
 
+/// The filters that read a field which must parse refuse the shoot in their `prepare`, naming the
+/// field, in both modes and before any seed is looked at.
+#[test]
+fn a_network_that_does_not_parse_refuses_the_shoot_naming_its_field_in_both_modes() {
+    let snap = snapshot(&[SeedBuilder::new("a")], &[]);
+    let shoot = ShootBuilder::new("garden-p", "s")
+        .nodes("10.250.0.0/16")
+        .pods("100.96.0.0/33")
+        .build();
+    let profile = Profile::upstream_default();
+    let explained = schedule(&shoot, &snap, &profile, Utc::now())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        explained.starts_with("invalid shoot: spec.networking.pods: "),
+        "{explained}"
+    );
+    let fast = decide(&shoot, &snap, &profile, Utc::now())
+        .unwrap_err()
+        .to_string();
+    assert_eq!(fast, explained);
+}
+
 #[test]
 fn namespaced_cloud_profile_uses_its_computed_seed_selector() {
     let mut snap = snapshot(
@@ -379,10 +402,12 @@ impl crate::predicates::Predicate for Prepares {
         "Prepares"
     }
 
-    fn prepare(&self, cx: &ShootContext) -> crate::predicates::Prepared {
+    fn prepare(&self, cx: &ShootContext) -> Result<crate::predicates::Prepared, FitError> {
         self.calls
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        crate::predicates::Prepared::new(PreparedFor(cx.key.clone()))
+        Ok(crate::predicates::Prepared::new(PreparedFor(
+            cx.key.clone(),
+        )))
     }
 
     fn check(

@@ -90,10 +90,14 @@ fn shoot_seed_selectors_are_matched_once_per_selector_while_the_labels_stay() {
     };
     let first = decide(&shoot("a"), &snap, &profile, now()).expect("a canary seed fits");
     assert_eq!(first.seed, "seed-0001", "odd seeds are in eu-central-1");
-    let selector = crate::context::ShootContext::new(&shoot("b"), &snap, now())
-        .expect("context")
-        .shoot_selector
-        .expect("a selector");
+    let selector = crate::snapshot::compile_selector(
+        &shoot("b")
+            .spec
+            .seed_selector
+            .expect("a selector")
+            .label_selector,
+    )
+    .expect("parses");
     assert!(
         snap.columns()
             .shoot_selector_matches(&selector, false)
