@@ -61,7 +61,8 @@ impl Predicate for CloudProfileSelector {
             .map(|Unmatched(reason)| reason.clone())
     }
 
-    /// Nothing to check without a selector; the columns keep every CloudProfile's matches.
+    /// Nothing to check without a selector; its matches over every seed are kept in the
+    /// columns, computed by the first shoot of the CloudProfile and read by the next ones.
     fn fast_check<'c>(
         &self,
         cx: &ShootContext,
@@ -69,11 +70,11 @@ impl Predicate for CloudProfileSelector {
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        if selector(cx).is_none() {
+        let Some(selector) = selector(cx) else {
             return FastCheck::Skip;
-        }
-        match cols.selector_matches(&cx.cloud_profile.display) {
-            Some(matches) => FastCheck::Bitmap(matches),
+        };
+        match cols.label_selector_matches(selector, true) {
+            Some(matches) => FastCheck::SharedBitmap(matches),
             None => FastCheck::Ask,
         }
     }

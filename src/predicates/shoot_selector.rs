@@ -61,7 +61,7 @@ impl Predicate for ShootSelector {
     ) -> FastCheck<'c> {
         match state.get::<Selector>() {
             None => FastCheck::Skip,
-            Some(selector) => match cols.shoot_selector_matches(selector, every_seed) {
+            Some(selector) => match cols.label_selector_matches(selector, every_seed) {
                 Some(matches) => FastCheck::SharedBitmap(matches),
                 None => FastCheck::Ask,
             },

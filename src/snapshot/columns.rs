@@ -60,13 +60,11 @@ pub struct SeedColumns {
     bits: Bits,
     /// the indexes plugins declared ([`SeedIndex`]) and asked for so far
     indexes: Indexes,
-    /// per CloudProfile with a seed selector (by its display name): per seed, whether the
-    /// selector matches
-    selector_matches: Vec<(String, Vec<bool>)>,
     /// per pricing of the demand classes asked for so far: per seed, the priced usage
     priced: Mutex<Vec<Priced>>,
-    /// per shoot seed selector asked for lately: per seed, whether it matches
-    shoot_selectors: Mutex<Vec<(Selector, Arc<Vec<bool>>)>>,
+    /// per label selector asked for lately (a CloudProfile's, a shoot's), the least recently
+    /// asked first: per seed, whether it matches the seed's labels
+    label_selectors: Mutex<Vec<(Selector, Arc<Vec<bool>>)>>,
 }
 
 /// A pricing of the demand classes (what one shoot of each class demands of each of `n`
@@ -79,8 +77,8 @@ struct Priced {
     used: Arc<Vec<f64>>,
 }
 
-/// How many shoot seed selectors' matches are kept (the most recently computed).
-const SHOOT_SELECTORS: usize = 16;
+/// How many label selectors' matches are kept (the most recently asked for).
+const LABEL_SELECTORS: usize = 32;
 
 /// How many pricings are kept (one per `ResourceFit` configuration in use).
 const PRICINGS: usize = 8;
@@ -102,15 +100,14 @@ impl Clone for SeedColumns {
             usage: self.usage.clone(),
             bits: self.bits.clone(),
             indexes: self.indexes.clone(),
-            selector_matches: self.selector_matches.clone(),
             priced: Mutex::new(
                 self.priced
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
             ),
-            shoot_selectors: Mutex::new(
-                self.shoot_selectors
+            label_selectors: Mutex::new(
+                self.label_selectors
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
@@ -140,11 +137,7 @@ fn price(usage: &SeedUsage, prices: &[f64], n: usize, out: &mut [f64]) -> bool {
 
 impl SeedColumns {
     /// The columns of `seeds` (in name order) with their usage.
-    pub(super) fn build<'a>(
-        seeds: impl Iterator<Item = &'a Arc<SeedInfo>>,
-        usage: &Usage,
-        selectors: &[(String, Selector)],
-    ) -> Self {
+    pub(super) fn build<'a>(seeds: impl Iterator<Item = &'a Arc<SeedInfo>>, usage: &Usage) -> Self {
         let mut c = SeedColumns::default();
         let mut group_ids: HashMap<(u32, &str), u32> = HashMap::new();
         let infos: Vec<Arc<SeedInfo>> = seeds.cloned().collect();
@@ -192,13 +185,6 @@ impl SeedColumns {
                 c.allocatable[column].1[i] = Some(*v);
             }
         }
-        c.selector_matches = selectors
-            .iter()
-            .map(|(name, sel)| {
-                let matches = infos.iter().map(|s| selector_matches(Some(sel), &s.labels));
-                (name.clone(), matches.collect())
-            })
-            .collect();
         c.bits = Bits::new(infos.len());
         c.infos = infos;
         c
@@ -380,30 +366,24 @@ impl SeedColumns {
         self.bits.mask(bit, &self.infos)
     }
 
-    /// Per seed, whether the seed selector of a CloudProfile (by its display name,
-    /// `CloudProfile/<name>`) matches; `None` when not known here.
-    pub fn selector_matches(&self, cloud_profile: &str) -> Option<&[bool]> {
-        self.selector_matches
-            .iter()
-            .find(|(name, _)| name == cloud_profile)
-            .map(|(_, m)| &m[..])
-    }
-
-    /// Per seed, whether a shoot's seed selector matches its labels: computed for every seed the
-    /// first time the selector is asked for with `compute`, then read (shoots of one project tend
-    /// to share one); `None` when not kept and not to be computed. Kept while the columns are: a
-    /// seed whose labels change rebuilds them.
-    pub fn shoot_selector_matches(
+    /// Per seed, whether a label selector (a CloudProfile's, a shoot's) matches its labels:
+    /// computed for every seed the first time the selector is asked for with `compute`, then read
+    /// (shoots of one CloudProfile or project tend to share one); `None` when not kept and not to
+    /// be computed. Kept while the columns are: a seed whose labels change rebuilds them.
+    pub fn label_selector_matches(
         &self,
         selector: &Selector,
         compute: bool,
     ) -> Option<Arc<Vec<bool>>> {
         let mut known = self
-            .shoot_selectors
+            .label_selectors
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, matches)) = known.iter().find(|(s, _)| s == selector) {
-            return Some(Arc::clone(matches));
+        if let Some(k) = known.iter().position(|(s, _)| s == selector) {
+            let entry = known.remove(k);
+            let matches = Arc::clone(&entry.1);
+            known.push(entry);
+            return Some(matches);
         }
         if !compute {
             return None;
@@ -414,7 +394,7 @@ impl SeedColumns {
                 .map(|s| selector_matches(Some(selector), &s.labels))
                 .collect(),
         );
-        if known.len() >= SHOOT_SELECTORS {
+        if known.len() >= LABEL_SELECTORS {
             known.remove(0);
         }
         known.push((selector.clone(), Arc::clone(&matches)));

@@ -20,8 +20,6 @@ mod usage;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, OnceLock};
 
-use kube::core::Selector;
-
 pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_config_map};
 pub use cloud_profile::CloudProfileInfo;
 pub use columns::SeedColumns;
@@ -103,20 +101,7 @@ impl Snapshot {
     }
 
     fn build_columns(&self) -> SeedColumns {
-        // The seed selectors of the CloudProfiles, matched once per seed or profile change.
-        let selectors: Vec<(String, Selector)> = self
-            .cloud_profiles
-            .iter()
-            .filter_map(|(name, cp)| {
-                let info = CloudProfileInfo::from_spec(
-                    format!("CloudProfile/{name}"),
-                    name.clone(),
-                    Some(&cp.spec),
-                );
-                Some((info.display, info.selector.ok()??))
-            })
-            .collect();
-        SeedColumns::build(self.seeds.values(), &self.usage, &selectors)
+        SeedColumns::build(self.seeds.values(), &self.usage)
     }
 
     /// The seeds in flat arrays, positions in name order (as [`Snapshot::seeds`]).

@@ -100,13 +100,13 @@ fn shoot_seed_selectors_are_matched_once_per_selector_while_the_labels_stay() {
     .expect("parses");
     assert!(
         snap.columns()
-            .shoot_selector_matches(&selector, false)
+            .label_selector_matches(&selector, false)
             .is_none(),
         "SameRegion evaluates a tier only: nothing matched in advance"
     );
     let matches = snap
         .columns()
-        .shoot_selector_matches(&selector, true)
+        .label_selector_matches(&selector, true)
         .expect("computed");
     assert_eq!(
         matches.iter().filter(|m| **m).count(),
@@ -118,7 +118,7 @@ fn shoot_seed_selectors_are_matched_once_per_selector_while_the_labels_stay() {
             &matches,
             &snap
                 .columns()
-                .shoot_selector_matches(&selector, false)
+                .label_selector_matches(&selector, false)
                 .expect("kept")
         ),
         "asked again: the same matches, not matched again"
@@ -128,7 +128,7 @@ fn shoot_seed_selectors_are_matched_once_per_selector_while_the_labels_stay() {
     snap.upsert_seed(&seed(1).label("environment", "live").build());
     let again = snap
         .columns()
-        .shoot_selector_matches(&selector, true)
+        .label_selector_matches(&selector, true)
         .expect("computed");
     assert!(!again[1], "{again:?}");
     let second = decide(&shoot("c"), &snap, &profile, now()).expect("a canary seed fits");
