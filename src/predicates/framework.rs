@@ -114,8 +114,8 @@ pub trait Predicate: Send + Sync {
     fn name(&self) -> &'static str;
     /// Work that depends on the shoot alone, done once per decision before any seed is looked
     /// at (kube-scheduler's PreFilter writing its CycleState). The decision keeps the result
-    /// for this stage and hands it to every `filter` call of the decision,
-    /// so a filter keeps its per-shoot data without fields in [`ShootContext`].
+    /// for this stage and hands it to every `fast_check` and `check` call of the decision, so a
+    /// filter keeps its per-shoot data without fields in [`ShootContext`].
     ///
     /// A filter that reads a field of the shoot that must parse (a selector, a network) parses it
     /// here; one that does not refuses the shoot ([`FitError::InvalidShoot`] naming the field),
@@ -126,8 +126,8 @@ pub trait Predicate: Send + Sync {
     /// The filter's verdict on one seed and, when `why` asks for it, the reason of a rejection:
     /// both from this one function, so they cannot disagree (a rejection is made only by
     /// [`Why::reject`], which builds the reason when it is wanted). `state` is what
-    /// [`prepare`](Predicate::prepare) returned for this shoot: every caller prepares first. Callers ask through `filter` and
-    /// `passes`.
+    /// [`prepare`](Predicate::prepare) returned for this shoot: every caller prepares first.
+    /// Callers ask through `filter` (the reason) and `passes` (the verdict alone).
     fn check(
         &self,
         cx: &ShootContext,
@@ -208,12 +208,6 @@ impl Why {
     /// Rejects the seed; `reason` is built only when the caller wants it.
     pub fn reject(self, reason: impl FnOnce() -> Reason) -> Verdict {
         Err(Rejected(self.0.then(reason)))
-    }
-
-    /// The caller wants the reason of a rejection (for a filter whose reason needs work its
-    /// verdict does not).
-    pub fn wanted(self) -> bool {
-        self.0
     }
 }
 
