@@ -34,14 +34,7 @@ impl SetStep for ZonePreference {
         seeds: &[&SeedInfo],
         _: &Snapshot,
     ) -> Result<Vec<Option<Reason>>, FitError> {
-        let zones = ShootZones::of(cx);
-        if !zones.workers_only() || !seeds.iter().any(|s| preferred(&zones, s)) {
-            return Ok(vec![None; seeds.len()]);
-        }
-        Ok(seeds
-            .iter()
-            .map(|s| (!preferred(&zones, s)).then(|| NOT_PREFERRED.clone()))
-            .collect())
+        Ok(narrow(&ShootZones::of(cx), seeds))
     }
 
     /// A part holding a preferred seed decides as the whole set does; a part without one keeps
@@ -50,11 +43,11 @@ impl SetStep for ZonePreference {
         &self,
         cx: &ShootContext,
         seeds: &[&SeedInfo],
-        snap: &Snapshot,
+        _: &Snapshot,
     ) -> Result<Option<Vec<Option<Reason>>>, FitError> {
         let zones = ShootZones::of(cx);
         if !zones.workers_only() || seeds.iter().any(|s| preferred(&zones, s)) {
-            return self.narrow(cx, seeds, snap).map(Some);
+            return Ok(Some(narrow(&zones, seeds)));
         }
         Ok(None)
     }
@@ -85,6 +78,17 @@ impl SetStep for ZonePreference {
             reason: NOT_PREFERRED.clone(),
         }
     }
+}
+
+/// The seeds the preference drops, with the shoot's zones read once by the caller.
+fn narrow(zones: &ShootZones, seeds: &[&SeedInfo]) -> Vec<Option<Reason>> {
+    if !zones.workers_only() || !seeds.iter().any(|s| preferred(zones, s)) {
+        return vec![None; seeds.len()];
+    }
+    seeds
+        .iter()
+        .map(|s| (!preferred(zones, s)).then(|| NOT_PREFERRED.clone()))
+        .collect()
 }
 
 fn preferred(zones: &ShootZones, s: &SeedInfo) -> bool {
