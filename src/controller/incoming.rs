@@ -3,20 +3,22 @@
 //! Most kinds arrive untyped ([`DynamicObject`]) and are decoded one by one. Shoots, the kind
 //! that counts in the tens of thousands, are decoded straight from the bytes of the list page or
 //! watch event ([`WatchedShoot`]): the typed form is parsed with every field the scheduler does
-//! not read (managedFields, most of the status) skipped unread, and the object's JSON is kept
-//! aside as text only until the cache knows whether the shoot is pending. Either way a single
-//! malformed object is reported with its field path and skipped, never failing the page.
+//! not read (managedFields, most of the status) skipped unread. A watch line holding a shoot with
+//! a seed is parsed once; a pending shoot's JSON is kept aside as text until it is bound, so it
+//! is read a second time for that text. Either way a single malformed object is reported with
+//! its field path and skipped, never failing the page.
 
 use std::borrow::Cow;
 use std::fmt::Debug;
 
 use kube::Resource;
-use kube::api::DynamicObject;
+use kube::api::{DynamicObject, WatchEvent};
 use kube::core::NamespaceResourceScope;
 use serde::de::DeserializeOwned;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+use super::watch_lines::WatchLine;
 use crate::api::{ObjectMeta, Shoot};
 
 /// Decodes an untyped object into its typed form, naming the field that did not fit.
@@ -35,7 +37,7 @@ pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K,
 
 /// An object as a watch delivers it.
 pub(super) trait Incoming<K>:
-    Resource + Clone + DeserializeOwned + Debug + Send + 'static
+    Resource + Clone + DeserializeOwned + WatchLine + Debug + Send + 'static
 {
     /// The typed object, with the object's JSON for the kinds kept as sent; or why it does
     /// not fit, naming the field.
@@ -51,6 +53,8 @@ impl<K: DeserializeOwned> Incoming<K> for DynamicObject {
         decode(self).map(|typed| (typed, None))
     }
 }
+
+impl WatchLine for DynamicObject {}
 
 /// Why an object without a name (or, for a namespaced kind, a namespace) is skipped: nothing
 /// could be written back to it (a binding would go to `/`).
@@ -252,6 +256,42 @@ impl<'de> Deserialize<'de> for Text<'de> {
     }
 }
 
+impl WatchedShoot {
+    /// A shoot that is bound and addressable: nothing of its JSON is kept, nothing is wrong.
+    fn settled(shoot: Shoot) -> Option<WatchedShoot> {
+        let given = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
+        (given(shoot.spec.seed_name.as_deref())
+            && given(shoot.metadata.name.as_deref())
+            && given(shoot.metadata.namespace.as_deref()))
+        .then_some(WatchedShoot {
+            shoot,
+            error: None,
+            raw: None,
+        })
+    }
+}
+
+/// A shoot with a seed (all but the few pending ones) is decoded from the line in one pass; a
+/// pending shoot, whose JSON is kept, and a malformed one, whose fields are named, are read
+/// again as [`WatchedShoot`]'s `Deserialize` reads them. Both ways give the same shoot.
+impl WatchLine for WatchedShoot {
+    fn read_event(line: &[u8]) -> serde_json::Result<WatchEvent<WatchedShoot>> {
+        if let Ok(event) = serde_json::from_slice::<WatchEvent<Shoot>>(line) {
+            let settled = match event {
+                WatchEvent::Added(s) => WatchedShoot::settled(s).map(WatchEvent::Added),
+                WatchEvent::Modified(s) => WatchedShoot::settled(s).map(WatchEvent::Modified),
+                WatchEvent::Deleted(s) => WatchedShoot::settled(s).map(WatchEvent::Deleted),
+                WatchEvent::Bookmark(b) => Some(WatchEvent::Bookmark(b)),
+                WatchEvent::Error(e) => Some(WatchEvent::Error(e)),
+            };
+            if let Some(event) = settled {
+                return Ok(event);
+            }
+        }
+        serde_json::from_slice(line)
+    }
+}
+
 impl Incoming<Shoot> for WatchedShoot {
     fn decode(self) -> Result<(Shoot, Option<Box<str>>), String> {
         match self.error {
@@ -401,6 +441,49 @@ mod tests {
             let sent: serde_json::Value = serde_json::from_str(object).unwrap();
             assert_eq!(raw, sent, "{line}");
         }
+    }
+
+    #[test]
+    fn a_watch_line_decodes_to_the_same_event_in_one_pass_as_in_two() {
+        let shoot = |meta: &str, spec: &str| {
+            format!(
+                r#"{{"apiVersion":"core.gardener.cloud/v1beta1","kind":"Shoot","metadata":{meta},"spec":{spec},"status":{{"lastOperation":{{"type":"Reconcile","state":"Succeeded"}},"technicalID":"shoot--p--a"}}}}"#
+            )
+        };
+        let meta = r#"{"name":"a","namespace":"garden-p","resourceVersion":"7","labels":{"x":"y"},"managedFields":[{"manager":"m","fieldsV1":{"f:spec":{}}}]}"#;
+        let bound = shoot(
+            meta,
+            r#"{"region":"eu-1","seedName":"s1","provider":{"type":"aws","workers":[]}}"#,
+        );
+        let lines = [
+            format!(r#"{{"type":"ADDED","object":{bound}}}"#),
+            format!(r#"{{"type":"MODIFIED","object":{bound}}}"#),
+            format!(r#"{{"type":"DELETED","object":{bound}}}"#),
+            format!(r#"{{"object":{bound},"type":"ADDED"}}"#),
+            format!(r#"{{"type":"ADDED","object":{}}}"#, shoot(meta, r#"{"region":"eu-1"}"#)),
+            format!(r#"{{"type":"ADDED","object":{}}}"#, shoot(meta, r#"{"seedName":""}"#)),
+            format!(
+                r#"{{"type":"ADDED","object":{}}}"#,
+                shoot(r#"{"name":"a"}"#, r#"{"seedName":"s1"}"#)
+            ),
+            format!(
+                r#"{{"type":"MODIFIED","object":{}}}"#,
+                shoot(meta, r#"{"seedName":"s1","region":5}"#)
+            ),
+            r#"{"type":"BOOKMARK","object":{"kind":"Shoot","apiVersion":"core.gardener.cloud/v1beta1","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}"#.to_string(),
+            r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old","reason":"Expired","code":410}}"#.to_string(),
+        ];
+        for line in &lines {
+            let one = WatchedShoot::read_event(line.as_bytes()).unwrap();
+            let two: WatchEvent<WatchedShoot> = serde_json::from_slice(line.as_bytes()).unwrap();
+            assert_eq!(format!("{one:?}"), format!("{two:?}"), "{line}");
+        }
+        let bad = r#"{"type":"ADDED","object":{"metadata":"#;
+        assert!(
+            WatchedShoot::read_event(bad.as_bytes())
+                .unwrap_err()
+                .is_eof()
+        );
     }
 
     #[test]

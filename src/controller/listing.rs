@@ -26,6 +26,7 @@ use kube::runtime::watcher::{Error, Event};
 use tracing::{info, warn};
 
 use super::stack::WATCH_TIMEOUT;
+use super::watch_lines::{self, WatchLine};
 
 /// How long the server may take to stream a kind's state (its `timeoutSeconds` for that
 /// watch): long enough for a landscape of 100,000 shoots on a loaded server. The watch that
@@ -143,7 +144,7 @@ struct Lister<I: Clone + 'static> {
 /// The feed's events: lists (streamed where the server can) and watches, until dropped.
 pub fn events<I>(api: Api<I>, settings: ListSettings) -> impl Stream<Item = Result<Event<I>, Error>>
 where
-    I: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+    I: kube::Resource + Clone + WatchLine + std::fmt::Debug + Send + 'static,
 {
     let lister = Lister {
         api,
@@ -164,7 +165,7 @@ fn refuses_streaming(e: &kube::Error) -> bool {
 
 impl<I> Lister<I>
 where
-    I: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+    I: kube::Resource + Clone + WatchLine + std::fmt::Debug + Send + 'static,
 {
     async fn next(&mut self) -> Result<Event<I>, Error> {
         loop {
@@ -269,15 +270,17 @@ where
                 }
             },
             State::Listed { resource_version } => {
-                match self
-                    .api
-                    .watch(&self.settings.watch_params(false), &resource_version)
-                    .await
+                match watch_lines::watch(
+                    &self.api,
+                    &self.settings.watch_params(false),
+                    &resource_version,
+                )
+                .await
                 {
                     Ok(stream) => {
                         self.state = State::Watching {
                             resource_version,
-                            stream: stream.boxed(),
+                            stream,
                         };
                         None
                     }
@@ -362,12 +365,10 @@ where
         let kind = self.settings.kind;
         let refused = self.settings.streaming_refused.load(Ordering::Relaxed);
         if !refused && self.unfinished_streams < 2 {
-            match self.api.watch(&self.settings.watch_params(true), "0").await {
+            match watch_lines::watch(&self.api, &self.settings.watch_params(true), "0").await {
                 Ok(stream) => {
                     (self.settings.on_list)(ListMode::Streaming);
-                    self.state = State::Streaming {
-                        stream: stream.boxed(),
-                    };
+                    self.state = State::Streaming { stream };
                     return Ok(Event::Init);
                 }
                 Err(e) if refuses_streaming(&e) => {

@@ -51,6 +51,7 @@ mod sync;
 #[cfg(test)]
 mod tests;
 mod watch;
+mod watch_lines;
 mod worker;
 
 use std::sync::{Arc, Mutex};

@@ -205,20 +205,18 @@ impl CappedBody {
             self.counted += data.len() as u64;
             return self.counted <= self.cap;
         }
-        let mut lines = data.split(|b| *b == b'\n');
-        let first = lines.next().unwrap_or_default();
-        self.counted += first.len() as u64;
-        if self.counted > self.cap {
-            return false;
-        }
-        for line in lines {
-            if line.len() as u64 > self.cap {
+        let mut line_start = 0;
+        for newline in memchr::memchr_iter(b'\n', data) {
+            self.counted += (newline - line_start) as u64;
+            if self.counted > self.cap {
                 return false;
             }
-            // the last piece is the start of the next line
-            self.counted = line.len() as u64;
+            self.counted = 0;
+            line_start = newline + 1;
         }
-        true
+        // the last piece is the start of the next line
+        self.counted += (data.len() - line_start) as u64;
+        self.counted <= self.cap
     }
 }
 
