@@ -29,6 +29,7 @@ mod cache;
 mod carbon_metrics;
 mod client;
 mod control;
+mod heap;
 mod incoming;
 mod leader;
 mod lifecycle;
@@ -194,6 +195,7 @@ impl Controller {
         }
         let workqueue = metrics.runtime.workqueue.clone();
         let shared = Arc::new(Shared {
+            churn: heap::Churn::default(),
             // With upstream's keys alone the success note is upstream's, word for word.
             reporter: Reporter::new(
                 clients.report,
