@@ -1,8 +1,9 @@
 //! Giving the heap back: what a list or a burst of shoots used, glibc's malloc keeps. It returns
 //! the top of its heap on its own, but what lies below live objects stays resident until
-//! `malloc_trim` hands the free pages back. The feeds count the shoots they apply; once a list
-//! of shoots is complete, or housekeeping finds [`TRIM_AFTER`] shoots applied since the last
-//! time, the free pages go back. Nothing else changes: the same objects stay where they are.
+//! `malloc_trim` hands the free pages back. The feeds count the shoots they apply; the free
+//! pages go back when a list of shoots is complete, and at housekeeping (every 10 s) once
+//! [`TRIM_AFTER`] shoots were applied since the last time (a burst of new shoots, their binds).
+//! Nothing else changes: the same objects stay where they are.
 //!
 //! The figures (RSS before and after, on the relist after a burst) are in
 //! docs/performance.md, section 9.

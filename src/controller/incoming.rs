@@ -18,7 +18,7 @@ use serde::de::DeserializeOwned;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
-use super::watch_lines::WatchLine;
+use super::watch_lines::Wire;
 use crate::api::{ObjectMeta, Shoot};
 
 /// Decodes an untyped object into its typed form, naming the field that did not fit.
@@ -37,7 +37,7 @@ pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K,
 
 /// An object as a watch delivers it.
 pub(super) trait Incoming<K>:
-    Resource + Clone + DeserializeOwned + WatchLine + Debug + Send + 'static
+    Resource + Clone + DeserializeOwned + Wire + Debug + Send + 'static
 {
     /// The typed object, with the object's JSON for the kinds kept as sent; or why it does
     /// not fit, naming the field.
@@ -54,7 +54,7 @@ impl<K: DeserializeOwned> Incoming<K> for DynamicObject {
     }
 }
 
-impl WatchLine for DynamicObject {}
+impl Wire for DynamicObject {}
 
 /// Why an object without a name (or, for a namespaced kind, a namespace) is skipped: nothing
 /// could be written back to it (a binding would go to `/`).
@@ -257,13 +257,28 @@ impl<'de> Deserialize<'de> for Text<'de> {
 }
 
 impl WatchedShoot {
-    /// A shoot that is bound and addressable: nothing of its JSON is kept, nothing is wrong.
+    /// What a shoot that decoded is, when its JSON is not needed: a shoot that is bound and
+    /// addressable (nothing of its JSON is kept, nothing is wrong), or one without a name or
+    /// namespace (skipped, as [`WatchedShoot::from_raw`] reads it). `None`: a pending shoot.
     fn settled(shoot: Shoot) -> Option<WatchedShoot> {
         let given = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
-        (given(shoot.spec.seed_name.as_deref())
-            && given(shoot.metadata.name.as_deref())
-            && given(shoot.metadata.namespace.as_deref()))
-        .then_some(WatchedShoot {
+        if !given(shoot.metadata.name.as_deref()) || !given(shoot.metadata.namespace.as_deref()) {
+            let meta = shoot.metadata;
+            return Some(WatchedShoot {
+                error: Some(missing_identity(&meta, true)),
+                shoot: Shoot {
+                    metadata: ObjectMeta {
+                        name: meta.name,
+                        namespace: meta.namespace,
+                        resource_version: meta.resource_version,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+                raw: None,
+            });
+        }
+        given(shoot.spec.seed_name.as_deref()).then_some(WatchedShoot {
             shoot,
             error: None,
             raw: None,
@@ -271,10 +286,11 @@ impl WatchedShoot {
     }
 }
 
-/// A shoot with a seed (all but the few pending ones) is decoded from the line in one pass; a
-/// pending shoot, whose JSON is kept, and a malformed one, whose fields are named, are read
-/// again as [`WatchedShoot`]'s `Deserialize` reads them. Both ways give the same shoot.
-impl WatchLine for WatchedShoot {
+/// A shoot with a seed (all but the few pending ones), and one that cannot be addressed, is
+/// decoded from its watch line or list item in one pass; a pending shoot, whose JSON is kept,
+/// and a malformed one, whose fields are named, are read again as [`WatchedShoot`]'s
+/// `Deserialize` reads them. Both ways give the same shoot.
+impl Wire for WatchedShoot {
     fn read_event(line: &[u8]) -> serde_json::Result<WatchEvent<WatchedShoot>> {
         if let Ok(event) = serde_json::from_slice::<WatchEvent<Shoot>>(line) {
             let settled = match event {
@@ -289,6 +305,16 @@ impl WatchLine for WatchedShoot {
             }
         }
         serde_json::from_slice(line)
+    }
+
+    fn read_item(item: &[u8]) -> serde_json::Result<WatchedShoot> {
+        if let Some(settled) = serde_json::from_slice::<Shoot>(item)
+            .ok()
+            .and_then(WatchedShoot::settled)
+        {
+            return Ok(settled);
+        }
+        serde_json::from_slice(item)
     }
 }
 
@@ -464,8 +490,13 @@ mod tests {
             format!(r#"{{"type":"ADDED","object":{}}}"#, shoot(meta, r#"{"seedName":""}"#)),
             format!(
                 r#"{{"type":"ADDED","object":{}}}"#,
-                shoot(r#"{"name":"a"}"#, r#"{"seedName":"s1"}"#)
+                shoot(r#"{"name":"a","resourceVersion":"5"}"#, r#"{"seedName":"s1"}"#)
             ),
+            format!(
+                r#"{{"type":"ADDED","object":{}}}"#,
+                shoot(r#"{"namespace":"n","name":""}"#, r#"{}"#)
+            ),
+            r#"{"type":"ADDED","object":{"metadata":null}}"#.to_string(),
             format!(
                 r#"{{"type":"MODIFIED","object":{}}}"#,
                 shoot(meta, r#"{"seedName":"s1","region":5}"#)
@@ -477,6 +508,14 @@ mod tests {
             let one = WatchedShoot::read_event(line.as_bytes()).unwrap();
             let two: WatchEvent<WatchedShoot> = serde_json::from_slice(line.as_bytes()).unwrap();
             assert_eq!(format!("{one:?}"), format!("{two:?}"), "{line}");
+            // the same object as an item of a list page
+            let event: serde_json::Value = serde_json::from_str(line).unwrap();
+            if event["type"] != "BOOKMARK" && event["type"] != "ERROR" {
+                let item = event["object"].to_string();
+                let one = WatchedShoot::read_item(item.as_bytes()).unwrap();
+                let two: WatchedShoot = serde_json::from_str(&item).unwrap();
+                assert_eq!(format!("{one:?}"), format!("{two:?}"), "{item}");
+            }
         }
         let bad = r#"{"type":"ADDED","object":{"metadata":"#;
         assert!(

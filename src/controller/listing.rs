@@ -11,10 +11,12 @@
 //! watched from its resourceVersion, each watch ended by the server every [`WATCH_TIMEOUT`] and
 //! resumed where it stopped; a 410 Gone starts over.
 //!
+//! Either way each object is decoded as its bytes arrive: a watch line by line
+//! (`watch_lines`), a page item by item (`list_page`); no page is held whole.
+//!
 //! The items are kube's watcher events, so the feed applies both ways alike: `Init` before each
 //! list (streamed or paged), `InitApply` for each object of it, `InitDone` when it is complete.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -25,8 +27,9 @@ use kube::api::{Api, ListParams, VersionMatch, WatchEvent, WatchParams};
 use kube::runtime::watcher::{Error, Event};
 use tracing::{info, warn};
 
+use super::list_page::{self, Page, Piece};
 use super::stack::WATCH_TIMEOUT;
-use super::watch_lines::{self, WatchLine};
+use super::watch_lines::{self, Wire};
 
 /// How long the server may take to stream a kind's state (its `timeoutSeconds` for that
 /// watch): long enough for a landscape of 100,000 shoots on a loaded server. The watch that
@@ -117,12 +120,11 @@ type Events<I> = BoxStream<'static, kube::Result<WatchEvent<I>>>;
 enum State<I> {
     /// the next step lists the kind
     Empty,
-    /// a paged list: the rest of the page, and where the next one starts
-    Page {
-        continue_token: Option<String>,
-        objects: VecDeque<I>,
-        resource_version: Option<String>,
-    },
+    /// a paged list: the next step asks for the page that starts at this continue token (the
+    /// first page without one)
+    Paging { continue_token: Option<String> },
+    /// a page being read, item by item as its bytes arrive
+    Page { page: Page<I> },
     /// a streaming list, until its marked bookmark
     Streaming { stream: Events<I> },
     /// the state is complete at this version; the next step watches from it
@@ -144,7 +146,7 @@ struct Lister<I: Clone + 'static> {
 /// The feed's events: lists (streamed where the server can) and watches, until dropped.
 pub fn events<I>(api: Api<I>, settings: ListSettings) -> impl Stream<Item = Result<Event<I>, Error>>
 where
-    I: kube::Resource + Clone + WatchLine + std::fmt::Debug + Send + 'static,
+    I: kube::Resource + Clone + Wire + std::fmt::Debug + Send + 'static,
 {
     let lister = Lister {
         api,
@@ -165,7 +167,7 @@ fn refuses_streaming(e: &kube::Error) -> bool {
 
 impl<I> Lister<I>
 where
-    I: kube::Resource + Clone + WatchLine + std::fmt::Debug + Send + 'static,
+    I: kube::Resource + Clone + Wire + std::fmt::Debug + Send + 'static,
 {
     async fn next(&mut self) -> Result<Event<I>, Error> {
         loop {
@@ -179,52 +181,47 @@ where
     async fn step(&mut self) -> Option<Result<Event<I>, Error>> {
         match std::mem::replace(&mut self.state, State::Empty) {
             State::Empty => Some(self.begin_list().await),
-            State::Page {
-                continue_token,
-                mut objects,
-                resource_version,
-            } => {
-                if let Some(next) = objects.pop_front() {
-                    self.state = State::Page {
-                        continue_token,
-                        objects,
-                        resource_version,
-                    };
-                    return Some(Ok(Event::InitApply(next)));
-                }
-                if continue_token.is_none()
-                    && let Some(resource_version) = resource_version
-                {
-                    self.state = State::Listed { resource_version };
-                    return Some(Ok(Event::InitDone));
-                }
+            State::Paging { continue_token } => {
                 let first_page = continue_token.is_none();
-                match self
-                    .api
-                    .list(&self.settings.list_params(continue_token))
+                match list_page::request(&self.api, &self.settings.list_params(continue_token))
                     .await
                 {
-                    Ok(list) => {
+                    Ok(page) => {
                         if first_page {
                             // counted once the server answered, as a stream is
                             (self.settings.on_list)(ListMode::Paged);
                         }
-                        let resource_version =
-                            list.metadata.resource_version.filter(|s| !s.is_empty());
-                        let continue_token = list.metadata.continue_.filter(|s| !s.is_empty());
-                        if resource_version.is_none() && continue_token.is_none() {
-                            return Some(Err(Error::NoResourceVersion));
-                        }
-                        self.state = State::Page {
-                            continue_token,
-                            objects: list.items.into(),
-                            resource_version,
-                        };
+                        self.state = State::Page { page };
                         None
                     }
                     Err(e) => Some(Err(Error::InitialListFailed(e))),
                 }
             }
+            State::Page { mut page } => match page.next().await {
+                Ok(Piece::Item(obj)) => {
+                    self.state = State::Page { page };
+                    Some(Ok(Event::InitApply(obj)))
+                }
+                Ok(Piece::End(meta)) => {
+                    let resource_version = meta.resource_version.filter(|s| !s.is_empty());
+                    let continue_token = meta.continue_.filter(|s| !s.is_empty());
+                    match (continue_token, resource_version) {
+                        (None, Some(resource_version)) => {
+                            self.state = State::Listed { resource_version };
+                            Some(Ok(Event::InitDone))
+                        }
+                        (None, None) => Some(Err(Error::NoResourceVersion)),
+                        (Some(continue_token), _) => {
+                            self.state = State::Paging {
+                                continue_token: Some(continue_token),
+                            };
+                            None
+                        }
+                    }
+                }
+                // what arrived of the list is not the whole state: it is listed again
+                Err(e) => Some(Err(Error::InitialListFailed(e))),
+            },
             State::Streaming { mut stream } => match stream.next().await {
                 Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => {
                     self.state = State::Streaming { stream };
@@ -402,10 +399,8 @@ where
             );
             self.unfinished_streams = 0;
         }
-        self.state = State::Page {
+        self.state = State::Paging {
             continue_token: None,
-            objects: VecDeque::new(),
-            resource_version: None,
         };
         Ok(Event::Init)
     }

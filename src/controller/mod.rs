@@ -33,6 +33,7 @@ mod heap;
 mod incoming;
 mod leader;
 mod lifecycle;
+mod list_page;
 mod listing;
 mod liveness;
 mod metrics;

@@ -104,13 +104,20 @@ impl kube::runtime::utils::Backoff for FeedBackoff {
     fn reset(&mut self) {}
 }
 
-/// The last failure of a feed that was logged at WARN: the same failure again is logged at
-/// DEBUG until [`REPEAT_WARN_EVERY`] has passed, so an unreachable server is one line per kind
-/// and not one per try.
+/// What a feed logs at WARN only so often. The last failure: the same failure again is logged
+/// at DEBUG until [`REPEAT_WARN_EVERY`] has passed, so an unreachable server is one line per kind
+/// and not one per try. Malformed objects of a list: the first [`MALFORMED_LOGGED`] are logged
+/// one by one, the rest counted and summed up in one line, so a list of broken objects (a
+/// server or proxy sending garbage) is not a line per object.
 #[derive(Default)]
 struct Repeats {
     last: Option<(String, Instant)>,
+    /// malformed objects skipped in the current list
+    malformed: u64,
 }
+
+/// Malformed objects of one list logged one by one.
+const MALFORMED_LOGGED: u64 = 10;
 
 /// How often a failure that keeps repeating is logged at WARN again.
 const REPEAT_WARN_EVERY: Duration = Duration::from_secs(300);
@@ -131,6 +138,27 @@ impl Repeats {
 
     fn clear(&mut self) {
         self.last = None;
+    }
+
+    /// One malformed object skipped: whether it is logged on its own.
+    fn malformed(&mut self, listing: bool) -> bool {
+        if !listing {
+            return true;
+        }
+        self.malformed += 1;
+        self.malformed <= MALFORMED_LOGGED
+    }
+
+    /// A list ended, complete or not: the malformed objects not logged one by one, summed up.
+    fn list_ended(&mut self, kind: WatchedKind) {
+        let unlogged = std::mem::take(&mut self.malformed).saturating_sub(MALFORMED_LOGGED);
+        if unlogged > 0 {
+            warn!(
+                kind = kind.as_str(),
+                ignored = unlogged,
+                "more malformed objects ignored in this list, not logged one by one"
+            );
+        }
     }
 }
 
@@ -284,6 +312,8 @@ fn apply_item<K, I: Incoming<K>>(
     };
     match event {
         Event::Init => {
+            // what an unfinished list before skipped
+            repeats.list_ended(kind);
             *listing = true;
             if shared.is_synced(kind) {
                 info!(kind = kind.as_str(), "listing again");
@@ -317,7 +347,9 @@ fn apply_item<K, I: Incoming<K>>(
                 }
                 Err(e) => {
                     shared.lock().mark_seen(kind, &raw_key);
-                    warn!(kind = kind.as_str(), object = %raw_key, error = %e, "ignoring malformed object");
+                    if repeats.malformed(*listing) {
+                        warn!(kind = kind.as_str(), object = %raw_key, error = %e, "ignoring malformed object");
+                    }
                 }
             }
         }
@@ -339,6 +371,7 @@ fn apply_item<K, I: Incoming<K>>(
             }
         }
         Event::InitDone => {
+            repeats.list_ended(kind);
             let change = shared.lock().end_relist(kind);
             queue_affected(shared, None, change);
             if *listing && !shared.is_synced(kind) {
@@ -523,4 +556,20 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
 pub(super) async fn run_shoot_feed_for_tests(shared: Arc<Shared>) {
     let api = Api::<WatchedShoot>::all(shared.watches.clone());
     run_feed(shared, api, None, shoot_feed()).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_objects_of_a_list_are_logged_one_by_one_up_to_ten_and_of_a_watch_always() {
+        let mut repeats = Repeats::default();
+        let logged = (0..25).filter(|_| repeats.malformed(true)).count();
+        assert_eq!(logged as u64, MALFORMED_LOGGED);
+        assert!(repeats.malformed(false), "a change the watch sends is logged");
+        repeats.list_ended(WatchedKind::Shoot);
+        assert_eq!(repeats.malformed, 0);
+        assert!(repeats.malformed(true), "the next list logs again");
+    }
 }

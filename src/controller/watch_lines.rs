@@ -1,7 +1,7 @@
 //! A watch read as its bytes arrive: the answer is split into lines where they end (one event a
 //! line), and each line is decoded where it lies in the bytes received, without being copied
 //! into a string and checked for UTF-8 whole first. How a line becomes its event is the
-//! object's own choice ([`WatchLine`]): a shoot with a seed is decoded in one pass.
+//! object's own choice ([`Wire`]): a shoot with a seed is decoded in one pass.
 //!
 //! Errors are those of kube's own watch: an error answer is the API's `Status`, a line that is
 //! not an event is the `Status` it holds or a decoding error, and a connection cut within a
@@ -17,16 +17,22 @@ use kube::client::Body;
 use kube::core::{Request, Status};
 use serde::de::DeserializeOwned;
 
-/// How one line of a watch becomes its event.
-pub trait WatchLine: Sized + DeserializeOwned {
+/// How an object is read off the wire: from one line of a watch, or from one item of a list
+/// page (see `list_page`).
+pub trait Wire: Sized + DeserializeOwned {
     /// The event the line holds; its error is serde_json's.
     fn read_event(line: &[u8]) -> serde_json::Result<WatchEvent<Self>> {
         serde_json::from_slice(line)
     }
+
+    /// The object one item of a list page holds.
+    fn read_item(item: &[u8]) -> serde_json::Result<Self> {
+        serde_json::from_slice(item)
+    }
 }
 
 /// The events of a watch of `api`'s kind from `version`, each decoded as its line arrives.
-pub async fn watch<I: WatchLine + kube::Resource + Clone + Send + 'static>(
+pub async fn watch<I: Wire + kube::Resource + Clone + Send + 'static>(
     api: &Api<I>,
     params: &WatchParams,
     version: &str,
@@ -78,7 +84,7 @@ pub async fn watch<I: WatchLine + kube::Resource + Clone + Send + 'static>(
 }
 
 /// The `Status` of an error answer, or one made of its text when it holds none (a proxy's page).
-fn error_status(code: u16, body: &[u8]) -> Status {
+pub(super) fn error_status(code: u16, body: &[u8]) -> Status {
     serde_json::from_slice::<Status>(body).unwrap_or_else(|_| {
         let text = String::from_utf8_lossy(body);
         Status::failure(text.trim(), "Failed to parse error data").with_code(code)
