@@ -1806,10 +1806,10 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     let (size, now, before) = e2e::scale::decode_cost(500, if mode.quick { 4 } else { 20 });
     let _ = writeln!(
         body,
-        "Decoding a list page of 500 realistic shoots ({} of JSON each), CPU time per shoot in one \
-         thread: {} as the shoot watch decodes now (typed straight from the page's bytes, \
-         managedFields skipped), {} as it decoded before (untyped object, then a JSON tree, then \
-         typed from that).\n",
+        "Decoding 500 realistic shoots ({} of JSON each), CPU time per shoot in one thread: {} \
+         as the shoot feed decodes a streamed list now (each event's line typed in one pass, \
+         managedFields skipped), {} as it decoded a list page before (untyped object, then a JSON \
+         tree, then typed from that).\n",
         fmt_bytes(size as f64),
         fmt_duration(now),
         fmt_duration(before)

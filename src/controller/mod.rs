@@ -90,6 +90,8 @@ pub use shared::Shared;
 #[cfg(not(any(test, feature = "test-util")))]
 use shared::Shared;
 #[cfg(any(test, feature = "test-util"))]
+pub use watch_lines::Wire;
+#[cfg(any(test, feature = "test-util"))]
 pub use worker::schedule_one;
 
 use crate::compile::Compiled;

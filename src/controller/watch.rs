@@ -567,7 +567,10 @@ mod tests {
         let mut repeats = Repeats::default();
         let logged = (0..25).filter(|_| repeats.malformed(true)).count();
         assert_eq!(logged as u64, MALFORMED_LOGGED);
-        assert!(repeats.malformed(false), "a change the watch sends is logged");
+        assert!(
+            repeats.malformed(false),
+            "a change the watch sends is logged"
+        );
         repeats.list_ended(WatchedKind::Shoot);
         assert_eq!(repeats.malformed, 0);
         assert!(repeats.malformed(true), "the next list logs again");
