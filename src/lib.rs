@@ -16,8 +16,7 @@
 //! data: each group imports only from the groups above it (`tests/module_graph.rs` checks it;
 //! docs/development/architecture.md draws it). Within a group they are in rustfmt's
 //! alphabetical order.
-// One unsafe call in the crate, allowed where it is: glibc's `malloc_trim` (controller::heap).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 // Leaf vocabulary and helpers: they import nothing above them.
 /// Leaf helper: a leading UTF-8 byte order mark in user files.

@@ -196,8 +196,6 @@ async fn housekeeping(shared: Arc<Shared>) {
             }
         }
         carbon_metrics::refresh(&shared);
-        // what a burst of shoots left free goes back once it has passed
-        shared.churn.settle();
     }
 }
 

@@ -29,7 +29,6 @@ mod cache;
 mod carbon_metrics;
 mod client;
 mod control;
-mod heap;
 mod incoming;
 mod leader;
 mod lifecycle;
@@ -198,7 +197,6 @@ impl Controller {
         }
         let workqueue = metrics.runtime.workqueue.clone();
         let shared = Arc::new(Shared {
-            churn: heap::Churn::default(),
             // With upstream's keys alone the success note is upstream's, word for word.
             reporter: Reporter::new(
                 clients.report,

@@ -47,8 +47,6 @@ pub struct Shared {
     /// what the watches brought, and the placements assumed; see [`Shared::lock`]
     pub(super) cache: Mutex<Cache>,
     pub(super) queue: Queue,
-    /// shoots applied since the heap was last given back (see `heap`)
-    pub(super) churn: super::heap::Churn,
     pub(super) metrics: Metrics,
     /// binds refused the same way for every shoot, reported once
     pub(super) refusals: refusals::Refusals,

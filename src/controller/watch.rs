@@ -321,9 +321,6 @@ fn apply_item<K, I: Incoming<K>>(
             shared.lock().begin_relist(kind);
         }
         Event::InitApply(obj) | Event::Apply(obj) => {
-            if kind == WatchedKind::Shoot {
-                shared.churn.shoot();
-            }
             let raw_key = match kind {
                 WatchedKind::Seed | WatchedKind::CloudProfile | WatchedKind::Project => {
                     obj.meta().name.clone().unwrap_or_default()
@@ -363,7 +360,6 @@ fn apply_item<K, I: Incoming<K>>(
             let change = remove(&mut shared.lock(), kind, &key);
             queue_affected(shared, None, change);
             if kind == WatchedKind::Shoot {
-                shared.churn.shoot();
                 super::attempt::settled_by_seen(shared, &key, None, false);
             }
             if kind == WatchedKind::CarbonConfigMap {
@@ -384,10 +380,6 @@ fn apply_item<K, I: Incoming<K>>(
             shared.mark_synced(kind);
             // the first report once every cache is synced, whichever kind comes last
             carbon_metrics::refresh(shared);
-            if kind == WatchedKind::Shoot {
-                // what the list's decoding left free goes back at once
-                shared.churn.give_back();
-            }
         }
     }
 }
