@@ -15,7 +15,7 @@ use kube::client::Body;
 use kube::core::{ListMeta, Request};
 use serde::de::Error as _;
 
-use super::watch_lines::{Wire, error_status};
+use super::watch_lines::{Wire, send};
 
 /// What a page holds, in the order it arrives.
 pub enum Piece<I> {
@@ -41,17 +41,8 @@ pub async fn request<I: kube::Resource + Clone>(
     let request = Request::new(api.resource_url())
         .list(params)
         .map_err(kube::Error::BuildRequest)?;
-    let client: kube::Client = api.clone().into();
-    let answer = client.send(request.map(Body::from)).await?;
-    let status = answer.status();
-    if status.is_client_error() || status.is_server_error() {
-        let body = answer.into_body().collect().await?.to_bytes();
-        return Err(kube::Error::Api(
-            error_status(status.as_u16(), &body).boxed(),
-        ));
-    }
     Ok(Page {
-        body: answer.into_body(),
+        body: send(api, request).await?,
         items: Items::default(),
         meta: None,
         ended: false,

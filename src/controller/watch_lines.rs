@@ -46,17 +46,8 @@ pub async fn watch<I: Wire + kube::Resource + Clone + Send + 'static>(
         .headers_mut()
         .entry(ACCEPT_ENCODING)
         .or_insert(HeaderValue::from_static("identity"));
-    let client: kube::Client = api.clone().into();
-    let answer = client.send(request.map(Body::from)).await?;
-    let status = answer.status();
-    if status.is_client_error() || status.is_server_error() {
-        let body = answer.into_body().collect().await?.to_bytes();
-        return Err(kube::Error::Api(
-            error_status(status.as_u16(), &body).boxed(),
-        ));
-    }
     let lines = Lines {
-        body: answer.into_body(),
+        body: send(api, request).await?,
         frame: Bytes::new(),
         partial: BytesMut::new(),
         ended: false,
@@ -83,8 +74,26 @@ pub async fn watch<I: Wire + kube::Resource + Clone + Send + 'static>(
     .boxed())
 }
 
+/// Sends a request about `api`'s kind through the client's stack: the body of the answer as it
+/// arrives, or the API's `Status` of an error answer.
+pub(super) async fn send<I: kube::Resource + Clone>(
+    api: &Api<I>,
+    request: http::Request<Vec<u8>>,
+) -> kube::Result<Body> {
+    let client: kube::Client = api.clone().into();
+    let answer = client.send(request.map(Body::from)).await?;
+    let status = answer.status();
+    if status.is_client_error() || status.is_server_error() {
+        let body = answer.into_body().collect().await?.to_bytes();
+        return Err(kube::Error::Api(
+            error_status(status.as_u16(), &body).boxed(),
+        ));
+    }
+    Ok(answer.into_body())
+}
+
 /// The `Status` of an error answer, or one made of its text when it holds none (a proxy's page).
-pub(super) fn error_status(code: u16, body: &[u8]) -> Status {
+fn error_status(code: u16, body: &[u8]) -> Status {
     serde_json::from_slice::<Status>(body).unwrap_or_else(|_| {
         let text = String::from_utf8_lossy(body);
         Status::failure(text.trim(), "Failed to parse error data").with_code(code)
