@@ -36,9 +36,7 @@ pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K,
 }
 
 /// An object as a watch delivers it.
-pub(super) trait Incoming<K>:
-    Resource + Clone + DeserializeOwned + Wire + Debug + Send + 'static
-{
+pub(super) trait Incoming<K>: Resource + Clone + Wire + Debug + Send + 'static {
     /// The typed object, with the object's JSON for the kinds kept as sent; or why it does
     /// not fit, naming the field.
     fn decode(self) -> Result<(K, Option<Box<str>>), String>;
@@ -85,38 +83,7 @@ impl WatchedShoot {
     /// Reads the typed shoot from the object's JSON.
     pub fn from_raw(raw: &str) -> WatchedShoot {
         match serde_json::from_str::<Shoot>(raw) {
-            Ok(shoot)
-                if shoot.metadata.name.as_deref().is_none_or(str::is_empty)
-                    || shoot
-                        .metadata
-                        .namespace
-                        .as_deref()
-                        .is_none_or(str::is_empty) =>
-            {
-                let meta = kube::api::ObjectMeta {
-                    name: shoot.metadata.name.clone(),
-                    namespace: shoot.metadata.namespace.clone(),
-                    ..Default::default()
-                };
-                WatchedShoot {
-                    error: Some(missing_identity(&meta, true)),
-                    shoot: Shoot {
-                        metadata: identity(raw),
-                        ..Default::default()
-                    },
-                    raw: None,
-                }
-            }
-            Ok(shoot) => WatchedShoot {
-                raw: shoot
-                    .spec
-                    .seed_name
-                    .as_deref()
-                    .is_none_or(str::is_empty)
-                    .then(|| raw.into()),
-                shoot,
-                error: None,
-            },
+            Ok(shoot) => WatchedShoot::typed(shoot, Some(raw)),
             Err(_) => {
                 // Read again, slowly, for the field path; and what identifies the object.
                 let mut de = serde_json::Deserializer::from_str(raw);
@@ -257,14 +224,13 @@ impl<'de> Deserialize<'de> for Text<'de> {
 }
 
 impl WatchedShoot {
-    /// What a shoot that decoded is, when its JSON is not needed: a shoot that is bound and
-    /// addressable (nothing of its JSON is kept, nothing is wrong), or one without a name or
-    /// namespace (skipped, as [`WatchedShoot::from_raw`] reads it). `None`: a pending shoot.
-    fn settled(shoot: Shoot) -> Option<WatchedShoot> {
-        let given = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
-        if !given(shoot.metadata.name.as_deref()) || !given(shoot.metadata.namespace.as_deref()) {
+    /// A shoot that decoded: skipped, naming the field, when it cannot be addressed (only its
+    /// name, namespace and resourceVersion kept); else kept, with `raw`, its JSON, while it is
+    /// pending.
+    fn typed(shoot: Shoot, raw: Option<&str>) -> WatchedShoot {
+        if !addressable(&shoot) {
             let meta = shoot.metadata;
-            return Some(WatchedShoot {
+            return WatchedShoot {
                 error: Some(missing_identity(&meta, true)),
                 shoot: Shoot {
                     metadata: ObjectMeta {
@@ -276,14 +242,34 @@ impl WatchedShoot {
                     ..Default::default()
                 },
                 raw: None,
-            });
+            };
         }
-        given(shoot.spec.seed_name.as_deref()).then_some(WatchedShoot {
+        WatchedShoot {
+            raw: raw.filter(|_| pending(&shoot)).map(Box::from),
             shoot,
             error: None,
-            raw: None,
-        })
+        }
     }
+
+    /// A shoot decoded in one pass, unless its JSON is needed (pending and addressable: its bind
+    /// sends the JSON back), which a second pass keeps.
+    fn settled(shoot: Shoot) -> Option<WatchedShoot> {
+        (!addressable(&shoot) || !pending(&shoot)).then(|| WatchedShoot::typed(shoot, None))
+    }
+}
+
+fn given(s: Option<&str>) -> bool {
+    s.is_some_and(|s| !s.is_empty())
+}
+
+/// A shoot with a name and a namespace: a bind can be written to it.
+fn addressable(shoot: &Shoot) -> bool {
+    given(shoot.metadata.name.as_deref()) && given(shoot.metadata.namespace.as_deref())
+}
+
+/// A shoot without `spec.seedName`.
+fn pending(shoot: &Shoot) -> bool {
+    !given(shoot.spec.seed_name.as_deref())
 }
 
 /// A shoot with a seed (all but the few pending ones), and one that cannot be addressed, is

@@ -193,6 +193,29 @@ impl Items {
         self.pos = 0;
     }
 
+    /// Keeps the bytes from the one just scanned on.
+    fn keep_from_last(&mut self) {
+        self.pos -= 1;
+        self.consume();
+        self.pos = 1;
+    }
+
+    /// An object begins at the byte just scanned: an item, or the metadata, kept whole.
+    fn keep_object(&mut self, meta: bool) {
+        self.keep_from_last();
+        self.depth = 1;
+        self.meta = meta;
+        self.at = At::Inside;
+    }
+
+    /// The rest of a value of the answer that is neither `items` nor `metadata` (after `]`, the
+    /// rest of `items`), `depth` brackets deep, is skipped.
+    fn skip(&mut self, depth: u32) {
+        self.skip_depth = depth;
+        self.at = At::Skip;
+        self.consume();
+    }
+
     /// The next item or metadata complete in what arrived; `None` until more arrives.
     fn next(&mut self) -> serde_json::Result<Option<Found>> {
         loop {
@@ -241,9 +264,7 @@ impl Items {
                     b',' => self.consume(),
                     b'"' => {
                         // the key's text is kept from its opening quote
-                        self.pos -= 1;
-                        self.consume();
-                        self.pos = 1;
+                        self.keep_from_last();
                         self.in_string = true;
                         self.at = At::Key;
                     }
@@ -260,31 +281,14 @@ impl Items {
                         self.at = At::Items;
                         self.consume();
                     }
-                    b'{' if self.key == Key::Metadata => {
-                        self.pos -= 1;
-                        self.consume();
-                        self.pos = 1;
-                        self.depth = 1;
-                        self.meta = true;
-                        self.at = At::Inside;
-                    }
-                    b'{' | b'[' => {
-                        self.skip_depth = 1;
-                        self.at = At::Skip;
-                        self.consume();
-                    }
+                    b'{' if self.key == Key::Metadata => self.keep_object(true),
+                    b'{' | b'[' => self.skip(1),
                     b'"' => {
                         self.in_string = true;
-                        self.at = At::Skip;
-                        self.skip_depth = 0;
-                        self.consume();
+                        self.skip(0);
                     }
-                    _ => {
-                        // a number, true, false or null: up to the next `,` or `}`
-                        self.skip_depth = 0;
-                        self.at = At::Skip;
-                        self.consume();
-                    }
+                    // a number, true, false or null: up to the next `,` or `}`
+                    _ => self.skip(0),
                 },
                 At::Skip => match b {
                     b'"' => {
@@ -311,19 +315,8 @@ impl Items {
                 },
                 At::Items => match b {
                     b',' => self.consume(),
-                    b']' => {
-                        self.at = At::Skip;
-                        self.skip_depth = 0;
-                        self.consume();
-                    }
-                    b'{' => {
-                        self.pos -= 1;
-                        self.consume();
-                        self.pos = 1;
-                        self.depth = 1;
-                        self.meta = false;
-                        self.at = At::Inside;
-                    }
+                    b']' => self.skip(0),
+                    b'{' => self.keep_object(false),
                     _ => return Err(malformed("an item of `items` that is not an object")),
                 },
                 At::Inside => match b {
@@ -335,8 +328,7 @@ impl Items {
                             let bytes = self.buf.split_to(self.pos).freeze();
                             self.pos = 0;
                             return Ok(Some(if self.meta {
-                                self.at = At::Skip;
-                                self.skip_depth = 0;
+                                self.skip(0);
                                 Found::Meta(bytes)
                             } else {
                                 self.at = At::Items;
