@@ -1765,6 +1765,8 @@ fn command_output(cmd: &str, args: &[&str]) -> String {
 /// The process at landscape scale: one row per number of shoots; a row that fails (the machine
 /// short of memory) is reported as such and the next one still runs.
 fn scale_section(mode: &Mode, report: &mut Report) {
+    // first, while the machine is quiet: the landscape runs leave the server busy for a while
+    let (size, now, before) = e2e::scale::decode_cost(500, if mode.quick { 4 } else { 20 });
     let mut rows = Vec::new();
     let mut failed = Vec::new();
     let rows_to_run = mode.scale_shoots.iter().flat_map(|&shoots| {
@@ -1803,7 +1805,6 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     }
     let kib = |k: u64| fmt_bytes(k as f64 * 1024.0);
     let mut body = String::new();
-    let (size, now, before) = e2e::scale::decode_cost(500, if mode.quick { 4 } else { 20 });
     let _ = writeln!(
         body,
         "Decoding 500 realistic shoots ({} of JSON each), CPU time per shoot in one thread: {} \
@@ -1830,7 +1831,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             "mode",
             "page",
             "floor: paged list (requests)",
-            "floor: stream",
+            "floor: stream (its CPU per shoot)",
             "start → synced / first bind",
             "÷ stream floor",
             "÷ paged floor",
@@ -1870,7 +1871,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             "relist took",
             "list requests (GET)",
             "CPU",
-            "peak RSS during it / of the initial list",
+            "RSS when it began → peak during it / the initial list's peak",
             "shoots created during it: bound / created, slowest create → bound",
             "placements counted after it / expected",
             "bound twice",
@@ -1910,7 +1911,11 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                     fmt_duration(r.floor.paged),
                     r.floor.paged_requests
                 ),
-                fmt_duration(r.floor.streaming),
+                format!(
+                    "{} ({})",
+                    fmt_duration(r.floor.streaming),
+                    fmt_duration(r.floor.streaming_cpu / row.shoots.max(1) as u32)
+                ),
                 format!(
                     "{} / {}",
                     fmt_duration(r.to_synced),
@@ -1956,7 +1961,12 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                 fmt_duration(r.burst_span),
                 p(0.5),
                 p(0.99),
-                kib(r.after_burst.rss_kib),
+                format!(
+                    "{} ({} heap and stacks, {} threads)",
+                    kib(r.after_burst.rss_kib),
+                    kib(r.after_burst.anon_kib),
+                    r.after_burst.threads
+                ),
                 r.load.clone(),
             ]);
         }
@@ -1976,7 +1986,8 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                 format!("{:.0}", rl.requests),
                 fmt_duration(rl.cpu),
                 format!(
-                    "{} / {}",
+                    "{} → {} / {}",
+                    kib(rl.began_kib),
                     kib(rl.peak_kib),
                     kib(row.relist_initial_peak_kib)
                 ),

@@ -69,6 +69,9 @@ pub struct Floor {
     /// a streaming watch read to its `k8s.io/initial-events-end` bookmark
     pub streaming: Duration,
     pub streaming_bytes: u64,
+    /// the bare client's CPU time (user + system) for the stream: what reading the same bytes
+    /// over TLS costs a process that decodes nothing
+    pub streaming_cpu: Duration,
 }
 
 /// The standby's takeover after the leader is killed.
@@ -95,6 +98,7 @@ pub struct Proc {
     pub hwm_kib: u64,
     /// user + system CPU time
     pub cpu: Duration,
+    pub threads: u64,
 }
 
 /// One scheduler process from start.
@@ -130,6 +134,8 @@ pub struct Relist {
     /// compaction → the relist began (the watch's next restart)
     pub waited: Duration,
     pub requests: f64,
+    /// RSS when it began, and its peak while it ran (VmHWM reset at the compaction)
+    pub began_kib: u64,
     pub peak_kib: u64,
     pub cpu: Duration,
     /// create → bound of shoots created while it ran
@@ -216,7 +222,8 @@ pub fn loadavg() -> String {
         .unwrap_or_default()
 }
 
-fn status_kib(pid: u32, key: &str) -> u64 {
+/// A number of /proc/PID/status (`VmRSS:` in KiB, `Threads:`).
+fn status_number(pid: u32, key: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
         .and_then(|s| {
@@ -247,10 +254,11 @@ pub fn proc_of(pid: u32) -> Proc {
         .collect();
     let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
     Proc {
-        rss_kib: status_kib(pid, "VmRSS:"),
-        anon_kib: status_kib(pid, "RssAnon:"),
-        file_kib: status_kib(pid, "RssFile:"),
-        hwm_kib: status_kib(pid, "VmHWM:"),
+        rss_kib: status_number(pid, "VmRSS:"),
+        anon_kib: status_number(pid, "RssAnon:"),
+        file_kib: status_number(pid, "RssFile:"),
+        hwm_kib: status_number(pid, "VmHWM:"),
+        threads: status_number(pid, "Threads:"),
         cpu: Duration::from_secs_f64(ticks as f64 / clock_ticks() as f64),
     }
 }
@@ -515,6 +523,18 @@ async fn process_run(
         },
     );
     let pid = scheduler.pid();
+    // BENCH_SCALE_SMAPS=DIR: the process's memory map and status at synced caches, when steady
+    // and after the burst, into DIR (what each mapping holds: heap, thread stacks, files)
+    let smaps = |stage: &str| {
+        if let Some(dir) = std::env::var_os("BENCH_SCALE_SMAPS") {
+            for what in ["smaps", "status"] {
+                let _ = std::fs::copy(
+                    format!("/proc/{pid}/{what}"),
+                    Path::new(&dir).join(format!("{what}-{label}-{stage}.txt")),
+                );
+            }
+        }
+    };
     // BENCH_SCALE_PERF=DIR: a CPU profile of the start, up to synced caches, into DIR
     let mut perf = std::env::var_os("BENCH_SCALE_PERF").map(|dir| {
         let out = Path::new(&dir).join(format!("perf-{label}.data"));
@@ -548,6 +568,7 @@ async fn process_run(
         {
             to_synced = Some(started.elapsed());
             at_synced = proc_of(pid);
+            smaps("synced");
             server_at_synced = server_cpu() - server_before;
             list_requests = gets(&scheduler.metrics());
             mode = shoot_list_mode(&scheduler.metrics());
@@ -574,6 +595,7 @@ async fn process_run(
     }
     tokio::time::sleep(Duration::from_secs(5)).await;
     let steady = proc_of(pid);
+    smaps("steady");
     let load = loadavg();
     let names: Vec<String> = (0..burst).map(|i| format!("{label}-{i:04}")).collect();
     let burst_start = Instant::now();
@@ -590,6 +612,7 @@ async fn process_run(
     };
     tokio::time::sleep(Duration::from_secs(2)).await;
     let after_burst = proc_of(pid);
+    smaps("after-burst");
     let run = ProcessRun {
         label: label.to_string(),
         mode,
@@ -678,6 +701,7 @@ async fn floor(client: &kube::Client, page: u32) -> Floor {
     }
     f.paged = start.elapsed();
     let start = Instant::now();
+    let cpu = proc_of(std::process::id()).cpu;
     let uri = format!(
         "{path}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion=0&allowWatchBookmarks=true&timeoutSeconds=600"
     );
@@ -685,20 +709,23 @@ async fn floor(client: &kube::Client, page: u32) -> Floor {
     assert!(res.status().is_success(), "floor stream: {}", res.status());
     let mut body = res.into_body();
     let marker = b"k8s.io/initial-events-end";
+    let finder = memchr::memmem::Finder::new(marker);
+    // the end of the last frame, in case the marker spans two
     let mut carry: Vec<u8> = Vec::new();
     'read: while let Some(frame) = body.frame().await {
         let Ok(data) = frame.expect("the floor's stream").into_data() else {
             continue;
         };
         f.streaming_bytes += data.len() as u64;
-        carry.extend_from_slice(&data);
-        if carry.windows(marker.len()).any(|w| w == marker) {
+        carry.extend_from_slice(&data[..data.len().min(marker.len())]);
+        if finder.find(&carry).is_some() || finder.find(&data).is_some() {
             break 'read;
         }
-        let keep = carry.len().saturating_sub(marker.len());
-        carry.drain(..keep);
+        carry.clear();
+        carry.extend_from_slice(&data[data.len().saturating_sub(marker.len())..]);
     }
     f.streaming = start.elapsed();
+    f.streaming_cpu = proc_of(std::process::id()).cpu.saturating_sub(cpu);
     f
 }
 
@@ -871,6 +898,7 @@ async fn relist(
         took: end - at_begin,
         waited: at_begin - compacted,
         requests,
+        began_kib: before.rss_kib,
         peak_kib: after.hwm_kib,
         cpu: after.cpu.saturating_sub(before.cpu),
         drip_created: drip.len(),
@@ -1009,8 +1037,8 @@ pub fn run(spec: &ScaleSpec) -> ScaleRow {
         } else {
             None
         };
-        let apiserver_kib = status_kib(pid_in(&api.state, "apiserver.pid"), "VmHWM:");
-        let etcd_kib = status_kib(pid_in(&api.state, "etcd.pid"), "VmHWM:");
+        let apiserver_kib = status_number(pid_in(&api.state, "apiserver.pid"), "VmHWM:");
+        let etcd_kib = status_number(pid_in(&api.state, "etcd.pid"), "VmHWM:");
         watch.abort();
         let drip = relisted.as_ref().map_or(0, |(r, ..)| r.drip_created);
         let new_shoots = runs.len() * (1 + spec.burst) + drip + if spec.failover { 2 } else { 0 };

@@ -719,6 +719,7 @@ fn a_configuration_nested_deeper_than_the_documented_limit_is_refused_naming_the
     let e = read_with(Some(&path), UnknownKeys::Warn)
         .unwrap_err()
         .to_string();
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         e.contains("line 1: flow collections ('[', '{') nested deeper than 128 levels"),
         "{e}"
