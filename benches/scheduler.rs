@@ -1869,6 +1869,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             "mode",
             "compaction → relist began",
             "relist took",
+            "÷ stream floor (the start's)",
             "list requests (GET)",
             "CPU",
             "RSS when it began → peak during it / the initial list's peak",
@@ -1983,6 +1984,15 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                 row.relist_mode.clone(),
                 fmt_duration(rl.waited),
                 fmt_duration(rl.took),
+                row.runs.first().map_or_else(
+                    || "-".to_string(),
+                    |r| {
+                        format!(
+                            "{:.2}",
+                            rl.took.as_secs_f64() / r.floor.streaming.as_secs_f64()
+                        )
+                    },
+                ),
                 format!("{:.0}", rl.requests),
                 fmt_duration(rl.cpu),
                 format!(
@@ -2035,7 +2045,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
     }
     let _ = writeln!(
         body,
-        "Start and initial list. Floor: the same server hands the same shoots to a bare client in the same run, just before the scheduler starts (a paged list at the run's page size; a streaming watch to its end marker); the ratios divide the time to the first bind by it. Mode: how the shoot feed listed (from `lists_total`), and the client limit. CPU: user + system from /proc; peak RSS: VmHWM at synced caches; steady: VmRSS 5 s after the first bind; answer bytes: the bodies of the floor's pages and stream (JSON, before TLS), what the scheduler is sent for its list:\n\n{}",
+        "Start and initial list. Floor: the same server hands the same shoots to a bare client in the same run, just before the scheduler starts (a paged list at the run's page size; a streaming watch to its end marker, with the client's own CPU per shoot); the ratios divide the time to the first bind by it. Mode: how the shoot feed listed (from `lists_total`), and the client limit. CPU: user + system from /proc; peak RSS: VmHWM at synced caches; steady: VmRSS 5 s after the first bind; answer bytes: the bodies of the floor's pages and stream (JSON, before TLS), what the scheduler is sent for its list:\n\n{}",
         report::table(&start)
     );
     let _ = writeln!(
@@ -2048,7 +2058,8 @@ fn scale_section(mode: &Mode, report: &mut Report) {
         body,
         "A relist forced by a 410 on the shoot watch (watch cache off, etcd compacted; the watch's \
          next restart gets 410 Gone), at the default client limit and the first page size; a new shoot created every 100 ms while it runs. \
-         Peak RSS: VmHWM reset at the compaction:\n\n{}",
+         ÷ stream floor: the time the relist took over the floor's stream before the start, the same \
+         server and shoots. Peak RSS: VmHWM reset at the compaction:\n\n{}",
         report::table(&relist)
     );
     for row in &rows {
