@@ -1762,6 +1762,15 @@ fn command_output(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// `took` as a multiple of the server's floor, `-` where no floor was measured.
+fn floor_ratio(took: Duration, floor: Duration) -> String {
+    if floor.is_zero() {
+        "-".to_string()
+    } else {
+        format!("{:.2}", took.as_secs_f64() / floor.as_secs_f64())
+    }
+}
+
 /// The process at landscape scale: one row per number of shoots; a row that fails (the machine
 /// short of memory) is reported as such and the next one still runs.
 fn scale_section(mode: &Mode, report: &mut Report) {
@@ -1895,13 +1904,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
             let page = r
                 .page
                 .map_or_else(|| "default".to_string(), |p| fmt_count(p as u64));
-            let ratio = |floor: Duration| {
-                if floor.is_zero() {
-                    "-".to_string()
-                } else {
-                    format!("{:.2}", r.to_first_bind.as_secs_f64() / floor.as_secs_f64())
-                }
-            };
+            let ratio = |floor: Duration| floor_ratio(r.to_first_bind, floor);
             start.push(vec![
                 fmt_count(row.shoots as u64),
                 server_label(row.watch_cache).to_string(),
@@ -1986,12 +1989,7 @@ fn scale_section(mode: &Mode, report: &mut Report) {
                 fmt_duration(rl.took),
                 row.runs.first().map_or_else(
                     || "-".to_string(),
-                    |r| {
-                        format!(
-                            "{:.2}",
-                            rl.took.as_secs_f64() / r.floor.streaming.as_secs_f64()
-                        )
-                    },
+                    |r| floor_ratio(rl.took, r.floor.streaming),
                 ),
                 format!("{:.0}", rl.requests),
                 fmt_duration(rl.cpu),

@@ -17,19 +17,10 @@ fn t(s: &str) -> DateTime<Utc> {
 
 const NOW: &str = "2026-12-01T06:00:00Z";
 
-/// A file of the temporary directory, removed when the test ends.
-struct TempFile(String);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-fn tmp(name: &str, content: &str) -> TempFile {
+fn tmp(name: &str, content: &str) -> String {
     let p = std::env::temp_dir().join(format!("carbon-intensity-{}-{name}", std::process::id()));
     std::fs::write(&p, content).unwrap();
-    TempFile(p.display().to_string())
+    p.display().to_string()
 }
 
 fn errs(args: serde_json::Value) -> Vec<(String, String)> {
@@ -67,7 +58,7 @@ fn every_arg_is_read() {
     let c = CarbonIntensity::from_args(
         &json!({
             "regions": {"eu-west-1": 290.5},
-            "pointsFile": file.0,
+            "pointsFile": file,
             "configMapKey": "forecast",
             "locationLabel": "example.com/grid",
             "regionLocations": {"eu-central-1": "DE"},
@@ -98,6 +89,7 @@ fn every_arg_is_read() {
             worst: 600.0
         }
     );
+    let _ = std::fs::remove_file(file);
 }
 
 #[test]
@@ -216,15 +208,13 @@ fn a_malformed_points_file_names_the_file_and_the_point() {
         "bad.json",
         r#"[{"location":"DE","timestamp":"2026-12-01T00:00:00Z","duration":60,"value":-5}]"#,
     );
-    let e = errs(json!({"pointsFile": file.0}));
+    let e = errs(json!({"pointsFile": file}));
     assert_eq!(e[0].0, "p.args.pointsFile");
     assert_eq!(
         e[0].1,
-        format!(
-            "{}[0].value: must not be negative, got -5 gCO2eq/kWh",
-            file.0
-        )
+        format!("{file}[0].value: must not be negative, got -5 gCO2eq/kWh")
     );
+    let _ = std::fs::remove_file(file);
 }
 
 #[test]
