@@ -8,7 +8,7 @@ DOCKER ?= docker
 IMAGE ?= gardener-scheduler
 VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
 CHART := charts/gardener-scheduler
-# State of the local development API server (make dev-apiserver).
+# State of the local garden cluster API (make dev-apiserver).
 DEV_STATE ?= $(CURDIR)/.dev/apiserver
 # Length of `make soak` in minutes, and changes per second during it.
 SOAK_MINUTES ?= 10
@@ -24,13 +24,13 @@ help: ## List the targets, one line each.
 build: ## Build the release binary target/release/gardener-scheduler.
 	$(CARGO) build --release --locked
 
-test: ## Run every test, including the chart tests, the alert rules under promtool, the end-to-end tests against a real API server and Prometheus, the Markdown link check, and the image run as the chart's Deployment says (image-check).
+test: ## Run every test, including the chart tests, the alert rules under promtool, the end-to-end tests against Gardener's own API server behind a kube-apiserver with RBAC and a real Prometheus, the Markdown link check, and the image run as the chart's Deployment says (image-check).
 	hack/ensure-package.sh chromium chromium prometheus promtool groff-base nroff nodejs node npm npm buildah buildah podman podman runc runc iproute2 ip openssl openssl
 	hack/tools.sh >/dev/null
 	hack/schema-tools.sh >/dev/null
 	hack/link-check.sh
 	hack/diagrams.sh --check
-	tests/apiserver/ensure.sh >/dev/null
+	tests/garden/ensure.sh >/dev/null
 	$(CARGO) test --locked --all-targets
 	CARGO=$(CARGO) hack/report-check.sh
 	$(MAKE) --no-print-directory image-check
@@ -45,8 +45,8 @@ report-check: ## Render the example plan report in headless Chromium; fail on an
 	hack/ensure-package.sh chromium chromium
 	CARGO=$(CARGO) hack/report-check.sh
 
-soak: ## Churn shoots and seeds for SOAK_MINUTES (10) against a real API server, two replicas through a fault proxy with faults on a 3-minute cycle; then check binds, capacity, memory.
-	tests/apiserver/ensure.sh >/dev/null
+soak: ## Churn shoots and seeds for SOAK_MINUTES (10) against Gardener's API, two replicas through a fault proxy with faults on a 3-minute cycle; then check binds, capacity, memory.
+	tests/garden/ensure.sh >/dev/null
 	SOAK_MINUTES=$(SOAK_MINUTES) SOAK_RATE=$(SOAK_RATE) $(CARGO) test --locked --test soak -- --ignored --nocapture
 
 simulate: ## Decide offline where the pending shoots of example/landscape/ would go, and why.
@@ -55,11 +55,11 @@ simulate: ## Decide offline where the pending shoots of example/landscape/ would
 start-scheduler: ## Run the scheduler locally against the cluster in KUBECONFIG (config/dev-scheduler.yaml).
 	KUBECONFIG="$${KUBECONFIG:-}" $(CARGO) run --locked -- --config config/dev-scheduler.yaml
 
-dev-apiserver: ## Start a local API server with the CRDs (prints the KUBECONFIG to export).
-	tests/apiserver/start.sh "$$(tests/apiserver/ensure.sh)" $(DEV_STATE) config/crd
+dev-apiserver: ## Start a local garden cluster API: etcd, kube-apiserver (RBAC) and gardener-apiserver, built from their Go modules (prints the KUBECONFIG to export).
+	tests/garden/start.sh "$$(tests/garden/ensure.sh)" $(DEV_STATE)
 
-dev-apiserver-stop: ## Stop the local API server started by dev-apiserver.
-	tests/apiserver/stop.sh $(DEV_STATE)
+dev-apiserver-stop: ## Stop the local garden cluster API started by dev-apiserver.
+	tests/garden/stop.sh $(DEV_STATE)
 
 dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds with status, shoots).
 	kubectl apply -f example/dev/namespace.yaml
@@ -94,10 +94,10 @@ image: ## Build the container image IMAGE:VERSION from the Dockerfile with build
 	$(CARGO) build --release --locked
 	hack/image.sh $(IMAGE):$(VERSION)
 
-image-check: image ## Run the image with podman exactly as the rendered chart's Deployment says, against the test API server: binds, probes, metrics, failover, stop within the grace period, bad mounts and tokens.
+image-check: image ## Run the image with podman exactly as the rendered chart's Deployment says, against Gardener's API with RBAC: binds, probes, metrics, failover, stop within the grace period, bad mounts and tokens.
 	hack/ensure-package.sh podman podman runc runc prometheus promtool
 	hack/tools.sh >/dev/null
-	tests/apiserver/ensure.sh >/dev/null
+	tests/garden/ensure.sh >/dev/null
 	GARDENER_SCHEDULER_IMAGE=$(IMAGE):$(VERSION) $(CARGO) test --locked --test image -- --ignored --test-threads=1
 
 docker-image: ## Build the container image IMAGE:VERSION with Docker, entirely from the public base images (the Dockerfile's default path).

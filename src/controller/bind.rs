@@ -35,7 +35,8 @@ pub enum BindError {
     /// The lease was lost between the decision and the write; nothing was written.
     #[error("leadership lost before the bind was written; the new leader decides")]
     NotLeader,
-    /// 403: the scheduler's identity lacks a permission. Names it, since that is the fix.
+    /// 403 from the authorizer: the scheduler's identity lacks a permission. Names it, since that
+    /// is the fix. (A 403 from an admission plugin is about the shoot: [`BindError::Rejected`].)
     #[error(
         "{action}: forbidden: the scheduler needs permission to {permission} in API group {} (the chart's ClusterRole grants it); the API server said: {message}",
         .permission.group
@@ -151,11 +152,13 @@ fn classify(step: Step, e: kube::Error) -> BindError {
         }
         kube::Error::Api(s) if s.code == 409 => BindError::Conflict,
         kube::Error::Api(s) if s.code == 404 => BindError::NotFound,
-        kube::Error::Api(s) if s.code == 403 => BindError::Forbidden {
+        kube::Error::Api(s) if s.code == 403 && denied_by_authorizer(&s.message) => {
+            BindError::Forbidden {
             action,
-            permission: step.permission,
-            message: s.message.clone(),
-        },
+                permission: step.permission,
+                message: s.message.clone(),
+            }
+        }
         kube::Error::Api(_) => BindError::Rejected { action, source: e },
         _ => BindError::Unknown {
             action,
@@ -163,6 +166,15 @@ fn classify(step: Step, e: kube::Error) -> BindError {
             message: e.to_string(),
         },
     }
+}
+
+/// Whether a 403 answer is the authorizer's: the identity may not make this request at all, for
+/// any shoot. kube-apiserver words it `... is forbidden: User "NAME" cannot VERB resource ...`.
+/// Admission plugins answer 403 too (gardener-apiserver's ShootValidator refuses a binding to a
+/// seed the shoot cannot use: `... is forbidden: [spec.networking.pods: Required value ...]`);
+/// such a refusal is about this shoot and this seed, not a missing permission.
+fn denied_by_authorizer(message: &str) -> bool {
+    message.contains(" is forbidden: User \"") && message.contains("\" cannot ")
 }
 
 async fn timed<T>(

@@ -60,7 +60,10 @@ pub(crate) async fn save_plan(api: &ApiServer, name: &str, seed: &str, extra: &[
         .iter()
         .map(|s| s.to_string())
         .collect();
-    args.extend(["--kubeconfig".into(), api.kubeconfig.display().to_string()]);
+    args.extend([
+        "--kubeconfig".into(),
+        api.what_if_identity().display().to_string(),
+    ]);
     args.extend(["--move-duration".into(), "1s".into()]);
     args.extend(extra.iter().map(|s| s.to_string()));
     let out = run_cli(args).await;
@@ -192,7 +195,7 @@ async fn a_drain_of_twenty_shoots_ends_on_the_planned_seeds_within_windows_and_t
             .unwrap();
     }
 
-    let out = apply(&api.kubeconfig, &plan, &["--max-concurrent", "3"]).await;
+    let out = apply(&api.plan_applier_identity(), &plan, &["--max-concurrent", "3"]).await;
     let log = steps(&out.stdout);
     assert!(
         out.status.success(),
@@ -263,7 +266,7 @@ async fn an_apply_killed_mid_plan_finishes_when_started_again_without_binding_a_
     let log1 = api.state.join("apply-1.jsonl");
     let mut first = std::process::Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
         .args(apply_args(
-            &api.kubeconfig,
+            &api.plan_applier_identity(),
             &plan,
             &["--lease-duration", "3s"],
         ))
@@ -286,7 +289,7 @@ async fn an_apply_killed_mid_plan_finishes_when_started_again_without_binding_a_
     let before = steps(&std::fs::read(&log1).unwrap());
 
     // the killed apply's lease still holds: a second apply is refused, changing nothing
-    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let out = apply(&api.plan_applier_identity(), &plan, &[]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
@@ -295,7 +298,7 @@ async fn an_apply_killed_mid_plan_finishes_when_started_again_without_binding_a_
     );
 
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let out = apply(&api.plan_applier_identity(), &plan, &[]).await;
     let after = steps(&out.stdout);
     assert!(
         out.status.success(),
@@ -353,7 +356,7 @@ async fn a_failed_migration_stops_new_moves_and_is_reported_with_its_last_operat
     )
     .unwrap();
     let out = apply(
-        &api.kubeconfig,
+        &api.plan_applier_identity(),
         &plan,
         &[
             "--max-concurrent",
@@ -422,6 +425,9 @@ struct MeddlingProxy {
 
 #[derive(Clone)]
 struct Meddle {
+    /// changes the shoot, as another client
+    admin: kube::Client,
+    /// forwards with the sender's token
     client: kube::Client,
     meddle: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     requests: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
@@ -432,7 +438,8 @@ impl MeddlingProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let state = Meddle {
-            client: api.client().await,
+            admin: api.client().await,
+            client: api.passthrough_client().await,
             meddle: std::sync::Arc::new(std::sync::Mutex::new(
                 meddle.iter().map(|s| s.to_string()).collect(),
             )),
@@ -466,7 +473,7 @@ impl MeddlingProxy {
                             hit
                         };
                         if hit {
-                            raw_ns::<Shoot>(&m.client, NS)
+                            raw_ns::<Shoot>(&m.admin, NS)
                                 .patch(
                                     &name,
                                     &PatchParams::default(),
@@ -488,7 +495,10 @@ impl MeddlingProxy {
         let kubeconfig = api.state.join("kubeconfig-meddling-proxy");
         std::fs::write(
             &kubeconfig,
-            crate::whatif::kubeconfig_for(&format!("http://127.0.0.1:{port}")),
+            crate::whatif::kubeconfig_for(
+                &format!("http://127.0.0.1:{port}"),
+                &token_of(&api.plan_applier_identity()),
+            ),
         )
         .unwrap();
         MeddlingProxy {
@@ -691,7 +701,7 @@ async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothi
     assert!(shoot_events(&client, "ap", "ha").await.is_empty());
 
     // for real: the annotation on the live move only
-    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let out = apply(&api.plan_applier_identity(), &plan, &[]).await;
     let log = steps(&out.stdout);
     assert!(
         out.status.success(),
@@ -737,7 +747,7 @@ async fn no_move_starts_inside_a_freeze_of_the_profile_chain() {
     )
     .unwrap();
     let out = apply(
-        &api.kubeconfig,
+        &api.plan_applier_identity(),
         &plan,
         &["--config", config.to_str().unwrap()],
     )
@@ -769,7 +779,7 @@ async fn sigterm_stops_starting_moves_and_lets_the_ones_in_flight_finish() {
     let plan = save_plan(&api, "sigterm", "s1", &["--max-concurrent", "2"]).await;
     let log = api.state.join("apply-sigterm.jsonl");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
-        .args(apply_args(&api.kubeconfig, &plan, &[]))
+        .args(apply_args(&api.plan_applier_identity(), &plan, &[]))
         .env_remove("KUBECONFIG")
         .stdout(std::fs::File::create(&log).unwrap())
         .stderr(Stdio::null())
@@ -828,7 +838,7 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
     reconciled(&client).await;
     let plan = save_plan(&api, "stamp", "s1", &[]).await;
     // the landscape it was computed on: no note about the stamp
-    let out = apply(&api.kubeconfig, &plan, &["--dry-run"]).await;
+    let out = apply(&api.plan_applier_identity(), &plan, &["--dry-run"]).await;
     let log = steps(&out.stdout);
     assert!(out.status.success(), "{log:#?}");
     assert!(of(&log, "note").is_empty(), "{log:#?}");
@@ -842,7 +852,7 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
     )
     .unwrap();
     let out = apply(
-        &api.kubeconfig,
+        &api.plan_applier_identity(),
         &plan,
         &["--dry-run", "--config", config.to_str().unwrap()],
     )
@@ -868,7 +878,7 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
     }
     let foreign = api.state.join("foreign.json");
     std::fs::write(&foreign, other.to_string()).unwrap();
-    let out = apply(&api.kubeconfig, &foreign, &["--dry-run"]).await;
+    let out = apply(&api.plan_applier_identity(), &foreign, &["--dry-run"]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
@@ -878,7 +888,7 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
             && stderr.contains("no move was started"),
         "{stderr}"
     );
-    let out = apply(&api.kubeconfig, &foreign, &["--dry-run", "--force"]).await;
+    let out = apply(&api.plan_applier_identity(), &foreign, &["--dry-run", "--force"]).await;
     let log = steps(&out.stdout);
     assert!(out.status.success(), "{log:#?}");
     let notes = of(&log, "note");
@@ -918,7 +928,7 @@ async fn a_shoot_gated_since_planning_is_skipped_with_its_gates_named() {
         )
         .await
         .unwrap();
-    let out = apply(&api.kubeconfig, &plan, &[]).await;
+    let out = apply(&api.plan_applier_identity(), &plan, &[]).await;
     let log = steps(&out.stdout);
     assert!(
         out.status.success(),

@@ -40,9 +40,14 @@ async fn fields_the_scheduler_does_not_know_survive_a_bind() {
     assert_eq!(after.data["spec"]["seedName"], "seed-1");
     let mut expected_spec = before.data["spec"].clone();
     expected_spec["seedName"] = serde_json::json!("seed-1");
+    // gardener-apiserver's admission completes a shoot when it is bound: the pod and service
+    // networks from the seed's `networks.shootDefaults`, and an empty `dns`
+    expected_spec["networking"]["pods"] = serde_json::json!("100.96.0.0/11");
+    expected_spec["networking"]["services"] = serde_json::json!("100.64.0.0/13");
+    expected_spec["dns"] = serde_json::json!({});
     assert_eq!(
         after.data["spec"], expected_spec,
-        "the bind changed spec.seedName only"
+        "the bind changed spec.seedName only (and the API server what it adds at binding)"
     );
     assert_eq!(after.metadata.labels, before.metadata.labels);
     // every annotation kept; the one added is the decision record (on by default)

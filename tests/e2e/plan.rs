@@ -168,7 +168,7 @@ async fn live_plan_errors_are_clear_and_never_a_partial_plan() {
     landscape(&client).await;
 
     // a seed the cluster does not have: a usage error naming it
-    let out = plan(&api.kubeconfig, &["drain", "no-such-seed"]).await;
+    let out = plan(&api.what_if_identity(), &["drain", "no-such-seed"]).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(out.stdout.is_empty());
@@ -200,7 +200,7 @@ async fn live_plan_errors_are_clear_and_never_a_partial_plan() {
     let nowhere = api.state.join("kubeconfig-plan-nowhere");
     std::fs::write(
         &nowhere,
-        kubeconfig_for(&format!("http://127.0.0.1:{}", free_port())),
+        kubeconfig_for(&format!("http://127.0.0.1:{}", free_port()), "unused"),
     )
     .unwrap();
     let out = plan(&nowhere, &["drain", "s1"]).await;

@@ -1,12 +1,12 @@
-//! A token rotated into a `tokenFile` is used without a restart. The test API server runs
-//! without authentication, so a proxy in front of it authenticates: it accepts exactly one
-//! bearer token at a time and answers 401 Unauthorized, as the API server would, to any other.
-//! The scheduler's kubeconfig names the token by `tokenFile`, as a mounted Secret does.
+//! A token rotated into a `tokenFile` is used without a restart. Both tokens are real tokens of
+//! the chart's ServiceAccount, each bound to a Secret of its own: deleting the first token's
+//! Secret revokes it, and kube-apiserver answers 401 Unauthorized to it from then on. A proxy in
+//! front of the API server only records which token each request carried. The scheduler's
+//! kubeconfig names the token by `tokenFile`, as a mounted Secret does.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Body as AxumBody;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use kube::Client;
@@ -17,8 +17,6 @@ use crate::support::*;
 #[derive(Clone)]
 struct Gate {
     client: Client,
-    /// the one token accepted now
-    accepted: Arc<Mutex<String>>,
     /// every request: when, and the token it carried
     seen: Arc<Mutex<Vec<(Instant, String)>>>,
 }
@@ -36,15 +34,6 @@ async fn authenticate(State(gate): State<Gate>, req: Request) -> Response {
         .lock()
         .unwrap()
         .push((Instant::now(), token.clone()));
-    if token != *gate.accepted.lock().unwrap() {
-        let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
-                            "message": "Unauthorized", "reason": "Unauthorized", "code": 401});
-        return Response::builder()
-            .status(401)
-            .header("content-type", "application/json")
-            .body(AxumBody::from(serde_json::to_vec(&status).unwrap()))
-            .unwrap();
-    }
     let bytes = axum::body::to_bytes(body, 64 << 20)
         .await
         .unwrap_or_default();
@@ -69,11 +58,30 @@ async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
     base_landscape(&client, "tok").await;
     create_seed(&client, "s1", 10, &[]).await;
 
+    // the chart's ServiceAccount and roles, and a token bound to each holder Secret
+    let account = account_of(api.scheduler_identity());
+    let token = |holder: &str| {
+        api.kubectl(&[
+            "apply",
+            "-f",
+            &write_json(
+                &api.state.join(format!("{holder}.json")),
+                &json!({"apiVersion": "v1", "kind": "Secret",
+                        "metadata": {"name": holder, "namespace": "garden"}}),
+            ),
+        ]);
+        api.kubectl(&[
+            "create", "token", &account, "-n", "garden", "--duration", "1h",
+            "--bound-object-kind", "Secret", "--bound-object-name", holder,
+        ])
+        .trim()
+        .to_string()
+    };
+    let (token_one, token_two) = (token("token-one-holder"), token("token-two-holder"));
     let token_file = api.state.join("token");
-    std::fs::write(&token_file, "token-one\n").unwrap();
+    std::fs::write(&token_file, format!("{token_one}\n")).unwrap();
     let gate = Gate {
-        client: client.clone(),
-        accepted: Arc::new(Mutex::new("token-one".into())),
+        client: api.passthrough_client().await,
         seen: Arc::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -111,10 +119,10 @@ async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
         scheduler.logs()
     );
 
-    // the Secret is updated: the file holds a new token, and only the new one is accepted
+    // the Secret is updated: the file holds a new token, and the old one is revoked
     let rotated = Instant::now();
-    std::fs::write(&token_file, "token-two\n").unwrap();
-    *gate.accepted.lock().unwrap() = "token-two".into();
+    std::fs::write(&token_file, format!("{token_two}\n")).unwrap();
+    api.kubectl(&["delete", "secret", "token-one-holder", "-n", "garden"]);
     create_shoot(&client, "tok", "after").await;
     let bound = bound_within(&client, "after", Duration::from_secs(120)).await;
     let first_new = gate
@@ -122,17 +130,17 @@ async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
         .lock()
         .unwrap()
         .iter()
-        .find(|(at, token)| *at >= rotated && token == "token-two")
+        .find(|(at, token)| *at >= rotated && *token == token_two)
         .map(|(at, _)| at.duration_since(rotated));
     let refused = gate
         .seen
         .lock()
         .unwrap()
         .iter()
-        .filter(|(at, token)| *at >= rotated && token == "token-one")
+        .filter(|(at, token)| *at >= rotated && *token == token_one)
         .count();
     eprintln!(
-        "token rotation: first request with the new token {first_new:?} after the rotation, {refused} requests refused with the old one meanwhile, shoot created after the rotation bound after {bound:?}"
+        "token rotation: first request with the new token {first_new:?} after the rotation, {refused} requests with the revoked one meanwhile, shoot created after the rotation bound after {bound:?}"
     );
     let first_new = first_new.expect("the new token was never sent");
     assert!(

@@ -38,7 +38,7 @@ impl RecordingProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let forward = Forward {
-            client: api.client().await,
+            client: api.passthrough_client().await,
             forbid,
             requests: Arc::default(),
         };
@@ -50,7 +50,10 @@ impl RecordingProxy {
         let kubeconfig = api.state.join(format!("kubeconfig-{name}"));
         std::fs::write(
             &kubeconfig,
-            kubeconfig_for(&format!("http://127.0.0.1:{port}")),
+            kubeconfig_for(
+                &format!("http://127.0.0.1:{port}"),
+                &token_of(&api.what_if_identity()),
+            ),
         )
         .unwrap();
         RecordingProxy {
@@ -71,9 +74,10 @@ impl Drop for RecordingProxy {
     }
 }
 
-pub(crate) fn kubeconfig_for(server: &str) -> String {
+/// A kubeconfig for a plain-HTTP test proxy at `server`, sending `token`.
+pub(crate) fn kubeconfig_for(server: &str, token: &str) -> String {
     format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"{server}\"}}\nusers:\n- name: u\n  user: {{token: e2e-any-token}}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: \"{server}\"}}\nusers:\n- name: u\n  user: {{token: {token}}}\ncontexts:\n- name: c\n  context: {{cluster: c, user: u}}\ncurrent-context: c\n"
     )
 }
 
@@ -465,7 +469,7 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
     );
 
     // on a terminal, the read shows its progress per kind on stderr
-    let kubeconfig = api.kubeconfig.display().to_string();
+    let kubeconfig = api.what_if_identity().display().to_string();
     let out = tokio::task::spawn_blocking(move || {
         Command::new("script")
             .args(["-qec"])
@@ -489,7 +493,7 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
     let nowhere = api.state.join("kubeconfig-nowhere");
     std::fs::write(
         &nowhere,
-        kubeconfig_for(&format!("http://127.0.0.1:{}", free_port())),
+        kubeconfig_for(&format!("http://127.0.0.1:{}", free_port()), "unused"),
     )
     .unwrap();
     let out = simulate(args(&nowhere, &[])).await;
@@ -512,7 +516,7 @@ async fn a_forbidden_list_an_unreachable_cluster_and_a_bad_overlay_are_clear_err
     // an overlay that is not YAML: a usage error naming the file, before the cluster is read
     let overlay = api.state.join("bad-overlay.yaml");
     std::fs::write(&overlay, "kind: Seed\n  metadata: [\n").unwrap();
-    let out = simulate(args(&api.kubeconfig, &["-f", overlay.to_str().unwrap()])).await;
+    let out = simulate(args(&api.what_if_identity(), &["-f", overlay.to_str().unwrap()])).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("bad-overlay.yaml"), "{stderr}");
@@ -618,7 +622,7 @@ async fn the_crds_store_the_defaults_files_are_read_with() {
         ])
         .await,
     );
-    let live = json_out(&simulate(args(&api.kubeconfig, &["-o", "json"])).await);
+    let live = json_out(&simulate(args(&api.what_if_identity(), &["-o", "json"])).await);
     let want = vec![("garden-dev/bare".to_string(), "plain".to_string())];
     assert_eq!(decisions(&from_files), want, "{from_files}");
     assert_eq!(decisions(&live), want, "{live}");
@@ -635,7 +639,7 @@ async fn the_live_commands_the_docs_show_run_against_the_cluster() {
     landscape(&client).await;
     let with_kubeconfig_env = |args: &[&str]| {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let kubeconfig = api.kubeconfig.clone();
+        let kubeconfig = api.what_if_identity();
         tokio::task::spawn_blocking(move || {
             Command::new(env!("CARGO_BIN_EXE_gardener-scheduler"))
                 .args(&args)
@@ -646,7 +650,7 @@ async fn the_live_commands_the_docs_show_run_against_the_cluster() {
     };
     let now = ["--now", "2026-01-01T00:00:00Z"];
 
-    let by_file = json_out(&simulate(args(&api.kubeconfig, &["-o", "json"])).await);
+    let by_file = json_out(&simulate(args(&api.what_if_identity(), &["-o", "json"])).await);
     let live = with_kubeconfig_env(&[&["simulate", "--live", "-o", "json"][..], &now].concat());
     let live = json_out(&live.await.unwrap());
     assert_eq!(decisions(&live), decisions(&by_file));
@@ -678,7 +682,7 @@ async fn the_live_commands_the_docs_show_run_against_the_cluster() {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        a.push(api.kubeconfig.display().to_string());
+        a.push(api.what_if_identity().display().to_string());
         a.extend(extra.iter().chain(&now).map(|s| s.to_string()));
         run_cli(a)
     };

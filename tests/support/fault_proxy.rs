@@ -5,7 +5,10 @@
 //! is lost on the way back (an ingress answering 502), and answers that never end.
 //!
 //! Each scheduler gets a kubeconfig of its own ([`FaultProxy::kubeconfig_for`]) whose bearer token
-//! names it, so that every request the proxy sees is recorded with the process that sent it.
+//! names it, so that every request the proxy sees is recorded with the process that sent it. The
+//! proxy forwards each request with the real token of the identity that name stands for (the
+//! chart's scheduler ServiceAccount unless the test names another), so RBAC judges every request
+//! as it would the process's own.
 //! Watch bodies are streamed through chunk by chunk, never buffered (except while
 //! [`Faults::watch_delay`] holds chunks back on purpose).
 
@@ -236,7 +239,10 @@ pub struct Seen {
 }
 
 struct Inner {
+    /// kube-apiserver, without credentials of its own
     upstream: Client,
+    /// client name -> the real token its requests are forwarded with
+    tokens: Mutex<HashMap<String, String>>,
     faults: Mutex<Faults>,
     seen: Mutex<Vec<Seen>>,
     /// per (client, class): the share of a storm owed so far
@@ -304,20 +310,16 @@ pub struct FaultProxy {
     pub port: u16,
     inner: Arc<Inner>,
     state_dir: PathBuf,
+    /// the chart's scheduler identity: what a client stands for unless the test says otherwise
+    scheduler_identity: PathBuf,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl FaultProxy {
     pub async fn start(api: &ApiServer) -> FaultProxy {
-        let kc = kube::config::Kubeconfig::read_from(&api.kubeconfig).unwrap();
-        let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-            .await
-            .unwrap();
-        // the proxy itself neither retries nor gives up on a long watch
-        cfg.default_retry = false;
-        cfg.read_timeout = None;
         let inner = Arc::new(Inner {
-            upstream: Client::try_from(cfg).unwrap(),
+            upstream: api.passthrough_client().await,
+            tokens: Mutex::default(),
             faults: Mutex::default(),
             seen: Mutex::default(),
             owed: Mutex::default(),
@@ -340,13 +342,25 @@ impl FaultProxy {
             port,
             inner,
             state_dir: api.state.clone(),
+            scheduler_identity: api.scheduler_identity().to_path_buf(),
             task,
         }
     }
 
     /// A kubeconfig pointing at the proxy whose token is `client`: requests are recorded as
-    /// that client's.
+    /// that client's and forwarded as the chart's scheduler ServiceAccount.
     pub fn kubeconfig_for(&self, client: &str) -> PathBuf {
+        let identity = self.scheduler_identity.clone();
+        self.kubeconfig_as(client, &identity)
+    }
+
+    /// As [`FaultProxy::kubeconfig_for`], forwarded with the token of the kubeconfig `identity`.
+    pub fn kubeconfig_as(&self, client: &str, identity: &std::path::Path) -> PathBuf {
+        self.inner
+            .tokens
+            .lock()
+            .unwrap()
+            .insert(client.to_string(), super::token_of(identity));
         let path = self
             .state_dir
             .join(format!("kubeconfig-fault-proxy-{client}"));
@@ -585,7 +599,7 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
     );
     let idx = st.record(Seen {
         at,
-        client,
+        client: client.clone(),
         method: parts.method.clone(),
         class,
         resource: resource.clone(),
@@ -673,6 +687,11 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
         if !HOP_BY_HOP.contains(&k.as_str()) {
             out = out.header(k, v);
         }
+    }
+    // the real token of the identity the client stands for; none for an unknown client
+    let token = st.tokens.lock().unwrap().get(&client).cloned();
+    if let Some(token) = token {
+        out = out.header("authorization", format!("Bearer {token}"));
     }
     let out = out.body(kube::client::Body::from(bytes.to_vec())).unwrap();
     let resp = match st.upstream.send(out).await {

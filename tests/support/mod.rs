@@ -1,4 +1,4 @@
-//! Harness for end-to-end tests: a real API server per test (tests/apiserver/), the scheduler
+//! Harness for end-to-end tests: a garden cluster's API per test (tests/garden/), the scheduler
 //! binary as a child process, and builders for the objects the tests create.
 //!
 //! Everything started here is stopped on drop. Failing to start the API server fails the test;
@@ -30,19 +30,61 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The bin dir with crd-apiserver and etcd, built once via tests/apiserver/ensure.sh.
-fn apiserver_bin() -> &'static Path {
+/// The bin dir with etcd, kube-apiserver and gardener-apiserver, built once via
+/// tests/garden/ensure.sh.
+fn garden_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let out = Command::new(repo().join("tests/apiserver/ensure.sh"))
+        let out = Command::new(repo().join("tests/garden/ensure.sh"))
             .stderr(Stdio::inherit())
             .output()
-            .expect("running tests/apiserver/ensure.sh");
+            .expect("running tests/garden/ensure.sh");
         assert!(
             out.status.success(),
-            "tests/apiserver/ensure.sh failed ({}); the end-to-end tests need the test API server",
+            "tests/garden/ensure.sh failed ({}); the end-to-end tests need Gardener's API servers",
             out.status
         );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    })
+}
+
+/// The bearer token of a kubeconfig's first user.
+pub fn token_of(kubeconfig: &Path) -> String {
+    kubeconfig_user(kubeconfig)["user"]["token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no token in {}", kubeconfig.display()))
+        .to_string()
+}
+
+/// The name of a kubeconfig's first user (for the chart's identities: the ServiceAccount).
+pub fn account_of(kubeconfig: &Path) -> String {
+    kubeconfig_user(kubeconfig)["name"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no user name in {}", kubeconfig.display()))
+        .to_string()
+}
+
+fn kubeconfig_user(kubeconfig: &Path) -> Value {
+    let text = std::fs::read_to_string(kubeconfig).unwrap();
+    let v: Value = serde_yaml_ng::from_str(&text).unwrap();
+    v["users"][0].clone()
+}
+
+/// Writes `value` as JSON to `path`; returns the path as a string (for command lines).
+pub fn write_json(path: &Path, value: &Value) -> String {
+    std::fs::write(path, serde_json::to_vec(value).unwrap()).unwrap();
+    path.display().to_string()
+}
+
+/// The directory with helm and kubectl (hack/tools.sh).
+pub fn tools_bin() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = Command::new(repo().join("hack/tools.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("running hack/tools.sh");
+        assert!(out.status.success(), "hack/tools.sh failed ({})", out.status);
         PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
     })
 }
@@ -91,10 +133,13 @@ pub fn free_port() -> u16 {
     panic!("no free port between {low} and {high} on 127.0.0.1 after 1000 tries");
 }
 
-/// A real API server with the project's CRDs applied.
+/// A garden cluster's API: etcd, kube-apiserver with RBAC and gardener-apiserver behind it
+/// (tests/garden/). `kubeconfig` is the administrator's, for setting up and reading back.
 pub struct ApiServer {
     pub state: PathBuf,
     pub kubeconfig: PathBuf,
+    /// the chart's scheduler identity with the default values ([`ApiServer::scheduler_identity`])
+    identity: OnceLock<PathBuf>,
 }
 
 impl ApiServer {
@@ -102,33 +147,37 @@ impl ApiServer {
         ApiServer::start_with_flags(name, &[])
     }
 
-    /// As [`ApiServer::start`], with extra crd-apiserver flags (e.g. `--watch-cache=false`).
+    /// As [`ApiServer::start`], with extra flags for both API servers (e.g.
+    /// `--watch-cache=false`).
     pub fn start_with_flags(name: &str, flags: &[&str]) -> ApiServer {
         let state = unique_dir(name);
-        let out = Command::new(repo().join("tests/apiserver/start.sh"))
+        let out = Command::new(repo().join("tests/garden/start.sh"))
             .env("E2E_APISERVER_FLAGS", flags.join(" "))
-            .arg(apiserver_bin())
+            .arg(garden_bin())
             .arg(&state)
-            .arg(repo().join("config/crd"))
             .output()
-            .expect("running tests/apiserver/start.sh");
+            .expect("running tests/garden/start.sh");
         if !out.status.success() {
-            let log = std::fs::read_to_string(state.join("apiserver.log")).unwrap_or_default();
-            let tail: Vec<&str> = log.lines().rev().take(30).collect();
-            let _ = Command::new(repo().join("tests/apiserver/stop.sh"))
+            let mut logs = String::new();
+            for server in ["kube-apiserver", "gardener-apiserver"] {
+                let log = std::fs::read_to_string(state.join(format!("{server}.log")))
+                    .unwrap_or_default();
+                logs.push_str(&format!("--- {server}.log (last lines) ---\n{}\n", tail(&log, 30)));
+            }
+            let _ = Command::new(repo().join("tests/garden/stop.sh"))
                 .arg(&state)
                 .status();
             panic!(
-                "the test API server did not start ({}):\n{}\n{}\napiserver.log (last lines, newest first):\n{}",
+                "the garden API did not start ({}):\n{}\n{}\n{logs}",
                 out.status,
                 String::from_utf8_lossy(&out.stdout),
                 String::from_utf8_lossy(&out.stderr),
-                tail.join("\n")
             );
         }
         ApiServer {
             kubeconfig: state.join("kubeconfig"),
             state,
+            identity: OnceLock::new(),
         }
     }
 
@@ -138,6 +187,175 @@ impl ApiServer {
             .await
             .unwrap();
         Client::try_from(cfg).unwrap()
+    }
+
+    /// The URL of kube-apiserver, the garden cluster's front door.
+    pub fn url(&self) -> String {
+        std::fs::read_to_string(self.state.join("kube-apiserver-url"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    /// The CA that signed kube-apiserver's serving certificate.
+    pub fn ca_file(&self) -> PathBuf {
+        self.state.join("pki/ca.crt")
+    }
+
+    /// A client for kube-apiserver that sends no credentials of its own: test proxies forward
+    /// with it, so that each request carries its sender's token and RBAC judges the sender.
+    pub async fn passthrough_client(&self) -> Client {
+        let kc = kube::config::Kubeconfig::read_from(&self.kubeconfig).unwrap();
+        let mut cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        cfg.auth_info = Default::default();
+        // a proxy neither retries nor gives up on a long watch
+        cfg.default_retry = false;
+        cfg.read_timeout = None;
+        Client::try_from(cfg).unwrap()
+    }
+
+    /// The kubeconfig of the scheduler as the chart installs it with its default values (the
+    /// configuration the tests' schedulers use, unless they say otherwise): see
+    /// [`ApiServer::scheduler_kubeconfig`]. Made once per server.
+    pub fn scheduler_identity(&self) -> &Path {
+        self.identity
+            .get_or_init(|| self.chart_identity("gardener-scheduler", &[], None))
+    }
+
+    /// The kubeconfig of an operator bound to the chart's what-if reader roles
+    /// (`whatIfReader.create`): what `simulate --live`, `plan` and `explain` read with.
+    pub fn what_if_identity(&self) -> PathBuf {
+        self.operator_identity("what-if-reader", "whatIfReader")
+    }
+
+    /// The kubeconfig of an operator bound to the chart's plan applier roles
+    /// (`planApplier.create`): what `plan apply` runs with.
+    pub fn plan_applier_identity(&self) -> PathBuf {
+        self.operator_identity("plan-applier", "planApplier")
+    }
+
+    /// ServiceAccount `name` in `garden`, bound by the chart (rendered with only `key.create`
+    /// and `key.subjects` set) to the roles of `key`.
+    fn operator_identity(&self, name: &str, key: &str) -> PathBuf {
+        let path = self.state.join(format!("kubeconfig-{name}"));
+        if path.exists() {
+            return path;
+        }
+        let subjects = format!(
+            r#"{key}.subjects=[{{"kind":"ServiceAccount","name":"{name}","namespace":"garden"}}]"#
+        );
+        let create = format!("{key}.create=true");
+        self.chart_identity(
+            name,
+            &[
+                "--set",
+                "rbac.create=false",
+                "--set",
+                "serviceAccount.create=false",
+                "--set",
+                &create,
+                "--set-json",
+                &subjects,
+            ],
+            Some(name),
+        )
+    }
+
+    /// A kubeconfig for the scheduler as the chart installs it with `config` as its
+    /// configuration file: the chart's ServiceAccount, bound to exactly the ClusterRole and Roles
+    /// the chart renders for that file, with a token from the TokenRequest API.
+    pub fn scheduler_kubeconfig(&self, config: &Path) -> PathBuf {
+        let config = format!("configFile={}", config.display());
+        self.chart_identity("gardener-scheduler", &["--set-file", &config], None)
+    }
+
+    /// A kubeconfig for a ServiceAccount `name` in `garden` bound to the roles the chart renders
+    /// with `helm_args` (release `name`): every ServiceAccount, ClusterRole(Binding) and
+    /// Role(Binding) of the render is applied, nothing else. `subject`: the account is not one
+    /// the chart creates, so it is created here and the args bind the chart's roles to it (the
+    /// what-if reader's and plan applier's `subjects`).
+    pub fn chart_identity(&self, name: &str, helm_args: &[&str], subject: Option<&str>) -> PathBuf {
+        let tools = tools_bin();
+        let render = Command::new(tools.join("helm"))
+            .args(["template", name])
+            .arg(repo().join("charts/gardener-scheduler"))
+            .args(["--namespace", "garden"])
+            .args(helm_args)
+            .output()
+            .expect("running helm");
+        assert!(
+            render.status.success(),
+            "helm template {name} {helm_args:?}: {}",
+            String::from_utf8_lossy(&render.stderr)
+        );
+        let mut rbac = Vec::new();
+        let mut account = subject.map(str::to_string);
+        for doc in serde_yaml_ng::Deserializer::from_slice(&render.stdout) {
+            let v: Value = match serde::Deserialize::deserialize(doc) {
+                Ok(Value::Null) => continue,
+                Ok(v) => v,
+                Err(e) => panic!("helm template {name}: {e}"),
+            };
+            let kind = v["kind"].as_str().unwrap_or_default();
+            if kind == "ServiceAccount" && account.is_none() {
+                account = v["metadata"]["name"].as_str().map(str::to_string);
+            }
+            if matches!(
+                kind,
+                "ServiceAccount" | "ClusterRole" | "ClusterRoleBinding" | "Role" | "RoleBinding"
+            ) {
+                rbac.push(v);
+            }
+        }
+        let account = account.unwrap_or_else(|| panic!("helm template {name}: no ServiceAccount"));
+        if subject.is_some() {
+            rbac.push(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                             "metadata": {"name": account, "namespace": "garden"}}));
+        }
+        let file = self.state.join(format!("rbac-{name}.json"));
+        std::fs::write(
+            &file,
+            serde_json::to_vec(&json!({"apiVersion": "v1", "kind": "List", "items": rbac})).unwrap(),
+        )
+        .unwrap();
+        self.kubectl(&[
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "-f",
+            &file.display().to_string(),
+        ]);
+        let token = self.kubectl(&["create", "token", &account, "-n", "garden", "--duration", "48h"]);
+        let kubeconfig = self.state.join(format!("kubeconfig-{name}"));
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: garden\n  cluster: {{server: \"{}\", certificate-authority: \"{}\"}}\nusers:\n- name: {account}\n  user: {{token: {}}}\ncontexts:\n- name: garden\n  context: {{cluster: garden, user: {account}}}\ncurrent-context: garden\n",
+                self.url(),
+                self.ca_file().display(),
+                token.trim()
+            ),
+        )
+        .unwrap();
+        kubeconfig
+    }
+
+    /// Runs kubectl as the administrator; fails the test when it fails. Returns its stdout.
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        let out = Command::new(tools_bin().join("kubectl"))
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .output()
+            .expect("running kubectl");
+        assert!(
+            out.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
     }
 
     /// etcd's client port (start.sh records its URL in the state dir).
@@ -176,14 +394,15 @@ impl ApiServer {
     }
 
     fn apiserver_pid(&self) -> u32 {
-        std::fs::read_to_string(self.state.join("apiserver.pid"))
+        std::fs::read_to_string(self.state.join("kube-apiserver.pid"))
             .unwrap()
             .trim()
             .parse()
             .unwrap()
     }
 
-    /// Kills the API server process (etcd keeps running).
+    /// Kills kube-apiserver, the server every client talks to (etcd and gardener-apiserver
+    /// keep running).
     pub fn kill_apiserver(&self) -> Vec<String> {
         let pid = self.apiserver_pid();
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
@@ -214,15 +433,15 @@ impl ApiServer {
     pub fn relaunch_apiserver(&self, args: &[String]) {
         let log = std::fs::OpenOptions::new()
             .append(true)
-            .open(self.state.join("apiserver.log"))
+            .open(self.state.join("kube-apiserver.log"))
             .unwrap();
         let child = Command::new(&args[0])
             .args(&args[1..])
             .stdout(log.try_clone().unwrap())
             .stderr(log)
             .spawn()
-            .expect("relaunching crd-apiserver");
-        std::fs::write(self.state.join("apiserver.pid"), child.id().to_string()).unwrap();
+            .expect("relaunching kube-apiserver");
+        std::fs::write(self.state.join("kube-apiserver.pid"), child.id().to_string()).unwrap();
         // detach: stop.sh stops it by pid
         std::mem::forget(child);
     }
@@ -230,7 +449,7 @@ impl ApiServer {
 
 impl Drop for ApiServer {
     fn drop(&mut self) {
-        let _ = Command::new(repo().join("tests/apiserver/stop.sh"))
+        let _ = Command::new(repo().join("tests/garden/stop.sh"))
             .arg(&self.state)
             .status();
         if std::thread::panicking() {
@@ -361,7 +580,9 @@ schedulers:
         }
         let cfg_path = api.state.join(format!("scheduler-{name}.yaml"));
         std::fs::write(&cfg_path, config).unwrap();
-        let kubeconfig = opts.kubeconfig.unwrap_or_else(|| api.kubeconfig.clone());
+        let kubeconfig = opts
+            .kubeconfig
+            .unwrap_or_else(|| api.scheduler_kubeconfig(&cfg_path));
         let env: Vec<(&str, String)> = opts
             .hostname
             .map(|h| ("HOSTNAME", h.to_string()))
@@ -408,7 +629,7 @@ schedulers:
             api,
             name,
             cfg_path,
-            &api.kubeconfig,
+            &api.scheduler_kubeconfig(cfg_path),
             (health_port, metrics_port),
             Some(DEFAULT_RUST_LOG),
             &env,
@@ -428,7 +649,7 @@ schedulers:
             api,
             name,
             cfg_path,
-            &api.kubeconfig,
+            &api.scheduler_kubeconfig(cfg_path),
             (health_port, metrics_port),
             Some(DEFAULT_RUST_LOG),
             &[],
@@ -742,7 +963,22 @@ pub async fn create(api: &Api<DynamicObject>, value: Value) -> DynamicObject {
     }
 }
 
-/// Namespaces `garden` and `garden-<project>`, the Project and the CloudProfile `local`.
+/// The CloudProfile `local`, as an operator writes one: a Kubernetes version, a machine image
+/// and type, region `local-1` with three zones, for seeds of provider `local`.
+pub fn cloud_profile_manifest() -> Value {
+    json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
+           "metadata": {"name": "local"},
+           "spec": {"type": "local",
+                    "kubernetes": {"versions": [{"version": "1.33.2"}]},
+                    "machineImages": [{"name": "local", "versions": [
+                        {"version": "1.0.0", "cri": [{"name": "containerd"}]}]}],
+                    "machineTypes": [{"name": "local", "cpu": "2", "gpu": "0", "memory": "8Gi"}],
+                    "regions": [{"name": "local-1", "zones": [{"name": "0"}, {"name": "1"}, {"name": "2"}]}],
+                    "seedSelector": {"providerTypes": ["local"]}}})
+}
+
+/// Namespaces `garden` and `garden-<project>`, the Project, its infrastructure credentials
+/// (a Secret and the CredentialsBinding `local` that shoots name) and the CloudProfile `local`.
 pub async fn base_landscape(client: &Client, project: &str) {
     for name in ["garden".to_string(), format!("garden-{project}")] {
         ensure_namespace(client, &name).await;
@@ -753,14 +989,62 @@ pub async fn base_landscape(client: &Client, project: &str) {
                "metadata": {"name": project}, "spec": {"namespace": format!("garden-{project}")}}),
     )
     .await;
+    project_credentials(client, &format!("garden-{project}")).await;
+    create(&raw::<CloudProfile>(client), cloud_profile_manifest()).await;
+}
+
+/// The Secret `local-credentials` and the CredentialsBinding `local` in `namespace`.
+pub async fn project_credentials(client: &Client, namespace: &str) {
+    let secrets: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &ApiResource::erase::<k8s_openapi::api::core::v1::Secret>(&()),
+    );
     create(
-        &raw::<CloudProfile>(client),
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
-               "metadata": {"name": "local"},
-               "spec": {"type": "local", "regions": [{"name": "local-1"}],
-                        "seedSelector": {"providerTypes": ["local"]}}}),
+        &secrets,
+        json!({"apiVersion": "v1", "kind": "Secret",
+               "metadata": {"name": "local-credentials", "namespace": namespace},
+               "stringData": {"token": "local"}}),
     )
     .await;
+    let bindings: Api<DynamicObject> = Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &ApiResource {
+            group: "security.gardener.cloud".into(),
+            version: "v1alpha1".into(),
+            api_version: "security.gardener.cloud/v1alpha1".into(),
+            kind: "CredentialsBinding".into(),
+            plural: "credentialsbindings".into(),
+        },
+    );
+    create(
+        &bindings,
+        json!({"apiVersion": "security.gardener.cloud/v1alpha1", "kind": "CredentialsBinding",
+               "metadata": {"name": "local", "namespace": namespace},
+               "provider": {"type": "local"},
+               "credentialsRef": {"apiVersion": "v1", "kind": "Secret",
+                                  "name": "local-credentials", "namespace": namespace}}),
+    )
+    .await;
+}
+
+/// The parts of a seed's spec every seed has, as gardener-apiserver requires them: ingress and
+/// DNS, networks. `provider` and the rest come from the caller.
+pub fn seed_manifest(name: &str, spec: Value) -> Value {
+    let mut full = json!({
+        "ingress": {"domain": format!("ingress.{name}.seed.example.com"), "controller": {"kind": "nginx"}},
+        "dns": {"provider": {"type": "local", "credentialsRef": {"apiVersion": "v1", "kind": "Secret", "name": "seed-dns", "namespace": "garden"}},
+                "internal": {"type": "local", "domain": format!("internal.{name}.seed.example.com"),
+                             "credentialsRef": {"apiVersion": "v1", "kind": "Secret", "name": "seed-dns", "namespace": "garden"}}},
+        "networks": {"nodes": "172.18.0.0/16", "pods": "10.1.0.0/16", "services": "10.2.0.0/16",
+                     "shootDefaults": {"pods": "100.96.0.0/11", "services": "100.64.0.0/13"}},
+        "settings": {"scheduling": {"visible": true}}});
+    for (k, v) in spec.as_object().cloned().unwrap_or_default() {
+        full[k] = v;
+    }
+    json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
+           "metadata": {"name": name}, "spec": full})
 }
 
 /// A ready seed of provider `local` in region `local-1` with room for `shoots` shoots. Status is
@@ -770,12 +1054,11 @@ pub async fn create_seed(client: &Client, name: &str, shoots: u32, taints: &[&st
     let taints: Vec<Value> = taints.iter().map(|k| json!({"key": k})).collect();
     create(
         &api,
-        json!({"apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
-               "metadata": {"name": name},
-               "spec": {"provider": {"type": "local", "region": "local-1", "zones": ["0", "1", "2"]},
-                        "networks": {"nodes": "172.18.0.0/16", "pods": "10.1.0.0/16", "services": "10.2.0.0/16"},
-                        "taints": taints,
-                        "settings": {"scheduling": {"visible": true}}}}),
+        seed_manifest(
+            name,
+            json!({"provider": {"type": "local", "region": "local-1", "zones": ["0", "1", "2"]},
+                   "taints": taints}),
+        ),
     )
     .await;
     set_seed_status(client, name, shoots).await;
@@ -813,9 +1096,11 @@ pub fn shoot_manifest(project: &str, name: &str) -> Value {
            "spec": {"cloudProfile": {"kind": "CloudProfile", "name": "local"},
                     "region": "local-1", "purpose": "evaluation",
                     "kubernetes": {"version": "1.33.2"},
+                    "credentialsBindingName": "local",
                     "networking": {"type": "calico", "nodes": "10.10.0.0/16"},
                     "provider": {"type": "local", "workers": [
-                        {"name": "worker-1", "machine": {"type": "local"}, "minimum": 1, "maximum": 2, "zones": ["0"]}]}}})
+                        {"name": "worker-1", "machine": {"type": "local", "image": {"name": "local"}},
+                         "minimum": 1, "maximum": 2, "zones": ["0"]}]}}})
 }
 
 pub async fn create_shoot(client: &Client, project: &str, name: &str) {

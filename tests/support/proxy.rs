@@ -1,6 +1,7 @@
 //! An admission-like refusal in front of the test API server: a plain-HTTP proxy that forwards
 //! every request to the API server, except binding PUTs of shoots carrying a label, which it
-//! answers 422 Invalid as an admission webhook would, recording when each came in.
+//! answers 422 Invalid as an admission webhook would, recording when each came in. Requests go on
+//! with their sender's token: the kubeconfig it writes carries the chart's scheduler identity.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -37,7 +38,7 @@ impl RefusingProxy {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let forward = Forward {
-            client: api.client().await,
+            client: api.passthrough_client().await,
             refused: Arc::default(),
             binds: Arc::default(),
         };
@@ -50,7 +51,8 @@ impl RefusingProxy {
         std::fs::write(
             &kubeconfig,
             format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: proxy\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: e2e\n  user: {{token: e2e-any-token}}\ncontexts:\n- name: proxy\n  context: {{cluster: proxy, user: e2e}}\ncurrent-context: proxy\n"
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: proxy\n  cluster: {{server: \"http://127.0.0.1:{port}\"}}\nusers:\n- name: e2e\n  user: {{token: {}}}\ncontexts:\n- name: proxy\n  context: {{cluster: proxy, user: e2e}}\ncurrent-context: proxy\n",
+                super::token_of(api.scheduler_identity())
             ),
         )
         .unwrap();
@@ -79,13 +81,7 @@ impl Drop for RefusingProxy {
     }
 }
 
-const HOP_BY_HOP: [&str; 5] = [
-    "connection",
-    "transfer-encoding",
-    "keep-alive",
-    "host",
-    "authorization",
-];
+const HOP_BY_HOP: [&str; 4] = ["connection", "transfer-encoding", "keep-alive", "host"];
 
 async fn handle(State(fw): State<Forward>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
@@ -121,9 +117,10 @@ async fn handle(State(fw): State<Forward>, req: Request) -> Response {
     forward(&fw.client, parts, bytes).await
 }
 
-/// Sends a request received by a test proxy on to the API server through `client`, and its
-/// answer (streamed: watches stay watches) back; hop-by-hop headers and the caller's
-/// credentials are not passed on. 502 when the API server cannot be reached.
+/// Sends a request received by a test proxy on to the API server through `client` (one without
+/// credentials of its own, [`super::ApiServer::passthrough_client`]), with the caller's token,
+/// and its answer (streamed: watches stay watches) back; hop-by-hop headers are not passed on.
+/// 502 when the API server cannot be reached.
 pub async fn forward(
     client: &Client,
     parts: http::request::Parts,

@@ -262,6 +262,48 @@ fn forbidden(verb: &str, resource: &str) -> Response<Body> {
     json_response(403, &status)
 }
 
+/// What gardener-apiserver answers when its admission refuses the binding (ShootValidator: the
+/// seed gives the shoot no networks): a 403 that is about the shoot, not the scheduler's rights.
+fn refused_by_admission() -> Response<Body> {
+    let message = "shoots.core.gardener.cloud \"s1\" is forbidden: [spec.networking.pods: Required value: pods is required, spec.networking.services: Required value: services is required]";
+    let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                        "message": message, "reason": "Forbidden", "code": 403});
+    json_response(403, &status)
+}
+
+#[tokio::test]
+async fn a_bind_forbidden_by_admission_is_the_shoots_refusal_not_a_missing_permission() {
+    let (logs, _guard) = Logs::capture();
+    let (client, mut api) = mock_api();
+    let shared = controller_from(
+        client,
+        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false, retrySyncPeriod: 7s}}\n",
+    );
+    let attempt = spawn_attempt(&shared);
+    api.returns_shoot("5", None).await;
+    let write = api.next().await;
+    assert_eq!(write.method, "PUT");
+    write.respond.send_response(refused_by_admission());
+    let (event, _) = api.accepts_failure_report().await;
+    assert_eq!(event["reason"], "SchedulingFailed");
+    let note = event["note"].as_str().unwrap();
+    assert!(
+        note.contains("spec.networking.pods: Required value"),
+        "the server's reason: {event}"
+    );
+    assert!(!note.contains("needs permission"), "{event}");
+    assert_eq!(attempt.await.unwrap(), Attempt::Error);
+    api.is_quiet().await;
+    assert!(shared.lock().pending("garden-a/s1").is_some());
+    assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
+    assert_eq!(shared.queue().len(), 1, "retried later");
+    assert!(
+        !logs.text().contains("needs permission"),
+        "{}",
+        logs.text()
+    );
+}
+
 #[tokio::test]
 async fn a_forbidden_bind_names_the_missing_permission_and_the_shoot_stays_pending() {
     let cases = [
