@@ -13,10 +13,13 @@ DEV_STATE ?= $(CURDIR)/.dev/apiserver
 # Length of `make soak` in minutes, and changes per second during it.
 SOAK_MINUTES ?= 10
 SOAK_RATE ?= 5
+# Landscapes `make reference` generates, and the generator seed of the first.
+N ?= 100000
+SEED ?= 0
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test diagrams link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions lint lint-chart image image-check docker-image crds clean
+.PHONY: help build test diagrams link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions reference lint lint-chart image image-check docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -66,6 +69,10 @@ dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds w
 	kubectl apply -f example/dev/cloudprofile.yaml -f example/dev/project.yaml -f example/dev/seeds.yaml
 	kubectl apply --server-side --subresource=status -f example/dev/seeds.yaml
 	kubectl apply -f example/dev/shoots.yaml
+
+reference: ## Decide N (100000) generated landscapes from generator seed SEED (0) with upstream's own DetermineSeed and with both modes here; print the summary table, fail on any difference no documented rule explains.
+	tests/reference/ensure.sh >/dev/null
+	REFERENCE_LANDSCAPES=$(N) REFERENCE_SEED=$(SEED) $(CARGO) test --locked --release --test reference -- --nocapture generated_landscapes
 
 bench: ## Benchmarks, placement quality and the process at landscape scale; report in target/bench-report.md (BENCH_QUICK=1: small run in minutes).
 	$(CARGO) bench --locked --bench scheduler
