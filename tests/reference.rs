@@ -437,10 +437,15 @@ struct Tally {
     failures: Vec<(u64, Vec<Difference>)>,
 }
 
-fn run_one(seed: u64, reference: &mut Reference, tally: &mut Tally) {
-    let generated = generate::generate(seed);
-    let profile = profile(generated.strategy);
-    let ours = run_ours(&generated.objects, &profile);
+/// Decides a landscape both ways; returns our run, upstream's answer and the differences no
+/// rule explains (those a rule explains are counted in `explained`).
+fn check(
+    strategy: &str,
+    objects: &[Value],
+    reference: &mut Reference,
+    explained: &mut BTreeMap<&'static str, u64>,
+) -> (OurRun, Answer, Vec<Difference>) {
+    let ours = run_ours(objects, &profile(strategy));
     let order = ours
         .decisions
         .iter()
@@ -453,11 +458,60 @@ fn run_one(seed: u64, reference: &mut Reference, tally: &mut Tally) {
         })
         .collect();
     let answer = reference.ask(&Request {
-        strategy: generated.strategy,
-        objects: &generated.objects,
+        strategy,
+        objects,
         order,
     });
-    let diffs = compare(&generated.objects, &ours, &answer, &mut tally.explained);
+    let diffs = compare(objects, &ours, &answer, explained);
+    (ours, answer, diffs)
+}
+
+/// The landscape of generator seed `seed` with every object left out whose absence keeps a
+/// difference of the same cause: a minimal case to read, and to keep under `tests/upstream/`.
+fn shrink(seed: u64, reference: &mut Reference) -> String {
+    let generated = generate::generate(seed);
+    let mut ignored = BTreeMap::new();
+    let (_, _, first) = check(
+        generated.strategy,
+        &generated.objects,
+        reference,
+        &mut ignored,
+    );
+    let Some(cause) = first.first().map(|d| d.cause) else {
+        return String::new();
+    };
+    let mut objects = generated.objects;
+    let mut i = objects.len();
+    while i > 0 {
+        i -= 1;
+        let mut fewer = objects.clone();
+        fewer.remove(i);
+        let (_, _, diffs) = check(generated.strategy, &fewer, reference, &mut ignored);
+        if diffs.iter().any(|d| d.cause == cause) {
+            objects = fewer;
+        }
+    }
+    // a case of tests/upstream/ without its `expect`, which says what the product should do
+    let case = serde_json::json!({
+        "upstream": {
+            "file": "pkg/scheduler/controller/shoot/reconciler.go",
+            "test": format!("DetermineSeed on generator seed {seed} (tests/reference)"),
+        },
+        "note": format!("generator seed {seed} of tests/reference/generate.rs, shrunk: {cause}"),
+        "strategy": generated.strategy,
+        "objects": objects,
+    });
+    serde_yaml_ng::to_string(&case).expect("yaml")
+}
+
+fn run_one(seed: u64, reference: &mut Reference, tally: &mut Tally) {
+    let generated = generate::generate(seed);
+    let (ours, answer, diffs) = check(
+        generated.strategy,
+        &generated.objects,
+        reference,
+        &mut tally.explained,
+    );
     tally.landscapes += 1;
     for ((_, explain, _), up) in ours.decisions.iter().zip(&answer.decisions) {
         tally.decisions += 1;
@@ -579,6 +633,19 @@ fn generated_landscapes_decide_as_upstreams_own_code_in_both_modes() {
     println!("{report}");
     let mut failures = t.failures;
     failures.sort_by_key(|f| f.0);
+    // the first landscape with a difference, shrunk, for a case under tests/upstream/
+    let mut shrunk = String::new();
+    if let Some((seed, _)) = failures.first() {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("reference");
+        std::fs::create_dir_all(&dir).expect("a directory for shrunk landscapes");
+        let path = dir.join(format!("seed-{seed}.yaml"));
+        let text = shrink(*seed, &mut Reference::start(&program));
+        std::fs::write(&path, text).expect("the shrunk landscape is written");
+        shrunk = format!(
+            "\nshrunk landscape of generator seed {seed}: {}",
+            path.display()
+        );
+    }
     let listed: Vec<String> = failures
         .iter()
         .map(|(seed, diffs)| {
@@ -591,7 +658,7 @@ fn generated_landscapes_decide_as_upstreams_own_code_in_both_modes() {
         .collect();
     assert!(
         listed.is_empty(),
-        "differences from upstream (first landscapes; REFERENCE_SEED=<seed> REFERENCE_LANDSCAPES=1 repeats one):\n{}",
+        "differences from upstream (first landscapes; REFERENCE_SEED=<seed> REFERENCE_LANDSCAPES=1 repeats one):\n{}{shrunk}",
         listed.join("\n")
     );
     assert_eq!(t.landscapes, n);
