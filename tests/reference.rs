@@ -19,6 +19,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -579,9 +580,11 @@ fn generated_landscapes_decide_as_upstreams_own_code_in_both_modes() {
         .map_or(2, |n| n.get())
         .min(4) as u64;
     let total = Mutex::new(Tally::default());
+    let done = AtomicU64::new(0);
     std::thread::scope(|scope| {
         for w in 0..workers {
             let total = &total;
+            let done = &done;
             let program = &program;
             scope.spawn(move || {
                 let mut reference = Reference::start(program);
@@ -590,6 +593,13 @@ fn generated_landscapes_decide_as_upstreams_own_code_in_both_modes() {
                 while seed < first + n {
                     run_one(seed, &mut reference, &mut tally);
                     seed += workers;
+                    let done = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if done.is_multiple_of(10_000) {
+                        eprintln!(
+                            "{done}/{n} landscapes in {:.0} s",
+                            started.elapsed().as_secs_f64()
+                        );
+                    }
                 }
                 let mut t = total.lock().unwrap();
                 t.landscapes += tally.landscapes;
