@@ -28,9 +28,7 @@ type Keyed<'a> = (i64, &'a SeedGroup);
 /// row does not parse: that error is the full pipeline's to report.
 fn lists<'a>(cx: &ShootContext, snap: &'a Snapshot) -> Option<Vec<Vec<Keyed<'a>>>> {
     let mut lists = Vec::with_capacity(2);
-    if let Some(rc) = snap.region_config_for(&cx.cloud_profile.region_config_name)
-        && let Some(row) = rc.distances_from(&cx.region)
-    {
+    if let Some((_, row)) = snap.region_row_for(&cx.cloud_profile.region_config_name, &cx.region) {
         let row = row.ok()?;
         lists.push(
             snap.seed_groups()
