@@ -264,6 +264,34 @@ fn shoot_namespace(key: &str) -> &str {
     key.split_once('/').map_or("", |(ns, _)| ns)
 }
 
+/// The object of `kind` and `namespace/name` (or `/name`) among the objects.
+fn object<'a>(objects: &'a [Value], kind: &str, key: &str) -> Option<&'a Value> {
+    let (ns, name) = key.split_once('/').unwrap_or(("", key));
+    objects.iter().find(|o| {
+        o["kind"] == kind
+            && o["metadata"]["name"].as_str() == Some(name)
+            && o["metadata"]["namespace"].as_str().unwrap_or("") == ns
+    })
+}
+
+/// The kind and name of the CloudProfile a shoot names.
+fn profile_of(shoot: &Value) -> (String, String) {
+    let r = &shoot["spec"]["cloudProfile"];
+    match r["name"].as_str() {
+        Some(name) => (
+            r["kind"].as_str().unwrap_or("CloudProfile").to_string(),
+            name.to_string(),
+        ),
+        None => (
+            "CloudProfile".to_string(),
+            shoot["spec"]["cloudProfileName"]
+                .as_str()
+                .unwrap_or("")
+                .to_string(),
+        ),
+    }
+}
+
 const RULES: &[Rule] = &[
     Rule {
         name: "a namespace no Project claims",
@@ -289,6 +317,39 @@ const RULES: &[Rule] = &[
                         && d.is_object()
                         && (d["pods"].is_null() != d["services"].is_null())
                 })
+        },
+    },
+    Rule {
+        name: "a NamespacedCloudProfile without a computed spec",
+        row: "A NamespacedCloudProfile whose `status.cloudProfileSpec` is not filled yet",
+        applies: |objects, diff, _| {
+            let Some(shoot) = object(objects, "Shoot", &diff.shoot) else {
+                return false;
+            };
+            let (kind, name) = profile_of(shoot);
+            let ns = shoot_namespace(&diff.shoot);
+            kind == "NamespacedCloudProfile"
+                && object(objects, &kind, &format!("{ns}/{name}"))
+                    .is_some_and(|ncp| ncp["status"]["cloudProfileSpec"].is_null())
+        },
+    },
+    Rule {
+        name: "several region ConfigMaps for one CloudProfile",
+        row: "Several region ConfigMaps list one CloudProfile",
+        applies: |objects, diff, _| {
+            let Some(shoot) = object(objects, "Shoot", &diff.shoot) else {
+                return false;
+            };
+            let (_, name) = profile_of(shoot);
+            let listing = objects.iter().filter(|o| {
+                o["kind"] == "ConfigMap"
+                    && o["metadata"]["labels"]["scheduling.gardener.cloud/purpose"]
+                        == "region-config"
+                    && o["metadata"]["annotations"]["scheduling.gardener.cloud/cloudprofiles"]
+                        .as_str()
+                        .is_some_and(|l| l.split(',').any(|p| p.trim() == name))
+            });
+            listing.count() > 1
         },
     },
 ];

@@ -24,6 +24,7 @@ const REGIONS: &[&str] = &[
     "eu-central-1",
     "us-east-1",
     "ap-south-1",
+    "EU-WEST-1",
     "Europe West/1",
 ];
 const ZONES: &[&str] = &["z1", "z2", "z3", "z4"];
@@ -45,6 +46,7 @@ const DOMAINS: &[&str] = &["a.example.com", "b.example.com"];
 /// `status.allocatable.shoots` in the forms apimachinery accepts.
 const QUANTITIES: &[&str] = &[
     "0", "1", "2", "3", "5", "1e1", "1500m", "0.5", "2k", "1Ki", "+2", "3.0", "2e0", "1E1", "100m",
+    "-1", "9Ei",
 ];
 const SEED_PODS: &[&str] = &[
     "100.96.0.0/11",
@@ -360,7 +362,11 @@ fn shoot(
         ));
     }
     if chance(rng, 0.12) {
-        spec["seedSelector"] = label_selector(rng);
+        let mut sel = label_selector(rng);
+        if chance(rng, 0.3) {
+            sel["providerTypes"] = json!(some(rng, PROVIDERS, 2));
+        }
+        spec["seedSelector"] = sel;
     }
     let tolerations: Vec<Value> = some(rng, TAINT_KEYS, 2)
         .into_iter()
@@ -487,6 +493,11 @@ pub fn generate(seed: u64) -> Generated {
                 "spec": {"parent": {"kind": "CloudProfile", "name": name}},
                 "status": {"cloudProfileSpec": status},
             }));
+            // a NamespacedCloudProfile whose spec is not computed yet
+            if chance(rng, 0.05) {
+                let last = objects.last_mut().expect("just pushed");
+                last.as_object_mut().expect("an object").remove("status");
+            }
         }
         objects.push(json!({
             "apiVersion": "core.gardener.cloud/v1beta1", "kind": "CloudProfile",
@@ -495,24 +506,29 @@ pub fn generate(seed: u64) -> Generated {
         profiles.push((name, provider, namespaced));
     }
     if strategy == "MinimalDistance" && chance(rng, 0.8) {
-        let mut names: Vec<String> = profiles.iter().map(|p| p.0.clone()).collect();
-        names.extend(profiles.iter().filter_map(|p| p.2.clone()));
-        let listed: Vec<String> = names.into_iter().filter(|_| chance(rng, 0.8)).collect();
-        let mut data = Map::new();
-        for r in &regions {
-            if chance(rng, 0.8) {
-                data.insert((*r).into(), json!(region_row(rng, &regions)));
+        // a second ConfigMap for some of the same profiles, sometimes
+        let count = if chance(rng, 0.1) { 2 } else { 1 };
+        for c in 0..count {
+            let mut names: Vec<String> = profiles.iter().map(|p| p.0.clone()).collect();
+            names.extend(profiles.iter().filter_map(|p| p.2.clone()));
+            let listed: Vec<String> = names.into_iter().filter(|_| chance(rng, 0.8)).collect();
+            let mut data = Map::new();
+            for r in &regions {
+                if chance(rng, 0.8) {
+                    data.insert((*r).into(), json!(region_row(rng, &regions)));
+                }
             }
+            let name = ["region-config", "region-config-b"][c];
+            objects.push(json!({
+                "apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {
+                    "name": name, "namespace": "garden",
+                    "labels": {"scheduling.gardener.cloud/purpose": "region-config"},
+                    "annotations": {"scheduling.gardener.cloud/cloudprofiles": listed.join(", ")},
+                },
+                "data": data,
+            }));
         }
-        objects.push(json!({
-            "apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {
-                "name": "region-config", "namespace": "garden",
-                "labels": {"scheduling.gardener.cloud/purpose": "region-config"},
-                "annotations": {"scheduling.gardener.cloud/cloudprofiles": listed.join(", ")},
-            },
-            "data": data,
-        }));
     }
     let seed_names: Vec<String> = (0..rng.gen_range(1..=8))
         .map(|i| format!("seed-{i}"))
