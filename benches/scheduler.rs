@@ -87,7 +87,7 @@ struct Mode {
 
 /// The sections a run without `BENCH_SECTIONS` measures.
 const ALL_SECTIONS: &[&str] = &[
-    "latency", "memory", "quality", "e2e", "record", "carbon", "scale",
+    "latency", "memory", "quality", "e2e", "record", "carbon", "scale", "inputs",
 ];
 
 impl Mode {
@@ -1704,6 +1704,85 @@ fn record_section(mode: &Mode, report: &mut Report) {
     report.push_block("record", "The decision record's cost to binds", body);
 }
 
+/// The median thread CPU time of `runs` calls of `f`.
+fn median_cpu(runs: usize, mut f: impl FnMut()) -> Duration {
+    let mut cpu: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = thread_cpu();
+            f();
+            thread_cpu() - t
+        })
+        .collect();
+    cpu.sort();
+    cpu[runs / 2]
+}
+
+/// What the largest shoot the API server takes costs the process: 256 KiB of annotations, all
+/// of them scheduling gates, parsed alone and applied to the cache as a watch delivers it.
+fn inputs_section(report: &mut Report) {
+    use gardener_scheduler::api::{ANNOTATION_GATES, Gates};
+    use gardener_scheduler::controller::Cache;
+    const RUNS: usize = 21;
+    progress("inputs: the largest object");
+    let mut gates = String::new();
+    let mut i = 0;
+    while gates.len() + 8 < 256 * 1024 {
+        if i > 0 {
+            gates.push(',');
+        }
+        let _ = write!(gates, "g{i}");
+        i += 1;
+    }
+    let mut shoot: Shoot = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "gated", "namespace": "garden-a", "resourceVersion": "1",
+                     "annotations": {ANNOTATION_GATES: gates}},
+        "spec": {"cloudProfileName": "aws", "region": "eu-west-1", "provider": {"type": "aws"}}
+    }))
+    .expect("shoot");
+    let raw = serde_json::to_value(&shoot).expect("json");
+    let parse = median_cpu(RUNS, || {
+        black_box(Gates::parse(black_box(&gates)));
+    });
+    let mut cache = Cache::new(vec!["default-scheduler".into()]);
+    let mut version = 1u64;
+    let apply = median_cpu(RUNS, || {
+        version += 1;
+        shoot.metadata.resource_version = Some(version.to_string());
+        black_box(cache.apply_raw_shoot(&shoot, &raw));
+    });
+    let rows = vec![
+        ["step", "input", "median CPU (one thread)"]
+            .map(String::from)
+            .to_vec(),
+        vec![
+            "gates parsed (`Gates::parse`)".into(),
+            format!(
+                "{} gates, {}",
+                fmt_count(i as u64),
+                fmt_bytes(gates.len() as f64)
+            ),
+            fmt_duration(parse),
+        ],
+        vec![
+            "a new version applied to the cache (JSON kept, gates parsed, change checked)".into(),
+            format!(
+                "the same shoot, {} of JSON",
+                fmt_bytes(raw.to_string().len() as f64)
+            ),
+            fmt_duration(apply),
+        ],
+    ];
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "A pending shoot with 256 KiB of annotations, the most the API server takes, all of them \
+         scheduling gates. Each step run {RUNS} times; the median thread CPU time. The watch does \
+         this work before it takes the cache's lock; under the lock it only stores the result.\n"
+    );
+    body.push_str(&report::table(&rows));
+    report.push_block("inputs", "The largest object", body);
+}
+
 fn carbon_section(report: &mut Report) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let inputs = carbon::inputs(root);
@@ -2167,6 +2246,9 @@ fn main() {
     }
     if mode.runs("scale") {
         scale_section(&mode, &mut report);
+    }
+    if mode.runs("inputs") {
+        inputs_section(&mut report);
     }
     let commit = command_output("git", &["rev-parse", "--short", "HEAD"]);
     let rustc = command_output("rustc", &["--version"]);

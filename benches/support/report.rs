@@ -21,6 +21,7 @@ pub const DOC_BLOCKS: &[(&str, &str)] = &[
     ("instructions", "make bench-instructions"),
     ("plan", "cargo bench --bench plan"),
     ("scale", "make bench"),
+    ("inputs", "make bench"),
 ];
 
 pub struct Section {

@@ -8,6 +8,9 @@ use super::ObjectMeta;
 /// On a Shoot: the gates that hold its placement, comma-separated (`quota-approval,change-freeze`).
 pub const ANNOTATION_GATES: &str = "scheduling.gardener.cloud/gates";
 
+/// The gates a reason names; the others are counted (an event's note or a log line stays short).
+const LISTED: usize = 10;
+
 /// What a shoot's gates annotation says.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Gates {
@@ -33,16 +36,18 @@ impl Gates {
     }
 
     /// Parses an annotation value: gate names separated by commas, spaces around them ignored;
-    /// an empty (or blank) value lists none.
+    /// an empty (or blank) value lists none. Linear in the value's length: a 256 KiB annotation
+    /// (the most the API server takes) lists some 38,000 gates.
     pub fn parse(value: &str) -> Gates {
         if value.trim().is_empty() {
             return Gates::Open;
         }
         let mut gates: Vec<String> = Vec::new();
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
         for (i, item) in value.split(',').map(str::trim).enumerate() {
             let problem = if item.is_empty() {
                 Some("is empty".to_string())
-            } else if gates.iter().any(|g| g == item) {
+            } else if !seen.insert(item) {
                 Some(format!("repeats gate {item:?}"))
             } else {
                 crate::names::qualified_name(item).err()
@@ -67,6 +72,11 @@ impl Gates {
     pub fn reason(&self) -> Option<String> {
         match self {
             Gates::Open => None,
+            Gates::Closed(gates) if gates.len() > LISTED => Some(format!(
+                "waiting for scheduling gate(s) {} and {} more",
+                gates[..LISTED].join(", "),
+                gates.len() - LISTED
+            )),
             Gates::Closed(gates) => Some(format!(
                 "waiting for scheduling gate(s) {}",
                 gates.join(", ")
@@ -137,6 +147,66 @@ mod tests {
             assert!(g.hold());
             assert!(g.reason().unwrap().contains("fix or remove it"));
         }
+    }
+
+    /// The most gates an annotation holds: 256 KiB of annotations, the API server's limit.
+    fn largest_annotation() -> String {
+        let mut value = String::new();
+        let mut i = 0;
+        while value.len() + 16 < 256 * 1024 {
+            if i > 0 {
+                value.push(',');
+            }
+            value.push_str(&format!("g{i}"));
+            i += 1;
+        }
+        value
+    }
+
+    #[test]
+    fn the_largest_annotation_parses_every_gate_and_finds_a_repeat_at_its_end() {
+        let value = largest_annotation();
+        let listed = value.split(',').count();
+        assert!(listed > 35_000, "{listed}");
+        let Gates::Closed(gates) = Gates::parse(&value) else {
+            panic!("not closed")
+        };
+        assert_eq!(gates.len(), listed);
+        assert_eq!(
+            gates.last().map(String::as_str),
+            Some(value.rsplit(',').next().unwrap())
+        );
+        let repeated = format!("{value},g7");
+        let Gates::Malformed(problem) = Gates::parse(&repeated) else {
+            panic!("a repeat must be found")
+        };
+        assert!(
+            problem.contains(&format!("item {} repeats gate \"g7\"", listed + 1)),
+            "{problem}"
+        );
+    }
+
+    #[test]
+    fn a_reason_names_ten_gates_and_counts_the_others() {
+        let value = largest_annotation();
+        let listed = value.split(',').count();
+        let reason = Gates::parse(&value).reason().unwrap();
+        assert_eq!(
+            reason,
+            format!(
+                "waiting for scheduling gate(s) {} and {} more",
+                (0..10)
+                    .map(|i| format!("g{i}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                listed - 10
+            )
+        );
+        let ten = (0..10)
+            .map(|i| format!("g{i}"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(!Gates::parse(&ten).reason().unwrap().contains("more"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub(super) use settle::SETTLE_TRIES;
 use settle::read_to_settle;
 pub(super) use settle::{Unsettled, settled_by_seen};
 
+use super::cache::{Sent, ShootUpdate};
 use super::requeue::{Announce, Announcement, Requeue};
 use super::{
     AttemptResult, BindError, Change, REQUEST_TIMEOUT, ReconcileResult, Shared, Waiting, bind,
@@ -142,15 +143,21 @@ async fn resolve_uncertain(shared: &Shared, key: &str) -> Resolved {
     }
 }
 
+/// A shoot read from the API server, prepared for the cache before its lock is taken.
+fn read_update<'a>(shared: &Shared, shoot: &'a Shoot, raw: &serde_json::Value) -> ShootUpdate<'a> {
+    ShootUpdate::new(shoot, Some(Sent::Value(raw)), &shared.scheduler_names)
+}
+
 /// Drops the assumption of `key` and takes what a read showed: bound (by this bind or
 /// another), still pending, or gone.
 fn apply_read(shared: &Shared, key: &str, read: Option<(Shoot, serde_json::Value)>) -> Resolved {
     match read {
         Some((current, raw)) => {
             // Bound meanwhile: the read version wins. Still pending: the bind did not happen.
+            let update = read_update(shared, &current, &raw);
             shared.change(key, |cache| {
                 let dropped = cache.forget_assumption(key);
-                let read = cache.apply_read_shoot(&current, &raw);
+                let read = cache.apply_read_update(update);
                 Change {
                     enqueue: false,
                     retry_waiting: read.retry_waiting,
@@ -293,9 +300,9 @@ enum Held {
 /// the shoot is no longer pending.
 fn decide_and_assume(shared: &Shared, key: &str, now: chrono::DateTime<Utc>) -> Option<Decided> {
     let mut cache = shared.lock();
-    let shoot = cache.pending(key)?;
+    // the gates were parsed when the shoot was applied, outside the lock
+    let (shoot, gates) = cache.pending_with_gates(key)?;
     let raw = cache.pending_raw(key);
-    let gates = Gates::of(&shoot.metadata);
     if let Some(gated) = gates.reason() {
         cache.note_waiting(key, Waiting::Gated);
         // Both hold: the report says which.
@@ -303,7 +310,7 @@ fn decide_and_assume(shared: &Shared, key: &str, now: chrono::DateTime<Utc>) -> 
             Selection::Deferred { reason, .. } => format!("{gated}; also deferred: {reason}"),
             Selection::Profile { .. } => gated,
         };
-        let malformed = matches!(gates, Gates::Malformed(_));
+        let malformed = matches!(*gates, Gates::Malformed(_));
         return Some((shoot, raw, Err(Held::Gated { reason, malformed })));
     }
     let verdict = match shared.chain.select(now) {
@@ -507,9 +514,8 @@ pub(super) async fn settle_unknown(shared: &Shared, key: &str, seed: &str) -> Se
     match read_to_settle(shared, ns, name).await {
         Ok(Some((current, raw))) if current.spec.seed_name.as_deref() == Some(seed) => {
             // the watch version of a bound shoot settles the assumption
-            shared.change(key, |cache| {
-                cache.apply_read_shoot(&current, &raw).leaving_key()
-            });
+            let update = read_update(shared, &current, &raw);
+            shared.change(key, |cache| cache.apply_read_update(update).leaving_key());
             Settled::Bound
         }
         Ok(read) => {
@@ -535,9 +541,8 @@ async fn reread(shared: &Shared, key: &str) {
     let (ns, name) = key.split_once('/').unwrap_or(("", key));
     match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
         Ok(Some((current, raw))) => {
-            shared.change(key, |cache| {
-                cache.apply_read_shoot(&current, &raw).leaving_key()
-            });
+            let update = read_update(shared, &current, &raw);
+            shared.change(key, |cache| cache.apply_read_update(update).leaving_key());
         }
         Ok(None) => shared.change(key, |cache| cache.remove_shoot(key)),
         Err(e) => {

@@ -216,6 +216,7 @@ impl Controller {
             name_profiles: shoot_cfg.profiles.is_some(),
             active_profile: Mutex::default(),
             binding_mode: shoot_cfg.binding_mode,
+            scheduler_names: shoot_cfg.scheduler_names.clone(),
             retry_sync_period: shoot_cfg.retry_sync_period,
             decision_budget: shoot_cfg.decision_budget,
             decision_record: shoot_cfg.decision_record,

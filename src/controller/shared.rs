@@ -32,6 +32,8 @@ pub struct Shared {
     /// the chain entry seen by the last decision, to log when it changes
     pub(super) active_profile: Mutex<Option<String>>,
     pub(super) binding_mode: BindingMode,
+    /// the shoots this scheduler places ask for one of these (`schedulers.shoot.schedulerNames`)
+    pub(super) scheduler_names: Vec<String>,
     pub(super) retry_sync_period: Duration,
     /// how long one decision may take (`schedulers.shoot.decisionBudget`)
     pub(super) decision_budget: Duration,

@@ -16,7 +16,7 @@ use tracing::{debug, info, warn};
 
 use super::Shared;
 use super::brief::brief_watch;
-use super::cache::{Cache, Change, WatchedKind};
+use super::cache::{Cache, Change, Sent, ShootUpdate, WatchedKind};
 use super::carbon_metrics;
 use super::incoming::{Incoming, WatchedShoot};
 use super::listing::{self, ListSettings};
@@ -32,8 +32,9 @@ use crate::snapshot::GARDEN_NAMESPACE;
 struct Feed<K> {
     kind: WatchedKind,
     apply: fn(&mut Cache, &K) -> Change,
-    /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back)
-    apply_raw: Option<fn(&mut Cache, &K, &str) -> Change>,
+    /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back);
+    /// it takes the cache's lock itself, after the object is prepared
+    apply_raw: Option<fn(&Shared, &K, &str) -> Change>,
     key: fn(&K) -> String,
     /// what the object shows, for binds not yet settled (shoots)
     seen: Option<fn(&Shared, &K)>,
@@ -331,7 +332,7 @@ fn apply_item<K, I: Incoming<K>>(
                 Ok((typed, raw)) => {
                     let key = (feed.key)(&typed);
                     let change = match (feed.apply_raw, raw) {
-                        (Some(apply_raw), Some(raw)) => apply_raw(&mut shared.lock(), &typed, &raw),
+                        (Some(apply_raw), Some(raw)) => apply_raw(shared, &typed, &raw),
                         _ => (feed.apply)(&mut shared.lock(), &typed),
                     };
                     queue_affected(shared, Some(&key), change);
@@ -390,12 +391,19 @@ fn shoot_seen(shared: &Shared, shoot: &Shoot) {
     super::attempt::settled_by_seen(shared, &key, Some(shoot.spec.seed_name.as_deref()), false);
 }
 
+/// A shoot as the watch delivered it: prepared (its JSON kept, its gates parsed) before the
+/// cache's lock is taken, which the decisions and the other watches wait for.
+fn apply_watched_shoot(shared: &Shared, shoot: &Shoot, raw: &str) -> Change {
+    let update = ShootUpdate::new(shoot, Some(Sent::Text(raw)), &shared.scheduler_names);
+    shared.lock().apply_shoot_update(update)
+}
+
 /// How shoots are fed: kept as sent while pending, settling binds they show.
 fn shoot_feed() -> Feed<Shoot> {
     Feed::<Shoot> {
         kind: WatchedKind::Shoot,
         apply: Cache::apply_shoot,
-        apply_raw: Some(Cache::apply_watched_shoot),
+        apply_raw: Some(apply_watched_shoot),
         key: ns_name_of,
         seen: Some(shoot_seen),
     }

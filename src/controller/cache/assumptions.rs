@@ -67,8 +67,8 @@ impl Cache {
             return Change::default();
         };
         match self.shoots.get(key).and_then(|k| k.pending.clone()) {
-            Some(shoot) => {
-                self.snapshot.upsert_shoot(&shoot);
+            Some(p) => {
+                self.snapshot.upsert_shoot(&p.shoot);
             }
             _ => self.snapshot.remove_shoot(key),
         }

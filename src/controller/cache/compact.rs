@@ -1,10 +1,12 @@
 //! The compact forms kept in the cache: only what a decision, an event or a bind reads, and a
 //! fingerprint of it to tell relevant changes from noise (status heartbeats, managed fields).
 
-use crate::api::{ObjectMeta, Shoot};
+use std::sync::Arc;
+
+use crate::api::{Gates, ObjectMeta, Shoot, is_pending};
 
 /// A shoot's object as the API server sent it, as the caller holds it.
-pub(super) enum Sent<'a> {
+pub enum Sent<'a> {
     /// read outside the watch, managedFields already dropped
     Value(&'a serde_json::Value),
     /// as the watch delivered it
@@ -23,6 +25,50 @@ impl Sent<'_> {
                 }
                 serde_json::to_string(&v).ok()
             }
+        }
+    }
+}
+
+/// A pending shoot as the cache keeps it: the compact form, and its gates parsed once for this
+/// version (a decision and a change's check read them, never the annotation again).
+#[derive(Clone, Debug)]
+pub struct PendingShoot {
+    pub shoot: Arc<Shoot>,
+    pub gates: Arc<Gates>,
+}
+
+impl PendingShoot {
+    pub fn new(shoot: &Shoot) -> PendingShoot {
+        PendingShoot {
+            shoot: Arc::new(compact_shoot(shoot)),
+            gates: Arc::new(Gates::of(&shoot.metadata)),
+        }
+    }
+}
+
+/// A shoot as a watch or a read brought it, made ready for the cache before its lock is taken:
+/// every parse of the object (the JSON kept to bind from, the gates) happens here, once per
+/// version, so that applying it under the lock only stores what was made.
+pub struct ShootUpdate<'a> {
+    pub(super) shoot: &'a Shoot,
+    /// `Some` when the shoot waits for this scheduler
+    pub(super) pending: Option<PendingShoot>,
+    /// a pending shoot's object as sent, without managedFields
+    pub(super) kept: Option<Arc<str>>,
+}
+
+impl<'a> ShootUpdate<'a> {
+    /// Prepares `shoot` (with the object as sent, `raw`, when there is one) for a cache whose
+    /// shoots wait for `scheduler_names`.
+    pub fn new(shoot: &'a Shoot, raw: Option<Sent<'_>>, scheduler_names: &[String]) -> Self {
+        let pending = is_pending(shoot, scheduler_names);
+        ShootUpdate {
+            shoot,
+            pending: pending.then(|| PendingShoot::new(shoot)),
+            kept: raw
+                .filter(|_| pending)
+                .and_then(|r| r.kept())
+                .map(Arc::from),
         }
     }
 }
@@ -59,7 +105,7 @@ pub(super) fn compact_meta(
 }
 
 /// The compact form of a shoot kept while it is pending.
-pub fn compact_shoot(shoot: &Shoot) -> Shoot {
+pub(super) fn compact_shoot(shoot: &Shoot) -> Shoot {
     Shoot {
         metadata: compact_meta(
             &shoot.metadata,
@@ -80,7 +126,11 @@ pub(super) fn fingerprint<T: serde::Serialize>(value: &T) -> u64 {
 
 /// Does the change between two versions of a pending shoot call for a new decision? Our own
 /// `status.lastOperation` writes do not.
-pub(super) fn scheduling_relevant_change(old: &Shoot, new: &Shoot) -> bool {
+pub(super) fn scheduling_relevant_change(old: &PendingShoot, new: &PendingShoot) -> bool {
+    if old.gates != new.gates {
+        return true;
+    }
+    let (old, new) = (&*old.shoot, &*new.shoot);
     let status = |s: &Shoot| {
         let st = s.status.as_ref();
         (
@@ -93,5 +143,4 @@ pub(super) fn scheduling_relevant_change(old: &Shoot, new: &Shoot) -> bool {
         || crate::api::residency_opt_out(&old.metadata)
             != crate::api::residency_opt_out(&new.metadata)
         || old.metadata.deletion_timestamp != new.metadata.deletion_timestamp
-        || crate::api::Gates::of(&old.metadata) != crate::api::Gates::of(&new.metadata)
 }

@@ -21,16 +21,15 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::api::is_pending;
-use crate::api::residency_opt_out;
 use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot, object_key,
 };
+use crate::api::{Gates, residency_opt_out};
 use crate::snapshot::Snapshot;
 
 pub use assumptions::Assumption;
-pub use compact::compact_shoot;
-use compact::{Sent, compact_meta, fingerprint, scheduling_relevant_change};
+pub use compact::{PendingShoot, Sent, ShootUpdate};
+use compact::{compact_meta, fingerprint, scheduling_relevant_change};
 pub use kind::WatchedKind;
 use relist::{Lists, Mark};
 
@@ -97,7 +96,7 @@ pub struct Cache {
 /// A known shoot.
 struct Known {
     /// `Some` while it waits for this scheduler
-    pending: Option<Arc<Shoot>>,
+    pending: Option<PendingShoot>,
     /// the list that last brought it
     listed: Mark,
 }
@@ -150,17 +149,18 @@ impl Cache {
         self.apply_shoot_with_raw(shoot, Some(Sent::Value(raw)))
     }
 
-    /// As [`Cache::apply_raw_shoot`], with the object's JSON as the watch delivered it: it is
-    /// kept (without managedFields) only if the shoot is pending.
-    pub fn apply_watched_shoot(&mut self, shoot: &Shoot, raw: &str) -> Change {
-        self.apply_shoot_with_raw(shoot, Some(Sent::Text(raw)))
-    }
-
     /// Applies a shoot read from the API server outside the watch (after a bind or a
     /// conflict): newer than what the watch brought so far, so the watch's older versions still
     /// on their way do not replace it.
     pub fn apply_read_shoot(&mut self, shoot: &Shoot, raw: &serde_json::Value) -> Change {
-        let change = self.apply_shoot_with_raw(shoot, Some(Sent::Value(raw)));
+        let update = ShootUpdate::new(shoot, Some(Sent::Value(raw)), &self.scheduler_names);
+        self.apply_read_update(update)
+    }
+
+    /// As [`Cache::apply_read_shoot`], prepared outside the lock.
+    pub fn apply_read_update(&mut self, update: ShootUpdate<'_>) -> Change {
+        let shoot = update.shoot;
+        let change = self.apply_shoot_update(update);
         if let Some(rv) = resource_version(shoot) {
             self.read_versions
                 .insert(object_key(&shoot.metadata).as_str().into(), rv);
@@ -184,6 +184,18 @@ impl Cache {
     }
 
     fn apply_shoot_with_raw(&mut self, shoot: &Shoot, raw: Option<Sent<'_>>) -> Change {
+        let update = ShootUpdate::new(shoot, raw, &self.scheduler_names);
+        self.apply_shoot_update(update)
+    }
+
+    /// Applies a shoot prepared outside the lock ([`ShootUpdate::new`]): it only stores what
+    /// was made there.
+    pub fn apply_shoot_update(&mut self, update: ShootUpdate<'_>) -> Change {
+        let ShootUpdate {
+            shoot,
+            pending,
+            kept,
+        } = update;
         let key = object_key(&shoot.metadata);
         self.mark_seen(WatchedKind::Shoot, &key);
         if self.stale(&key, shoot) {
@@ -197,12 +209,11 @@ impl Cache {
             .into_iter()
             .map(str::to_string)
             .collect();
-        let pending = is_pending(shoot, &self.scheduler_names);
         let key: Arc<str> = key.as_str().into();
         // Only a pending shoot keeps its whole object; bound shoots stay compact.
-        match raw.filter(|_| pending).and_then(|r| r.kept()) {
+        match kept {
             Some(json) => {
-                self.raw.insert(key.clone(), json.into());
+                self.raw.insert(key.clone(), json);
             }
             None => {
                 self.raw.remove(&key);
@@ -210,15 +221,20 @@ impl Cache {
         }
 
         if let Some(a) = self.assumed.get(&key) {
-            if pending {
+            if let Some(p) = pending {
                 // The pre-bind version (or a later one the bind raced with): keep counting the
                 // assumed seed until the bind's outcome is known or the watch shows a seed.
-                let mut placed = compact_shoot(shoot);
+                let mut placed = (*p.shoot).clone();
                 placed.spec.seed_name = Some(a.seed.clone());
                 self.snapshot.upsert_shoot(&placed);
                 let listed = self.lists.mark(WatchedKind::Shoot);
-                let pending = Some(Arc::new(compact_shoot(shoot)));
-                self.shoots.insert(key, Known { pending, listed });
+                self.shoots.insert(
+                    key,
+                    Known {
+                        pending: Some(p),
+                        listed,
+                    },
+                );
                 return change;
             }
             if let Some(a) = self.assumed.remove(&key) {
@@ -233,16 +249,18 @@ impl Cache {
             listed,
         });
         entry.listed = listed;
-        if pending {
-            let new = compact_shoot(shoot);
-            change.enqueue = entry
-                .pending
-                .as_ref()
-                .is_none_or(|old| scheduling_relevant_change(old, &new));
-            entry.pending = Some(Arc::new(new));
-        } else {
-            entry.pending = None;
-            self.waiting.remove(&key);
+        match pending {
+            Some(new) => {
+                change.enqueue = entry
+                    .pending
+                    .as_ref()
+                    .is_none_or(|old| scheduling_relevant_change(old, &new));
+                entry.pending = Some(new);
+            }
+            None => {
+                entry.pending = None;
+                self.waiting.remove(&key);
+            }
         }
         let new_seeds = self.snapshot.usage().seeds_of(&key);
         change.retry_waiting = old_seeds.iter().any(|s| !new_seeds.contains(&s.as_str()));
@@ -276,7 +294,19 @@ impl Cache {
         if self.assumed.contains_key(key) {
             return None;
         }
-        self.shoots.get(key).and_then(|k| k.pending.clone())
+        self.shoots
+            .get(key)
+            .and_then(|k| k.pending.as_ref())
+            .map(|p| p.shoot.clone())
+    }
+
+    /// As [`Cache::pending`], with the gates parsed when the shoot was applied.
+    pub fn pending_with_gates(&self, key: &str) -> Option<(Arc<Shoot>, Arc<Gates>)> {
+        if self.assumed.contains_key(key) {
+            return None;
+        }
+        let p = self.shoots.get(key)?.pending.as_ref()?;
+        Some((p.shoot.clone(), p.gates.clone()))
     }
 
     /// The object the API server last sent for a pending shoot (JSON), at the resourceVersion
@@ -317,7 +347,7 @@ impl Cache {
             .iter()
             .filter(|(k, _)| !self.assumed.contains_key(&***k))
             .filter_map(|(k, v)| {
-                let shoot = v.pending.as_ref()?;
+                let shoot = &v.pending.as_ref()?.shoot;
                 let created = shoot.metadata.creation_timestamp.as_ref().map(|t| t.0);
                 Some((self.waiting.get(k), created))
             })

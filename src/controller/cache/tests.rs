@@ -480,3 +480,63 @@ fn a_watch_event_older_than_a_read_never_replaces_it() {
     assert!(st.pending("garden-a/a").is_some());
     assert_eq!(st.snapshot.usage().shoots_on("s1"), 0);
 }
+
+/// 256 KiB of gates, the most annotations the API server takes; `last` ends the list.
+fn largest_gates(last: &str) -> String {
+    let mut value = String::new();
+    let mut i = 0;
+    while value.len() + 32 < 256 * 1024 {
+        value.push_str(&format!("g{i},"));
+        i += 1;
+    }
+    value.push_str(last);
+    value
+}
+
+#[test]
+fn a_shoot_is_prepared_without_the_cache_and_its_gates_are_kept_parsed() {
+    use crate::api::ANNOTATION_GATES;
+    let shoot = ShootBuilder::new("garden-a", "s1")
+        .annotation(ANNOTATION_GATES, &largest_gates("last-gate"))
+        .build();
+    let raw = serde_json::to_value(&shoot).unwrap();
+    let text = raw.to_string();
+    // prepared while the cache is held elsewhere: nothing of it needs the lock
+    let shared = std::sync::Mutex::new(Cache::new(names()));
+    let held = shared.lock().unwrap();
+    let update = ShootUpdate::new(&shoot, Some(Sent::Text(&text)), &names());
+    drop(held);
+    assert!(shared.lock().unwrap().apply_shoot_update(update).enqueue);
+    let st = shared.lock().unwrap();
+    let (_, gates) = st.pending_with_gates("garden-a/s1").unwrap();
+    let Gates::Closed(listed) = &*gates else {
+        panic!("{gates:?}")
+    };
+    assert!(listed.len() > 35_000, "{}", listed.len());
+    assert_eq!(listed.last().map(String::as_str), Some("last-gate"));
+    assert!(st.pending_raw("garden-a/s1").unwrap().contains("last-gate"));
+}
+
+#[test]
+fn removing_the_last_of_many_gates_enqueues_the_shoot_and_an_unrelated_edit_does_not() {
+    use crate::api::ANNOTATION_GATES;
+    let mut st = Cache::new(names());
+    let gated = |last: &str, rv: &str| {
+        with_rv(
+            ShootBuilder::new("garden-a", "s1")
+                .annotation(ANNOTATION_GATES, &largest_gates(last))
+                .annotation("unrelated", rv)
+                .build(),
+            rv,
+        )
+    };
+    st.apply_shoot(&gated("last-gate", "1"));
+    assert!(!st.apply_shoot(&gated("last-gate", "2")).enqueue);
+    assert!(st.apply_shoot(&gated("other-gate", "3")).enqueue);
+    let open = with_rv(ShootBuilder::new("garden-a", "s1").build(), "4");
+    assert!(st.apply_shoot(&open).enqueue);
+    assert_eq!(
+        *st.pending_with_gates("garden-a/s1").unwrap().1,
+        Gates::Open
+    );
+}
