@@ -7,7 +7,9 @@
 //! the `WatchList` feature off) is listed in pages from then on; a stream that ends twice before
 //! its end marker (cut, or slower than [`INITIAL_EVENTS_TIMEOUT`]) has its next list made in
 //! pages, and so has a list whose stream the server answered with any other error but 403 and
-//! 404 (a 429 while its watch cache initializes after a restart). After the state, changes are
+//! 404 (a 429 while its watch cache initializes after a restart), and a stream past one of its
+//! bounds ([`StreamLimits`]: no end marker in time, no object for a while, too many unreadable
+//! events or objects), given up with a WARN line. After the state, changes are
 //! watched from its resourceVersion, each watch ended by the server every [`WATCH_TIMEOUT`] and
 //! resumed where it stopped; a 410 Gone starts over.
 //!
@@ -25,6 +27,7 @@ use futures::stream::BoxStream;
 use futures::{Stream, StreamExt};
 use kube::api::{Api, ListParams, VersionMatch, WatchEvent, WatchParams};
 use kube::runtime::watcher::{Error, Event};
+use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::list_page::{self, Page, Piece};
@@ -35,6 +38,84 @@ use super::watch_lines::{self, Wire};
 /// watch): long enough for a landscape of 100,000 shoots on a loaded server. The watch that
 /// follows asks for [`WATCH_TIMEOUT`] again.
 pub const INITIAL_EVENTS_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The most a streamed state may take on this side, whatever the server does with its
+/// `timeoutSeconds` ([`INITIAL_EVENTS_TIMEOUT`]): a proxy that keeps the stream open past it
+/// would keep the kind unsynced, and the process unready, for ever.
+pub const STREAM_END_DEADLINE: Duration = Duration::from_secs(660);
+
+/// How long a streamed state may go without an object: bookmarks without the end marker, or
+/// lines that cannot be read, do not keep it going. A server streaming a large state sends
+/// objects all along.
+pub const STREAM_STALL: Duration = Duration::from_secs(60);
+
+/// Events of one streamed state that could not be read before it is given up.
+pub const STREAM_UNREADABLE: u32 = 100;
+
+/// Objects one streamed state may bring: ten times the largest landscape the scheduler is
+/// sized for (100,000 shoots). A stream that sends more is not a state but an endless answer.
+pub const STREAM_OBJECTS: u64 = 1_000_000;
+
+/// The bounds of one streamed state (see the constants above).
+#[derive(Clone, Copy, Debug)]
+pub struct StreamLimits {
+    pub end: Duration,
+    pub stall: Duration,
+    pub unreadable: u32,
+    pub objects: u64,
+}
+
+impl StreamLimits {
+    pub const DEFAULT: StreamLimits = StreamLimits {
+        end: STREAM_END_DEADLINE,
+        stall: STREAM_STALL,
+        unreadable: STREAM_UNREADABLE,
+        objects: STREAM_OBJECTS,
+    };
+}
+
+/// What one streamed state has brought so far, against its [`StreamLimits`].
+#[derive(Debug)]
+struct StreamProgress {
+    started: Instant,
+    last_object: Instant,
+    unreadable: u32,
+    objects: u64,
+}
+
+impl StreamProgress {
+    fn new(now: Instant) -> StreamProgress {
+        StreamProgress {
+            started: now,
+            last_object: now,
+            unreadable: 0,
+            objects: 0,
+        }
+    }
+
+    /// When the stream is given up unless its end marker arrives first.
+    fn deadline(&self, limits: &StreamLimits) -> Instant {
+        (self.started + limits.end).min(self.last_object + limits.stall)
+    }
+
+    /// Why the stream is given up now, if it is.
+    fn exceeded(&self, now: Instant, limits: &StreamLimits) -> Option<String> {
+        if now >= self.started + limits.end {
+            Some(format!("no end marker within {}s", limits.end.as_secs()))
+        } else if now >= self.last_object + limits.stall {
+            Some(format!(
+                "no object for {}s, and no end marker",
+                limits.stall.as_secs()
+            ))
+        } else if self.unreadable >= limits.unreadable {
+            Some(format!("{} events could not be read", self.unreadable))
+        } else if self.objects > limits.objects {
+            Some(format!("more than {} objects", limits.objects))
+        } else {
+            None
+        }
+    }
+}
 
 /// The annotation of the bookmark that ends a streamed state.
 const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -69,6 +150,8 @@ pub struct ListSettings {
     /// told the mode of every list once the server answered its first request
     pub on_list: Arc<dyn Fn(ListMode) + Send + Sync>,
     pub kind: &'static str,
+    /// the bounds of one streamed state
+    pub stream_limits: StreamLimits,
 }
 
 impl ListSettings {
@@ -86,6 +169,7 @@ impl ListSettings {
             streaming_refused: Arc::new(AtomicBool::new(!streaming)),
             on_list,
             kind,
+            stream_limits: StreamLimits::DEFAULT,
         }
     }
 
@@ -125,8 +209,11 @@ enum State<I> {
     Paging { continue_token: Option<String> },
     /// a page being read, item by item as its bytes arrive
     Page { page: Page<I> },
-    /// a streaming list, until its marked bookmark
-    Streaming { stream: Events<I> },
+    /// a streaming list, until its marked bookmark or one of its bounds
+    Streaming {
+        stream: Events<I>,
+        progress: StreamProgress,
+    },
     /// the state is complete at this version; the next step watches from it
     Listed { resource_version: String },
     Watching {
@@ -222,50 +309,28 @@ where
                 // what arrived of the list is not the whole state: it is listed again
                 Err(e) => Some(Err(Error::InitialListFailed(e))),
             },
-            State::Streaming { mut stream } => match stream.next().await {
-                Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => {
-                    self.state = State::Streaming { stream };
-                    Some(Ok(Event::InitApply(obj)))
+            State::Streaming {
+                mut stream,
+                mut progress,
+            } => {
+                let limits = self.settings.stream_limits;
+                let next = tokio::time::timeout_at(progress.deadline(&limits), stream.next()).await;
+                let item = match next {
+                    Ok(item) => item,
+                    Err(_) => return Some(self.give_up_stream(&progress, &limits)),
+                };
+                if let Some(Ok(WatchEvent::Added(_) | WatchEvent::Modified(_))) = &item {
+                    progress.objects += 1;
+                    progress.last_object = Instant::now();
                 }
-                Some(Ok(WatchEvent::Deleted(_))) => {
-                    // not sent before the marker; nothing to take from the state
-                    self.state = State::Streaming { stream };
-                    None
+                if let Some(Err(_)) = &item {
+                    progress.unreadable += 1;
                 }
-                Some(Ok(WatchEvent::Bookmark(bm))) => {
-                    if bm.metadata.annotations.contains_key(INITIAL_EVENTS_END) {
-                        self.unfinished_streams = 0;
-                        // The watch that follows asks for the usual timeout, so that the
-                        // server ends it (with a bookmark) as often as every other watch.
-                        self.state = State::Listed {
-                            resource_version: bm.metadata.resource_version,
-                        };
-                        Some(Ok(Event::InitDone))
-                    } else {
-                        self.state = State::Streaming { stream };
-                        None
-                    }
+                if progress.exceeded(Instant::now(), &limits).is_some() {
+                    return Some(self.give_up_stream(&progress, &limits));
                 }
-                Some(Ok(WatchEvent::Error(status))) => {
-                    // 410: listed again from scratch; others: the stream goes on, or ends
-                    if status.code == 410 {
-                        self.unfinished_streams += 1;
-                    } else {
-                        self.state = State::Streaming { stream };
-                    }
-                    Some(Err(Error::WatchError(status)))
-                }
-                Some(Err(e)) => {
-                    // one event that could not be read; a broken connection ends the stream
-                    self.state = State::Streaming { stream };
-                    Some(Err(Error::WatchFailed(e)))
-                }
-                None => {
-                    // ended before its marker: what arrived is not the whole state
-                    self.unfinished_streams += 1;
-                    None
-                }
-            },
+                self.streamed(item, stream, progress)
+            }
             State::Listed { resource_version } => {
                 match watch_lines::watch(
                     &self.api,
@@ -356,6 +421,90 @@ where
         }
     }
 
+    /// Takes one item of a streamed state.
+    fn streamed(
+        &mut self,
+        item: Option<kube::Result<WatchEvent<I>>>,
+        stream: Events<I>,
+        progress: StreamProgress,
+    ) -> Option<Result<Event<I>, Error>> {
+        match item {
+            Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => {
+                self.state = State::Streaming { stream, progress };
+                Some(Ok(Event::InitApply(obj)))
+            }
+            Some(Ok(WatchEvent::Deleted(_))) => {
+                // not sent before the marker; nothing to take from the state
+                self.state = State::Streaming { stream, progress };
+                None
+            }
+            Some(Ok(WatchEvent::Bookmark(bm))) => {
+                if bm.metadata.annotations.contains_key(INITIAL_EVENTS_END) {
+                    self.unfinished_streams = 0;
+                    // The watch that follows asks for the usual timeout, so that the
+                    // server ends it (with a bookmark) as often as every other watch.
+                    self.state = State::Listed {
+                        resource_version: bm.metadata.resource_version,
+                    };
+                    Some(Ok(Event::InitDone))
+                } else {
+                    self.state = State::Streaming { stream, progress };
+                    None
+                }
+            }
+            Some(Ok(WatchEvent::Error(status))) => {
+                // 410: listed again from scratch; others: the stream goes on, or ends
+                if status.code == 410 {
+                    self.unfinished_streams += 1;
+                } else {
+                    self.state = State::Streaming { stream, progress };
+                }
+                Some(Err(Error::WatchError(status)))
+            }
+            Some(Err(e)) => {
+                // One event that could not be read; a broken connection ends the stream. The
+                // first is the feed's error (logged, and backed off from); the others are
+                // counted to the stream's bound without a backoff each, which would keep an
+                // unreadable stream open for hours.
+                let first = progress.unreadable == 1;
+                self.state = State::Streaming { stream, progress };
+                if first {
+                    Some(Err(Error::WatchFailed(e)))
+                } else {
+                    tracing::debug!(kind = self.settings.kind, error = %super::brief::brief(&e), "an event of the streamed list could not be read");
+                    None
+                }
+            }
+            None => {
+                // ended before its marker: what arrived is not the whole state
+                self.unfinished_streams += 1;
+                None
+            }
+        }
+    }
+
+    /// A streamed state past one of its bounds: dropped, and this list made in pages at once,
+    /// as client-go's reflector falls back to a list; the next list streams again.
+    fn give_up_stream(
+        &mut self,
+        progress: &StreamProgress,
+        limits: &StreamLimits,
+    ) -> Result<Event<I>, Error> {
+        let why = progress
+            .exceeded(Instant::now(), limits)
+            .unwrap_or_else(|| "no end marker in time".to_string());
+        warn!(
+            kind = self.settings.kind,
+            reason = %why,
+            objects = progress.objects,
+            "the streamed list is given up; this list is made in pages"
+        );
+        self.state = State::Paging {
+            continue_token: None,
+        };
+        Ok(Event::Init)
+    }
+
     /// Starts a list: a streaming one unless the server refused it or the last two ended
     /// unfinished, then in pages.
     async fn begin_list(&mut self) -> Result<Event<I>, Error> {
@@ -365,7 +514,10 @@ where
             match watch_lines::watch(&self.api, &self.settings.watch_params(true), "0").await {
                 Ok(stream) => {
                     (self.settings.on_list)(ListMode::Streaming);
-                    self.state = State::Streaming { stream };
+                    self.state = State::Streaming {
+                        stream,
+                        progress: StreamProgress::new(Instant::now()),
+                    };
                     return Ok(Event::Init);
                 }
                 Err(e) if refuses_streaming(&e) => {
@@ -403,5 +555,55 @@ where
             continue_token: None,
         };
         Ok(Event::Init)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_streamed_state_is_bounded_by_its_deadline_its_stall_its_unreadable_events_and_its_objects()
+    {
+        let limits = StreamLimits {
+            end: Duration::from_secs(100),
+            stall: Duration::from_secs(10),
+            unreadable: 3,
+            objects: 5,
+        };
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        // (case, now, last object, unreadable, objects, why)
+        let cases = [
+            ("within every bound", 9, 0, 2, 5, None::<&str>),
+            ("objects keep it going", 99, 95, 0, 5, None),
+            (
+                "past the deadline",
+                100,
+                99,
+                0,
+                1,
+                Some("no end marker within 100s"),
+            ),
+            ("stalled", 20, 10, 0, 1, Some("no object for 10s")),
+            ("unreadable", 1, 1, 3, 1, Some("3 events could not be read")),
+            ("too many objects", 1, 1, 0, 6, Some("more than 5 objects")),
+        ];
+        for (case, now, last, unreadable, objects, why) in cases {
+            let progress = StreamProgress {
+                started: t0,
+                last_object: t0 + s(last),
+                unreadable,
+                objects,
+            };
+            let got = progress.exceeded(t0 + s(now), &limits);
+            match (why, got) {
+                (None, None) => {}
+                (Some(w), Some(g)) => assert!(g.contains(w), "{case}: {g}"),
+                (w, g) => panic!("{case}: wanted {w:?}, got {g:?}"),
+            }
+        }
+        let progress = StreamProgress::new(t0);
+        assert_eq!(progress.deadline(&limits), t0 + s(10));
     }
 }

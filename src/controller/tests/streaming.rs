@@ -263,3 +263,82 @@ async fn a_stream_answered_429_while_the_server_starts_is_listed_in_pages_at_onc
     drop(relist);
     feed.abort();
 }
+
+/// A watch answer through the production stack that sends `line` every `every`, and never ends.
+fn endless_lines(
+    line: Value,
+    every: std::time::Duration,
+) -> Response<crate::controller::stack::BoxBody> {
+    let mut text = serde_json::to_vec(&line).unwrap();
+    text.push(b'\n');
+    let frames = futures::stream::unfold(text, move |text| async move {
+        tokio::time::sleep(every).await;
+        let frame = http_body::Frame::data(bytes::Bytes::from(text.clone()));
+        Some((Ok::<_, tower::BoxError>(frame), text))
+    });
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(Box::new(http_body_util::StreamBody::new(Box::pin(frames)))
+            as crate::controller::stack::BoxBody)
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_of_bookmarks_without_the_end_marker_is_given_up_and_listed_in_pages() {
+    let (svc, mut handle) =
+        tower_test::mock::pair::<http::Request<Body>, Response<crate::controller::stack::BoxBody>>(
+        );
+    let shared = streaming_controller(Connection::mock(svc));
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+
+    let (req, respond) = handle.next_request().await.unwrap();
+    let query = req.uri().query().unwrap_or_default().to_string();
+    assert!(query.contains("sendInitialEvents=true"), "{query}");
+    let bookmark = json!({"type": "BOOKMARK", "object": {
+        "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Shoot",
+        "metadata": {"resourceVersion": "5"}}});
+    respond.send_response(endless_lines(bookmark, std::time::Duration::from_secs(5)));
+    // the clock is the test's: the stall bound passes without waiting for it
+    let (req, _respond) = tokio::time::timeout(listing::STREAM_STALL * 2, handle.next_request())
+        .await
+        .expect("the stream is given up once no object came for the stall bound")
+        .unwrap();
+    let query = req.uri().query().unwrap_or_default().to_string();
+    assert!(
+        !query.contains("watch=true") && query.contains("limit=500"),
+        "the list is made in pages: {query}"
+    );
+    assert!(!shared.is_synced(WatchedKind::Shoot));
+    feed.abort();
+}
+
+#[tokio::test]
+async fn a_stream_of_unreadable_events_is_given_up_at_its_bound_and_listed_in_pages() {
+    let (client, mut api) = mock_api();
+    let shared = streaming_controller(client);
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+
+    let first = api.next().await;
+    assert!(is_streaming_list(&first), "{}", first.query);
+    let mut body = Vec::new();
+    body.extend_from_slice(
+        &serde_json::to_vec(&json!({"type": "ADDED", "object": shoot("s1", "11", None)})).unwrap(),
+    );
+    body.push(b'\n');
+    for _ in 0..listing::STREAM_UNREADABLE {
+        body.extend_from_slice(b"not an event\n");
+    }
+    first.respond.send_response(
+        Response::builder()
+            .status(200)
+            .header("content-type", "application/json")
+            .body(Body::from(body))
+            .unwrap(),
+    );
+    // without the bound, a stream that ends before its marker is streamed once more
+    let page = api.next().await;
+    assert!(is_page(&page), "{}", page.query);
+    drop(page);
+    feed.abort();
+}
