@@ -64,6 +64,29 @@ fn escape(text: &str, hide: impl Fn(char) -> bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// JSON text as serde_json wrote it, with every character [`is_hidden`] finds and serde_json
+/// leaves raw (bidi, zero-width, line separators) written as a JSON `\uXXXX` escape: the same
+/// JSON value, shown unambiguously. Such characters appear in JSON text only inside strings,
+/// where the escape means the same character.
+pub fn json(text: &str) -> Cow<'_, str> {
+    let Some(first) = text.find(is_hidden) else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = String::with_capacity(text.len() + 12);
+    out.push_str(&text[..first]);
+    let mut units = [0u16; 2];
+    for c in text[first..].chars() {
+        if is_hidden(c) {
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A writer for human-readable output (tables, text, explanations): what passes through it is
 /// escaped as [`text`] does, so no input string reaches the terminal raw, whichever code wrote
 /// it. Bytes that are not UTF-8 are written as `\x{…}`. Call [`Write::flush`] at the end: a
@@ -147,6 +170,19 @@ impl<W: Write> Write for TextWriter<W> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn json_output_escapes_bidi_and_zero_width_characters_and_keeps_its_value() {
+        let value = serde_json::json!({"seed": "seed-\u{202e}1ue", "tag": "a\u{e0041}", "esc": "\u{1b}[31m"});
+        let raw = serde_json::to_string(&value).unwrap();
+        assert!(raw.contains('\u{202e}'), "serde_json leaves it raw: {raw}");
+        let shown = json(&raw);
+        assert!(!shown.chars().any(is_hidden), "{shown}");
+        assert!(shown.contains("seed-\\u202e1ue"), "{shown}");
+        let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back, value);
+    }
+
     use super::*;
 
     #[test]
