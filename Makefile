@@ -66,7 +66,7 @@ dev-apiserver-stop: ## Stop the local garden cluster API started by dev-apiserve
 
 dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds with status, shoots).
 	kubectl apply -f example/dev/namespace.yaml
-	kubectl apply -f example/dev/cloudprofile.yaml -f example/dev/project.yaml -f example/dev/seeds.yaml
+	kubectl apply -f example/dev/cloudprofile.yaml -f example/dev/project.yaml -f example/dev/credentials.yaml -f example/dev/seeds.yaml
 	kubectl apply --server-side --subresource=status -f example/dev/seeds.yaml
 	kubectl apply -f example/dev/shoots.yaml
 

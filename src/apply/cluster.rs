@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::saved::Planned;
 use crate::api::Shoot;
+use crate::controller::permissions::denied_by_authorizer;
 use crate::controller::{FIELD_MANAGER, brief, raw_shoots};
 use crate::plan::migration::ANNOTATION_LIVE_MIGRATE;
 
@@ -64,10 +65,13 @@ pub enum WriteError {
 fn classify(action: &'static str, write: bool, e: kube::Error) -> WriteError {
     match &e {
         kube::Error::Api(s) if s.code == 409 => WriteError::Conflict,
-        kube::Error::Api(s) if s.code == 403 => WriteError::Forbidden {
-            action,
-            message: s.message.clone(),
-        },
+        // the authorizer's 403; an admission plugin's is about this shoot: refused
+        kube::Error::Api(s) if s.code == 403 && denied_by_authorizer(&s.message) => {
+            WriteError::Forbidden {
+                action,
+                message: s.message.clone(),
+            }
+        }
         kube::Error::Api(s) if s.code < 500 || !write => WriteError::Refused {
             action,
             message: brief(&e),

@@ -10,7 +10,9 @@ use serde_json::json;
 
 use super::brief::brief;
 use super::leader::Leadership;
-use super::permissions::{GET_SHOOT, PATCH_SHOOT, Permission, UPDATE_SHOOT_BINDING};
+use super::permissions::{
+    GET_SHOOT, PATCH_SHOOT, Permission, UPDATE_SHOOT_BINDING, denied_by_authorizer,
+};
 use super::stack::Fenced;
 use crate::api::Shoot;
 use crate::config::BindingMode;
@@ -154,7 +156,7 @@ fn classify(step: Step, e: kube::Error) -> BindError {
         kube::Error::Api(s) if s.code == 404 => BindError::NotFound,
         kube::Error::Api(s) if s.code == 403 && denied_by_authorizer(&s.message) => {
             BindError::Forbidden {
-            action,
+                action,
                 permission: step.permission,
                 message: s.message.clone(),
             }
@@ -166,15 +168,6 @@ fn classify(step: Step, e: kube::Error) -> BindError {
             message: e.to_string(),
         },
     }
-}
-
-/// Whether a 403 answer is the authorizer's: the identity may not make this request at all, for
-/// any shoot. kube-apiserver words it `... is forbidden: User "NAME" cannot VERB resource ...`.
-/// Admission plugins answer 403 too (gardener-apiserver's ShootValidator refuses a binding to a
-/// seed the shoot cannot use: `... is forbidden: [spec.networking.pods: Required value ...]`);
-/// such a refusal is about this shoot and this seed, not a missing permission.
-fn denied_by_authorizer(message: &str) -> bool {
-    message.contains(" is forbidden: User \"") && message.contains("\" cannot ")
 }
 
 async fn timed<T>(

@@ -130,6 +130,15 @@ pub const LIST_CARBON_CONFIG_MAPS: Permission = Permission {
     scope: Scope::AllNamespaces,
 };
 
+/// Whether a 403 answer is the authorizer's: the identity may not make this request at all, for
+/// any shoot. kube-apiserver words it `... is forbidden: User "NAME" cannot VERB resource ...`.
+/// Admission plugins answer 403 too (gardener-apiserver's ShootValidator refuses a binding to a
+/// seed the shoot cannot use: `... is forbidden: [spec.networking.pods: Required value ...]`);
+/// such a refusal is about this shoot and this seed, not a missing permission.
+pub fn denied_by_authorizer(message: &str) -> bool {
+    message.contains(" is forbidden: User \"") && message.contains("\" cannot ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

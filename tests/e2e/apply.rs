@@ -33,7 +33,8 @@ fn at(seconds: i64) -> String {
         .to_string()
 }
 
-/// A shoot on `seed` whose maintenance window is `[T0 + begin, T0 + end)`.
+/// A shoot on `seed` whose maintenance window is `[T0 + begin, T0 + end)` (gardener-apiserver
+/// refuses windows shorter than 30 minutes).
 pub(crate) async fn shoot_on(
     client: &kube::Client,
     name: &str,
@@ -158,7 +159,7 @@ async fn drain_landscape(client: &kube::Client, n: usize, room: u32) -> Vec<Valu
     let mut shoots = Vec::new();
     for i in 0..n {
         let begin = if i < n / 2 { 2 } else { 6 };
-        shoots.push(shoot_on(client, &format!("sh{i:02}"), "s1", begin, 600).await);
+        shoots.push(shoot_on(client, &format!("sh{i:02}"), "s1", begin, 2400).await);
     }
     shoots
 }
@@ -195,7 +196,12 @@ async fn a_drain_of_twenty_shoots_ends_on_the_planned_seeds_within_windows_and_t
             .unwrap();
     }
 
-    let out = apply(&api.plan_applier_identity(), &plan, &["--max-concurrent", "3"]).await;
+    let out = apply(
+        &api.plan_applier_identity(),
+        &plan,
+        &["--max-concurrent", "3"],
+    )
+    .await;
     let log = steps(&out.stdout);
     assert!(
         out.status.success(),
@@ -537,7 +543,7 @@ async fn a_destination_full_since_planning_is_skipped_and_a_changed_shoot_is_che
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     for name in ["a", "b", "c"] {
-        shoot_on(&client, name, "s1", 2, 600).await;
+        shoot_on(&client, name, "s1", 2, 2400).await;
     }
     let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &[]);
     reconciled(&client).await;
@@ -610,10 +616,10 @@ async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothi
             .await
             .unwrap();
     }
-    shoot_on(&client, "plain", "s1", 2, 600).await;
+    shoot_on(&client, "plain", "s1", 2, 2400).await;
     let mut ha = shoot_manifest("ap", "ha");
     ha["spec"]["seedName"] = "s1".into();
-    ha["spec"]["maintenance"] = json!({"timeWindow": {"begin": at(2), "end": at(600)}});
+    ha["spec"]["maintenance"] = json!({"timeWindow": {"begin": at(2), "end": at(2400)}});
     ha["spec"]["controlPlane"] =
         json!({"highAvailability": {"failureTolerance": {"type": "node"}}});
     raw_ns::<Shoot>(&client, NS)
@@ -888,7 +894,12 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
             && stderr.contains("no move was started"),
         "{stderr}"
     );
-    let out = apply(&api.plan_applier_identity(), &foreign, &["--dry-run", "--force"]).await;
+    let out = apply(
+        &api.plan_applier_identity(),
+        &foreign,
+        &["--dry-run", "--force"],
+    )
+    .await;
     let log = steps(&out.stdout);
     assert!(out.status.success(), "{log:#?}");
     let notes = of(&log, "note");
@@ -912,7 +923,7 @@ async fn a_shoot_gated_since_planning_is_skipped_with_its_gates_named() {
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     for name in ["a", "b"] {
-        shoot_on(&client, name, "s1", 2, 600).await;
+        shoot_on(&client, name, "s1", 2, 2400).await;
     }
     let _gardenlets = FakeGardenlets::start(client.clone(), NS, Duration::from_millis(400), &[]);
     reconciled(&client).await;

@@ -49,7 +49,13 @@ async fn fields_the_scheduler_does_not_know_survive_a_bind() {
         after.data["spec"], expected_spec,
         "the bind changed spec.seedName only (and the API server what it adds at binding)"
     );
-    assert_eq!(after.metadata.labels, before.metadata.labels);
+    // every label kept; gardener-apiserver adds the seed's at binding
+    let mut labels = after.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(
+        labels.remove("name.seed.gardener.cloud/seed-1").as_deref(),
+        Some("true")
+    );
+    assert_eq!(Some(labels), before.metadata.labels);
     // every annotation kept; the one added is the decision record (on by default)
     let mut annotations = after.metadata.annotations.clone().unwrap_or_default();
     assert!(

@@ -13,6 +13,8 @@ async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
     let client = api.client().await;
     base_landscape(&client, "dev").await;
     create_seed(&client, "tainted", 5, &["seed.gardener.cloud/protected"]).await;
+    // the seed someone else picks, in a region the scheduler does not consider
+    create_seed_in(&client, "manual", "local-2", 5).await;
     create_shoot(&client, "dev", "taken").await;
     let mut scheduler = Scheduler::start(&api, "left-alone", SchedulerOptions::default());
     scheduler.wait_ready().await;
@@ -25,14 +27,7 @@ async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
     .await;
 
     // someone else (an operator, another scheduler) assigns the shoot
-    raw_ns::<Shoot>(&client, "garden-dev")
-        .patch(
-            "taken",
-            &PatchParams::default(),
-            &Patch::Merge(serde_json::json!({"spec": {"seedName": "manual"}})),
-        )
-        .await
-        .unwrap();
+    assign_seed(&client, "garden-dev", "taken", "manual").await;
     set_seed_taints(&client, "tainted", &[]).await;
     // a shoot created after both changes is bound: the scheduler has seen them
     create_shoot(&client, "dev", "later").await;
@@ -63,12 +58,18 @@ fn config(mode: &str) -> gardener_scheduler::compile::Compiled {
 /// based on a version of the shoot that has changed on the server since.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_seed() {
-    let api = ApiServer::start("conflict");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
-    create_seed(&client, "s1", 5, &[]).await;
-
     for mode in ["Binding", "Patch"] {
+        // Patch writes spec.seedName on the shoot itself, which only a CRD cluster allows
+        let api = if mode == "Binding" {
+            ApiServer::start("conflict")
+        } else {
+            ApiServer::start_crd_cluster("conflict-patch")
+        };
+        let client = api.client().await;
+        base_landscape(&client, "dev").await;
+        create_seed(&client, "s1", 5, &[]).await;
+        // the seed someone else picks, in a region the scheduler does not consider
+        create_seed_in(&client, "elsewhere", "local-2", 5).await;
         let c = Controller::new(config(mode), client.clone()).unwrap();
         let shared = Arc::clone(c.shared());
         for seed in kube::Api::<gardener_scheduler::api::Seed>::all(client.clone())
@@ -123,14 +124,7 @@ async fn a_bind_based_on_a_stale_shoot_gets_a_conflict_and_never_overwrites_a_se
         create_shoot(&client, "dev", &b).await;
         let stale = shoots.get(&b).await.unwrap();
         shared.lock().apply_shoot(&stale);
-        shoots
-            .patch(
-                &b,
-                &PatchParams::default(),
-                &Patch::Merge(serde_json::json!({"spec": {"seedName": "elsewhere"}})),
-            )
-            .await
-            .unwrap();
+        assign_seed(&client, "garden-dev", &b, "elsewhere").await;
         let key = format!("garden-dev/{b}");
         let attempt = controller::schedule_one(&shared, &key).await;
         assert!(

@@ -136,7 +136,7 @@ async fn explain_shows_the_record_the_decision_now_what_changed_and_the_nearest_
 /// With `bindingMode: Patch` the record travels in the same patch that sets the seed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_patch_binding_mode_carries_the_record_too() {
-    let api = ApiServer::start("record-patch");
+    let api = ApiServer::start_crd_cluster("record-patch");
     let client = api.client().await;
     base_landscape(&client, "dev").await;
     create_seed(&client, "s1", 10, &[]).await;

@@ -69,9 +69,15 @@ async fn streamed_and_paged_lists_leave_the_same_state() {
         base_landscape(&client, PROJECT).await;
         let seeds = rng.gen_range(1..=5);
         let mut bound = vec![0u32; seeds];
+        // gardener-apiserver refuses a shoot on a full seed: the seeds get their (random)
+        // capacity once their shoots exist, as a seed whose capacity shrank has them
+        let mut capacity = Vec::new();
         for (i, _) in bound.iter().enumerate() {
-            create_seed(&client, &format!("seed-{i}"), rng.gen_range(0..50), &[]).await;
+            capacity.push(rng.gen_range(0..50));
+            create_seed(&client, &format!("seed-{i}"), 1000, &[]).await;
         }
+        // shoots can only be bound to a seed that exists; this one is deleted after them
+        create_seed(&client, "gone", 1000, &[]).await;
         let (mut gated, mut elsewhere) = (0, 0);
         for n in 0..rng.gen_range(0..120) {
             let name = format!("s-{n:03}");
@@ -101,6 +107,19 @@ async fn streamed_and_paged_lists_leave_the_same_state() {
                 }
             }
         }
+        for (i, slots) in capacity.iter().enumerate() {
+            set_seed_status(&client, &format!("seed-{i}"), *slots).await;
+        }
+        api.kubectl(&["delete", "seed", "gone", "--wait=false"]);
+        eventually("seed gone to be deleted", || async {
+            raw::<gardener_scheduler::api::Seed>(&client)
+                .get_opt("gone")
+                .await
+                .unwrap()
+                .is_none()
+                .then_some(())
+        })
+        .await;
         let mut streaming = Scheduler::start(&api, "listing-streaming", Default::default());
         let mut paged = Scheduler::start(
             &api,

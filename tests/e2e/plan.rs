@@ -48,7 +48,8 @@ pub(crate) async fn migratable_seed(client: &kube::Client, name: &str, shoots: u
         .patch(
             name,
             &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"backup": {"provider": "local", "region": "local-1"}}})),
+            &Patch::Merge(&json!({"spec": {"backup": {"provider": "local", "region": "local-1",
+                "credentialsRef": {"apiVersion": "v1", "kind": "Secret", "name": "backup-local", "namespace": "garden"}}}})),
         )
         .await
         .unwrap();

@@ -225,7 +225,7 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dev_setup_binds_the_example_shoots_by_patching_spec_seed_name() {
-    let api = ApiServer::start("dev");
+    let api = ApiServer::start_crd_cluster("dev");
     let client = api.client().await;
     apply_example_dev(&client).await;
     let mut scheduler = Scheduler::start_with_config(

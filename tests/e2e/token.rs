@@ -71,8 +71,17 @@ async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
             ),
         ]);
         api.kubectl(&[
-            "create", "token", &account, "-n", "garden", "--duration", "1h",
-            "--bound-object-kind", "Secret", "--bound-object-name", holder,
+            "create",
+            "token",
+            &account,
+            "-n",
+            "garden",
+            "--duration",
+            "1h",
+            "--bound-object-kind",
+            "Secret",
+            "--bound-object-name",
+            holder,
         ])
         .trim()
         .to_string()
@@ -123,6 +132,30 @@ async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
     let rotated = Instant::now();
     std::fs::write(&token_file, format!("{token_two}\n")).unwrap();
     api.kubectl(&["delete", "secret", "token-one-holder", "-n", "garden"]);
+    // revoked once kube-apiserver refuses it
+    let old = api.state.join("kubeconfig-old-token");
+    std::fs::write(
+        &old,
+        std::fs::read_to_string(api.scheduler_identity())
+            .unwrap()
+            .replace(&token_of(api.scheduler_identity()), &token_one),
+    )
+    .unwrap();
+    eventually("the first token to be refused", || async {
+        let kc = kube::config::Kubeconfig::read_from(&old).unwrap();
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+            .await
+            .unwrap();
+        let c = Client::try_from(cfg).unwrap();
+        match kube::Api::<gardener_scheduler::api::Seed>::all(c)
+            .list(&Default::default())
+            .await
+        {
+            Err(kube::Error::Api(s)) if s.code == 401 => Some(()),
+            _ => None,
+        }
+    })
+    .await;
     create_shoot(&client, "tok", "after").await;
     let bound = bound_within(&client, "after", Duration::from_secs(120)).await;
     let first_new = gate

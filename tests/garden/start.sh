@@ -27,6 +27,8 @@ started=$(date +%s.%N)
 # - SeedValidator: refuses to delete seeds that still have shoots; the tests remove seeds under
 #   shoots on purpose.
 DISABLED_ADMISSION=${E2E_DISABLED_ADMISSION:-DeletionConfirmation,ResourceReferenceManager,ExtensionValidator,ShootQuotaValidator,SeedValidator}
+# LiveControlPlaneMigration (beta, off by default) is switched on: a landscape that migrates
+# control planes live does so, and `plan apply --live-migration` is tested against it.
 # The token of the administrator (system:masters) in the kubeconfig this prints.
 ADMIN_TOKEN=${E2E_ADMIN_TOKEN:-e2e-admin-token}
 
@@ -176,7 +178,8 @@ serve gardener-apiserver "$BIN"/gardener-apiserver \
   --authorization-always-allow-paths /healthz,/readyz,/livez \
   --authentication-kubeconfig "$STATE"/kubeconfig --authorization-kubeconfig "$STATE"/kubeconfig \
   --kubeconfig "$STATE"/kubeconfig \
-  --disable-admission-plugins "$DISABLED_ADMISSION" "${EXTRA[@]}"
+  --disable-admission-plugins "$DISABLED_ADMISSION" \
+  --feature-gates LiveControlPlaneMigration=true "${EXTRA[@]}"
 GARDENER_PORT=$PORT
 
 # ---- register gardener-apiserver with the aggregation layer, one APIService per group version

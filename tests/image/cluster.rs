@@ -1,5 +1,5 @@
 //! The parts of a cluster the image check provides around a pod, as a kubelet and a cluster
-//! network would: a Service address for the API server with a certificate the pod verifies, a
+//! network would: a Service address for the API server (whose certificate names it), a
 //! network namespace per pod, the service-account token directory, ConfigMap volumes in the
 //! kubelet's layout, and the container itself, run by podman with what the Deployment says.
 
@@ -47,106 +47,6 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// A CA and a serving certificate for the API server, valid for 127.0.0.1 and the Service IP.
-pub struct Certificates {
-    pub dir: PathBuf,
-}
-
-impl Certificates {
-    pub fn new() -> Certificates {
-        let dir = scratch("certs");
-        let at = |f: &str| dir.join(f).display().to_string();
-        run(Command::new("openssl").args([
-            "req",
-            "-x509",
-            "-nodes",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-days",
-            "2",
-            "-subj",
-            "/CN=image-check-ca",
-            "-keyout",
-            &at("ca.key"),
-            "-out",
-            &at("ca.crt"),
-            "-addext",
-            "basicConstraints=critical,CA:TRUE",
-            "-addext",
-            "keyUsage=critical,keyCertSign,cRLSign",
-        ]));
-        run(Command::new("openssl").args([
-            "req",
-            "-nodes",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-            "-subj",
-            "/CN=kube-apiserver",
-            "-keyout",
-            &at("apiserver.key"),
-            "-out",
-            &at("apiserver.csr"),
-        ]));
-        std::fs::write(
-            dir.join("ext"),
-            format!(
-                "subjectAltName=IP:127.0.0.1,IP:{SERVICE_IP},DNS:localhost,DNS:kubernetes.default.svc\n\
-                 extendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n\
-                 basicConstraints=critical,CA:FALSE\n"
-            ),
-        )
-        .unwrap();
-        run(Command::new("openssl").args([
-            "x509",
-            "-req",
-            "-days",
-            "2",
-            "-in",
-            &at("apiserver.csr"),
-            "-CA",
-            &at("ca.crt"),
-            "-CAkey",
-            &at("ca.key"),
-            "-CAcreateserial",
-            "-out",
-            &at("apiserver.crt"),
-            "-extfile",
-            &at("ext"),
-        ]));
-        Certificates { dir }
-    }
-
-    /// crd-apiserver flags: serve with these certificates on every address, so that pods reach it
-    /// at the Service IP.
-    pub fn apiserver_flags(&self) -> Vec<String> {
-        vec![
-            "--bind-address=0.0.0.0".into(),
-            format!(
-                "--tls-cert-file={}",
-                self.dir.join("apiserver.crt").display()
-            ),
-            format!(
-                "--tls-private-key-file={}",
-                self.dir.join("apiserver.key").display()
-            ),
-        ]
-    }
-
-    pub fn ca(&self) -> String {
-        std::fs::read_to_string(self.dir.join("ca.crt")).unwrap()
-    }
-}
-
-impl Drop for Certificates {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 /// The Service IP on this host's loopback interface, where the API server listens (this kernel

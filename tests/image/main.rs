@@ -1,4 +1,6 @@
-//! The container image run the way the chart's Deployment says, against the test API server.
+//! The container image run the way the chart's Deployment says, against Gardener's API with RBAC
+//! (tests/garden/), and the way gardener-operator's Deployment says (rendered by Gardener's own
+//! component).
 //!
 //! `make image-check` builds the image (`make image`) and runs these tests with its name in
 //! `GARDENER_SCHEDULER_IMAGE`; they are ignored by a plain `cargo test`, which has no image. The
@@ -9,9 +11,9 @@
 //! provided as they would (tests/image/cluster.rs): the `kubernetes` Service's address and
 //! environment, a serving certificate the pod verifies with the mounted CA, the service-account
 //! token as a projected file, a network namespace per pod, probes from outside the pod with their
-//! timeouts, and SIGTERM then SIGKILL after the grace period. Not covered: RBAC (the test API
-//! server authorizes everything; tests/chart.rs checks the rules), image pulls, and scheduling
-//! of the pods onto nodes.
+//! timeouts, and SIGTERM then SIGKILL after the grace period. The token is one of the chart's
+//! ServiceAccount, bound to the roles the chart renders; kube-apiserver enforces them. Not
+//! covered: image pulls, and scheduling of the pods onto nodes.
 
 #[path = "../support/monitoring.rs"]
 mod monitoring_files;
@@ -29,7 +31,7 @@ use std::time::{Duration, Instant};
 
 use serde_yaml_ng::Value;
 
-use cluster::{Certificates, Pod, PodFiles, ServiceAddress, podman};
+use cluster::{Pod, PodFiles, ServiceAddress, podman};
 use pod::PodRun;
 use support::*;
 
@@ -60,11 +62,11 @@ fn pod_run(objects: &[Value]) -> PodRun {
     PodRun { image, ..run }
 }
 
-/// The test API server, reachable from pods at the Service IP with a certificate they verify.
+/// Gardener's API (tests/garden/), its kube-apiserver reachable from pods at the Service IP with
+/// a certificate they verify, RBAC on.
 struct Cluster {
     api: ApiServer,
     port: u16,
-    certs: Certificates,
     _service: ServiceAddress,
 }
 
@@ -72,34 +74,31 @@ impl Cluster {
     /// Started without objects; every test applies example/dev (namespace garden included).
     async fn start(name: &str) -> Cluster {
         let service = ServiceAddress::add();
-        let certs = Certificates::new();
-        let flags = certs.apiserver_flags();
-        let flags: Vec<&str> = flags.iter().map(String::as_str).collect();
-        let api = ApiServer::start_with_flags(name, &flags);
-        let kubeconfig = std::fs::read_to_string(&api.kubeconfig).unwrap();
-        let port = kubeconfig
-            .split("https://127.0.0.1:")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
+        let api = ApiServer::start_with(name, &[], &["--bind-address=0.0.0.0"]);
+        let port = api
+            .url()
+            .rsplit(':')
+            .next()
             .and_then(|p| p.parse().ok())
-            .expect("the API server's port in its kubeconfig");
+            .expect("kube-apiserver's port in its URL");
         Cluster {
             api,
             port,
-            certs,
             _service: service,
         }
     }
 
-    /// The files of a pod that is wired up correctly: volumes as rendered, a token, the CA.
+    /// The files of a pod that is wired up correctly: volumes as rendered, the token of the
+    /// chart's ServiceAccount (bound to the chart's default roles), the CA.
     fn files(&self, run: &PodRun) -> PodFiles {
+        let token = token_of(self.api.scheduler_identity());
         PodFiles {
             volumes: run
                 .mounts
                 .iter()
                 .map(|m| (m.volume.clone(), m.files.clone()))
                 .collect(),
-            token_dir: self.token_dir(run, Some("image-check-token-1")),
+            token_dir: self.token_dir(run, Some(&token)),
             service_port: self.port,
             file_mode: 0o644,
         }
@@ -107,7 +106,10 @@ impl Cluster {
 
     fn token_dir(&self, run: &PodRun, token: Option<&str>) -> BTreeMap<String, String> {
         let mut files = BTreeMap::from([
-            ("ca.crt".to_string(), self.certs.ca()),
+            (
+                "ca.crt".to_string(),
+                std::fs::read_to_string(self.api.ca_file()).unwrap(),
+            ),
             ("namespace".to_string(), run.namespace.clone()),
         ]);
         if let Some(token) = token {
@@ -329,7 +331,33 @@ impl Prometheus {
                 "the Service selects the pods by {key:?}"
             );
         }
-        assert!(endpoint["relabelings"].is_null() && endpoint["metricRelabelings"].is_null());
+        assert!(endpoint["relabelings"].is_null());
+        // metricRelabelings as prometheus-operator writes them into the scrape configuration
+        let relabel: String = endpoint["metricRelabelings"]
+            .as_sequence()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .map(|r| {
+                let labels: Vec<&str> = r["sourceLabels"]
+                    .as_sequence()
+                    .unwrap()
+                    .iter()
+                    .map(|l| l.as_str().unwrap())
+                    .collect();
+                format!(
+                    "      - action: {}\n        regex: '{}'\n        source_labels: [{}]\n",
+                    r["action"].as_str().unwrap(),
+                    r["regex"].as_str().unwrap(),
+                    labels.join(", ")
+                )
+            })
+            .collect();
+        let relabel = if relabel.is_empty() {
+            relabel
+        } else {
+            format!("    metric_relabel_configs:\n{relabel}")
+        };
         let job = service["metadata"]["name"].as_str().unwrap();
         let dir = cluster::scratch("prometheus");
         std::fs::create_dir_all(dir.join("data")).unwrap();
@@ -338,11 +366,13 @@ impl Prometheus {
             &config,
             format!(
                 "scrape_configs:\n  - job_name: {job}\n    metrics_path: {}\n    scheme: {}\n    \
-                 scrape_interval: {}\n    scrape_timeout: {}\n    static_configs:\n      - targets: ['{pod_ip}:{target_port}']\n",
-                endpoint["path"].as_str().unwrap(),
-                endpoint["scheme"].as_str().unwrap(),
-                endpoint["interval"].as_str().unwrap(),
-                endpoint["scrapeTimeout"].as_str().unwrap(),
+                 scrape_interval: {}\n    scrape_timeout: {}\n    static_configs:\n      - targets: ['{pod_ip}:{target_port}']\n{relabel}",
+                // prometheus-operator's defaults where the endpoint says nothing; the interval
+                // is 1 s rather than the Prometheus's global one, to be quick
+                endpoint["path"].as_str().unwrap_or("/metrics"),
+                endpoint["scheme"].as_str().unwrap_or("http"),
+                endpoint["interval"].as_str().unwrap_or("1s"),
+                endpoint["scrapeTimeout"].as_str().unwrap_or("1s"),
             ),
         )
         .unwrap();
@@ -714,4 +744,151 @@ async fn an_api_server_unreachable_at_start_is_waited_for_without_a_crash() {
     .await;
     wait_bound_once(&client, 4).await;
     assert_eq!(pod.inspect()["RestartCount"].as_u64().unwrap_or(0), 0);
+}
+
+/// The objects gardener-operator deploys for the scheduler, rendered by Gardener's own component
+/// (tests/garden/gardener/render-scheduler, `pkg/component/gardener/scheduler` at the pinned
+/// release) with the image under test, and completed as a garden completes them:
+/// - the virtual garden's ClusterRole and ClusterRoleBinding applied, the ServiceAccount the
+///   access Secret names created, and a token of it written into that Secret (what
+///   gardener-resource-manager's token requestor does);
+/// - the generic token kubeconfig (gardener-operator's secrets manager writes it): the CA and
+///   the token file of the projected volume; the server is the `kubernetes` Service's address
+///   here, where a garden names `virtual-garden-kube-apiserver`.
+fn rendered_by_operator(cluster: &Cluster) -> Vec<Value> {
+    let out = Command::new(garden_bin().join("render-scheduler"))
+        .args(["-image", &image(), "-namespace", "garden"])
+        .output()
+        .expect("running render-scheduler");
+    assert!(
+        out.status.success(),
+        "render-scheduler: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut objects: Vec<Value> = serde_yaml_ng::Deserializer::from_slice(&out.stdout)
+        .map(|doc| serde::Deserialize::deserialize(doc).unwrap())
+        .filter(|v: &Value| !v.is_null())
+        .collect();
+    let rbac: Vec<serde_json::Value> = objects
+        .iter()
+        .filter(|o| o["kind"] == "ClusterRole" || o["kind"] == "ClusterRoleBinding")
+        .map(|o| serde_json::to_value(o).unwrap())
+        .collect();
+    assert_eq!(
+        rbac.len(),
+        2,
+        "the virtual garden's ClusterRole and binding"
+    );
+    let access = objects
+        .iter()
+        .find(|o| o["kind"] == "Secret" && !o["metadata"]["annotations"].is_null())
+        .expect("the access Secret");
+    let annotations = &access["metadata"]["annotations"];
+    let account = annotations["serviceaccount.resources.gardener.cloud/name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let account_ns = annotations["serviceaccount.resources.gardener.cloud/namespace"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let api = &cluster.api;
+    let file = api.state.join("operator-rbac.json");
+    let mut items = rbac;
+    items.push(
+        serde_json::json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                                  "metadata": {"name": account, "namespace": account_ns}}),
+    );
+    write_json(
+        &file,
+        &serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}),
+    );
+    api.kubectl(&["apply", "-f", &file.display().to_string()]);
+    let token = api.kubectl(&[
+        "create",
+        "token",
+        &account,
+        "-n",
+        &account_ns,
+        "--duration",
+        "48h",
+    ]);
+    let ca = std::fs::read_to_string(api.ca_file()).unwrap();
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: garden\n  cluster:\n    server: https://{}:{}\n    certificate-authority-data: {}\nusers:\n- name: gardener\n  user:\n    tokenFile: /var/run/secrets/gardener.cloud/shoot/generic-kubeconfig/token\ncontexts:\n- name: garden\n  context: {{cluster: garden, user: gardener}}\ncurrent-context: garden\n",
+        cluster::SERVICE_IP,
+        cluster.port,
+        {
+            use base64::Engine;
+            base64::engine::general_purpose::STANDARD.encode(ca)
+        }
+    );
+    for object in objects.iter_mut().filter(|o| o["kind"] == "Secret") {
+        let data = if object["metadata"]["annotations"].is_null() {
+            ("kubeconfig", kubeconfig.clone())
+        } else {
+            ("token", token.trim().to_string())
+        };
+        object["stringData"] = serde_yaml_ng::to_value(BTreeMap::from([data])).unwrap();
+    }
+    objects
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the image: make image-check"]
+async fn as_gardener_operator_deploys_it_the_image_binds_passes_its_probes_and_is_scraped() {
+    let cluster = Cluster::start("image-operator").await;
+    let objects = rendered_by_operator(&cluster);
+    let run = pod_run(&objects);
+    assert_eq!(
+        run.args,
+        ["--config=/etc/gardener-scheduler/config/schedulerconfiguration.yaml"]
+    );
+    assert!(
+        !run.service_account_token,
+        "the operator mounts its own token"
+    );
+    let client = cluster.api.client().await;
+    apply_example_dev(&client).await;
+    let files = PodFiles {
+        volumes: run
+            .mounts
+            .iter()
+            .map(|m| (m.volume.clone(), m.files.clone()))
+            .collect(),
+        token_dir: BTreeMap::new(),
+        service_port: cluster.port,
+        file_mode: 0o644,
+    };
+    let pod = Pod::start("gardener-scheduler-operator", 7, &run, &files);
+    wait_probe(&pod, &run.readiness, "readiness").await;
+    wait_probe(&pod, &run.liveness, "liveness").await;
+    wait_bound_once(&client, 4).await;
+    // the Lease where the operator's configuration puts it
+    let holder = lease_holder(&objects)(&client).await;
+    assert!(
+        holder.is_some_and(|h| h.starts_with("gardener-scheduler-operator")),
+        "{}",
+        pod.logs()
+    );
+    // scraped as the operator's ServiceMonitor says, which keeps only upstream's metric families
+    let prometheus = Prometheus::scraping(&objects, &run, &pod.net.pod_ip);
+    eventually(
+        "Prometheus to scrape upstream's metric of the reconciles",
+        || async {
+            let up = prometheus.value("up{job=\"gardener-scheduler\"}");
+            let reconciled = prometheus.value(
+                "sum(controller_runtime_reconcile_total{controller=\"shoot\",result=\"success\"})",
+            );
+            (up == Some(1.0) && reconciled.is_some_and(|n| n >= 4.0)).then_some(())
+        },
+    )
+    .await;
+    assert_eq!(
+        prometheus.value("count(gardener_scheduler_schedule_attempts_total)"),
+        None,
+        "the operator's ServiceMonitor drops the scheduler's own families"
+    );
+    let (_, code) = pod.stop();
+    assert_eq!(code, 0, "{}", pod.logs());
 }

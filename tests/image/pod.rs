@@ -199,9 +199,11 @@ pub fn from_manifests(objects: &[Value]) -> PodRun {
     let seccomp = either("seccompProfile");
     only_known(seccomp, &["type"], "seccompProfile");
 
+    // gardener-operator's Deployment declares no ports: its probes name the number
     let ports: BTreeMap<String, u16> = c["ports"]
         .as_sequence()
-        .expect("ports")
+        .cloned()
+        .unwrap_or_default()
         .iter()
         .map(|p| {
             assert_eq!(p["protocol"], "TCP");
@@ -311,27 +313,39 @@ pub fn from_manifests(objects: &[Value]) -> PodRun {
     }
 }
 
-/// The files a volume holds: a ConfigMap's keys (or its `items`), from the rendered ConfigMap.
+/// The files a volume holds: a ConfigMap's keys (or its `items`), from the rendered ConfigMap;
+/// or, for a projected volume, the `items` of each Secret it projects, from the rendered Secrets
+/// (gardener-operator's Deployment projects its kubeconfig and token this way).
 fn volume_files(objects: &[Value], volume: &Value) -> BTreeMap<String, String> {
-    only_known(volume, &["name", "configMap"], "volumes[]");
+    only_known(volume, &["name", "configMap", "projected"], "volumes[]");
+    if !volume["projected"].is_null() {
+        let projected = &volume["projected"];
+        only_known(
+            projected,
+            &["sources", "defaultMode"],
+            "volumes[].projected",
+        );
+        let mut files = BTreeMap::new();
+        for source in projected["sources"]
+            .as_sequence()
+            .expect("projected sources")
+        {
+            only_known(source, &["secret"], "volumes[].projected.sources[]");
+            let secret = &source["secret"];
+            only_known(secret, &["name", "items", "optional"], "projected secret");
+            let data = data_of(objects, "Secret", &str_at(secret, "name"));
+            for item in secret["items"]
+                .as_sequence()
+                .expect("projected secret items")
+            {
+                files.insert(str_at(item, "path"), data[&str_at(item, "key")].clone());
+            }
+        }
+        return files;
+    }
     let source = &volume["configMap"];
     only_known(source, &["name", "items"], "volumes[].configMap");
-    let name = str_at(source, "name");
-    let config_map = objects
-        .iter()
-        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == name.as_str())
-        .unwrap_or_else(|| panic!("the chart mounts ConfigMap {name} but does not render it"));
-    let data: BTreeMap<String, String> = config_map["data"]
-        .as_mapping()
-        .expect("ConfigMap data")
-        .iter()
-        .map(|(k, v)| {
-            (
-                k.as_str().unwrap().to_string(),
-                v.as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let data = data_of(objects, "ConfigMap", &str_at(source, "name"));
     match source["items"].as_sequence() {
         None => data,
         Some(items) => items
@@ -339,6 +353,40 @@ fn volume_files(objects: &[Value], volume: &Value) -> BTreeMap<String, String> {
             .map(|i| (str_at(i, "path"), data[&str_at(i, "key")].clone()))
             .collect(),
     }
+}
+
+/// The data of the rendered ConfigMap or Secret `name` (a Secret's `data` decoded from base64,
+/// its `stringData` as written).
+fn data_of(objects: &[Value], kind: &str, name: &str) -> BTreeMap<String, String> {
+    use base64::Engine;
+    let object = objects
+        .iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("the pod mounts {kind} {name}, which is not rendered"));
+    let mut data = BTreeMap::new();
+    for (key, value) in object["data"].as_mapping().cloned().unwrap_or_default() {
+        let text = value.as_str().unwrap().to_string();
+        let text = if kind == "Secret" {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(text.trim())
+                .unwrap_or_else(|e| panic!("{kind} {name}: {key:?} is not base64: {e}"));
+            String::from_utf8(bytes).unwrap()
+        } else {
+            text
+        };
+        data.insert(key.as_str().unwrap().to_string(), text);
+    }
+    for (key, value) in object["stringData"]
+        .as_mapping()
+        .cloned()
+        .unwrap_or_default()
+    {
+        data.insert(
+            key.as_str().unwrap().to_string(),
+            value.as_str().unwrap().to_string(),
+        );
+    }
+    data
 }
 
 /// A Kubernetes memory quantity as podman's `--memory` takes it (bytes).
