@@ -43,7 +43,7 @@ fn explain(args: &ExplainArgs) -> Outcome {
         }
         ExplainOutput::Json => write_stdout(|out| {
             let text = serde_json::to_string_pretty(&e).map_err(std::io::Error::other)?;
-            writeln!(out, "{}", crate::escape::json(&text))
+            writeln!(out, "{}", gardener_scheduler::escape::json(&text))
         }),
         ExplainOutput::Html => write_stdout(|out| {
             let page = plan::html::render_explanation(&e).map_err(std::io::Error::other)?;
