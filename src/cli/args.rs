@@ -369,13 +369,44 @@ pub(crate) enum ExplainOutput {
     Html,
 }
 
-/// `namespace/name`, both parts present.
+/// `namespace/name`: a namespace as the API server names one (a DNS-1123 label) and a name as
+/// it names an object (a DNS-1123 subdomain), checked as `plan apply` checks a Lease's; the
+/// value shown escaped in the error.
 pub(crate) fn parse_shoot_key(s: &str) -> Result<String, String> {
-    match s.split_once('/') {
-        Some((ns, name)) if !ns.is_empty() && !name.is_empty() && !name.contains('/') => {
-            Ok(s.to_string())
+    let shown = gardener_scheduler::escape::line(s);
+    let Some((namespace, name)) = s.split_once('/') else {
+        return Err(format!("\"{shown}\": expected NAMESPACE/NAME"));
+    };
+    gardener_scheduler::names::dns1123_label(namespace)
+        .map_err(|e| format!("\"{shown}\": namespace: {e}"))?;
+    gardener_scheduler::names::dns1123_subdomain(name)
+        .map_err(|e| format!("\"{shown}\": name: {e}"))?;
+    Ok(s.to_string())
+}
+
+#[cfg(test)]
+mod shoot_key_tests {
+    use super::parse_shoot_key;
+
+    #[test]
+    fn a_shoot_key_is_checked_as_the_api_server_names_objects_and_shown_escaped() {
+        assert_eq!(
+            parse_shoot_key("garden-dev/a.b-1").unwrap(),
+            "garden-dev/a.b-1"
+        );
+        for (key, says) in [
+            ("garden-dev", "expected NAMESPACE/NAME"),
+            ("/a", "namespace:"),
+            ("garden-dev/", "name:"),
+            ("garden-dev/a/b", "name:"),
+            ("Garden/a", "namespace:"),
+            ("garden-dev/A_b", "name:"),
+            ("garden-dev/a\nb", "name:"),
+        ] {
+            let e = parse_shoot_key(key).unwrap_err();
+            assert!(e.contains(says), "{key:?}: {e}");
+            assert!(!e.contains('\n'), "{key:?}: {e}");
         }
-        _ => Err(format!("{s:?}: expected NAMESPACE/NAME")),
     }
 }
 
