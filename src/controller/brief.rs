@@ -9,12 +9,26 @@ use kube::runtime::watcher;
 use super::stack::{TooLarge, in_chain};
 
 fn status(s: &Status) -> String {
+    let message = s.message.trim();
+    if s.code == 0 && s.reason.is_empty() && message.is_empty() {
+        return "an error answer that says nothing (no code, reason or message)".into();
+    }
+    let code = if s.code == 0 {
+        "no code".to_string()
+    } else {
+        s.code.to_string()
+    };
     let reason = if s.reason.is_empty() {
         String::new()
     } else {
         format!(" {}", s.reason)
     };
-    format!("{}{reason}: {}", s.code, s.message)
+    let message = if message.is_empty() {
+        "(no message)"
+    } else {
+        message
+    };
+    format!("{code}{reason}: {message}")
 }
 
 /// `409 Conflict: the object has been modified...`; for an answer over its byte cap, the cap's
@@ -72,6 +86,17 @@ mod tests {
             brief_watch(&w),
             "listing: 409 Conflict: the object has been modified"
         );
+    }
+
+    #[test]
+    fn an_answer_without_code_or_message_says_so() {
+        let empty = kube::Error::Api(Status::failure("", "").boxed());
+        assert_eq!(
+            brief_watch(&watcher::Error::WatchFailed(empty)),
+            "the watch failed: an error answer that says nothing (no code, reason or message)"
+        );
+        let no_message = kube::Error::Api(Status::failure("", "Forbidden").with_code(403).boxed());
+        assert_eq!(brief(&no_message), "403 Forbidden: (no message)");
     }
 
     #[derive(Debug, thiserror::Error)]
