@@ -48,6 +48,7 @@ mod runtime_metrics;
 mod server;
 mod shared;
 mod stack;
+mod stream_limits;
 mod sync;
 #[cfg(test)]
 mod tests;

@@ -188,7 +188,7 @@ impl Cache {
         self.apply_shoot_update(update)
     }
 
-    /// Applies a shoot prepared outside the lock ([`ShootUpdate::new`]): it only stores what
+    /// Applies a shoot prepared outside the lock (`ShootUpdate::new`): it only stores what
     /// was made there.
     pub fn apply_shoot_update(&mut self, update: ShootUpdate<'_>) -> Change {
         let ShootUpdate {

@@ -297,11 +297,7 @@ async fn a_bind_forbidden_by_admission_is_the_shoots_refusal_not_a_missing_permi
     assert!(shared.lock().pending("garden-a/s1").is_some());
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 0);
     assert_eq!(shared.queue().len(), 1, "retried later");
-    assert!(
-        !logs.text().contains("needs permission"),
-        "{}",
-        logs.text()
-    );
+    assert!(!logs.text().contains("needs permission"), "{}", logs.text());
 }
 
 #[tokio::test]

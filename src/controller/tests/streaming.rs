@@ -300,10 +300,13 @@ async fn a_stream_of_bookmarks_without_the_end_marker_is_given_up_and_listed_in_
         "metadata": {"resourceVersion": "5"}}});
     respond.send_response(endless_lines(bookmark, std::time::Duration::from_secs(5)));
     // the clock is the test's: the stall bound passes without waiting for it
-    let (req, _respond) = tokio::time::timeout(listing::STREAM_STALL * 2, handle.next_request())
-        .await
-        .expect("the stream is given up once no object came for the stall bound")
-        .unwrap();
+    let (req, _respond) = tokio::time::timeout(
+        crate::controller::stream_limits::STREAM_STALL * 2,
+        handle.next_request(),
+    )
+    .await
+    .expect("the stream is given up once no object came for the stall bound")
+    .unwrap();
     let query = req.uri().query().unwrap_or_default().to_string();
     assert!(
         !query.contains("watch=true") && query.contains("limit=500"),
@@ -326,7 +329,7 @@ async fn a_stream_of_unreadable_events_is_given_up_at_its_bound_and_listed_in_pa
         &serde_json::to_vec(&json!({"type": "ADDED", "object": shoot("s1", "11", None)})).unwrap(),
     );
     body.push(b'\n');
-    for _ in 0..listing::STREAM_UNREADABLE {
+    for _ in 0..crate::controller::stream_limits::STREAM_UNREADABLE {
         body.extend_from_slice(b"not an event\n");
     }
     first.respond.send_response(
