@@ -4,6 +4,10 @@
 
 use std::fmt;
 
+use kube::runtime::watcher;
+
+use super::cache::WatchedKind;
+
 use crate::snapshot::GARDEN_NAMESPACE;
 
 /// Gardener's API group.
@@ -130,6 +134,40 @@ pub const LIST_CARBON_CONFIG_MAPS: Permission = Permission {
     scope: Scope::AllNamespaces,
 };
 
+/// What a watched kind's feed lists (and watches, with the same grant).
+pub fn feed_permission(kind: WatchedKind) -> Permission {
+    match kind {
+        WatchedKind::Shoot => LIST_SHOOTS,
+        WatchedKind::Seed => LIST_SEEDS,
+        WatchedKind::CloudProfile => LIST_CLOUD_PROFILES,
+        WatchedKind::NamespacedCloudProfile => LIST_NAMESPACED_CLOUD_PROFILES,
+        WatchedKind::Project => LIST_PROJECTS,
+        WatchedKind::ConfigMap => LIST_REGION_CONFIG_MAPS,
+        WatchedKind::CarbonConfigMap => LIST_CARBON_CONFIG_MAPS,
+    }
+}
+
+/// A feed's failure as the missing permission it is, when the authorizer refused the list or
+/// the watch: `forbidden: the scheduler needs permission to list and watch
+/// seeds.core.gardener.cloud (the chart's roles grant it); the API server said: ...`. `None` for
+/// every other failure.
+pub fn feed_forbidden(kind: WatchedKind, e: &watcher::Error) -> Option<String> {
+    let status = match e {
+        watcher::Error::InitialListFailed(kube::Error::Api(s))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(s))
+        | watcher::Error::WatchFailed(kube::Error::Api(s)) => s,
+        watcher::Error::WatchError(s) => s,
+        _ => return None,
+    };
+    (status.code == 403 && denied_by_authorizer(&status.message)).then(|| {
+        format!(
+            "forbidden: the scheduler needs permission to list and watch {} (the chart's roles grant it); the API server said: {}",
+            feed_permission(kind).qualified_resource(),
+            status.message.trim()
+        )
+    })
+}
+
 /// Whether a 403 answer is the authorizer's: the identity may not make this request at all, for
 /// any shoot. kube-apiserver words it `... is forbidden: User "NAME" cannot VERB resource ...`.
 /// Admission plugins answer 403 too (gardener-apiserver's ShootValidator refuses a binding to a
@@ -156,6 +194,43 @@ mod tests {
             LIST_CARBON_CONFIG_MAPS.qualified_resource(),
             "configmaps (all namespaces)"
         );
+    }
+
+    #[test]
+    fn a_feed_refused_by_the_authorizer_names_what_to_grant_and_other_refusals_do_not() {
+        let refused = |message: &str| {
+            watcher::Error::InitialListFailed(kube::Error::Api(
+                kube::core::Status::failure(message, "Forbidden")
+                    .with_code(403)
+                    .boxed(),
+            ))
+        };
+        let denied = refused(
+            "seeds.core.gardener.cloud is forbidden: User \"system:serviceaccount:garden:s\" cannot watch resource \"seeds\" in API group \"core.gardener.cloud\" at the cluster scope",
+        );
+        let text = feed_forbidden(WatchedKind::Seed, &denied).unwrap();
+        assert!(
+            text.starts_with(
+                "forbidden: the scheduler needs permission to list and watch seeds.core.gardener.cloud (the chart's roles grant it); the API server said: seeds.core"
+            ),
+            "{text}"
+        );
+        let text = feed_forbidden(WatchedKind::ConfigMap, &denied).unwrap();
+        assert!(
+            text.contains("list and watch configmaps in namespace garden"),
+            "{text}"
+        );
+        // an admission plugin's 403, and any other code, is not a missing permission
+        assert_eq!(
+            feed_forbidden(WatchedKind::Seed, &refused("quota exceeded")),
+            None
+        );
+        let gone = watcher::Error::InitialListFailed(kube::Error::Api(
+            kube::core::Status::failure("gone", "Gone")
+                .with_code(410)
+                .boxed(),
+        ));
+        assert_eq!(feed_forbidden(WatchedKind::Seed, &gone), None);
     }
 
     #[test]

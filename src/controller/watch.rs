@@ -21,6 +21,7 @@ use super::carbon_metrics;
 use super::incoming::{Incoming, WatchedShoot};
 use super::listing::{self, ListSettings};
 use super::liveness::FEED_SILENCE;
+use super::permissions::{feed_forbidden, feed_permission};
 use super::stack::{Abandoned, WATCH_TIMEOUT};
 use crate::api::{
     CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
@@ -280,13 +281,16 @@ fn apply_item<K, I: Incoming<K>>(
             // without) one this process may not list: schedule without it, keep trying.
             if !shared.is_synced(kind) {
                 let why = if s.code == 404 {
-                    "the API server does not serve this kind"
+                    "the API server does not serve this kind".to_string()
                 } else {
-                    "no permission to list this kind (grant list and watch to use it)"
+                    format!(
+                        "no permission to list and watch {} (the chart's roles grant it)",
+                        feed_permission(kind).qualified_resource()
+                    )
                 };
                 warn!(
                     kind = kind.as_str(),
-                    reason = why,
+                    reason = %why,
                     "treating the kind as empty"
                 );
                 shared.mark_synced(kind);
@@ -301,7 +305,7 @@ fn apply_item<K, I: Incoming<K>>(
                 warn!(kind = kind.as_str(), error = %brief_watch(&e), "the watch went silent; watching again");
             } else {
                 shared.metrics.watch_restarted(kind.as_str(), "error");
-                let error = brief_watch(&e);
+                let error = feed_forbidden(kind, &e).unwrap_or_else(|| brief_watch(&e));
                 if repeats.is_news(&error) {
                     warn!(kind = kind.as_str(), error = %error, "watch failed; retrying");
                 } else {

@@ -1,0 +1,256 @@
+//! Least privilege, enforced: the scheduler runs with exactly the roles the chart renders, and
+//! each rule of them, removed in turn, breaks what it is for and nothing else, with the scheduler
+//! saying which permission is missing and the refused requests counted.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+use gardener_scheduler::api::Shoot;
+
+/// What removing one rule of the chart's scheduler roles does.
+struct Breaks {
+    /// the rule, by its API group and first resource
+    rule: (&'static str, &'static str),
+    /// what the scheduler's log says (`None`: nothing is refused)
+    says: Option<&'static str>,
+    /// caches synced (`/readyz` answers 200)
+    ready: bool,
+    /// this process leads
+    leads: bool,
+    /// a schedulable shoot is bound
+    binds: bool,
+    /// an unschedulable shoot's reason is written to its status (`lastOperation`)
+    reason_in_status: bool,
+}
+
+const RULES: &[Breaks] = &[
+    Breaks {
+        rule: ("core.gardener.cloud", "seeds"),
+        says: Some(
+            "the scheduler needs permission to list and watch seeds.core.gardener.cloud (the chart's roles grant it)",
+        ),
+        ready: false,
+        leads: true,
+        binds: false,
+        reason_in_status: false,
+    },
+    Breaks {
+        rule: ("core.gardener.cloud", "shoots"),
+        says: Some(
+            "the scheduler needs permission to list and watch shoots.core.gardener.cloud (the chart's roles grant it)",
+        ),
+        ready: false,
+        leads: true,
+        binds: false,
+        reason_in_status: false,
+    },
+    Breaks {
+        rule: ("core.gardener.cloud", "shoots/binding"),
+        says: Some(
+            "the scheduler needs permission to update shoots/binding in API group core.gardener.cloud (the chart's ClusterRole grants it)",
+        ),
+        ready: true,
+        leads: true,
+        binds: false,
+        reason_in_status: true,
+    },
+    Breaks {
+        rule: ("core.gardener.cloud", "shoots/status"),
+        says: Some("cannot patch resource \"shoots/status\""),
+        ready: true,
+        leads: true,
+        binds: true,
+        reason_in_status: false,
+    },
+    Breaks {
+        rule: ("events.k8s.io", "events"),
+        says: Some("cannot create events.k8s.io events; publishing core/v1 events instead"),
+        ready: true,
+        leads: true,
+        binds: true,
+        reason_in_status: true,
+    },
+    // core/v1 events are the fallback for API servers without events.k8s.io/v1 (as upstream's
+    // role grants both): on Gardener's API nothing needs them
+    Breaks {
+        rule: ("", "events"),
+        says: None,
+        ready: true,
+        leads: true,
+        binds: true,
+        reason_in_status: true,
+    },
+    Breaks {
+        rule: ("coordination.k8s.io", "leases"),
+        says: Some("cannot create resource \"leases\""),
+        ready: true,
+        leads: false,
+        binds: false,
+        reason_in_status: false,
+    },
+    // the second leases rule: get and update of the scheduler's own Lease, by name
+    Breaks {
+        rule: ("coordination.k8s.io", "leases/by-name"),
+        says: Some("cannot get resource \"leases\""),
+        ready: true,
+        leads: false,
+        binds: false,
+        reason_in_status: false,
+    },
+    // region ConfigMaps are optional: MinimalDistance then orders regions by name
+    Breaks {
+        rule: ("", "configmaps"),
+        says: Some(
+            "no permission to list and watch configmaps in namespace garden (the chart's roles grant it)",
+        ),
+        ready: true,
+        leads: true,
+        binds: true,
+        reason_in_status: true,
+    },
+];
+
+/// The rule's key in [`RULES`]: its API group and first resource (`leases/by-name` for a rule
+/// restricted to resource names).
+fn key_of(rule: &Value) -> (String, String) {
+    let group = rule["apiGroups"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let mut resource = rule["resources"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    if rule.get("resourceNames").is_some() {
+        resource.push_str("/by-name");
+    }
+    (group, resource)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_rule_of_the_chart_s_scheduler_roles_removed_in_turn_breaks_what_it_is_for_and_says_so()
+ {
+    let api = ApiServer::start("least");
+    let client = api.client().await;
+    base_landscape(&client, "dev").await;
+    create_seed(&client, "seed-1", 100, &[]).await;
+    let (full, _) = chart_rbac("full", &[], None);
+    let rules: Vec<(usize, usize)> = full
+        .iter()
+        .enumerate()
+        .flat_map(|(o, obj)| {
+            let n = obj["rules"].as_array().map_or(0, Vec::len);
+            (0..n).map(move |r| (o, r))
+        })
+        .collect();
+    assert_eq!(
+        rules.len(),
+        RULES.len(),
+        "every rule of the chart's roles has its row here"
+    );
+    let shoots = raw_ns::<Shoot>(&client, "garden-dev");
+    for (i, (o, r)) in rules.into_iter().enumerate() {
+        let name = format!("minus-{i}");
+        let (mut objects, account) = chart_rbac(&name, &[], None);
+        let removed = objects[o]["rules"].as_array_mut().unwrap().remove(r);
+        let (group, resource) = key_of(&removed);
+        let breaks = RULES
+            .iter()
+            .find(|b| b.rule == (group.as_str(), resource.as_str()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "the chart's rule {removed} has no row in RULES: say what its removal breaks"
+                )
+            });
+        api.apply_objects(&name, &objects);
+        let kubeconfig = api.kubeconfig_of(&name, &account);
+        // each case starts without the Lease, as a first installation does
+        api.kubectl(&[
+            "delete",
+            "lease",
+            "-n",
+            "garden",
+            "gardener-scheduler-leader-election",
+            "--ignore-not-found",
+        ]);
+        let mut scheduler = Scheduler::start(
+            &api,
+            &name,
+            SchedulerOptions {
+                leader_elect: true,
+                kubeconfig: Some(kubeconfig),
+                ..Default::default()
+            },
+        );
+        let (ok, stuck) = (format!("ok-{i}"), format!("stuck-{i}"));
+        create_shoot(&client, "dev", &ok).await;
+        let mut m = shoot_manifest("dev", &stuck);
+        m["spec"]["seedSelector"] = json!({"matchLabels": {"nowhere": "true"}});
+        create(&shoots, m).await;
+        let case = format!("without {removed}");
+
+        if let Some(says) = breaks.says {
+            eventually(&format!("{case}: the log to say {says:?}"), || async {
+                scheduler.logs().contains(says).then_some(())
+            })
+            .await;
+            let refused = scheduler.metric_sum("rest_client_requests_total", &[("code", "403")]);
+            assert!(refused > 0.0, "{case}: the refused requests are counted");
+        }
+        if breaks.binds {
+            eventually(&format!("{case}: {ok} bound"), || async {
+                seed_of(&get_shoot(&client, "dev", &ok).await).map(str::to_string)
+            })
+            .await;
+        }
+        if breaks.reason_in_status {
+            eventually(
+                &format!("{case}: {stuck}'s reason in its status"),
+                || async {
+                    let shoot = get_shoot(&client, "dev", &stuck).await;
+                    let last = shoot.status.as_ref()?.last_operation.as_ref()?;
+                    let described = &last.description;
+                    described
+                        .contains("did not match the shoot's seed selector")
+                        .then(|| described.clone())
+                },
+            )
+            .await;
+        }
+        if breaks.binds || breaks.reason_in_status {
+            // the events of both: through events.k8s.io, or core/v1 without it
+            for shoot in [&ok, &stuck] {
+                eventually(&format!("{case}: an event on {shoot}"), || async {
+                    (!shoot_events(&client, "dev", shoot).await.is_empty()).then_some(())
+                })
+                .await;
+            }
+        }
+        let ready = scheduler.readyz().map(|(code, _)| code);
+        assert_eq!(ready, Some(if breaks.ready { 200 } else { 503 }), "{case}");
+        let leads = scheduler.metric("gardener_scheduler_leader");
+        assert_eq!(leads, Some(if breaks.leads { 1.0 } else { 0.0 }), "{case}");
+        if !breaks.binds {
+            assert_eq!(
+                seed_of(&get_shoot(&client, "dev", &ok).await),
+                None,
+                "{case}"
+            );
+        }
+        if breaks.says.is_none() {
+            let refused = scheduler.metric_sum("rest_client_requests_total", &[("code", "403")]);
+            assert_eq!(
+                refused,
+                0.0,
+                "{case}: nothing refused\n{}",
+                scheduler.logs()
+            );
+        }
+        if breaks.rule.1 == "shoots/binding" {
+            let errors =
+                scheduler.metric_sum("gardener_scheduler_bind_errors_total", &[("code", "403")]);
+            assert!(errors > 0.0, "{case}: counted as bind errors with code 403");
+        }
+        scheduler.terminate();
+    }
+}
