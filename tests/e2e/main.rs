@@ -31,5 +31,4 @@ mod scheduling;
 mod security;
 mod token;
 mod upstream_config;
-mod upstream_integration;
 mod whatif;
