@@ -121,6 +121,10 @@ pub struct Summary {
     pub states: Vec<(String, State)>,
     /// `--dry-run`: moves whose binding the API server accepted.
     pub would_start: usize,
+    /// Why the apply stopped before its plan was carried out (a binding the identity may not
+    /// make, a lease it could not renew, too many failures); `None` when it ran to its end or was
+    /// stopped on request (SIGINT, SIGTERM), as a rollout stops it.
+    pub stopped: Option<String>,
 }
 
 struct Apply<'a, 'e> {
@@ -134,6 +138,8 @@ struct Apply<'a, 'e> {
     shoots: Vec<Option<Shoot>>,
     sink: &'a mut dyn Sink,
     stopping: Option<String>,
+    /// The stop was asked for (a signal), not forced by what happened.
+    on_request: bool,
 }
 
 /// Carries out `plan`. Returns when every move is final, or, once stopping, when nothing is in
@@ -170,6 +176,7 @@ async fn run(
         shoots: vec![None; n],
         sink,
         stopping: None,
+        on_request: false,
     };
     let landscape = a.read_landscape().await?;
     let now = (env.clock)();
@@ -369,6 +376,9 @@ impl Apply<'_, '_> {
 
     fn check_stop(&mut self, now: DateTime<Utc>) {
         if *self.env.stop.borrow() {
+            if self.stopping.is_none() {
+                self.on_request = true;
+            }
             self.stop(
                 now,
                 "interrupted: moves in flight are followed to their end".into(),

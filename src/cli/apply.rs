@@ -141,7 +141,10 @@ fn run(args: &ApplyArgs) -> Outcome {
     if code != ExitCode::SUCCESS {
         return Ok(code);
     }
-    Ok(if failed > 0 {
+    if let Some(why) = &summary.stopped {
+        say!("the apply stopped before its plan was carried out: {why}");
+    }
+    Ok(if failed > 0 || summary.stopped.is_some() {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -78,7 +78,7 @@ pub fn seconds(d: Duration) -> String {
 pub enum LiveError {
     #[error(
         "listing {what}: forbidden ({message}); reading the landscape needs `{verb}` on {resource} \
-         (the chart's `whatIfReader` ClusterRole grants every read simulate makes)"
+         (the chart's `whatIfReader` and `planApplier` roles grant every read simulate, plan and plan apply make)"
     )]
     Forbidden {
         what: String,

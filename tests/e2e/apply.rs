@@ -96,7 +96,7 @@ pub(crate) fn apply_args(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Vec<
     args
 }
 
-async fn apply(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Output {
+pub(crate) async fn apply(kubeconfig: &Path, plan: &Path, extra: &[&str]) -> Output {
     run_cli(apply_args(kubeconfig, plan, extra)).await
 }
 

@@ -254,3 +254,200 @@ async fn each_rule_of_the_chart_s_scheduler_roles_removed_in_turn_breaks_what_it
         scheduler.terminate();
     }
 }
+
+/// The rules of `key`'s roles with one removed, each as (removed rule, kubeconfig).
+fn without_each_rule(api: &ApiServer, key: &str, prefix: &str) -> Vec<(Value, std::path::PathBuf)> {
+    let (full, _) = operator_rbac(prefix, key);
+    let mut out = Vec::new();
+    for (o, obj) in full.iter().enumerate() {
+        for r in 0..obj["rules"].as_array().map_or(0, Vec::len) {
+            let name = format!("{prefix}-{}", out.len());
+            let (mut objects, account) = operator_rbac(&name, key);
+            let removed = objects[o]["rules"].as_array_mut().unwrap().remove(r);
+            api.apply_objects(&name, &objects);
+            out.push((removed, api.kubeconfig_of(&name, &account)));
+        }
+    }
+    out
+}
+
+/// What removing one rule of an operator role does to the command run with it: its exit status,
+/// what it says on stderr, and whether the shoot moved.
+struct CommandBreaks {
+    rule: (&'static str, &'static str),
+    exit: i32,
+    says: &'static str,
+    moves: bool,
+}
+
+const READER_RULES: &[CommandBreaks] = &[
+    CommandBreaks {
+        rule: ("core.gardener.cloud", "seeds"),
+        exit: 1,
+        says: "reading the landscape needs `list` on seeds.core.gardener.cloud",
+        moves: false,
+    },
+    // region ConfigMaps are optional: the plan is made without them, with a warning
+    CommandBreaks {
+        rule: ("", "configmaps"),
+        exit: 0,
+        says: "warning: region ConfigMaps (namespace garden): no permission to list configmaps in namespace garden",
+        moves: false,
+    },
+];
+
+const APPLIER_RULES: &[CommandBreaks] = &[
+    CommandBreaks {
+        rule: ("core.gardener.cloud", "seeds"),
+        exit: 1,
+        says: "reading the landscape needs `list` on seeds.core.gardener.cloud",
+        moves: false,
+    },
+    CommandBreaks {
+        rule: ("core.gardener.cloud", "shoots"),
+        exit: 1,
+        says: "reading the landscape needs `list` on shoots.core.gardener.cloud",
+        moves: false,
+    },
+    CommandBreaks {
+        rule: ("core.gardener.cloud", "shoots/binding"),
+        exit: 1,
+        says: "the apply stopped before its plan was carried out: updating shoots/binding: forbidden",
+        moves: false,
+    },
+    CommandBreaks {
+        rule: ("events.k8s.io", "events"),
+        exit: 0,
+        says: "the event on the shoot was not published",
+        moves: true,
+    },
+    CommandBreaks {
+        rule: ("", "configmaps"),
+        exit: 0,
+        says: "no permission to list configmaps in namespace garden",
+        moves: true,
+    },
+    CommandBreaks {
+        rule: ("coordination.k8s.io", "leases"),
+        exit: 1,
+        says: "creating the lease: forbidden",
+        moves: false,
+    },
+    CommandBreaks {
+        rule: ("coordination.k8s.io", "leases/by-name"),
+        exit: 1,
+        says: "reading the lease: forbidden",
+        moves: false,
+    },
+];
+
+fn row<'a>(table: &'a [CommandBreaks], removed: &Value) -> &'a CommandBreaks {
+    let (group, resource) = key_of(removed);
+    table
+        .iter()
+        .find(|b| b.rule == (group.as_str(), resource.as_str()))
+        .unwrap_or_else(|| {
+            panic!("the chart's rule {removed} has no row: say what its removal breaks")
+        })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_rule_of_the_what_if_reader_and_plan_applier_roles_removed_in_turn_is_named_by_the_command()
+ {
+    use crate::apply::{NS, apply_args, reconciled, shoot_on};
+    use crate::plan::migratable_seed;
+    use crate::support::gardenlet::FakeGardenlets;
+    use crate::whatif::run_cli;
+
+    let api = ApiServer::start("least-cli");
+    let client = api.client().await;
+    base_landscape(&client, "ap").await;
+    migratable_seed(&client, "s1", 10).await;
+    migratable_seed(&client, "s2", 10).await;
+    shoot_on(&client, "a", "s1", 2, 2400).await;
+    let _gardenlets = FakeGardenlets::start(
+        client.clone(),
+        NS,
+        std::time::Duration::from_millis(400),
+        &[],
+    );
+    reconciled(&client).await;
+    // MinimalDistance reads the region ConfigMaps
+    let config = api.state.join("minimal-distance.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\nschedulers:\n  shoot:\n    strategy: MinimalDistance\n",
+    )
+    .unwrap();
+    let drain = |kubeconfig: std::path::PathBuf, seed: String| {
+        let config = config.display().to_string();
+        async move {
+            run_cli(
+                [
+                    "plan",
+                    "drain",
+                    &seed,
+                    "-o",
+                    "json",
+                    "--now",
+                    "2026-01-01T10:00:00Z",
+                    "--move-duration",
+                    "1s",
+                    "--config",
+                    &config,
+                    "--kubeconfig",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([kubeconfig.display().to_string()])
+                .collect(),
+            )
+            .await
+        }
+    };
+    let reader = without_each_rule(&api, "whatIfReader", "reader");
+    assert_eq!(reader.len(), READER_RULES.len(), "every rule has its row");
+    for (removed, kubeconfig) in reader {
+        let breaks = row(READER_RULES, &removed);
+        let out = drain(kubeconfig, "s1".into()).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(breaks.exit),
+            "without {removed}: {stderr}"
+        );
+        assert!(stderr.contains(breaks.says), "without {removed}: {stderr}");
+    }
+
+    let applier = without_each_rule(&api, "planApplier", "applier");
+    assert_eq!(applier.len(), APPLIER_RULES.len(), "every rule has its row");
+    for (removed, kubeconfig) in applier {
+        let breaks = row(APPLIER_RULES, &removed);
+        // the shoot goes back and forth: each apply drains the seed it is on
+        let from = seed_of(&get_shoot(&client, "ap", "a").await)
+            .unwrap()
+            .to_string();
+        let out = drain(api.what_if_identity(), from.clone()).await;
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let plan = api.state.join(format!("plan-from-{from}.json"));
+        std::fs::write(&plan, &out.stdout).unwrap();
+        let out = run_cli(apply_args(&kubeconfig, &plan, &[])).await;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(breaks.exit),
+            "without {removed}: {stderr}"
+        );
+        assert!(stderr.contains(breaks.says), "without {removed}: {stderr}");
+        let now = get_shoot(&client, "ap", "a").await;
+        assert_eq!(
+            seed_of(&now) != Some(from.as_str()),
+            breaks.moves,
+            "without {removed}: {stderr}"
+        );
+    }
+}

@@ -92,6 +92,33 @@ pub fn chart_rbac(name: &str, helm_args: &[&str], subject: Option<&str>) -> (Vec
     (rbac, account)
 }
 
+/// The chart's roles for operators of `key` (`whatIfReader`, `planApplier`), rendered with only
+/// `key.create` and `key.subjects` set and bound to ServiceAccount `name` in `garden`; as
+/// [`chart_rbac`].
+pub fn operator_rbac(name: &str, key: &str) -> (Vec<Value>, String) {
+    let subjects = format!(
+        r#"{key}.subjects=[{{"kind":"ServiceAccount","name":"{name}","namespace":"garden"}}]"#
+    );
+    let create = format!("{key}.create=true");
+    let account = format!("serviceAccount.name={name}");
+    chart_rbac(
+        name,
+        &[
+            "--set",
+            "rbac.create=false",
+            "--set",
+            "serviceAccount.create=false",
+            "--set",
+            &account,
+            "--set",
+            &create,
+            "--set-json",
+            &subjects,
+        ],
+        Some(name),
+    )
+}
+
 /// The bearer token of a kubeconfig's first user.
 pub fn token_of(kubeconfig: &Path) -> String {
     kubeconfig_user(kubeconfig)["user"]["token"]
@@ -358,27 +385,9 @@ impl ApiServer {
         if path.exists() {
             return path;
         }
-        let subjects = format!(
-            r#"{key}.subjects=[{{"kind":"ServiceAccount","name":"{name}","namespace":"garden"}}]"#
-        );
-        let create = format!("{key}.create=true");
-        let account = format!("serviceAccount.name={name}");
-        self.chart_identity(
-            name,
-            &[
-                "--set",
-                "rbac.create=false",
-                "--set",
-                "serviceAccount.create=false",
-                "--set",
-                &account,
-                "--set",
-                &create,
-                "--set-json",
-                &subjects,
-            ],
-            Some(name),
-        )
+        let (rbac, account) = operator_rbac(name, key);
+        self.apply_objects(name, &rbac);
+        self.kubeconfig_of(name, &account)
     }
 
     /// A kubeconfig for the scheduler as the chart installs it with `config` as its

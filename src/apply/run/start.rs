@@ -200,6 +200,7 @@ impl Apply<'_, '_> {
                 .map(|(m, s)| (m.shoot.clone(), s.clone()))
                 .collect(),
             would_start,
+            stopped: self.stopping.clone().filter(|_| !self.on_request),
         }
     }
 }
