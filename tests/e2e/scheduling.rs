@@ -223,9 +223,23 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
     );
 }
 
+/// The YAML of the heredoc after `kubectl apply -f - <<'EOF'` in `doc`, and the comment line
+/// (`# ...`) after the first later line that contains `after`.
+fn doc_example(doc: &str, after: &str) -> (String, String) {
+    let text =
+        std::fs::read_to_string(std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(doc))
+            .unwrap();
+    let heredoc = text.split("kubectl apply -f - <<'EOF'\n").nth(1).unwrap();
+    let yaml = heredoc.split("\nEOF").next().unwrap().to_string();
+    let mut lines = heredoc.lines().skip_while(|l| !l.contains(after));
+    lines.next();
+    let said = lines.next().unwrap().trim_start_matches("# ").to_string();
+    (yaml, said)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_dev_setup_binds_the_example_shoots_by_patching_spec_seed_name() {
-    let api = ApiServer::start_crd_cluster("dev");
+async fn the_dev_setup_binds_the_example_shoots_and_the_local_setup_page_s_example_as_it_says() {
+    let api = ApiServer::start("dev");
     let client = api.client().await;
     apply_example_dev(&client).await;
     let mut scheduler = Scheduler::start_with_config(
@@ -249,6 +263,59 @@ async fn the_dev_setup_binds_the_example_shoots_by_patching_spec_seed_name() {
             "{:?}",
             s.spec.seed_name
         );
+    }
+    assert!(
+        scheduler.logs().contains("binding_mode=Binding"),
+        "{}",
+        scheduler.logs()
+    );
+
+    // docs/development/local-setup.md, "Things to try": a shoot that does not fit says why and
+    // is bound once a seed gets the label it asks for
+    let (yaml, said) = doc_example("docs/development/local-setup.md", "jsonpath");
+    let file = api.state.join("picky.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    api.kubectl(&["apply", "-f", &file.display().to_string()]);
+    eventually(&format!("picky's status to say {said:?}"), || async {
+        let shoot = get_shoot(&client, "local", "picky").await;
+        let last = shoot.status?.last_operation?;
+        (last.description == said).then_some(())
+    })
+    .await;
+    api.kubectl(&["label", "seed", "local-b", "tier=gold"]);
+    let seed = eventually("picky bound", || async {
+        seed_of(&get_shoot(&client, "local", "picky").await).map(str::to_string)
+    })
+    .await;
+    assert_eq!(seed, "local-b");
+}
+
+/// On a cluster that serves Gardener's kinds as CRDs (no `shoots/binding`), the development
+/// configuration with `bindingMode: Patch` from the environment, as local-setup.md says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_a_crd_cluster_the_dev_setup_binds_by_patching_spec_seed_name() {
+    let api = ApiServer::start_crd_cluster("dev-patch");
+    let client = api.client().await;
+    apply_example_dev(&client).await;
+    let mut scheduler = Scheduler::start(
+        &api,
+        "dev-patch",
+        SchedulerOptions {
+            binding_mode: "Patch",
+            ..Default::default()
+        },
+    );
+    scheduler.wait_ready().await;
+    let shoots = eventually("all example shoots to be bound", || async {
+        let shoots = list_shoots(&client, "local").await;
+        shoots
+            .iter()
+            .all(|s| seed_of(s).is_some())
+            .then_some(shoots)
+    })
+    .await;
+    assert_eq!(shoots.len(), 4);
+    for s in &shoots {
         // a merge patch with the observed resourceVersion, by the scheduler's field manager
         let raw = raw_ns::<Shoot>(&client, "garden-local")
             .get(s.metadata.name.as_deref().unwrap())
