@@ -97,6 +97,8 @@ pub mod apply;
 pub mod controller;
 /// CustomResourceDefinitions for development clusters without gardener-apiserver.
 pub mod crds;
+/// Seed evacuation: seed health with hysteresis (pure), and the plans the leader publishes.
+pub mod evacuation;
 /// Drain and rebalance plans: where shoots should move, and when.
 pub mod plan;
 /// Manifest files -> objects, for `simulate` (the offline edge).

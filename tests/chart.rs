@@ -1950,3 +1950,44 @@ fn the_schema_check_finds_a_wrong_field_in_each_kind_of_manifest() {
         );
     }
 }
+
+#[test]
+fn evacuation_configmaps_are_written_only_when_evacuation_is_on_and_only_in_its_namespace() {
+    let m = render(&[], &[]);
+    assert!(
+        !m.of_kind("Role")
+            .iter()
+            .any(|r| str_at(&r["metadata"], "name").ends_with("-evacuation")),
+        "evacuation is off by default: no Role for its ConfigMaps"
+    );
+    for (set, namespace) in [
+        (
+            vec!["config.schedulers.shoot.evacuation.enabled=true"],
+            "garden",
+        ),
+        (
+            vec![
+                "config.schedulers.shoot.evacuation.enabled=true",
+                "config.schedulers.shoot.evacuation.namespace=ops",
+            ],
+            "ops",
+        ),
+    ] {
+        let m = render(&[], &set);
+        let role = m.named("Role", "-evacuation");
+        assert_eq!(role["metadata"]["namespace"].as_str(), Some(namespace));
+        assert_exact(
+            &grants(role),
+            &expected(&[
+                ("", "configmaps", None, "create"),
+                ("", "configmaps", None, "patch"),
+                ("", "configmaps", None, "list"),
+                ("", "configmaps", None, "delete"),
+            ]),
+            "evacuation Role",
+        );
+        let binding = m.named("RoleBinding", "-evacuation");
+        assert_eq!(binding["metadata"]["namespace"].as_str(), Some(namespace));
+        assert_eq!(binding["roleRef"]["name"], role["metadata"]["name"]);
+    }
+}

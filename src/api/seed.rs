@@ -201,6 +201,30 @@ pub struct Condition {
     pub reason: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// RFC 3339, as written; read by the seed-health judgement (`evacuation`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<String>,
+    /// RFC 3339, as written: the gardenlet's heartbeat on `GardenletReady`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_update_time: Option<String>,
+}
+
+impl Condition {
+    /// `lastTransitionTime`, when it reads as RFC 3339.
+    pub fn transition_time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        rfc3339(self.last_transition_time.as_deref())
+    }
+
+    /// `lastUpdateTime`, when it reads as RFC 3339.
+    pub fn update_time(&self) -> Option<chrono::DateTime<chrono::Utc>> {
+        rfc3339(self.last_update_time.as_deref())
+    }
+}
+
+fn rfc3339(text: Option<&str>) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(text?)
+        .ok()
+        .map(|t| t.to_utc())
 }
 
 impl Seed {

@@ -61,7 +61,10 @@ fn run(args: RunArgs) -> Outcome {
     exit_on_panic();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| Failure::failed(format!("starting the async runtime: {e}")))?;
-    let result = runtime.block_on(controller::run_with_signals(compiled));
+    let result = runtime.block_on(controller::run_with_signals(
+        compiled,
+        Box::new(gardener_scheduler::evacuation::task),
+    ));
     // what is left (idle connections, the blocking pool) does not hold up the exit
     runtime.shutdown_timeout(std::time::Duration::from_millis(100));
     result.map(|()| ExitCode::SUCCESS).map_err(|e| {

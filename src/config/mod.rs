@@ -14,12 +14,14 @@
 //! [`UnknownKeys::Reject`]: crate::config::UnknownKeys::Reject
 
 mod defaults;
+mod evacuation;
 mod load;
 mod types;
 mod validate;
 
 pub use crate::field_error::FieldError;
 pub use defaults::set_defaults;
+pub use evacuation::{Evacuation, Failback};
 pub use load::{ConfigError, Draft, UNKNOWN_KEY, UnknownKeys, read_str_with, read_with};
 pub use types::*;
 pub use validate::KNOWN_FEATURE_GATES;

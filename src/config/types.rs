@@ -204,6 +204,10 @@ pub struct ShootScheduler {
     /// Absent: one unconditional profile built from the keys above.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profiles: Option<Vec<ProfileEntry>>,
+    /// Seed health and the evacuation plans kept for unhealthy seeds (off by default).
+    pub evacuation: super::Evacuation,
+    /// When a seed judged unhealthy counts as healthy again.
+    pub failback: super::Failback,
 }
 
 impl Default for ShootScheduler {
@@ -223,6 +227,8 @@ impl Default for ShootScheduler {
             decision_record: true,
             backoff: Backoff::default(),
             profiles: None,
+            evacuation: super::Evacuation::default(),
+            failback: super::Failback::default(),
         }
     }
 }

@@ -240,6 +240,7 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         &shoot.regions,
         "schedulers.shoot.regions",
     ));
+    super::evacuation::validate(&shoot.evacuation, &shoot.failback, &mut e);
     e
 }
 

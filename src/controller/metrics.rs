@@ -11,6 +11,7 @@ use prometheus_client::registry::Registry;
 
 use super::cache::{Cache, Waiting};
 use super::carbon_metrics::CarbonMetrics;
+use super::evacuation_metrics::EvacuationMetrics;
 use super::rest_metrics::RestClientMetrics;
 use super::runtime_metrics::RuntimeMetrics;
 use crate::api::Shoot;
@@ -139,6 +140,8 @@ pub struct Metrics {
     /// decisions that gave up over their budget, by the stage they were in
     pub over_budget: Family<StageLabels, Counter>,
     pub carbon: CarbonMetrics,
+    /// seed evacuation: plans published per seed
+    pub evacuation: EvacuationMetrics,
     /// controller-runtime's and client-go's families, as upstream serves them
     pub runtime: RuntimeMetrics,
 }
@@ -283,7 +286,9 @@ impl Metrics {
             over_budget.clone(),
         );
         let carbon = CarbonMetrics::register(&mut registry);
+        let evacuation = EvacuationMetrics::register(&mut registry);
         Metrics {
+            evacuation,
             over_budget,
             feed_last_activity,
             watch_restarts,

@@ -29,6 +29,7 @@ mod cache;
 mod carbon_metrics;
 mod client;
 mod control;
+mod evacuation_metrics;
 mod incoming;
 mod leader;
 mod lifecycle;
@@ -66,6 +67,7 @@ pub use brief::brief;
 pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
 pub use client::{ApiClients, Connection, client_from_config, client_from_kubeconfig, load_config};
+pub use evacuation_metrics::EvacuationMetrics;
 pub use incoming::decode;
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use lifecycle::LONGEST_STOP;
@@ -256,10 +258,47 @@ impl Controller {
     }
 }
 
-/// Runs the scheduler for a compiled configuration until SIGTERM or SIGINT.
-pub async fn run_with_signals(compiled: Compiled) -> Result<(), ControllerError> {
+/// What a task that runs beside the scheduler, in the same process, is given: the scheduler's
+/// client (its writes fenced by the lease, as binds are), its leadership, the gauges it sets,
+/// the profile chain and the configuration. The seed-evacuation loop is such a task.
+pub struct Beside {
+    pub client: kube::Client,
+    pub leadership: Leadership,
+    pub metrics: EvacuationMetrics,
+    pub chain: Arc<crate::chain::ProfileChain>,
+    pub config: Arc<SchedulerConfiguration>,
+}
+
+impl Controller {
+    /// The parts a task beside the scheduler runs with.
+    pub fn beside(&self) -> Beside {
+        Beside {
+            client: self.shared.client.clone(),
+            leadership: self.shared.leadership.clone(),
+            metrics: self.shared.metrics.evacuation.clone(),
+            chain: self.shared.chain.clone(),
+            config: self.cfg.clone(),
+        }
+    }
+}
+
+/// A task started beside the scheduler, if the configuration asks for one; stopped when the
+/// scheduler stops.
+pub type BesideTask = Box<dyn FnOnce(Beside) -> Option<futures::future::BoxFuture<'static, ()>>>;
+
+/// Runs the scheduler for a compiled configuration until SIGTERM or SIGINT, with the task
+/// `beside` makes running next to it.
+pub async fn run_with_signals(
+    compiled: Compiled,
+    beside: BesideTask,
+) -> Result<(), ControllerError> {
     let config = client::load_config(&compiled.config.client_connection.kubeconfig).await?;
     let connection = Connection::to(&config)?;
     let controller = Controller::with_metrics(compiled, connection, Metrics::new())?;
-    controller.run(shutdown_signal()).await
+    let task = beside(controller.beside()).map(tokio::spawn);
+    let result = controller.run(shutdown_signal()).await;
+    if let Some(task) = task {
+        task.abort();
+    }
+    result
 }

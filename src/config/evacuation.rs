@@ -1,0 +1,168 @@
+//! `schedulers.shoot.evacuation` and `schedulers.shoot.failback`: when the scheduler process
+//! judges a seed unhealthy and healthy again, and where it publishes the plans it keeps for it
+//! (docs/operations/evacuation.md).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::field_error::FieldError;
+use crate::go_duration::format;
+
+/// `schedulers.shoot.evacuation`: off unless `enabled`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Evacuation {
+    /// Whether the leader watches seed health and publishes evacuation and fail-back plans.
+    pub enabled: bool,
+    /// How long a seed must have been failing before it is judged unhealthy.
+    #[serde(with = "crate::go_duration::serde")]
+    pub after: Duration,
+    /// A `GardenletReady` condition not updated for this long counts as failing (the
+    /// gardenlet's heartbeat has stopped).
+    #[serde(with = "crate::go_duration::serde")]
+    pub heartbeat_timeout: Duration,
+    /// How often the seeds are read and judged.
+    #[serde(with = "crate::go_duration::serde")]
+    pub check_period: Duration,
+    /// How often the plan of a seed that stays unhealthy is computed again.
+    #[serde(with = "crate::go_duration::serde")]
+    pub replan_period: Duration,
+    /// The namespace of the ConfigMaps the plans are published in.
+    pub namespace: String,
+}
+
+impl Default for Evacuation {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            after: Duration::from_secs(10 * 60),
+            heartbeat_timeout: Duration::from_secs(5 * 60),
+            check_period: Duration::from_secs(30),
+            replan_period: Duration::from_secs(5 * 60),
+            namespace: "garden".into(),
+        }
+    }
+}
+
+/// `schedulers.shoot.failback`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Failback {
+    /// How long an unhealthy seed must have been healthy again before it is judged healthy.
+    #[serde(with = "crate::go_duration::serde")]
+    pub after: Duration,
+}
+
+impl Default for Failback {
+    fn default() -> Self {
+        Self {
+            after: Duration::from_secs(3600),
+        }
+    }
+}
+
+/// The bounds of `after`, `failback.after` and `heartbeatTimeout`: below a second every blip
+/// counts; a week is far beyond any outage one waits out.
+const JUDGEMENT: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(7 * 86400));
+/// The bounds of `checkPeriod` and `replanPeriod`: a list of seeds (or of the landscape, for a
+/// plan) more often than every second is load for nothing; less often than hourly, the
+/// judgement lags the seed.
+const PERIOD: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(3600));
+
+/// Every problem of the two sections, each with its field path.
+pub(super) fn validate(e: &Evacuation, f: &Failback, out: &mut Vec<FieldError>) {
+    let within = |path: &str, d: Duration, (min, max): (Duration, Duration), out: &mut Vec<_>| {
+        if d < min || d > max {
+            out.push(FieldError::new(
+                path,
+                format!(
+                    "must be between {} and {}, got {}",
+                    format(min),
+                    format(max),
+                    format(d)
+                ),
+            ));
+        }
+    };
+    const AT: &str = "schedulers.shoot.evacuation";
+    within(&format!("{AT}.after"), e.after, JUDGEMENT, out);
+    within(
+        &format!("{AT}.heartbeatTimeout"),
+        e.heartbeat_timeout,
+        JUDGEMENT,
+        out,
+    );
+    within(&format!("{AT}.checkPeriod"), e.check_period, PERIOD, out);
+    within(&format!("{AT}.replanPeriod"), e.replan_period, PERIOD, out);
+    within("schedulers.shoot.failback.after", f.after, JUDGEMENT, out);
+    if e.namespace.is_empty() {
+        out.push(FieldError::new(format!("{AT}.namespace"), "is required"));
+    } else if let Err(m) = crate::names::dns1123_label(&e.namespace) {
+        out.push(FieldError::new(format!("{AT}.namespace"), m));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(e: Evacuation, f: Failback) -> Vec<String> {
+        let mut out = Vec::new();
+        validate(&e, &f, &mut out);
+        out.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn the_defaults_are_valid() {
+        assert!(problems(Evacuation::default(), Failback::default()).is_empty());
+    }
+
+    #[test]
+    fn every_out_of_range_value_is_named_by_its_path() {
+        let e = Evacuation {
+            after: Duration::ZERO,
+            heartbeat_timeout: Duration::from_secs(8 * 86400),
+            check_period: Duration::from_millis(100),
+            replan_period: Duration::from_secs(7200),
+            namespace: "Not_A_Namespace".into(),
+            ..Evacuation::default()
+        };
+        let got = problems(
+            e,
+            Failback {
+                after: Duration::ZERO,
+            },
+        );
+        let paths: Vec<&str> = got.iter().map(|p| p.split(':').next().unwrap()).collect();
+        assert_eq!(
+            paths,
+            [
+                "schedulers.shoot.evacuation.after",
+                "schedulers.shoot.evacuation.heartbeatTimeout",
+                "schedulers.shoot.evacuation.checkPeriod",
+                "schedulers.shoot.evacuation.replanPeriod",
+                "schedulers.shoot.failback.after",
+                "schedulers.shoot.evacuation.namespace",
+            ],
+            "{got:#?}"
+        );
+        assert!(
+            got[0].contains("must be between 1s and 168h0m0s, got 0s"),
+            "{}",
+            got[0]
+        );
+    }
+
+    #[test]
+    fn an_empty_namespace_is_required() {
+        let e = Evacuation {
+            namespace: String::new(),
+            ..Evacuation::default()
+        };
+        assert_eq!(
+            problems(e, Failback::default()),
+            ["schedulers.shoot.evacuation.namespace: is required"]
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! The seed-evacuation gauges. The controller registers them with its other metrics; the
+//! evacuation loop (`crate::evacuation`), which runs beside the controller, sets them.
+
+use std::sync::atomic::AtomicI64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SeedLabels {
+    pub seed: String,
+}
+
+/// `gardener_scheduler_seed_evacuation_ready{seed}` and
+/// `gardener_scheduler_seed_failback_ready{seed}`: leader only.
+#[derive(Clone, Default)]
+pub struct EvacuationMetrics {
+    ready: Family<SeedLabels, Gauge<i64, AtomicI64>>,
+    failback_ready: Family<SeedLabels, Gauge<i64, AtomicI64>>,
+}
+
+impl EvacuationMetrics {
+    pub fn register(registry: &mut Registry) -> Self {
+        let m = EvacuationMetrics::default();
+        registry.register(
+            "seed_evacuation_ready",
+            "1 while a seed is judged unhealthy and its evacuation plan is published (schedulers.shoot.evacuation; docs/operations/evacuation.md); served by the leader only",
+            m.ready.clone(),
+        );
+        registry.register(
+            "seed_failback_ready",
+            "1 while a seed that was judged unhealthy is healthy again and its fail-back plan is published; served by the leader only",
+            m.failback_ready.clone(),
+        );
+        m
+    }
+
+    /// Whether `seed`'s evacuation plan is published.
+    pub fn set_ready(&self, seed: &str, on: bool) {
+        set(&self.ready, seed, on);
+    }
+
+    /// Whether `seed`'s fail-back plan is published.
+    pub fn set_failback_ready(&self, seed: &str, on: bool) {
+        set(&self.failback_ready, seed, on);
+    }
+
+    /// Every series removed: the seed is gone, or this process no longer leads.
+    pub fn forget(&self, seed: &str) {
+        let labels = SeedLabels { seed: seed.into() };
+        self.ready.remove(&labels);
+        self.failback_ready.remove(&labels);
+    }
+}
+
+fn set(family: &Family<SeedLabels, Gauge<i64, AtomicI64>>, seed: &str, on: bool) {
+    family
+        .get_or_create(&SeedLabels { seed: seed.into() })
+        .set(i64::from(on));
+}
