@@ -31,4 +31,5 @@ mod scheduling;
 mod security;
 mod token;
 mod upstream_config;
+mod upstream_integration;
 mod whatif;
