@@ -21,6 +21,7 @@
 pub mod check;
 pub mod cluster;
 pub mod pace;
+pub mod published;
 pub mod run;
 pub mod saved;
 pub mod stamp;

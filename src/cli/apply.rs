@@ -31,14 +31,45 @@ fn ts(t: &DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// A plan from its file, read before anything else; a published one once connected.
+fn load_file(args: &ApplyArgs) -> Result<Option<apply::SavedPlan>, Failure> {
+    let Some(file) = &args.file else {
+        return Ok(None);
+    };
+    let plan = apply::load(file).map_err(|e| Failure::bad_input(e.to_string()))?;
+    checked_clock(args, &file.display().to_string(), plan).map(Some)
+}
+
+fn checked_clock(
+    args: &ApplyArgs,
+    label: &str,
+    plan: apply::SavedPlan,
+) -> Result<apply::SavedPlan, Failure> {
+    apply::check_clock(label, &plan, args.now.unwrap_or_else(Utc::now))
+        .map_err(|e| Failure::bad_input(e.to_string()))?;
+    Ok(plan)
+}
+
+/// The plan published in ConfigMap `namespace/name`.
+async fn load_published(
+    args: &ApplyArgs,
+    client: &kube::Client,
+    (namespace, name): &(String, String),
+) -> Result<apply::SavedPlan, Failure> {
+    use apply::published::{self, PublishedError};
+    let text = published::read(client, namespace, name)
+        .await
+        .map_err(|e| match e {
+            PublishedError::Read { .. } => Failure::failed(e.to_string()),
+            e => Failure::bad_input(e.to_string()),
+        })?;
+    let label = published::label(namespace, name);
+    let plan = apply::parse(&label, &text).map_err(|e| Failure::bad_input(e.to_string()))?;
+    checked_clock(args, &label, plan)
+}
+
 fn run(args: &ApplyArgs) -> Outcome {
-    let plan = apply::load(&args.file).map_err(|e| Failure::bad_input(e.to_string()))?;
-    apply::check_clock(
-        &args.file.display().to_string(),
-        &plan,
-        args.now.unwrap_or_else(Utc::now),
-    )
-    .map_err(|e| Failure::bad_input(e.to_string()))?;
+    let file_plan = load_file(args)?;
     let Compiled {
         config: cfg, chain, ..
     } = load_offline(args.config.as_ref(), args.strict)?;
@@ -55,28 +86,6 @@ fn run(args: &ApplyArgs) -> Outcome {
         Some(t) => t + chrono::Duration::from_std(base.1.elapsed()).unwrap_or_default(),
         None => Utc::now(),
     };
-    let settings = apply::Settings {
-        limits: pace::Limits {
-            max_concurrent: args
-                .max_concurrent
-                .map_or(plan.max_concurrent, |k| k as usize),
-            max_failures: args.max_failures as usize,
-            move_duration: plan.move_duration,
-        },
-        move_timeout: chrono::Duration::from_std(args.move_timeout)
-            .unwrap_or(chrono::Duration::MAX),
-        poll: args.poll_interval,
-        request_timeout: args.request_timeout,
-        chunk_size: args.chunk_size,
-        dry_run: args.dry_run,
-        force: args.force,
-        lease: apply::cluster::LeaseRef {
-            namespace: args.lease.0.clone(),
-            name: args.lease.1.clone(),
-            holder: format!("{}_{}", default_identity(), std::process::id()),
-            duration: args.lease_duration,
-        },
-    };
     let mut sink: Box<dyn apply::Sink> = match args.output {
         ApplyOutput::Json => Box::new(JsonSink),
         ApplyOutput::Table => Box::new(TextSink {
@@ -87,6 +96,35 @@ fn run(args: &ApplyArgs) -> Outcome {
     let outcome = runtime.block_on(async {
         let simulate::Connected { client, server } =
             connect(&kubeconfig, &cfg, args.request_timeout).await?;
+        let plan = match file_plan {
+            Some(plan) => plan,
+            None => {
+                let at = args.from_configmap.as_ref().expect("a file or a ConfigMap");
+                load_published(args, &client, at).await?
+            }
+        };
+        let settings = apply::Settings {
+            limits: pace::Limits {
+                max_concurrent: args
+                    .max_concurrent
+                    .map_or(plan.max_concurrent, |k| k as usize),
+                max_failures: args.max_failures as usize,
+                move_duration: plan.move_duration,
+            },
+            move_timeout: chrono::Duration::from_std(args.move_timeout)
+                .unwrap_or(chrono::Duration::MAX),
+            poll: args.poll_interval,
+            request_timeout: args.request_timeout,
+            chunk_size: args.chunk_size,
+            dry_run: args.dry_run,
+            force: args.force,
+            lease: apply::cluster::LeaseRef {
+                namespace: args.lease.0.clone(),
+                name: args.lease.1.clone(),
+                holder: format!("{}_{}", default_identity(), std::process::id()),
+                duration: args.lease_duration,
+            },
+        };
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             shutdown_signal().await;

@@ -84,8 +84,12 @@ pub(crate) enum PlanCommand {
 #[derive(Args)]
 pub(crate) struct ApplyArgs {
     /// The plan, as `plan drain|rebalance -o json` wrote it.
-    #[arg(value_name = "FILE")]
-    pub(crate) file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "from_configmap")]
+    pub(crate) file: Option<PathBuf>,
+    /// Read the plan from a ConfigMap instead of a file: one the scheduler published for an
+    /// unhealthy seed (seed evacuation), key `plan.json`.
+    #[arg(long, value_name = "NAMESPACE/NAME", conflicts_with = "file", value_parser = parse_lease_ref)]
+    pub(crate) from_configmap: Option<(String, String)>,
     /// SchedulerConfiguration file: the profiles the moves are checked with and their freezes
     /// (defaults apply without one).
     #[arg(long, value_name = "FILE")]

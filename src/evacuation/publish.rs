@@ -33,7 +33,7 @@ pub const ANNOTATION_SEED: &str = "scheduling.gardener.cloud/seed";
 /// Annotation of every published plan: when the seed was judged unhealthy (or healthy again).
 pub const ANNOTATION_JUDGED_AT: &str = "scheduling.gardener.cloud/judged-at";
 /// The ConfigMap key `plan apply --from-configmap` reads.
-pub const PLAN_KEY: &str = "plan.json";
+pub use crate::apply::published::PLAN_KEY;
 /// The ConfigMap key of the summary.
 pub const SUMMARY_KEY: &str = "summary";
 /// What a ConfigMap may hold here: the API server refuses more than 1 MiB, and the object's
@@ -126,6 +126,20 @@ fn digest<'a>(
         }
     }
     h.finish()
+}
+
+/// The part of a drain plan that leaves `seed`: its moves and the shoots of it that stay; the
+/// figure counts its shoots only.
+pub fn leaving(mut plan: Plan, seed: &str) -> Plan {
+    plan.moves.retain(|m| m.from == seed);
+    plan.blocked.retain(|b| b.from == seed);
+    plan.figures = vec![crate::plan::Figure {
+        name: format!("shoots on {seed}"),
+        before: (plan.moves.len() + plan.blocked.len()) as f64,
+        after: plan.blocked.len() as f64,
+        unit: "shoots".into(),
+    }];
+    plan
 }
 
 /// The summary's first lines: the seed's state, then what the plan does in one line.

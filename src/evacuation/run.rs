@@ -39,7 +39,7 @@ pub fn task(beside: Beside) -> Option<futures::future::BoxFuture<'static, ()>> {
     Some(Box::pin(loop_.run()))
 }
 
-/// The landscape read once, and a drain plan for each of `seeds` (the planner of `plan drain`,
+/// The landscape read once, and a drain plan for each of `seeds` (the `unhealthy` seeds drained) (the planner of `plan drain`,
 /// its explanations cut to the best seeds). Runs on the blocking pool.
 fn plans(
     handle: &tokio::runtime::Handle,
@@ -47,7 +47,7 @@ fn plans(
     chain: &crate::chain::ProfileChain,
     config: &crate::config::SchedulerConfiguration,
     regions: &Regions,
-    seeds: &[String],
+    (seeds, unhealthy): (&[String], &[String]),
     now: DateTime<Utc>,
 ) -> Result<BTreeMap<String, Result<plan::Plan, plan::PlanError>>, String> {
     let live = handle.block_on(simulate::read_live(
@@ -78,10 +78,13 @@ fn plans(
         prefer_live: false,
         seed_index: plan::SeedIndex::default(),
     };
+    // Every unhealthy seed is drained in each plan: none is a destination, and the shoots of
+    // the others take their room on the destinations too. Each seed's plan keeps its own moves.
     Ok(seeds
         .iter()
         .map(|seed| {
-            let plan = plan::drain(&cx, std::slice::from_ref(seed), PLAN_SETTINGS.clone());
+            let plan = plan::drain(&cx, unhealthy, PLAN_SETTINGS.clone())
+                .map(|p| publish::leaving(p, seed));
             (seed.clone(), plan)
         })
         .collect())
@@ -234,6 +237,12 @@ impl Evacuator {
     /// Computes and publishes the plans of `due`, from one read of the landscape.
     async fn publish_plans(&mut self, due: &[&Seed], now: DateTime<Utc>) {
         let names: Vec<String> = due.iter().map(|s| s.name().to_string()).collect();
+        let unhealthy: Vec<String> = self
+            .seeds
+            .iter()
+            .filter(|(_, t)| t.judge.is_unhealthy())
+            .map(|(name, _)| name.clone())
+            .collect();
         let (client, chain, config, regions) = (
             self.beside.client.clone(),
             self.beside.chain.clone(),
@@ -243,7 +252,15 @@ impl Evacuator {
         let handle = tokio::runtime::Handle::current();
         // The read and the plans off the async workers: a plan of a large seed is CPU work.
         let job = tokio::task::spawn_blocking(move || {
-            plans(&handle, &client, &chain, &config, &regions, &names, now)
+            plans(
+                &handle,
+                &client,
+                &chain,
+                &config,
+                &regions,
+                (&names, &unhealthy),
+                now,
+            )
         });
         let mut plans = match job.await {
             Ok(Ok(plans)) => plans,

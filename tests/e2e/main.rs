@@ -14,6 +14,7 @@ mod burst;
 mod carbon;
 mod conflict;
 mod endless;
+mod evacuation;
 mod explain;
 mod faults;
 mod gates;

@@ -181,3 +181,14 @@ fn the_same_moves_are_the_same_plan_and_other_moves_are_not() {
     b.moves.pop();
     assert_ne!(fingerprint(&a), fingerprint(&b));
 }
+
+#[test]
+fn a_seed_s_plan_keeps_only_the_shoots_leaving_it() {
+    let plan = drained(3, 2);
+    let own = leaving(plan.clone(), "sick");
+    assert_eq!((own.moves.len(), own.blocked.len()), (2, 1));
+    assert_eq!((own.figures[0].before, own.figures[0].after), (3.0, 1.0));
+    let other = leaving(plan, "spare");
+    assert!(other.moves.is_empty() && other.blocked.is_empty());
+    assert_eq!(other.figures[0].name, "shoots on spare");
+}
