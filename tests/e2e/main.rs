@@ -1,6 +1,8 @@
-//! End-to-end tests against a real Kubernetes API server (tests/apiserver/), each with its own
-//! server. They run the scheduler binary (or, for the conflict steps, the controller in-process)
-//! and assert only through the API, as a user would see it.
+//! End-to-end tests against Gardener's own API (gardener-apiserver behind a kube-apiserver with
+//! RBAC, tests/garden/), each with its own servers; a few, named in their docs, against a cluster
+//! serving Gardener's kinds as CRDs (tests/apiserver/). They run the scheduler binary (or, for the
+//! conflict steps, the controller in-process) with the chart's identity and assert only through
+//! the API, as a user would see it.
 
 #[path = "../support/mod.rs"]
 mod support;
