@@ -13,8 +13,11 @@ use serde::Serialize;
 
 use super::{Landscape, snapshot_of};
 
+mod record;
 mod text;
-use crate::api::{ANNOTATION_DECISION, Gates, Shoot, object_key};
+#[cfg(test)]
+use crate::api::ANNOTATION_DECISION;
+use crate::api::{Gates, Shoot, object_key};
 use crate::profile::Profile;
 use crate::regions::Regions;
 use crate::schedule::{Decision, FitError, Rejection, every_rejection, schedule};
@@ -30,9 +33,13 @@ pub struct Explanation {
     pub time: String,
     /// `spec.seedName` now; `None` for a pending shoot.
     pub seed: Option<String>,
-    /// The decision record the binding left (`scheduling.gardener.cloud/decision`), as stored.
+    /// The decision record the binding left (`scheduling.gardener.cloud/decision`), as stored,
+    /// when it agrees with the shoot.
     pub record: Option<serde_json::Value>,
-    /// Why the record could not be read, when there is an annotation that is not one.
+    /// A record that contradicts the shoot (another seed, a pending shoot, a time that is not
+    /// one or lies ahead, values out of range), as stored: not this shoot's decision.
+    pub untrusted_record: Option<serde_json::Value>,
+    /// Why the annotation is not a record, or why the record is untrusted.
     pub record_problem: Option<String>,
     /// The decision made now.
     pub now: Redecision,
@@ -146,7 +153,11 @@ pub fn explain(
         .find(|s| object_key(&s.metadata) == key)
         .ok_or_else(|| NotFound(key.to_string()))?;
     let seed = shoot.spec.seed_name.clone().filter(|s| !s.is_empty());
-    let (record, record_problem) = read_record(shoot);
+    let record::ReadRecord {
+        trusted: record,
+        untrusted: untrusted_record,
+        problem: record_problem,
+    } = record::read_record(shoot, seed.as_deref(), now);
     // Decided again as if pending: its own load is no longer on its seed.
     let mut pending = shoot.clone();
     pending.spec.seed_name = None;
@@ -207,6 +218,7 @@ pub fn explain(
         time: now.to_rfc3339_opts(SecondsFormat::Secs, true),
         seed,
         record,
+        untrusted_record,
         record_problem,
         now: now_decision,
         verdict,
@@ -215,32 +227,6 @@ pub fn explain(
         nearest,
         as_near,
     })
-}
-
-/// The record the binding left on the shoot, or why the annotation is not one.
-fn read_record(shoot: &Shoot) -> (Option<serde_json::Value>, Option<String>) {
-    let Some(text) = shoot
-        .metadata
-        .annotations
-        .as_ref()
-        .and_then(|a| a.get(ANNOTATION_DECISION))
-    else {
-        return (None, None);
-    };
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) if v.get("v").and_then(|v| v.as_u64()) == Some(1) => (Some(v), None),
-        Ok(v) => (
-            None,
-            Some(format!(
-                "annotation {ANNOTATION_DECISION}: format {} is not one this version reads (1)",
-                v.get("v").map_or("(none)".to_string(), |v| v.to_string())
-            )),
-        ),
-        Err(e) => (
-            None,
-            Some(format!("annotation {ANNOTATION_DECISION}: not JSON: {e}")),
-        ),
-    }
 }
 
 /// The seed the fewest filters reject (name order among equals), when any seed exists.
@@ -581,6 +567,25 @@ mod tests {
         assert!(e.record.is_none());
         assert!(e.record_problem.as_deref().unwrap().contains("not JSON"));
         assert_eq!(e.verdict, "same");
+    }
+
+    #[test]
+    fn a_record_of_another_seed_is_shown_untrusted_never_as_the_shoots_decision() {
+        let shoot = ShootBuilder::new("garden-dev", "web")
+            .seed("s2")
+            .annotation(ANNOTATION_DECISION, RECORD)
+            .build();
+        let e = run(&landscape(vec![SeedBuilder::new("s2").build()], shoot));
+        assert!(e.record.is_none(), "{e:?}");
+        assert_eq!(e.untrusted_record.as_ref().unwrap()["seed"], "s1");
+        assert_eq!(e.verdict, "same");
+        // The record's total is not compared with the decision now.
+        assert_eq!(e.changes, ["It would still go to s2."]);
+        let text = render_explanation(&e);
+        assert!(
+            text.contains("  untrusted: the record contradicts the shoot, so it is not taken as its decision: it names seed \"s1\", but spec.seedName is \"s2\".\n  as stored (not this shoot's decision):\n  seed s1 "),
+            "{text}"
+        );
     }
 
     #[test]

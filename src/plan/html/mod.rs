@@ -214,7 +214,7 @@ struct ExplanationPage<'a> {
     e: &'a crate::simulate::Explanation,
     /// The record's fields as stored, in the record's order.
     record_rows: Vec<(String, String)>,
-    /// What to say when there is no record.
+    /// What to say when there is no record, or why the record shown is untrusted.
     record_note: String,
     /// The shoot's own seed (when it would not stay) and the nearest seed, titled.
     seeds: Vec<(&'static str, &'a crate::simulate::SeedVerdict)>,
@@ -222,7 +222,7 @@ struct ExplanationPage<'a> {
 
 /// The page for `explain -o html`.
 pub fn render_explanation(e: &crate::simulate::Explanation) -> Result<String, Error> {
-    let record_rows = match &e.record {
+    let record_rows = match e.record.as_ref().or(e.untrusted_record.as_ref()) {
         Some(serde_json::Value::Object(m)) => m
             .iter()
             .map(|(k, v)| {

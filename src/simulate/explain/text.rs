@@ -10,39 +10,16 @@ pub fn render_explanation(e: &Explanation) -> String {
         None => out.push_str("Pending\n"),
     }
     out.push_str("\nRecorded decision:\n");
-    match (&e.record, &e.record_problem) {
-        (Some(r), _) => {
-            let get = |k: &str| r.get(k).map_or("-".to_string(), value_text);
+    match (&e.record, &e.untrusted_record, &e.record_problem) {
+        (Some(r), _, _) => out.push_str(&record_lines(r)),
+        (None, Some(r), Some(problem)) => {
             out.push_str(&format!(
-                "  seed {}  profile {}  at {}  total {}  margin {}  scheduler {}\n",
-                get("seed"),
-                get("profile"),
-                get("time"),
-                get("total"),
-                get("margin"),
-                get("scheduler")
+                "  untrusted: {problem}.\n  as stored (not this shoot's decision):\n"
             ));
-            if let Some(p) = r.get("priorities").and_then(|p| p.as_object()) {
-                for (name, v) in p {
-                    out.push_str(&format!(
-                        "    {name:<20} score {}  weight {}\n",
-                        v.get("score").map_or("-".into(), value_text),
-                        v.get("weight").map_or("-".into(), value_text)
-                    ));
-                }
-            }
-            if let Some(rej) = r.get("rejected").and_then(|p| p.as_object())
-                && !rej.is_empty()
-            {
-                let list: Vec<String> = rej
-                    .iter()
-                    .map(|(k, v)| format!("{k} {}", value_text(v)))
-                    .collect();
-                out.push_str(&format!("    seeds rejected: {}\n", list.join(", ")));
-            }
+            out.push_str(&record_lines(r));
         }
-        (None, Some(problem)) => out.push_str(&format!("  unreadable: {problem}\n")),
-        (None, None) => out.push_str(
+        (None, _, Some(problem)) => out.push_str(&format!("  unreadable: {problem}\n")),
+        (None, _, None) => out.push_str(
             "  none (pending, bound with decisionRecord: false, or bound by another scheduler)\n",
         ),
     }
@@ -104,6 +81,39 @@ pub fn render_explanation(e: &Explanation) -> String {
                 out.push_str(&format!("  {:<22} to fit: {h}\n", ""));
             }
         }
+    }
+    out
+}
+
+/// A record's fields, indented under its heading.
+fn record_lines(r: &serde_json::Value) -> String {
+    let get = |k: &str| r.get(k).map_or("-".to_string(), value_text);
+    let mut out = format!(
+        "  seed {}  profile {}  at {}  total {}  margin {}  scheduler {}\n",
+        get("seed"),
+        get("profile"),
+        get("time"),
+        get("total"),
+        get("margin"),
+        get("scheduler")
+    );
+    if let Some(p) = r.get("priorities").and_then(|p| p.as_object()) {
+        for (name, v) in p {
+            out.push_str(&format!(
+                "    {name:<20} score {}  weight {}\n",
+                v.get("score").map_or("-".into(), value_text),
+                v.get("weight").map_or("-".into(), value_text)
+            ));
+        }
+    }
+    if let Some(rej) = r.get("rejected").and_then(|p| p.as_object())
+        && !rej.is_empty()
+    {
+        let list: Vec<String> = rej
+            .iter()
+            .map(|(k, v)| format!("{k} {}", value_text(v)))
+            .collect();
+        out.push_str(&format!("    seeds rejected: {}\n", list.join(", ")));
     }
     out
 }
