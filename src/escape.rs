@@ -67,8 +67,10 @@ fn escape(text: &str, hide: impl Fn(char) -> bool) -> Cow<'_, str> {
 /// JSON text as serde_json wrote it, with every character [`is_hidden`] finds and serde_json
 /// leaves raw (bidi, zero-width, line separators) written as a JSON `\uXXXX` escape: the same
 /// JSON value, shown unambiguously. Such characters appear in JSON text only inside strings,
-/// where the escape means the same character.
+/// where the escape means the same character. The whitespace of pretty JSON's layout (line
+/// breaks, tabs) stays: serde_json escapes it inside strings, so raw it is layout.
 pub fn json(text: &str) -> Cow<'_, str> {
+    let is_hidden = |c: char| is_hidden(c) && !matches!(c, '\n' | '\r' | '\t');
     let Some(first) = text.find(is_hidden) else {
         return Cow::Borrowed(text);
     };
@@ -179,6 +181,13 @@ mod tests {
         let shown = json(&raw);
         assert!(!shown.chars().any(is_hidden), "{shown}");
         assert!(shown.contains("seed-\\u202e1ue"), "{shown}");
+        let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(back, value);
+        // Pretty JSON keeps its layout: its line breaks are not written as escapes.
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        let shown = json(&pretty);
+        assert!(shown.contains("{\n  \""), "{shown}");
+        assert!(!shown.contains("\\u000a"), "{shown}");
         let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
         assert_eq!(back, value);
     }
