@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Renders the example landscape's HTML reports (`plan drain … -o html`, `simulate -o html`, with
-# `--compare` and with `--replay`, `explain -o html`) in headless Chromium and fails unless each screenshot is a
-# non-empty PNG, the rendered DOM has the report's sections, and the browser logged no console
-# errors. Chromium is required: a missing or
+# `--compare` and with `--replay`, `explain -o html` of a pending and of a bound shoot) in
+# headless Chromium and fails unless each screenshot is a non-empty PNG, the rendered DOM has the
+# report's sections, and the browser logged no console errors. Chromium is required: a missing or
 # failing browser fails the check, it never skips.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -35,6 +35,7 @@ now=2026-12-01T12:00:00Z
   --compare example/20-componentconfig-gardener-scheduler.yaml >"$out/compare.html"
 "$bin" simulate -f example/landscape/ --now "$now" -o html --replay >"$out/replay.html"
 "$bin" explain garden-webshop/pos-jp -f example/landscape/ --now "$now" -o html >"$out/explain.html"
+"$bin" explain garden-webshop/storefront -f example/landscape/ --now "$now" -o html >"$out/explain-bound.html"
 
 profile="$(mktemp -d)"
 trap 'rm -rf "$profile"' EXIT
@@ -90,4 +91,6 @@ check compare "<h1>Configuration comparison" "<h2>Summary per configuration</h2>
   "<h3>Shoots per region</h3>" "<h2>Placed differently" "<details>"
 check replay "<h1>Landscape after replay" "<h2>Seeds</h2>" "<h2>Placements" "<svg"
 check explain "<h1>Explain garden-webshop/pos-jp" "<h2>Recorded decision</h2>" "<h2>Decided now</h2>" \
-  "<h2>Nearest seed"
+  "<h2>Nearest seed" "View: "
+check explain-bound "<h1>Explain garden-webshop/storefront" "<h2>Feasible seeds now" \
+  "Its seed aws-eu1 ranks" "<svg" "View: "

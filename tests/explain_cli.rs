@@ -165,3 +165,50 @@ fn a_record_that_contradicts_the_shoot_is_untrusted_in_every_output() {
     assert_eq!(v["record"]["seed"], "seed-a", "{v:#}");
     assert_eq!(v["recordProblem"], serde_json::Value::Null, "{v:#}");
 }
+
+#[test]
+fn each_output_says_its_view_and_a_shoot_that_would_go_elsewhere_has_not_moved() {
+    // web is bound to seed-a, which holds two shoots more than seed-b.
+    let extra = [
+        shoot("web", Some("seed-a"), None),
+        shoot("busy-1", Some("seed-a"), None),
+        shoot("busy-2", Some("seed-a"), None),
+        shoot("new", None, None),
+    ];
+    let bound_view = "this shoot alone, as if pending (its own load taken off its seed), on the landscape as it is";
+    let pending_view = "this shoot alone, on the landscape as it is (simulate also counts the capacity taken by the shoots it decided before)";
+    let v = json(&explain("elsewhere.yaml", &extra, "web", "json"));
+    assert_eq!(v["verdict"], "wouldMove", "{v:#}");
+    assert_eq!(v["view"], bound_view, "{v:#}");
+    assert_eq!(v["now"]["ranking"][0]["seed"], "seed-b", "{v:#}");
+    assert_eq!(v["now"]["ranking"][1]["seed"], "seed-a", "{v:#}");
+    assert_eq!(v["now"]["maxTotal"], 100.0, "{v:#}");
+    assert_eq!(v["currentSeed"]["rank"], 2, "{v:#}");
+    let text = explain("elsewhere.yaml", &extra, "web", "text");
+    assert!(text.contains(&format!("\nView: {bound_view}\n")), "{text}");
+    assert!(text.contains("\nVerdict: wouldMove\n"), "{text}");
+    assert!(
+        text.contains("Its seed now: seed-a (fits; rank 2 of 2, total 0.00)"),
+        "{text}"
+    );
+    let html = explain("elsewhere.yaml", &extra, "web", "html");
+    assert!(html.contains(&format!("View: {bound_view}")), "{html}");
+    assert!(
+        html.contains("<span class=\"badge\">wouldMove</span>"),
+        "{html}"
+    );
+    assert!(html.contains("Its seed seed-a ranks 2 of 2."), "{html}");
+    for out in [&text, &html, &v.to_string()] {
+        assert!(!out.contains("moved"), "nothing moved: {out}");
+    }
+    // A pending shoot: the view says what simulate counts that explain does not.
+    let v = json(&explain("elsewhere.yaml", &extra, "new", "json"));
+    assert_eq!(v["view"], pending_view, "{v:#}");
+    let text = explain("elsewhere.yaml", &extra, "new", "text");
+    assert!(
+        text.contains(&format!("\nView: {pending_view}\n")),
+        "{text}"
+    );
+    let html = explain("elsewhere.yaml", &extra, "new", "html");
+    assert!(html.contains(&format!("View: {pending_view}")), "{html}");
+}

@@ -1,5 +1,5 @@
-//! The four HTML reports (`plan … -o html`, `simulate -o html`, with `--compare` and with
-//! `--replay`) write every value from the landscape and the configuration as text: markup in a
+//! The five HTML reports (`plan … -o html`, `simulate -o html`, with `--compare` and with
+//! `--replay`, `explain -o html`) write every value from the landscape and the configuration as text: markup in a
 //! profile name or in a seed's condition reaches the page escaped, in element text and in
 //! attribute values alike, and the page runs no script but its own. Control and bidi characters
 //! (which a stored region may hold) are shown as `\u{…}`.
@@ -51,7 +51,11 @@ status:
 ---
 apiVersion: core.gardener.cloud/v1beta1
 kind: Shoot
-metadata: {{name: bound, namespace: garden-dev, creationTimestamp: "2026-11-01T00:00:00Z"}}
+metadata:
+  name: bound
+  namespace: garden-dev
+  creationTimestamp: "2026-11-01T00:00:00Z"
+  annotations: {{scheduling.gardener.cloud/decision: '{{"v":1,"seed":"other{SCRIPT}","time":"2026-11-01T00:00:00Z","total":100,"priorities":{{}}}}'}}
 spec:
   cloudProfile: {{name: aws}}
   region: eu-west-1
@@ -84,7 +88,7 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
     let l = tmp("landscape.yaml", &landscape());
     let old = tmp("old.yaml", &config(&format!("old{SCRIPT}")));
     let new = tmp("new.yaml", &config(&format!("new\"{SCRIPT}")));
-    let reports: [(&str, Vec<&std::ffi::OsStr>); 4] = [
+    let reports: [(&str, Vec<&std::ffi::OsStr>); 5] = [
         (
             "plan drain",
             vec!["plan".as_ref(), "drain".as_ref(), "good-seed".as_ref()],
@@ -97,6 +101,11 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
         (
             "simulate --replay",
             vec!["simulate".as_ref(), "--replay".as_ref()],
+        ),
+        // A bound shoot: its untrusted record and the feasible seeds' chart.
+        (
+            "explain",
+            vec!["explain".as_ref(), "garden-dev/bound".as_ref()],
         ),
     ];
     for (name, args) in reports {
@@ -126,6 +135,24 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
             );
         }
         assert!(!html.contains(['\u{202e}', '\u{1b}']), "{name}: {html}");
+        if name == "explain" {
+            // The record's seed, in the record's table and in the problem that names it.
+            assert_eq!(
+                html.matches("other&#60;script&#62;alert(1)&#60;/script&#62;")
+                    .count(),
+                2,
+                "{name}: {html}"
+            );
+            assert!(
+                html.contains("<h2>Feasible seeds now (1)</h2>"),
+                "{name}: {html}"
+            );
+            assert!(
+                html.contains("Its seed good-seed ranks 1 of 1: chosen now."),
+                "{name}: {html}"
+            );
+            continue;
+        }
         // The broken seed's condition: in a badge's title on the pages with seeds.
         if name != "simulate --compare" {
             assert!(

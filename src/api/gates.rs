@@ -72,18 +72,24 @@ impl Gates {
     pub fn reason(&self) -> Option<String> {
         match self {
             Gates::Open => None,
-            Gates::Closed(gates) if gates.len() > LISTED => Some(format!(
-                "waiting for scheduling gate(s) {} and {} more",
-                gates[..LISTED].join(", "),
-                gates.len() - LISTED
-            )),
-            Gates::Closed(gates) => Some(format!(
-                "waiting for scheduling gate(s) {}",
-                gates.join(", ")
-            )),
+            Gates::Closed(_) => Some(format!("waiting for {}", self.listed())),
             Gates::Malformed(problem) => Some(format!(
                 "held by a malformed scheduling gates annotation ({problem}); fix or remove it"
             )),
+        }
+    }
+
+    /// `scheduling gate(s) a, b`, the first ten named and the rest counted; empty unless
+    /// closed.
+    pub fn listed(&self) -> String {
+        match self {
+            Gates::Closed(gates) if gates.len() > LISTED => format!(
+                "scheduling gate(s) {} and {} more",
+                gates[..LISTED].join(", "),
+                gates.len() - LISTED
+            ),
+            Gates::Closed(gates) => format!("scheduling gate(s) {}", gates.join(", ")),
+            _ => String::new(),
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct Explanation {
     pub shoot: String,
     /// When the shoot was decided again (RFC 3339).
     pub time: String,
+    /// The view the decision takes, in one line: this shoot alone on the landscape as it is.
+    pub view: &'static str,
     /// `spec.seedName` now; `None` for a pending shoot.
     pub seed: Option<String>,
     /// The decision record the binding left (`scheduling.gardener.cloud/decision`), as stored,
@@ -43,8 +45,9 @@ pub struct Explanation {
     pub record_problem: Option<String>,
     /// The decision made now.
     pub now: Redecision,
-    /// The answer in one word: `same`, `moved`, `noFit` (bound, but no seed fits now),
-    /// `wouldBind`, `unschedulable`, `gated`, `invalid`.
+    /// The answer in one word: `same`, `wouldMove` (bound, and a decision now picks another
+    /// seed; nothing moved), `noFit` (bound, but no seed fits now), `wouldBind`,
+    /// `unschedulable`, `gated`, `invalid`.
     pub verdict: &'static str,
     /// What changed since the record, or what holds a pending shoot, one sentence each.
     pub changes: Vec<String>,
@@ -73,10 +76,20 @@ pub struct Redecision {
     pub priorities: Vec<PriorityScore>,
     /// Feasible seeds now.
     pub feasible: usize,
+    /// Every feasible seed now with its total, best first.
+    pub ranking: Vec<RankedSeed>,
+    /// The highest total the profile allows (the priorities' weights × 100).
+    pub max_total: Option<f64>,
     /// How many seeds each filter rejected (each seed under the first that rejects it).
     pub rejected: Vec<StageCount>,
     /// The reason line when no seed fits (as the `SchedulingFailed` event says it).
     pub message: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RankedSeed {
+    pub seed: String,
+    pub total: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -113,6 +126,15 @@ pub struct StageReason {
     /// What would make the filter keep the seed, when the filter can say.
     pub hint: Option<String>,
 }
+
+/// The view of a pending shoot's decision: `simulate` decides the pending shoots in order, each
+/// taking capacity from the ones after it; `explain` decides one alone.
+pub const VIEW_PENDING: &str = "this shoot alone, on the landscape as it is \
+     (simulate also counts the capacity taken by the shoots it decided before)";
+
+/// The view of a bound shoot's decision.
+pub const VIEW_BOUND: &str =
+    "this shoot alone, as if pending (its own load taken off its seed), on the landscape as it is";
 
 /// Why `explain` has nothing to say.
 #[derive(Debug, PartialEq)]
@@ -216,6 +238,11 @@ pub fn explain(
     Ok(Explanation {
         shoot: key.to_string(),
         time: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+        view: if seed.is_some() {
+            VIEW_BOUND
+        } else {
+            VIEW_PENDING
+        },
         seed,
         record,
         untrusted_record,
@@ -255,6 +282,17 @@ fn redecision(result: &Result<Decision, FitError>, profile: &Profile) -> Redecis
                 })
                 .collect(),
             feasible: d.ranking.len(),
+            ranking: d
+                .ranking
+                .iter()
+                .map(|s| RankedSeed {
+                    seed: s.seed.to_string(),
+                    total: short(s.total.into_inner()),
+                })
+                .collect(),
+            max_total: Some(short(
+                d.winner().priorities.iter().map(|p| p.weight * 100.0).sum(),
+            )),
             rejected: d
                 .rejected_by_stage
                 .iter()
@@ -279,6 +317,8 @@ fn redecision(result: &Result<Decision, FitError>, profile: &Profile) -> Redecis
                 margin: None,
                 priorities: Vec::new(),
                 feasible: 0,
+                ranking: Vec::new(),
+                max_total: None,
                 rejected,
                 message: Some(e.to_string()),
             }
@@ -307,10 +347,17 @@ fn compare(
         ));
     }
     let verdict = match (seed, result) {
-        (_, Err(FitError::Gated { reason })) => {
-            changes.push(format!(
-                "{reason}: it is not decided until they are removed."
-            ));
+        (_, Err(FitError::Gated { .. })) => {
+            changes.push(match Gates::of(&shoot.metadata) {
+                Gates::Malformed(problem) => format!(
+                    "It is not decided while its scheduling gates annotation is malformed \
+                     ({problem}): fix or remove the annotation."
+                ),
+                gates => format!(
+                    "It waits for {}; it is not decided until they are removed.",
+                    gates.listed()
+                ),
+            });
             "gated"
         }
         (_, Err(e @ (FitError::InvalidShoot { .. } | FitError::InvalidRegionConfig { .. }))) => {
@@ -374,7 +421,7 @@ fn compare(
                 "The scheduler does not move a bound shoot: this is where a new decision would put it."
                     .to_string(),
             );
-            "moved"
+            "wouldMove"
         }
         (Some(s), Err(e)) => {
             changes.push(format!(
@@ -483,7 +530,7 @@ mod tests {
             SeedBuilder::new("s2").build(),
         ];
         let e = run(&landscape(seeds, shoot));
-        assert_eq!(e.verdict, "moved", "{e:?}");
+        assert_eq!(e.verdict, "wouldMove", "{e:?}");
         assert_eq!(e.now.seed.as_deref(), Some("s2"));
         let c = e.current_seed.as_ref().unwrap();
         assert!(!c.feasible);
@@ -513,7 +560,7 @@ mod tests {
             );
         }
         let e = run(&l);
-        assert_eq!(e.verdict, "moved", "{e:?}");
+        assert_eq!(e.verdict, "wouldMove", "{e:?}");
         let c = e.current_seed.as_ref().unwrap();
         assert!(c.feasible && c.rank == Some(2), "{c:?}");
         assert!(
@@ -553,8 +600,25 @@ mod tests {
             .build();
         let e = run(&landscape(vec![SeedBuilder::new("s1").build()], shoot));
         assert_eq!(e.verdict, "gated");
-        assert!(e.changes[0].contains("quota-approval"), "{:?}", e.changes);
+        assert_eq!(
+            e.changes,
+            [
+                "It waits for scheduling gate(s) quota-approval; it is not decided until they are removed."
+            ]
+        );
         assert!(e.now.seed.is_none());
+        let shoot = ShootBuilder::new("garden-dev", "web")
+            .annotation(crate::api::ANNOTATION_GATES, "quota approval")
+            .build();
+        let e = run(&landscape(vec![SeedBuilder::new("s1").build()], shoot));
+        assert_eq!(e.verdict, "gated");
+        assert_eq!(e.changes.len(), 1, "{:?}", e.changes);
+        assert!(
+            e.changes[0].starts_with("It is not decided while its scheduling gates annotation is malformed (metadata.annotations[scheduling.gardener.cloud/gates]: item 1 \"quota approval\" is not a qualified name")
+                && e.changes[0].ends_with("): fix or remove the annotation."),
+            "{:?}",
+            e.changes
+        );
     }
 
     #[test]

@@ -76,7 +76,7 @@ async fn explain_shows_the_record_the_decision_now_what_changed_and_the_nearest_
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(text.contains("Verdict: moved"), "{text}");
+    assert!(text.contains("Verdict: wouldMove"), "{text}");
     assert!(text.contains("It would go to s2 now, not to s1."), "{text}");
     assert!(text.contains("s1 is now rejected by Taints"), "{text}");
     assert!(

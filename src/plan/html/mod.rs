@@ -8,8 +8,10 @@
 //! compiles. Askama escapes every value it writes into an `.html` template: a name or a message
 //! cannot add markup, whichever field it comes from. The Rust side only shapes the data (groups,
 //! bar widths, counts). This file holds the shared parts and the drain/rebalance plan page;
-//! `simulation.rs` holds the pages of `simulate -o html` (one run, `--compare`, `--replay`).
+//! `simulation.rs` holds the pages of `simulate -o html` (one run, `--compare`, `--replay`),
+//! `explanation.rs` the page of `explain -o html`.
 
+mod explanation;
 mod simulation;
 
 use std::collections::BTreeMap;
@@ -20,6 +22,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use super::output::{fmt_num, title};
 use super::{Blocked, Move, Plan, SeedLoad, Timing};
 
+pub use explanation::render_explanation;
 pub use simulation::{render_comparison, render_simulation};
 
 /// A report could not be written (a value failed to format).
@@ -204,58 +207,6 @@ impl<'a> BlockedSection<'a> {
 /// `now` as the reports print it.
 pub(super) fn timestamp(now: DateTime<Utc>) -> String {
     now.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// The page of `explain` for one shoot.
-#[derive(Template)]
-#[template(path = "explanation.html")]
-struct ExplanationPage<'a> {
-    title: String,
-    e: &'a crate::simulate::Explanation,
-    /// The record's fields as stored, in the record's order.
-    record_rows: Vec<(String, String)>,
-    /// What to say when there is no record, or why the record shown is untrusted.
-    record_note: String,
-    /// The shoot's own seed (when it would not stay) and the nearest seed, titled.
-    seeds: Vec<(&'static str, &'a crate::simulate::SeedVerdict)>,
-}
-
-/// The page for `explain -o html`.
-pub fn render_explanation(e: &crate::simulate::Explanation) -> Result<String, Error> {
-    let record_rows = match e.record.as_ref().or(e.untrusted_record.as_ref()) {
-        Some(serde_json::Value::Object(m)) => m
-            .iter()
-            .map(|(k, v)| {
-                let v = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), v)
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    let record_note = e.record_problem.clone().unwrap_or_else(|| {
-        "None: the shoot is pending, was bound with decisionRecord: false, or by another scheduler."
-            .to_string()
-    });
-    let mut seeds = Vec::new();
-    if let Some(c) = &e.current_seed
-        && e.verdict != "same"
-    {
-        seeds.push(("Its seed now", c));
-    }
-    if let Some(n) = &e.nearest {
-        seeds.push(("Nearest seed", n));
-    }
-    ExplanationPage {
-        title: format!("Explain {}", e.shoot),
-        e,
-        record_rows,
-        record_note,
-        seeds,
-    }
-    .render()
 }
 
 /// A page that says only `message`.

@@ -9,6 +9,7 @@ pub fn render_explanation(e: &Explanation) -> String {
         Some(s) => out.push_str(&format!("Bound to {s}\n")),
         None => out.push_str("Pending\n"),
     }
+    out.push_str(&format!("View: {}\n", e.view));
     out.push_str("\nRecorded decision:\n");
     match (&e.record, &e.untrusted_record, &e.record_problem) {
         (Some(r), _, _) => out.push_str(&record_lines(r)),
@@ -68,8 +69,9 @@ pub fn render_explanation(e: &Explanation) -> String {
         out.push_str(&format!("\n{title}: {}", v.seed));
         if v.feasible {
             out.push_str(&format!(
-                " (fits; rank {}, total {:.2})\n",
+                " (fits; rank {} of {}, total {:.2})\n",
                 v.rank.unwrap_or(0),
+                e.now.feasible,
                 v.total.unwrap_or(0.0)
             ));
         } else {
