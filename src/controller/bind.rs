@@ -65,6 +65,13 @@ pub enum BindError {
         code: Option<u16>,
         message: String,
     },
+    /// A read brought no answer that could be read (none at all, one over its cap, one that is
+    /// not the API server's JSON): nothing was written.
+    #[error("{action}: {message}; nothing was written")]
+    ReadFailed {
+        action: &'static str,
+        message: String,
+    },
 }
 
 impl BindError {
@@ -104,6 +111,7 @@ impl BindError {
             BindError::Unknown { code, .. } => {
                 Some(code.map_or_else(|| "none".into(), |c| c.to_string()))
             }
+            BindError::ReadFailed { .. } => Some("none".into()),
             BindError::AlreadyAssigned(_) | BindError::NotLeader => None,
         }
     }
@@ -162,10 +170,14 @@ fn classify(step: Step, e: kube::Error) -> BindError {
             }
         }
         kube::Error::Api(_) => BindError::Rejected { action, source: e },
+        _ if !step.permission.verb.writes() => BindError::ReadFailed {
+            action,
+            message: brief(&e),
+        },
         _ => BindError::Unknown {
             action,
             code: None,
-            message: e.to_string(),
+            message: brief(&e),
         },
     }
 }
@@ -177,6 +189,10 @@ async fn timed<T>(
 ) -> Result<T, BindError> {
     match tokio::time::timeout(limit, fut).await {
         Ok(r) => r.map_err(|e| classify(step, e)),
+        Err(_) if !step.permission.verb.writes() => Err(BindError::ReadFailed {
+            action: step.action,
+            message: format!("no answer within {limit:?}"),
+        }),
         Err(_) => Err(BindError::Unknown {
             action: step.action,
             code: None,
@@ -323,16 +339,15 @@ pub async fn read_shoot(
     match timed(READ, timeout, api.get(name)).await {
         Ok(mut obj) => {
             obj.metadata.managed_fields = None;
-            let value = serde_json::to_value(&obj).map_err(|e| BindError::Unknown {
+            let value = serde_json::to_value(&obj).map_err(|e| BindError::ReadFailed {
                 action: READ.action,
-                code: None,
                 message: e.to_string(),
             })?;
-            let typed = super::incoming::decode::<Shoot>(obj).map_err(|e| BindError::Unknown {
-                action: READ.action,
-                code: None,
-                message: format!("decoding the shoot: {e}"),
-            })?;
+            let typed =
+                super::incoming::decode::<Shoot>(obj).map_err(|e| BindError::ReadFailed {
+                    action: READ.action,
+                    message: format!("decoding the shoot: {e}"),
+                })?;
             Ok(Some((typed, value)))
         }
         Err(BindError::NotFound) => Ok(None),

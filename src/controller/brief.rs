@@ -8,7 +8,21 @@ use kube::runtime::watcher;
 
 use super::stack::{TooLarge, in_chain};
 
+/// kube's reason for an error answer whose body is not a `Status` (its body is the message).
+const NOT_A_STATUS: &str = "Failed to parse error data";
+
 fn status(s: &Status) -> String {
+    if s.reason == NOT_A_STATUS {
+        let phrase = http::StatusCode::from_u16(s.code)
+            .ok()
+            .and_then(|c| c.canonical_reason())
+            .map_or(String::new(), |r| format!(" {r}"));
+        return format!(
+            "{}{phrase}: {}, not an API server's answer",
+            s.code,
+            describe_body(s.message.as_bytes())
+        );
+    }
     let message = s.message.trim();
     if s.code == 0 && s.reason.is_empty() && message.is_empty() {
         return "an error answer that says nothing (no code, reason or message)".into();
@@ -37,11 +51,40 @@ fn status(s: &Status) -> String {
 pub fn brief(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => status(s),
+        kube::Error::SerdeError(e) if e.is_data() => {
+            format!("the answer's JSON is not the object asked for ({e})")
+        }
+        kube::Error::SerdeError(e) => {
+            format!("the answer is not JSON ({e}), as a proxy's or a login page's")
+        }
+        kube::Error::FromUtf8(_) => "the answer is not UTF-8 text, so not an API server's".into(),
         other => match in_chain::<TooLarge>(other) {
             Some(too_large) => too_large.to_string(),
             None => with_cause(other),
         },
     }
+}
+
+/// What a body that is not an API server's looks like: its start, made visible.
+fn describe_body(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]);
+    let text = text.trim();
+    if text.is_empty() {
+        return "an empty body".into();
+    }
+    let lower = text.to_ascii_lowercase();
+    if lower.starts_with("<!doctype html") || lower.starts_with("<html") {
+        return "an HTML page (a login or proxy page?)".into();
+    }
+    let mut start: String = text
+        .chars()
+        .take(60)
+        .flat_map(char::escape_default)
+        .collect();
+    if text.chars().nth(60).is_some() {
+        start.push('…');
+    }
+    format!("a body starting \"{start}\"")
 }
 
 fn with_cause(e: &dyn std::error::Error) -> String {

@@ -423,6 +423,7 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
     feed.abort();
 }
 
+mod answers;
 mod budget;
 mod faults;
 mod feeds;

@@ -24,7 +24,7 @@ pub(super) async fn read_to_settle(
     loop {
         let started = tokio::time::Instant::now();
         match bind::read_shoot(&shared.client, ns, name, REQUEST_TIMEOUT).await {
-            Err(e @ BindError::Unknown { code: None, .. })
+            Err(e @ (BindError::Unknown { code: None, .. } | BindError::ReadFailed { .. }))
                 if n < SETTLE_TRIES && started.elapsed() < CONNECTION_ERROR_WITHIN =>
             {
                 debug!(error = %e, "reading the shoot after an unanswered bind failed to connect; again");
