@@ -572,11 +572,11 @@ async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blo
     assert!(!shared.is_synced(WatchedKind::Seed), "not treated as empty");
     assert!(shared.unsynced().contains(&WatchedKind::Seed.as_str()));
     let text = logs.text();
-    // the code, reason and message of the answer, not a dump of the whole Status
+    // the permission to grant and the answer's message, not a dump of the whole Status
     assert!(
         text.lines().any(|l| l.contains("WARN")
             && l.contains("watch failed; retrying")
-            && l.contains("listing: 403 Forbidden: seeds.core.gardener.cloud is forbidden")
+            && l.contains("forbidden: the scheduler needs permission to list and watch seeds.core.gardener.cloud (the chart's roles grant it); the API server said: seeds.core.gardener.cloud is forbidden")
             && l.contains("cannot list resource \"seeds\" in API group \"core.gardener.cloud\"")
             && !l.contains("Status {")),
         "{text}"
