@@ -278,6 +278,9 @@ async fn run(api: &ApiServer, mode: &'static str) -> Vec<String> {
     let mut problems = Vec::new();
     for (n, phase) in phases(&cases).iter().enumerate() {
         let started = Instant::now();
+        if n == 0 && mode == "Binding" {
+            problems.extend(refused_as_written(&client, phase[0]).await);
+        }
         create_phase(&client, phase).await;
         if n == 0 && mode == "Binding" {
             problems.extend(seed_name_refused_but_by_binding(&client, phase[0]).await);
@@ -369,6 +372,75 @@ async fn seed_name_refused_but_by_binding(client: &Client, case: &Prepared) -> V
             other.map(|o| o.data["spec"]["seedName"].clone())
         )],
     }
+}
+
+/// What gardener-apiserver asks of each kind that the carried cases leave out: the fields its
+/// refusal of an object as written names.
+const REQUIRED: &[(&str, &[&str])] = &[
+    (
+        "Project",
+        &["metadata.name: Too long: may not be more than 10 bytes"],
+    ),
+    (
+        "CloudProfile",
+        &[
+            "spec.kubernetes.versions",
+            "spec.machineImages",
+            "spec.machineTypes",
+        ],
+    ),
+    (
+        "Seed",
+        &[
+            "spec.ingress",
+            "spec.dns.internal",
+            "spec.dns.defaults[0].type",
+            "spec.dns.defaults[0].credentialsRef",
+        ],
+    ),
+    (
+        "Shoot",
+        &[
+            "spec.provider.workers[0].machine.type",
+            "workers[i].maximum > 0",
+            "credentialsBindingName",
+        ],
+    ),
+];
+
+/// gardener-apiserver refuses a case's objects as written (one of each kind; the shoot in the
+/// case's namespace here, with its CloudProfile, so that its references resolve), with 422
+/// naming what [`cases`]'s completion adds. Run before the case's own objects exist.
+async fn refused_as_written(client: &Client, case: &Prepared) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (kind, fields) in REQUIRED {
+        let mut object = case
+            .written
+            .iter()
+            .find(|o| o["kind"] == *kind)
+            .cloned()
+            .unwrap_or_else(|| panic!("{}: no {kind}", case.file));
+        if *kind == "Shoot" {
+            object["metadata"]["namespace"] = case.namespace().into();
+            object["spec"]["cloudProfileName"] = case.id.clone().into();
+        }
+        object.as_object_mut().unwrap().remove("status");
+        let answer = api_for(client, &object)
+            .create(
+                &Default::default(),
+                &serde_json::from_value(object).unwrap(),
+            )
+            .await;
+        match answer {
+            Err(kube::Error::Api(s))
+                if s.code == 422 && fields.iter().all(|f| s.message.contains(f)) => {}
+            other => problems.push(format!(
+                "{kind} as written: {:?}, expected 422 naming {fields:?}",
+                other.map(|o| o.metadata.name)
+            )),
+        }
+    }
+    problems
 }
 
 /// Upstream's integration cases, bound through `shoots/binding` on gardener-apiserver with its

@@ -48,6 +48,8 @@ pub struct Prepared {
     pub renamed: Vec<(String, String)>,
     /// the case's seeds, with their statuses: which cases share a phase
     pub landscape: String,
+    /// the case's objects as written
+    pub written: Vec<Value>,
 }
 
 impl Prepared {
@@ -66,9 +68,10 @@ impl Prepared {
 /// The provider type of upstream's test, for its CredentialsBinding.
 const PROVIDER: &str = "provider-type";
 
-/// Completes a case's objects the way gardener-apiserver requires them of a user, as upstream's
-/// test creates them (`createCloudProfile`, `createSeed`, `createShoot` and its suite's
-/// Project, Secret and binding); nothing the scheduler reads changes:
+/// Completes a case's objects with what gardener-apiserver requires of a user and the case
+/// leaves out (the refusals of the objects as written name it; the end-to-end test checks that),
+/// as upstream's test completes them (`createCloudProfile`, `createSeed`, `createShoot` and its
+/// suite's Project and credentials). Nothing the scheduler reads changes:
 /// - Project: gardener-apiserver takes names of at most 10 bytes (upstream's are generated,
 ///   `test-` and 5 characters); the case's `test-project` becomes `id`, its namespace
 ///   `garden-<id>`, created first. The shoot's domain names its project
@@ -77,14 +80,15 @@ const PROVIDER: &str = "provider-type";
 /// - Credentials: a Secret and a CredentialsBinding `<id>` of the provider type, which the shoot
 ///   names (upstream's suite makes a SecretBinding, which Gardener deprecates).
 /// - CloudProfile: named `id` (cases differ in regions and zones, and CloudProfiles are
-///   cluster-scoped), with the Kubernetes version, machine image and machine type the shoot's
-///   workers use. A region ConfigMap is named after its CloudProfile as upstream names it (`a`
-///   and `b` become `<id>-a`, `<id>-b`, in the same order) and lists the CloudProfile by its name
-///   here.
-/// - Seeds keep their names; each gets an ingress domain, a DNS provider, an internal domain, and
-///   a type and credentials for each default domain. The status is written through `/status`.
-/// - Shoot: a Kubernetes version, the CredentialsBinding, and each worker's machine type and
-///   image, minimum 1 and maximum 1 (3 with zones).
+///   cluster-scoped), with a Kubernetes version, a machine image and the machine type the
+///   shoot's workers use. A region ConfigMap is named after its CloudProfile as upstream names it
+///   (`a` and `b` become `<id>-a`, `<id>-b`, in the same order) and lists the CloudProfile by its
+///   name here.
+/// - Seeds keep their names; each gets an ingress domain and the DNS provider an ingress needs,
+///   an internal domain, and a type and credentials for each default domain. The status is written through `/status`.
+/// - Shoot: the CredentialsBinding, and each worker's machine type, minimum 1 and maximum 1 (3
+///   with zones). gardener-apiserver defaults the rest (the Kubernetes version and machine image
+///   from the CloudProfile).
 fn for_gardener(file: &str, case: Case, id: &str) -> Prepared {
     let ns = format!("garden-{id}");
     let mut setup = vec![
@@ -106,6 +110,7 @@ fn for_gardener(file: &str, case: Case, id: &str) -> Prepared {
             name.to_string()
         }
     };
+    let written = case.objects.clone();
     for mut o in case.objects {
         match o["kind"].as_str().unwrap_or_default() {
             "Project" => {
@@ -170,7 +175,6 @@ fn for_gardener(file: &str, case: Case, id: &str) -> Prepared {
                 let spec = &mut o["spec"];
                 let profile = spec["cloudProfileName"].as_str().map(profile_of);
                 spec["cloudProfileName"] = profile.into();
-                spec["kubernetes"] = json!({"version": "1.31.1"});
                 spec["credentialsBindingName"] = id.into();
                 for worker in spec["provider"]["workers"]
                     .as_array_mut()
@@ -178,7 +182,7 @@ fn for_gardener(file: &str, case: Case, id: &str) -> Prepared {
                     .flatten()
                 {
                     let zoned = worker.get("zones").is_some();
-                    worker["machine"] = json!({"type": "large", "image": {"name": "some-OS"}});
+                    worker["machine"] = json!({"type": "large"});
                     worker["minimum"] = 1.into();
                     worker["maximum"] = (if zoned { 3 } else { 1 }).into();
                 }
@@ -202,6 +206,7 @@ fn for_gardener(file: &str, case: Case, id: &str) -> Prepared {
         shoot: shoot.unwrap_or_else(|| panic!("{file}: no Shoot")),
         renamed,
         landscape: landscape.join("\n"),
+        written,
     }
 }
 
