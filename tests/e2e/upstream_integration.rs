@@ -1,8 +1,9 @@
 //! Upstream's scheduler integration test, `test/integration/scheduler/shoot/shoot_test.go`, end to
 //! end: its 30 cases, carried as data in `tests/upstream/integration/` (and decided offline by
 //! `tests/upstream.rs`), are created on a garden cluster's API as a user creates them for Gardener
-//! ([`for_gardener`]), the scheduler binary binds them with the chart's roles, and each outcome is
-//! read back from the API, as the case's `expect` says it:
+//! (`for_gardener` in `upstream_integration/cases.rs`), the scheduler binary binds them (on
+//! gardener-apiserver with the chart's roles), and each outcome is read back from the API, as the
+//! case's `expect` says it:
 //! - a seed (or one of the `candidates`): `spec.seedName`, and the decision record that came with
 //!   the bind counts the case's `rejected` seeds per stage;
 //! - a failure: the shoot keeps no seed, `status.lastOperation` (Create, Pending) and a
