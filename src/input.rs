@@ -76,6 +76,29 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, ReadError> {
     String::from_utf8(bytes).map_err(|e| ReadError::NotUtf8(e.utf8_error()))
 }
 
+/// A YAML parser's error in words a reader of the file understands: block nesting past the
+/// parser's limit and a whole number past the largest it holds are named as such (the parser
+/// says `recursion limit exceeded` and `integer … as u128`), with the line.
+pub fn yaml_message(e: &serde_yaml_ng::Error) -> String {
+    let text = e.to_string();
+    let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+    if text.contains("recursion limit exceeded") {
+        return format!("line {line}: nested deeper than {MAX_NESTING} levels");
+    }
+    // `clientConnection.burst: invalid type: integer `18446744073709551616` as u128, …`
+    if let Some((path, rest)) = text.split_once("invalid type: integer `")
+        && let Some((number, tail)) = rest.split_once('`')
+        && tail.starts_with(" as u128")
+    {
+        return format!(
+            "{path}the whole number {number} is larger than any field accepts (at most {}), at \
+             line {line} column {column}",
+            u64::MAX
+        );
+    }
+    text
+}
+
 /// Flow collections nested deeper than [`MAX_NESTING`], found by a linear scan.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("line {line}: flow collections ('[', '{{') nested deeper than {MAX_NESTING} levels")]

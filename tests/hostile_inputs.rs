@@ -1455,3 +1455,60 @@ fn gated_shoots_take_no_seed_and_name_their_gates_or_what_is_wrong_with_them() {
         "an empty list holds nothing:\n{out}"
     );
 }
+
+#[test]
+fn numbers_out_of_a_fields_range_and_deep_block_nesting_are_named_plainly() {
+    let deep = |indent_from: usize| -> String {
+        (0..300)
+            .map(|i| format!("{}a:\n", "  ".repeat(indent_from + i)))
+            .collect()
+    };
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "port-1e20",
+            "server: {metrics: {port: 1e20}}".into(),
+            "server.metrics.port: must be a whole number, got 1e20",
+        ),
+        (
+            "port-fraction",
+            "server: {healthProbes: {port: 80.5}}".into(),
+            "server.healthProbes.port: must be a whole number, got 80.5",
+        ),
+        (
+            "burst-2-64",
+            "clientConnection: {burst: 18446744073709551616}".into(),
+            "clientConnection.burst: the whole number 18446744073709551616 is larger than any field accepts (at most 18446744073709551615), at line 3 column 27",
+        ),
+        (
+            "block-nesting",
+            format!("x:\n{}", deep(1)),
+            "line 131: nested deeper than 128 levels",
+        ),
+    ];
+    for (name, body, want) in cases {
+        let (code, err) = validate_config(name, &body);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(want), "{name}: want {want:?} in\n{err}");
+        assert!(
+            !err.contains("recursion limit")
+                && !err.contains("u128")
+                && !err.contains("floating point"),
+            "{name}: {err}"
+        );
+    }
+    // A manifest nested as deep in block style.
+    let f = write_tmp(
+        "deep-block.yaml",
+        &format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: x, namespace: y}}\ndata:\n{}",
+            deep(1)
+        ),
+    );
+    let (code, _, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("document 0: line 132: nested deeper than 128 levels"),
+        "{err}"
+    );
+    assert!(!err.contains("recursion limit"), "{err}");
+}

@@ -138,8 +138,18 @@ pub(super) fn env_vars(
 }
 
 /// serde's message for a number written beyond the range of a double (`1e400`), which the YAML
-/// reader keeps as text, says `invalid type: string`: say what it is instead.
+/// reader keeps as text, says `invalid type: string`, and for a number with a fraction or an
+/// exponent where a whole number belongs, `invalid type: floating point`: say what it is instead.
 fn number_message(message: String) -> String {
+    if let Some(rest) = message.strip_prefix("invalid type: floating point `")
+        && let Some((number, expected)) = rest.split_once("`, expected ")
+        && matches!(
+            expected,
+            "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize"
+        )
+    {
+        return format!("must be a whole number, got {}", number.replace("e+", "e"));
+    }
     let Some(rest) = message.strip_prefix("invalid type: string \"") else {
         return message;
     };
@@ -269,7 +279,8 @@ fn render_path(path: &serde_ignored::Path<'_>) -> String {
 fn yaml_to_json(text: &str, source: &str) -> Result<Value, ConfigError> {
     let mut doc: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
         let note = crate::bom::note_inside(text).unwrap_or_default();
-        ConfigError::Invalid(vec![FieldError::new(source, format!("{e}{note}"))])
+        let message = crate::input::yaml_message(&e);
+        ConfigError::Invalid(vec![FieldError::new(source, format!("{message}{note}"))])
     })?;
     // Merge keys (`<<: *anchor`) as Go's YAML reader applies them: the mapping's own keys win.
     doc.apply_merge().map_err(|e| {

@@ -229,7 +229,11 @@ impl Landscape {
                 serde_yaml_ng::Value::deserialize(doc).map_err(|e| ManifestError::Document {
                     path: path.to_path_buf(),
                     index,
-                    message: format!("{e}{}", crate::bom::note_inside(text).unwrap_or_default()),
+                    message: format!(
+                        "{}{}",
+                        input::yaml_message(&e),
+                        crate::bom::note_inside(text).unwrap_or_default()
+                    ),
                 })?;
             if value.is_null() {
                 continue;
