@@ -86,12 +86,22 @@ fn classify(action: &'static str, write: bool, e: kube::Error) -> WriteError {
         },
         _ if !write => WriteError::Refused {
             action,
-            message: format!("no answer: {}", with_causes(&e)),
+            message: format!("{}; nothing was written", answer_text(&e)),
         },
         _ => WriteError::Unknown {
             action,
-            message: with_causes(&e),
+            message: answer_text(&e),
         },
+    }
+}
+
+/// What came instead of a readable answer: one over its cap or one that is not the API
+/// server's JSON, said as such; else no answer, with its causes.
+fn answer_text(e: &kube::Error) -> String {
+    match e {
+        kube::Error::SerdeError(_) | kube::Error::FromUtf8(_) => brief(e),
+        _ if crate::controller::in_chain::<crate::controller::TooLarge>(e).is_some() => brief(e),
+        _ => format!("no answer: {}", with_causes(e)),
     }
 }
 
@@ -159,7 +169,12 @@ pub async fn read(
         .await
         .map_err(|e| WriteError::Refused {
             action: "reading the shoot",
-            message: e.to_string(),
+            message: match e {
+                crate::controller::BindError::ReadFailed { message, .. } => {
+                    format!("{message}; nothing was written")
+                }
+                other => other.to_string(),
+            },
         })
 }
 
@@ -424,4 +439,20 @@ fn truncate(s: &str, max: usize) -> String {
         end -= 1;
     }
     s[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// (A read over its cap: `controller::tests::answers`, through the client stack.)
+    #[test]
+    fn a_read_that_is_not_json_is_said_so_not_as_no_answer() {
+        let html = serde_json::from_str::<Value>("<!DOCTYPE html>").unwrap_err();
+        assert_eq!(
+            classify("reading the lease", false, kube::Error::SerdeError(html)).to_string(),
+            "reading the lease: the answer is not JSON (expected value at line 1 column 1), as a \
+             proxy's or a login page's; nothing was written"
+        );
+    }
 }

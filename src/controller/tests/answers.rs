@@ -104,3 +104,30 @@ async fn a_read_over_its_cap_is_named_by_its_cap_not_as_an_unknown_outcome() {
          one object; the rest of the answer is not read; nothing was written"
     );
 }
+
+#[tokio::test]
+async fn plan_applys_lease_read_over_its_cap_is_named_by_its_cap_not_as_an_unknown_outcome() {
+    let (connection, mut api) = mock_api();
+    let client = connection.client();
+    let task = tokio::spawn(async move {
+        let lease = crate::apply::cluster::LeaseRef {
+            namespace: "garden".into(),
+            name: "gardener-scheduler-plan-apply".into(),
+            holder: "me".into(),
+            duration: Duration::from_secs(60),
+        };
+        crate::apply::cluster::hold(&client, &lease, false, REQUEST_TIMEOUT).await
+    });
+    let get = api.next().await;
+    assert_eq!(get.method, "GET");
+    get.reply(serde_json::json!({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "x", "annotations": {"x": "y".repeat(OBJECT_BYTES as usize + 1)}}
+    }));
+    let err = task.await.unwrap().unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "reading the lease: the answer about one object of leases holds more than 8 MiB, the cap \
+         on one object; the rest of the answer is not read; nothing was written"
+    );
+}
