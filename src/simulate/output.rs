@@ -14,6 +14,11 @@ use serde_json::{Map, Value, json};
 use super::{Landscape, Outcome, Skipped};
 use crate::schedule::{Decision, FitError};
 
+/// The view `simulate` takes, under its table: `explain` decides one shoot alone, so the two may
+/// differ on capacity.
+const VIEW: &str = "Pending shoots decided in creation order, each placement counted for the \
+                    next (explain decides one shoot alone).";
+
 /// One row per shoot: shoot, seed or `-`, total score, short reason; then the summary and the
 /// objects skipped while loading.
 pub fn write_table(
@@ -54,7 +59,7 @@ pub fn write_table(
     let decided = rows.len() - 1;
     writeln!(
         out,
-        "\n{placed}/{decided} pending shoots scheduled, {} unschedulable.",
+        "\n{placed}/{decided} pending shoots scheduled, {} unschedulable.\n{VIEW}",
         decided - placed
     )?;
     if !skipped.is_empty() {
