@@ -55,6 +55,7 @@ struct FileGoal {
 #[serde(rename_all = "camelCase")]
 enum GoalKind {
     Drain,
+    Failback,
     Rebalance,
 }
 

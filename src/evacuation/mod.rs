@@ -2,13 +2,18 @@
 //! seed is unhealthy, keeps an evacuation plan for it published (docs/operations/evacuation.md).
 //!
 //! ```text
-//! seeds ─► health (pure: observe, Judge::step) ─► plan::drain ─► publish (ConfigMap, Event, metric)
-//!  (kube)                                          (pure)          (kube)
+//! seeds ─► health ─► planning ─► publish ─► write, event
+//! (kube)   (pure)    plan::drain   (pure:     (kube: ConfigMap, Event;
+//!                    plan::failback ConfigMap,  the metric)
+//!                    (pure)         note)
 //! ```
 
 mod event;
 pub mod health;
+pub mod planning;
 pub mod publish;
 mod run;
+mod write;
 
-pub use run::{PLAN_SETTINGS, task};
+pub use planning::PLAN_SETTINGS;
+pub use run::task;

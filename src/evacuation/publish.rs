@@ -83,6 +83,18 @@ pub fn fingerprint(plan: &Plan) -> u64 {
     )
 }
 
+/// The shoots a plan as published (its JSON) moves, `namespace/name`; none when it does not
+/// read.
+pub fn moved_shoots(text: &str) -> Vec<String> {
+    let v: Value = serde_json::from_str(text).unwrap_or_default();
+    (v.get("moves")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten())
+    .filter_map(|m| Some(m.get("shoot")?.as_str()?.to_string()))
+    .collect()
+}
+
 /// [`fingerprint`] of a plan as published (its JSON), or `None` when it does not read.
 pub fn fingerprint_json(text: &str) -> Option<u64> {
     let v: Value = serde_json::from_str(text).ok()?;
@@ -251,7 +263,7 @@ pub fn note(kind: Kind, namespace: &str, at: &Occasion<'_>, plan: &Plan) -> Stri
 }
 
 /// `s` cut to at most `max` bytes on a character boundary, marked with `…`.
-fn truncate(s: &str, max: usize) -> String {
+pub fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

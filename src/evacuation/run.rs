@@ -2,32 +2,26 @@
 //! read and judged ([`health`](super::health)); for a seed judged unhealthy a drain plan is
 //! computed from the landscape as it is (the planner of `plan drain`) and published
 //! ([`publish`](super::publish)), again every `replanPeriod`; once the seed is judged healthy
-//! again its plan is withdrawn. What the loop knows is rebuilt from the published ConfigMaps
-//! when this process becomes the leader.
+//! again its plan is withdrawn and a fail-back plan for the shoots that left it is published.
+//! What the loop knows is rebuilt from the published ConfigMaps when this process becomes the
+//! leader.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use k8s_openapi::api::core::v1::ConfigMap;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams};
+use kube::api::{Api, ListParams};
 use tracing::{info, warn};
 
-use super::event;
 use super::health::{Judge, Spans, Transition, observe};
+use super::planning::{Inputs, Job, plans};
 use super::publish::{self, Kind, Occasion};
+use super::{event, write};
 use crate::api::Seed;
-use crate::chain::Selection;
-use crate::controller::{Beside, FIELD_MANAGER, default_identity};
-use crate::plan;
+use crate::controller::{Beside, default_identity};
+use crate::plan::{Plan, PlanError};
 use crate::regions::Regions;
-use crate::simulate;
-
-/// The drain settings of a published plan: those of `plan drain` without flags.
-pub const PLAN_SETTINGS: plan::windows::Settings = plan::windows::Settings {
-    horizon_seconds: 168 * 3600,
-    max_concurrent: 2,
-    move_duration_seconds: 30 * 60,
-};
 
 /// The loop, when `schedulers.shoot.evacuation.enabled`; for
 /// [`crate::controller::run_with_signals`].
@@ -39,57 +33,6 @@ pub fn task(beside: Beside) -> Option<futures::future::BoxFuture<'static, ()>> {
     Some(Box::pin(loop_.run()))
 }
 
-/// The landscape read once, and a drain plan for each of `seeds` (the `unhealthy` seeds drained) (the planner of `plan drain`,
-/// its explanations cut to the best seeds). Runs on the blocking pool.
-fn plans(
-    handle: &tokio::runtime::Handle,
-    client: &kube::Client,
-    chain: &crate::chain::ProfileChain,
-    config: &crate::config::SchedulerConfiguration,
-    regions: &Regions,
-    (seeds, unhealthy): (&[String], &[String]),
-    now: DateTime<Utc>,
-) -> Result<BTreeMap<String, Result<plan::Plan, plan::PlanError>>, String> {
-    let live = handle.block_on(simulate::read_live(
-        client,
-        simulate::PAGE_SIZE,
-        simulate::Limits::default(),
-        &chain.cluster_data(),
-        true,
-        &mut |_| {},
-    ));
-    let landscape = live
-        .map_err(|e| format!("reading the landscape: {e}"))?
-        .landscape;
-    let profile = match chain.select(now) {
-        Selection::Profile { profile, .. } => profile,
-        Selection::Deferred { reason, .. } => {
-            return Err(format!("no profile is active: {reason}"));
-        }
-    };
-    let cx = plan::Context {
-        landscape: &landscape,
-        profile,
-        scheduler_names: &config.schedulers.shoot.scheduler_names,
-        regions,
-        now,
-        explain: Some(plan::EXPLAIN_TOP),
-        live_migration: false,
-        prefer_live: false,
-        seed_index: plan::SeedIndex::default(),
-    };
-    // Every unhealthy seed is drained in each plan: none is a destination, and the shoots of
-    // the others take their room on the destinations too. Each seed's plan keeps its own moves.
-    Ok(seeds
-        .iter()
-        .map(|seed| {
-            let plan = plan::drain(&cx, unhealthy, PLAN_SETTINGS.clone())
-                .map(|p| publish::leaving(p, seed));
-            (seed.clone(), plan)
-        })
-        .collect())
-}
-
 /// What the loop keeps per seed.
 #[derive(Debug, Default)]
 struct Tracked {
@@ -98,14 +41,18 @@ struct Tracked {
     reasons: Vec<String>,
     /// When it was judged unhealthy.
     judged_at: Option<DateTime<Utc>>,
-    /// When its plan was last published.
+    /// When its evacuation plan was last published.
     planned_at: Option<DateTime<Utc>>,
     /// The published plan's moves, to tell an update from the same plan again.
     fingerprint: Option<u64>,
+    /// The shoots the published plan moves off the seed (`namespace/name`).
+    left: Vec<String>,
+    /// A fail-back plan of the seed is published.
+    failback: bool,
 }
 
 impl Tracked {
-    /// Whether the seed's plan is to be computed now.
+    /// Whether the seed's evacuation plan is to be computed now.
     fn due(&self, now: DateTime<Utc>, replan: std::time::Duration) -> bool {
         self.judge.is_unhealthy()
             && self.planned_at.is_none_or(|at| {
@@ -114,9 +61,12 @@ impl Tracked {
     }
 }
 
+/// The plans of one round, by job, or why none was computed.
+type Planned = Result<BTreeMap<Job, Result<Plan, PlanError>>, String>;
+
 struct Evacuator {
     beside: Beside,
-    regions: Regions,
+    regions: Arc<Regions>,
     instance: String,
     seeds: BTreeMap<String, Tracked>,
     leading: bool,
@@ -127,7 +77,7 @@ impl Evacuator {
         let regions = Regions::with_overrides(&beside.config.schedulers.shoot.regions);
         Evacuator {
             beside,
-            regions,
+            regions: Arc::new(regions),
             instance: default_identity(),
             seeds: BTreeMap::new(),
             leading: false,
@@ -144,8 +94,14 @@ impl Evacuator {
         }
     }
 
-    fn namespace(&self) -> &str {
-        &self.beside.config.schedulers.shoot.evacuation.namespace
+    fn namespace(&self) -> String {
+        self.beside
+            .config
+            .schedulers
+            .shoot
+            .evacuation
+            .namespace
+            .clone()
     }
 
     /// One look at every seed.
@@ -179,15 +135,8 @@ impl Evacuator {
                 return;
             }
         };
-        let cfg = &self.beside.config.schedulers.shoot;
-        let spans = Spans {
-            unhealthy_after: cfg.evacuation.after,
-            healthy_after: cfg.failback.after,
-        };
         let present: BTreeSet<&str> = seeds.iter().map(Seed::name).collect();
-        let gone: Vec<String> = self
-            .seeds
-            .keys()
+        let gone: Vec<String> = (self.seeds.keys())
             .filter(|s| !present.contains(s.as_str()))
             .cloned()
             .collect();
@@ -195,15 +144,74 @@ impl Evacuator {
             self.beside.metrics.forget(&seed);
             self.seeds.remove(&seed);
         }
-        let mut due = Vec::new();
-        let mut recovered = Vec::new();
-        for seed in &seeds {
+        let (due, recovered) = self.judge(&seeds, now);
+        let mut jobs: Vec<Job> = due.iter().map(|s| Job::Evacuate(s.name().into())).collect();
+        for seed in &recovered {
+            let left = &self.seeds[seed.name()].left;
+            if !left.is_empty() {
+                jobs.push(Job::Failback(seed.name().into(), left.clone()));
+            }
+        }
+        let mut planned = if jobs.is_empty() {
+            Ok(BTreeMap::new())
+        } else {
+            self.compute(jobs, now).await
+        };
+        for seed in due {
+            match &mut planned {
+                Ok(plans) => match plans.remove(&Job::Evacuate(seed.name().into())) {
+                    Some(Ok(plan)) => self.publish_evacuation(seed, &plan, now).await,
+                    Some(Err(e)) => {
+                        warn!(seed = %seed.name(), error = %e, "evacuation: planning failed")
+                    }
+                    None => {}
+                },
+                Err(e) => {
+                    warn!(seed = %seed.name(), error = %e, "evacuation: no plan computed; planning again at the next check")
+                }
+            }
+        }
+        for seed in recovered {
+            let failback = match &mut planned {
+                Ok(plans) => {
+                    let job = plans
+                        .keys()
+                        .find(|j| matches!(j, Job::Failback(s, _) if s == seed.name()))
+                        .cloned();
+                    job.and_then(|j| plans.remove(&j))
+                        .map(|r| r.map_err(|e| e.to_string()))
+                }
+                Err(e) => Some(Err(e.clone())),
+            };
+            self.withdraw(seed, failback, now).await;
+        }
+        // every seed judged has its series: 0 until its plan is published
+        for (name, t) in &self.seeds {
+            let ready = t.judge.is_unhealthy() && t.planned_at.is_some();
+            self.beside.metrics.set_ready(name, ready);
+            self.beside.metrics.set_failback_ready(name, t.failback);
+        }
+    }
+
+    /// Judges every seed: those whose evacuation plan is due, and those just judged healthy.
+    fn judge<'s>(
+        &mut self,
+        seeds: &'s [Seed],
+        now: DateTime<Utc>,
+    ) -> (Vec<&'s Seed>, Vec<&'s Seed>) {
+        let cfg = &self.beside.config.schedulers.shoot;
+        let spans = Spans {
+            unhealthy_after: cfg.evacuation.after,
+            healthy_after: cfg.failback.after,
+        };
+        let (mut due, mut recovered) = (Vec::new(), Vec::new());
+        for seed in seeds {
             if seed.metadata.deletion_timestamp.is_some() {
                 continue;
             }
-            let name = seed.name().to_string();
+            let name = seed.name();
             let seen = observe(seed, now, cfg.evacuation.heartbeat_timeout);
-            let t = self.seeds.entry(name.clone()).or_default();
+            let t = self.seeds.entry(name.to_string()).or_default();
             let (judge, change) = t.judge.step(&seen, now, spans);
             t.judge = judge;
             if seen.is_failing() && judge.is_unhealthy() {
@@ -221,25 +229,12 @@ impl Evacuator {
                 due.push(seed);
             }
         }
-        if !due.is_empty() {
-            self.publish_plans(&due, now).await;
-        }
-        for seed in recovered {
-            self.withdraw(seed, now).await;
-        }
-        // every seed judged has its series: 0 until its plan is published
-        for (name, t) in &self.seeds {
-            let ready = t.judge.is_unhealthy() && t.planned_at.is_some();
-            self.beside.metrics.set_ready(name, ready);
-        }
+        (due, recovered)
     }
 
-    /// Computes and publishes the plans of `due`, from one read of the landscape.
-    async fn publish_plans(&mut self, due: &[&Seed], now: DateTime<Utc>) {
-        let names: Vec<String> = due.iter().map(|s| s.name().to_string()).collect();
-        let unhealthy: Vec<String> = self
-            .seeds
-            .iter()
+    /// The plans of `jobs`, off the async workers.
+    async fn compute(&self, jobs: Vec<Job>, now: DateTime<Utc>) -> Planned {
+        let unhealthy: Vec<String> = (self.seeds.iter())
             .filter(|(_, t)| t.judge.is_unhealthy())
             .map(|(name, _)| name.clone())
             .collect();
@@ -250,134 +245,142 @@ impl Evacuator {
             self.regions.clone(),
         );
         let handle = tokio::runtime::Handle::current();
-        // The read and the plans off the async workers: a plan of a large seed is CPU work.
-        let job = tokio::task::spawn_blocking(move || {
-            plans(
-                &handle,
-                &client,
-                &chain,
-                &config,
-                &regions,
-                (&names, &unhealthy),
+        tokio::task::spawn_blocking(move || {
+            let inputs = Inputs {
+                client: &client,
+                chain: &chain,
+                config: &config,
+                regions: &regions,
+                unhealthy: &unhealthy,
                 now,
-            )
-        });
-        let mut plans = match job.await {
-            Ok(Ok(plans)) => plans,
-            Ok(Err(e)) => {
-                warn!(error = %e, "evacuation: no plan computed; planning again at the next check");
-                return;
-            }
-            Err(e) => {
-                warn!(error = %e, "evacuation: planning stopped; planning again at the next check");
-                return;
-            }
+            };
+            plans(&handle, &inputs, &jobs)
+        })
+        .await
+        .unwrap_or_else(|e| Err(format!("planning stopped: {e}")))
+    }
+
+    /// Publishes `seed`'s evacuation plan; an event when it is new or moves other shoots.
+    async fn publish_evacuation(&mut self, seed: &Seed, plan: &Plan, now: DateTime<Utc>) {
+        let (name, namespace) = (seed.name(), self.namespace());
+        let client = self.beside.client.clone();
+        let t = self.seeds.entry(name.to_string()).or_default();
+        let at = Occasion {
+            seed: name,
+            judged_at: t.judged_at.unwrap_or(now),
+            reasons: &t.reasons,
         };
-        let cfg = &self.beside.config.schedulers.shoot;
-        for seed in due {
-            let name = seed.name();
-            let plan = match plans.remove(name) {
-                Some(Ok(p)) => p,
-                Some(Err(e)) => {
-                    warn!(seed = %name, error = %e, "evacuation: planning failed");
-                    continue;
-                }
-                None => continue,
-            };
-            let t = self.seeds.entry(name.to_string()).or_default();
-            let at = Occasion {
-                seed: name,
-                judged_at: t.judged_at.unwrap_or(now),
-                reasons: &t.reasons,
-            };
-            let namespace = &cfg.evacuation.namespace;
-            let cm = publish::config_map(namespace, Kind::Evacuation, &at, &plan);
-            let cm_name = publish::name(Kind::Evacuation, name);
-            let pp = PatchParams::apply(FIELD_MANAGER).force();
-            let api: Api<ConfigMap> = Api::namespaced(self.beside.client.clone(), namespace);
-            if let Err(e) = api.patch(&cm_name, &pp, &Patch::Apply(&cm)).await {
-                warn!(seed = %name, configmap = %format!("{namespace}/{cm_name}"), error = %e,
-                      "evacuation: publishing the plan failed; trying again at the next check");
-                continue;
-            }
-            let fingerprint = publish::fingerprint(&plan);
-            let reason = match t.fingerprint {
-                None => Some(event::REASON_PUBLISHED),
-                Some(f) if f != fingerprint => Some(event::REASON_UPDATED),
-                Some(_) => None,
-            };
-            let note = publish::note(Kind::Evacuation, namespace, &at, &plan);
-            t.planned_at = Some(now);
-            t.fingerprint = Some(fingerprint);
-            self.beside.metrics.set_ready(name, true);
-            info!(seed = %name, configmap = %format!("{namespace}/{cm_name}"), moves = plan.moves.len(),
-                  blocked = plan.blocked.len(), "evacuation plan published");
-            if let Some(reason) = reason {
-                let sent = event::post(
-                    &self.beside.client,
-                    &self.instance,
-                    seed,
-                    ("Warning", reason),
-                    &note,
-                    now,
-                )
-                .await;
-                if let Err(e) = sent {
-                    warn!(seed = %name, error = %e, "evacuation: the event on the seed was not sent");
+        let cm = publish::config_map(&namespace, Kind::Evacuation, &at, plan);
+        if let Err(e) = write::apply(&client, &namespace, &cm).await {
+            warn!(seed = %name, error = %e, "evacuation: publishing the plan failed; trying again at the next check");
+            return;
+        }
+        if t.failback {
+            // the seed failed again: its fail-back plan no longer holds
+            let failback = publish::name(Kind::Failback, name);
+            match write::delete(&client, &namespace, &failback).await {
+                Ok(()) => t.failback = false,
+                Err(e) => {
+                    warn!(seed = %name, error = %e, "evacuation: removing the fail-back plan failed")
                 }
             }
+        }
+        let fingerprint = publish::fingerprint(plan);
+        let reason = match t.fingerprint {
+            None => Some(event::REASON_PUBLISHED),
+            Some(f) if f != fingerprint => Some(event::REASON_UPDATED),
+            Some(_) => None,
+        };
+        let note = publish::note(Kind::Evacuation, &namespace, &at, plan);
+        t.planned_at = Some(now);
+        t.fingerprint = Some(fingerprint);
+        t.left = plan.moves.iter().map(|m| m.shoot.clone()).collect();
+        info!(seed = %name, configmap = %format!("{namespace}/{}", publish::name(Kind::Evacuation, name)),
+              moves = plan.moves.len(), blocked = plan.blocked.len(), "evacuation plan published");
+        if let Some(reason) = reason {
+            self.event(seed, ("Warning", reason), &note, now).await;
         }
     }
 
-    /// The seed is healthy again: its evacuation plan is withdrawn.
-    async fn withdraw(&mut self, seed: &Seed, now: DateTime<Utc>) {
-        let name = seed.name();
-        let namespace = self.namespace().to_string();
-        let cm_name = publish::name(Kind::Evacuation, name);
-        let api: Api<ConfigMap> = Api::namespaced(self.beside.client.clone(), &namespace);
-        match api.delete(&cm_name, &DeleteParams::default()).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(s)) if s.code == 404 => {}
-            Err(e) => {
-                warn!(seed = %name, error = %e, "evacuation: removing the plan of a recovered seed failed");
-            }
+    /// The seed is healthy again: its evacuation plan is withdrawn, and the fail-back plan of
+    /// the shoots that left it, if any, published.
+    async fn withdraw(
+        &mut self,
+        seed: &Seed,
+        failback: Option<Result<Plan, String>>,
+        now: DateTime<Utc>,
+    ) {
+        let (name, namespace) = (seed.name(), self.namespace());
+        let client = self.beside.client.clone();
+        let evacuation = publish::name(Kind::Evacuation, name);
+        if let Err(e) = write::delete(&client, &namespace, &evacuation).await {
+            warn!(seed = %name, error = %e, "evacuation: removing the plan of a recovered seed failed");
         }
-        self.beside.metrics.set_ready(name, false);
-        if let Some(t) = self.seeds.get_mut(name) {
-            *t = Tracked::default();
-        }
-        info!(seed = %name, "seed judged healthy again; its evacuation plan is withdrawn");
-        let note = format!(
-            "Seed judged healthy again at {}; its evacuation plan (ConfigMap {namespace}/{cm_name}) \
+        let t = self.seeds.entry(name.to_string()).or_default();
+        *t = Tracked {
+            failback: t.failback,
+            ..Tracked::default()
+        };
+        let mut note = format!(
+            "Seed judged healthy again at {}; its evacuation plan (ConfigMap {namespace}/{evacuation}) \
              is withdrawn",
             now.to_rfc3339_opts(SecondsFormat::Secs, true)
         );
-        let sent = event::post(
-            &self.beside.client,
-            &self.instance,
-            seed,
-            ("Normal", event::REASON_RECOVERED),
-            &note,
-            now,
-        )
-        .await;
+        match failback {
+            None => note.push_str("; no shoot had left it"),
+            Some(Err(e)) => note.push_str(&format!("; no fail-back plan: {e}")),
+            Some(Ok(plan)) => {
+                let at = Occasion {
+                    seed: name,
+                    judged_at: now,
+                    reasons: &[],
+                };
+                let cm = publish::config_map(&namespace, Kind::Failback, &at, &plan);
+                match write::apply(&client, &namespace, &cm).await {
+                    Ok(()) => {
+                        t.failback = true;
+                        note.push_str("; ");
+                        note.push_str(&publish::note(Kind::Failback, &namespace, &at, &plan));
+                    }
+                    Err(e) => {
+                        note.push_str(&format!("; the fail-back plan was not published: {e}"))
+                    }
+                }
+            }
+        }
+        info!(seed = %name, "{note}");
+        let note = publish::truncate(&note, publish::MAX_NOTE);
+        self.event(seed, ("Normal", event::REASON_RECOVERED), &note, now)
+            .await;
+    }
+
+    async fn event(&self, seed: &Seed, kind: (&str, &str), note: &str, now: DateTime<Utc>) {
+        let sent = event::post(&self.beside.client, &self.instance, seed, kind, note, now).await;
         if let Err(e) = sent {
-            warn!(seed = %name, error = %e, "evacuation: the event on the seed was not sent");
+            warn!(seed = %seed.name(), error = %e, "evacuation: the event on the seed was not sent");
         }
     }
 
     /// On becoming the leader: every seed with a published evacuation plan is unhealthy, as
-    /// judged then; its plan is computed again at the first check.
+    /// judged then (its plan is computed again at the first check); every seed with a published
+    /// fail-back plan keeps it.
     async fn recover(&mut self) -> Result<(), kube::Error> {
-        let api: Api<ConfigMap> = Api::namespaced(self.beside.client.clone(), self.namespace());
-        let selector = format!("{}={}", publish::LABEL_PLAN, Kind::Evacuation.label());
-        let list = api.list(&ListParams::default().labels(&selector)).await?;
+        let api: Api<ConfigMap> = Api::namespaced(self.beside.client.clone(), &self.namespace());
+        let list = api
+            .list(&ListParams::default().labels(publish::LABEL_PLAN))
+            .await?;
         self.seeds.clear();
         for cm in list.items {
-            let notes = cm.metadata.annotations.unwrap_or_default();
+            let labels = cm.metadata.labels.clone().unwrap_or_default();
+            let notes = cm.metadata.annotations.clone().unwrap_or_default();
             let Some(seed) = notes.get(publish::ANNOTATION_SEED) else {
                 continue;
             };
+            let t = self.seeds.entry(seed.clone()).or_default();
+            if labels.get(publish::LABEL_PLAN).map(String::as_str) == Some(Kind::Failback.label()) {
+                t.failback = true;
+                continue;
+            }
             let Some(judged_at) = notes
                 .get(publish::ANNOTATION_JUDGED_AT)
                 .and_then(|t| DateTime::parse_from_rfc3339(t).ok())
@@ -386,15 +389,10 @@ impl Evacuator {
                 continue;
             };
             let plan = cm.data.as_ref().and_then(|d| d.get(publish::PLAN_KEY));
-            self.seeds.insert(
-                seed.clone(),
-                Tracked {
-                    judge: Judge::Unhealthy { since: judged_at },
-                    judged_at: Some(judged_at),
-                    fingerprint: plan.and_then(|p| publish::fingerprint_json(p)),
-                    ..Tracked::default()
-                },
-            );
+            t.judge = Judge::Unhealthy { since: judged_at };
+            t.judged_at = Some(judged_at);
+            t.fingerprint = plan.and_then(|p| publish::fingerprint_json(p));
+            t.left = plan.map(|p| publish::moved_shoots(p)).unwrap_or_default();
             info!(%seed, "evacuation: a published plan found; the seed is judged unhealthy since it was published");
         }
         Ok(())

@@ -12,6 +12,7 @@
 
 mod choose;
 pub mod drain;
+pub mod failback;
 pub mod html;
 pub mod migration;
 pub mod output;
@@ -35,6 +36,7 @@ pub(crate) use choose::{
     reason_line, source_blocker, unplaced,
 };
 pub use drain::drain;
+pub use failback::failback;
 pub use rebalance::{Budget, Objective, rebalance, rebalance_within};
 pub use windows::{Timing, WindowError};
 
@@ -60,6 +62,10 @@ pub enum PlanError {
 pub enum Goal {
     Drain {
         seeds: Vec<String>,
+    },
+    /// The shoots that left `seed`, back to it.
+    Failback {
+        seed: String,
     },
     #[serde(rename_all = "camelCase")]
     Rebalance {

@@ -15,6 +15,7 @@ fn ts(t: &chrono::DateTime<chrono::Utc>) -> String {
 pub fn title(plan: &Plan) -> String {
     match &plan.goal {
         Goal::Drain { seeds } => format!("Drain plan for {}", seeds.join(", ")),
+        Goal::Failback { seed } => format!("Fail-back plan for {seed}"),
         Goal::Rebalance {
             objective,
             max_moves,

@@ -2,7 +2,8 @@
 //! on and the chart's RBAC for that configuration; seeds' conditions are written through their
 //! status subresource, as the gardenlet writes them. A seed failing past `evacuation.after` gets
 //! its plan published (ConfigMap, event, metric); `plan apply --from-configmap` carries it out;
-//! the seed's recovery withdraws it; a seed that flaps within the span publishes nothing.
+//! the seed's recovery withdraws it and publishes the fail-back plan of the shoots that left; a
+//! seed that flaps within the span publishes nothing.
 
 use std::time::Duration;
 
@@ -248,6 +249,36 @@ async fn an_unhealthy_seed_gets_a_plan_that_plan_apply_carries_out_and_a_flappin
         (ready_metric(&scheduler, "s1") == Some(0.0)).then_some(())
     })
     .await;
+    // the shoots that left s1, planned back to it
+    let failback: Api<ConfigMap> = Api::namespaced(client.clone(), "garden");
+    let cm = failback
+        .get("gardener-scheduler-failback-s1")
+        .await
+        .expect("the fail-back plan is published with the recovery");
+    let data = cm.data.unwrap_or_default();
+    let plan: Value = serde_json::from_str(&data["plan.json"]).unwrap();
+    let mut back = moves(&plan);
+    back.sort();
+    assert_eq!(
+        back,
+        [
+            (format!("{NS}/a"), "s2".to_string(), "s1".to_string()),
+            (format!("{NS}/b"), "s2".to_string(), "s1".to_string())
+        ],
+        "{plan:#}"
+    );
+    assert_eq!(plan["goal"], json!({"kind": "failback", "seed": "s1"}));
+    let recovered = &events.iter().find(|(r, _)| r == "SeedRecovered").unwrap().1;
+    assert!(
+        recovered.contains(
+            "fail-back plan in ConfigMap garden/gardener-scheduler-failback-s1: 2 move(s)"
+        ),
+        "{recovered}"
+    );
+    assert_eq!(
+        scheduler.metric("gardener_scheduler_seed_failback_ready{seed=\"s1\"}"),
+        Some(1.0)
+    );
     // an apply of the withdrawn plan says why there is nothing to apply
     let out = run_cli(
         [

@@ -192,3 +192,11 @@ fn a_seed_s_plan_keeps_only_the_shoots_leaving_it() {
     assert!(other.moves.is_empty() && other.blocked.is_empty());
     assert_eq!(other.figures[0].name, "shoots on spare");
 }
+
+#[test]
+fn the_shoots_a_published_plan_moves_are_read_back_from_its_json() {
+    let plan = drained(3, 2);
+    let json = crate::plan::output::render_json(&plan);
+    assert_eq!(moved_shoots(&json), ["garden-dev/s0", "garden-dev/s1"]);
+    assert!(moved_shoots("not json").is_empty());
+}
