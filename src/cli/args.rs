@@ -76,6 +76,19 @@ pub(crate) enum PlanCommand {
         #[command(flatten)]
         common: PlanArgs,
     },
+    /// Rehearse a seed outage: the evacuation plan the scheduler would publish once the seed
+    /// is judged unhealthy, and the fail-back plan once it is healthy again
+    /// (`schedulers.shoot.evacuation`, `failback` of --config).
+    Outage {
+        /// The seed that fails.
+        #[arg(value_name = "SEED")]
+        seed: String,
+        /// When the seed fails and when it is well again (RFC 3339).
+        #[arg(long, value_name = "FROM..TO", value_parser = parse_range)]
+        during: (DateTime<Utc>, DateTime<Utc>),
+        #[command(flatten)]
+        common: PlanArgs,
+    },
     /// Carry out a saved plan (`-o json`): each move at its start time, inside the shoot's
     /// maintenance window, checked again against the cluster, followed to its end.
     Apply(ApplyArgs),

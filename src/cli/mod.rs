@@ -13,6 +13,7 @@ pub(crate) mod args;
 pub(crate) mod common;
 pub(crate) mod explain;
 pub(crate) mod generate;
+pub(crate) mod outage;
 pub(crate) mod plan;
 pub(crate) mod run;
 pub(crate) mod simulate;

@@ -15,6 +15,11 @@ use super::common::*;
 pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
     match cmd {
         PlanCommand::Apply(args) => super::apply::apply_cmd(args),
+        PlanCommand::Outage {
+            seed,
+            during,
+            common,
+        } => finish(super::outage::outage(&seed, during, &common)),
         cmd => finish(plan(&cmd)),
     }
 }
@@ -22,7 +27,9 @@ pub(crate) fn plan_cmd(cmd: PlanCommand) -> ExitCode {
 fn plan(cmd: &PlanCommand) -> Outcome {
     let common = match cmd {
         PlanCommand::Drain { common, .. } | PlanCommand::Rebalance { common, .. } => common,
-        PlanCommand::Apply(_) => return Err(Failure::bad_input("plan apply makes no plan")),
+        PlanCommand::Apply(_) | PlanCommand::Outage { .. } => {
+            return Err(Failure::bad_input("plan apply makes no plan"));
+        }
     };
     let l = &common.landscape;
     let Compiled {
@@ -71,7 +78,9 @@ fn plan(cmd: &PlanCommand) -> Outcome {
             timeout,
             ..
         } => rebalance(&cx, *objective, *max_moves as usize, *timeout, settings),
-        PlanCommand::Apply(_) => return Err(Failure::bad_input("plan apply makes no plan")),
+        PlanCommand::Apply(_) | PlanCommand::Outage { .. } => {
+            return Err(Failure::bad_input("plan apply makes no plan"));
+        }
     }
     .map_err(|e| match e {
         plan::PlanError::Timeout { .. } => Failure::failed(e.to_string()),

@@ -15,6 +15,7 @@ pub mod drain;
 pub mod failback;
 pub mod html;
 pub mod migration;
+pub mod outage;
 pub mod output;
 pub mod rebalance;
 pub mod windows;
