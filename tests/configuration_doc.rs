@@ -281,7 +281,21 @@ fn every_difference_from_upstream_names_a_test_that_exists() {
         .expect("docs/concepts/scheduler.md has a section ## Differences from upstream");
     let section = section.split("\n## ").next().unwrap();
     let mut rows = 0;
-    for row in section.lines().filter(|l| l.starts_with("| ")) {
+    // the tables of differences, whose header begins `| Upstream |` (other tables in the
+    // section hold other figures)
+    let mut in_differences = false;
+    let mut previous = "";
+    let mut table = Vec::new();
+    for line in section.lines() {
+        if line.starts_with('|') && !previous.starts_with('|') {
+            in_differences = line.starts_with("| Upstream |");
+        }
+        if in_differences && line.starts_with("| ") {
+            table.push(line);
+        }
+        previous = line;
+    }
+    for row in table {
         if row.starts_with("| Upstream |") {
             continue;
         }
