@@ -20,6 +20,7 @@ mod evacuation;
 mod explain;
 mod faults;
 mod gates;
+mod gates_measure;
 mod leader;
 mod least_privilege;
 mod listing;
