@@ -153,15 +153,7 @@ async fn each_rule_of_the_chart_s_scheduler_roles_removed_in_turn_breaks_what_it
         let name = format!("minus-{i}");
         let (mut objects, account) = chart_rbac(&name, &[], None);
         let removed = objects[o]["rules"].as_array_mut().unwrap().remove(r);
-        let (group, resource) = key_of(&removed);
-        let breaks = RULES
-            .iter()
-            .find(|b| b.rule == (group.as_str(), resource.as_str()))
-            .unwrap_or_else(|| {
-                panic!(
-                    "the chart's rule {removed} has no row in RULES: say what its removal breaks"
-                )
-            });
+        let breaks = row(RULES, |b| b.rule, &removed);
         api.apply_objects(&name, &objects);
         let kubeconfig = api.kubeconfig_of(&name, &account);
         // each case starts without the Lease, as a first installation does
@@ -341,11 +333,16 @@ const APPLIER_RULES: &[CommandBreaks] = &[
     },
 ];
 
-fn row<'a>(table: &'a [CommandBreaks], removed: &Value) -> &'a CommandBreaks {
+/// The row of `table` for the rule `removed` (by [`key_of`]); a rule without one fails the test.
+fn row<'a, T>(
+    table: &'a [T],
+    rule: impl Fn(&T) -> (&'static str, &'static str),
+    removed: &Value,
+) -> &'a T {
     let (group, resource) = key_of(removed);
     table
         .iter()
-        .find(|b| b.rule == (group.as_str(), resource.as_str()))
+        .find(|b| rule(b) == (group.as_str(), resource.as_str()))
         .unwrap_or_else(|| {
             panic!("the chart's rule {removed} has no row: say what its removal breaks")
         })
@@ -408,7 +405,7 @@ async fn each_rule_of_the_what_if_reader_and_plan_applier_roles_removed_in_turn_
     let reader = without_each_rule(&api, "whatIfReader", "reader");
     assert_eq!(reader.len(), READER_RULES.len(), "every rule has its row");
     for (removed, kubeconfig) in reader {
-        let breaks = row(READER_RULES, &removed);
+        let breaks = row(READER_RULES, |b| b.rule, &removed);
         let out = drain(kubeconfig, "s1".into()).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
@@ -422,7 +419,7 @@ async fn each_rule_of_the_what_if_reader_and_plan_applier_roles_removed_in_turn_
     let applier = without_each_rule(&api, "planApplier", "applier");
     assert_eq!(applier.len(), APPLIER_RULES.len(), "every rule has its row");
     for (removed, kubeconfig) in applier {
-        let breaks = row(APPLIER_RULES, &removed);
+        let breaks = row(APPLIER_RULES, |b| b.rule, &removed);
         // the shoot goes back and forth: each apply drains the seed it is on
         let from = seed_of(&get_shoot(&client, "ap", "a").await)
             .unwrap()

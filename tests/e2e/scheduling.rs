@@ -223,6 +223,20 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
     );
 }
 
+/// The four shoots of example/dev, once every one is bound.
+async fn example_shoots_bound(client: &kube::Client) -> Vec<Shoot> {
+    let shoots = eventually("all example shoots to be bound", || async {
+        let shoots = list_shoots(client, "local").await;
+        shoots
+            .iter()
+            .all(|s| seed_of(s).is_some())
+            .then_some(shoots)
+    })
+    .await;
+    assert_eq!(shoots.len(), 4);
+    shoots
+}
+
 /// The YAML of the heredoc after `kubectl apply -f - <<'EOF'` in `doc`, and the comment line
 /// (`# ...`) after the first later line that contains `after`.
 fn doc_example(doc: &str, after: &str) -> (String, String) {
@@ -248,15 +262,7 @@ async fn the_dev_setup_binds_the_example_shoots_and_the_local_setup_page_s_examp
         &std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("config/dev-scheduler.yaml"),
     );
     scheduler.wait_ready().await;
-    let shoots = eventually("all example shoots to be bound", || async {
-        let shoots = list_shoots(&client, "local").await;
-        shoots
-            .iter()
-            .all(|s| seed_of(s).is_some())
-            .then_some(shoots)
-    })
-    .await;
-    assert_eq!(shoots.len(), 4);
+    let shoots = example_shoots_bound(&client).await;
     for s in &shoots {
         assert!(
             ["local-a", "local-b", "local-c"].contains(&seed_of(s).unwrap()),
@@ -306,15 +312,7 @@ async fn on_a_crd_cluster_the_dev_setup_binds_by_patching_spec_seed_name() {
         },
     );
     scheduler.wait_ready().await;
-    let shoots = eventually("all example shoots to be bound", || async {
-        let shoots = list_shoots(&client, "local").await;
-        shoots
-            .iter()
-            .all(|s| seed_of(s).is_some())
-            .then_some(shoots)
-    })
-    .await;
-    assert_eq!(shoots.len(), 4);
+    let shoots = example_shoots_bound(&client).await;
     for s in &shoots {
         // a merge patch with the observed resourceVersion, by the scheduler's field manager
         let raw = raw_ns::<Shoot>(&client, "garden-local")
