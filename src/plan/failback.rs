@@ -155,4 +155,4 @@ pub fn failback(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,35 +1,11 @@
 use std::path::Path;
 
-use chrono::{DateTime, Utc};
-
 use super::*;
+use crate::plan::failback::tests::{now, seed};
 use crate::plan::{self, windows::Settings};
 use crate::profile::Profile;
 use crate::regions::Regions;
 use crate::simulate::Landscape;
-
-const NOW: &str = "2026-12-01T12:00:00Z";
-
-fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(NOW).unwrap().to_utc()
-}
-
-fn seed(name: &str, capacity: u32) -> String {
-    format!(
-        r#"
-apiVersion: core.gardener.cloud/v1beta1
-kind: Seed
-metadata: {{name: {name}}}
-spec:
-  provider: {{type: aws, region: eu-west-1, zones: [a, b, c]}}
-  backup: {{provider: aws, region: eu-west-1}}
-status:
-  lastOperation: {{type: Reconcile, state: Succeeded}}
-  conditions: [{{type: GardenletReady, status: "True"}}, {{type: BackupBucketsReady, status: "True"}}]
-  allocatable: {{shoots: "{capacity}"}}
----"#
-    )
-}
 
 fn shoot(name: &str, on: &str) -> String {
     format!(

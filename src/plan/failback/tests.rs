@@ -8,13 +8,15 @@ use crate::profile::Profile;
 use crate::regions::Regions;
 use crate::simulate::Landscape;
 
-fn now() -> DateTime<Utc> {
+/// The instant the tests plan at (2026-12-01T12:00:00Z).
+pub(crate) fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-12-01T12:00:00Z")
         .unwrap()
         .to_utc()
 }
 
-fn seed(name: &str, capacity: u32) -> String {
+/// A ready aws seed in eu-west-1 with a backup and room for `capacity` shoots, as a YAML document.
+pub(crate) fn seed(name: &str, capacity: u32) -> String {
     format!(
         r#"
 apiVersion: core.gardener.cloud/v1beta1
