@@ -460,12 +460,30 @@ pub(crate) struct SimulateArgs {
     /// Print which profile entry is active when over FROM..TO (RFC 3339), one line per change.
     #[arg(long, value_name = "FROM..TO", value_parser = parse_range)]
     pub(crate) timeline: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// With --timeline: rehearse SEED failing from FROM until it is well again at TO (RFC 3339):
+    /// the evacuation and fail-back the scheduler process would publish
+    /// (`schedulers.shoot.evacuation`, `failback`), each move at its start.
+    #[arg(long, value_name = "SEED@FROM..TO", requires = "timeline", value_parser = parse_outage)]
+    pub(crate) outage: Option<(String, Window)>,
 }
 
 pub(crate) fn parse_time(s: &str) -> Result<DateTime<Utc>, String> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.to_utc())
         .map_err(|e| format!("{s:?} is not an RFC 3339 timestamp: {e}"))
+}
+
+/// From when to when (a range of RFC 3339 instants).
+pub(crate) type Window = (DateTime<Utc>, DateTime<Utc>);
+
+pub(crate) fn parse_outage(s: &str) -> Result<(String, Window), String> {
+    let (seed, range) = s
+        .split_once('@')
+        .ok_or_else(|| format!("{s:?}: expected SEED@FROM..TO"))?;
+    if seed.is_empty() {
+        return Err(format!("{s:?}: the seed's name is missing before '@'"));
+    }
+    Ok((seed.to_string(), parse_range(range)?))
 }
 
 pub(crate) fn parse_range(s: &str) -> Result<(DateTime<Utc>, DateTime<Utc>), String> {

@@ -17,3 +17,4 @@ pub(crate) mod outage;
 pub(crate) mod plan;
 pub(crate) mod run;
 pub(crate) mod simulate;
+pub(crate) mod timeline;

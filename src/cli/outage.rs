@@ -4,8 +4,9 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use gardener_scheduler::chain::Selection;
+use gardener_scheduler::chain::{ProfileChain, Selection};
 use gardener_scheduler::compile::Compiled;
+use gardener_scheduler::config::SchedulerConfiguration;
 use gardener_scheduler::evacuation::PLAN_SETTINGS;
 use gardener_scheduler::plan::{self, outage};
 use gardener_scheduler::regions::Regions;
@@ -18,25 +19,28 @@ fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-pub(crate) fn outage(
+/// What the scheduler process would publish for `seed` failing over `(from, to)`: when it is
+/// judged unhealthy and healthy again, the evacuation plan, the shoots moved by the time the
+/// seed is well, and the fail-back plan.
+pub(crate) struct Rehearsal {
+    pub(crate) unhealthy_at: DateTime<Utc>,
+    pub(crate) healthy_at: DateTime<Utc>,
+    pub(crate) evacuation: plan::Plan,
+    /// The shoots whose evacuation starts before the seed is well again (`namespace/name`).
+    pub(crate) left: Vec<String>,
+    pub(crate) failback: plan::Plan,
+}
+
+/// Plans the outage on `landscape` (which ends with the evacuation's early moves done) as the
+/// process would: the profile active at each instant, the process's plan settings.
+pub(crate) fn rehearse(
     seed: &str,
     (from, to): (DateTime<Utc>, DateTime<Utc>),
-    common: &PlanArgs,
-) -> Outcome {
-    if common.now.is_some() {
-        return Err(Failure::bad_input(
-            "plan outage plans at the instants the outage gives (--during); --now is not used",
-        ));
-    }
-    if !matches!(common.output, Output::Table | Output::Json) {
-        return Err(Failure::bad_input("plan outage writes -o table or -o json"));
-    }
-    let l = &common.landscape;
-    let Compiled {
-        config: cfg, chain, ..
-    } = load_offline(l.config.as_ref(), l.strict)?;
-    let mut landscape = load_landscape(l, &cfg, &[&chain], true, "planned")?;
-    report_skipped(&landscape, l.strict)?;
+    landscape: &mut Landscape,
+    cfg: &SchedulerConfiguration,
+    chain: &ProfileChain,
+    (live_migration, prefer_live): (bool, bool),
+) -> Result<Rehearsal, Failure> {
     let shoot_cfg = &cfg.schedulers.shoot;
     let (unhealthy_at, healthy_at) = outage::judged(
         (from, to),
@@ -65,14 +69,14 @@ pub(crate) fn outage(
                 regions: &regions,
                 now,
                 explain: Some(plan::EXPLAIN_TOP),
-                live_migration: common.live_migration,
-                prefer_live: common.prefer_live,
+                live_migration,
+                prefer_live,
                 seed_index: plan::SeedIndex::default(),
             };
             job(&cx).map_err(|e| Failure::bad_input(e.to_string()))
         };
     let seeds = [seed.to_string()];
-    let evacuation = plan_at(&landscape, unhealthy_at, &|cx| {
+    let evacuation = plan_at(landscape, unhealthy_at, &|cx| {
         plan::drain(cx, &seeds, PLAN_SETTINGS.clone())
     })?;
     // the moves that start while the seed is down have happened when it is well again
@@ -81,10 +85,52 @@ pub(crate) fn outage(
         .iter()
         .map(|(i, _)| gardener_scheduler::api::object_key(&landscape.shoots[*i].metadata))
         .collect();
-    outage::moved(&mut landscape, &done);
-    let failback = plan_at(&landscape, healthy_at, &|cx| {
+    outage::moved(landscape, &done);
+    let failback = plan_at(landscape, healthy_at, &|cx| {
         plan::failback(cx, seed, &left, PLAN_SETTINGS.clone())
     })?;
+    Ok(Rehearsal {
+        unhealthy_at,
+        healthy_at,
+        evacuation,
+        left,
+        failback,
+    })
+}
+
+pub(crate) fn outage(
+    seed: &str,
+    (from, to): (DateTime<Utc>, DateTime<Utc>),
+    common: &PlanArgs,
+) -> Outcome {
+    if common.now.is_some() {
+        return Err(Failure::bad_input(
+            "plan outage plans at the instants the outage gives (--during); --now is not used",
+        ));
+    }
+    if !matches!(common.output, Output::Table | Output::Json) {
+        return Err(Failure::bad_input("plan outage writes -o table or -o json"));
+    }
+    let l = &common.landscape;
+    let Compiled {
+        config: cfg, chain, ..
+    } = load_offline(l.config.as_ref(), l.strict)?;
+    let mut landscape = load_landscape(l, &cfg, &[&chain], true, "planned")?;
+    report_skipped(&landscape, l.strict)?;
+    let Rehearsal {
+        unhealthy_at,
+        healthy_at,
+        evacuation,
+        left,
+        failback,
+    } = rehearse(
+        seed,
+        (from, to),
+        &mut landscape,
+        &cfg,
+        &chain,
+        (common.live_migration, common.prefer_live),
+    )?;
     let text = match common.output {
         Output::Json => {
             let v = serde_json::json!({

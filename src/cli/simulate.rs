@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use gardener_scheduler::chain::{ProfileChain, Selection, TimelineStep};
+use gardener_scheduler::chain::{ProfileChain, Selection};
 use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::config::SchedulerConfiguration;
 use gardener_scheduler::plan;
@@ -51,9 +51,28 @@ fn simulate(args: &SimulateArgs) -> Outcome {
         )?)),
         None => None,
     };
-    let (landscape, before_replay) = landscape(args, &new, old.as_ref())?;
+    let (mut landscape, before_replay) = landscape(args, &new, old.as_ref())?;
     if let Some(range) = args.timeline {
-        return Ok(timeline(&new.chain, range, args.output));
+        let outage = match &args.outage {
+            Some((seed, window)) => {
+                let r = super::outage::rehearse(
+                    seed,
+                    *window,
+                    &mut landscape,
+                    &new.cfg,
+                    &new.chain,
+                    (false, false),
+                )?;
+                Some(super::timeline::outage_view(seed, *window, &r))
+            }
+            None => None,
+        };
+        return Ok(super::timeline::timeline(
+            &new.chain,
+            range,
+            args.output,
+            outage.as_ref(),
+        ));
     }
     let now = args.now.unwrap_or_else(Utc::now);
     let profile = match new.chain.select(now) {
@@ -129,8 +148,9 @@ fn landscape(
     new: &Side,
     old: Option<&Side>,
 ) -> Result<(Landscape, Option<Snapshot>), Failure> {
-    // `-o yaml` reproduces every shoot's document; the other outputs do not need them.
-    let documents = args.output == Output::Yaml;
+    // `-o yaml` reproduces every shoot's document, and an outage's plans read the shoots'
+    // maintenance windows from theirs; the other outputs do not need them.
+    let documents = args.output == Output::Yaml || args.outage.is_some();
     let mut chains = vec![&*new.chain];
     chains.extend(old.map(|o| &*o.chain));
     let mut landscape = load_landscape(&args.landscape, &new.cfg, &chains, documents, "simulated")?;
@@ -150,71 +170,6 @@ fn landscape(
 
 fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-}
-
-/// `--timeline FROM..TO`: one line (or JSON object) per change of the active profile entry.
-fn timeline(
-    chain: &ProfileChain,
-    (from, to): (DateTime<Utc>, DateTime<Utc>),
-    output: Output,
-) -> ExitCode {
-    let json = output == Output::Json;
-    let write = |out: &mut dyn std::io::Write| -> std::io::Result<()> {
-        let mut changes = 0;
-        if json {
-            write!(
-                out,
-                "{{\"from\": \"{}\", \"to\": \"{}\", \"changes\": [",
-                rfc3339(from),
-                rfc3339(to)
-            )?;
-        }
-        let mut truncated = None;
-        for step in chain.timeline_steps(from, to) {
-            match step {
-                TimelineStep::Change(at, entry) if json => {
-                    let sep = if changes == 0 { "\n" } else { ",\n" };
-                    changes += 1;
-                    write!(
-                        out,
-                        "{sep}  {{\"at\": \"{}\", \"profile\": {}}}",
-                        rfc3339(at),
-                        serde_json::to_string(&entry.as_deref()).map_err(std::io::Error::other)?
-                    )?;
-                }
-                TimelineStep::Change(at, entry) => {
-                    changes += 1;
-                    writeln!(
-                        out,
-                        "{}  {}",
-                        rfc3339(at),
-                        entry
-                            .as_deref()
-                            .unwrap_or("- (no profile active: scheduling deferred)")
-                    )?;
-                }
-                TimelineStep::Truncated(at) if json => truncated = Some(at),
-                TimelineStep::Truncated(at) => writeln!(
-                    out,
-                    "... truncated: the timeline stops at {} after {changes} changes; ask for a shorter range",
-                    rfc3339(at),
-                )?,
-            }
-            // Each line as soon as it is known: a long range shows progress.
-            out.flush()?;
-        }
-        if json {
-            let truncated = truncated.map_or("null".to_string(), |t| format!("\"{}\"", rfc3339(t)));
-            writeln!(out, "\n], \"truncatedAt\": {truncated}}}")?;
-        }
-        Ok(())
-    };
-    // JSON escapes what it carries itself; text shows control characters visibly
-    if json {
-        write_stdout(write)
-    } else {
-        write_stdout_text(write)
-    }
 }
 
 /// `--compare OLD_CONFIG`: the shoots the two configurations place differently.
