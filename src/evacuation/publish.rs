@@ -36,6 +36,8 @@ pub const ANNOTATION_JUDGED_AT: &str = "scheduling.gardener.cloud/judged-at";
 pub use crate::apply::published::PLAN_KEY;
 /// The ConfigMap key of the summary.
 pub const SUMMARY_KEY: &str = "summary";
+/// The ConfigMap key of the plan's HTML report (the page `plan drain -o html` writes).
+pub const HTML_KEY: &str = "plan.html";
 /// What a ConfigMap may hold here: the API server refuses more than 1 MiB, and the object's
 /// metadata needs some of it.
 pub const MAX_DATA_BYTES: usize = 900 * 1024;
@@ -209,6 +211,26 @@ pub fn config_map(namespace: &str, kind: Kind, at: &Occasion<'_>, plan: &Plan) -
             "The plan is larger than a ConfigMap holds ({} bytes); compute it with \
              `gardener-scheduler plan drain {} --live -o json`.\n",
             json.len(),
+            at.seed
+        ));
+    }
+    // the report is what a ConfigMap holds last: after the plan and the summary, when it fits
+    let html = crate::plan::html::render(plan).unwrap_or_else(|e| {
+        crate::plan::html::render_message("plan report", &e.to_string()).unwrap_or_default()
+    });
+    let used = summary.len()
+        + data
+            .get(PLAN_KEY)
+            .and_then(Value::as_str)
+            .map_or(0, str::len);
+    if used + html.len() <= MAX_DATA_BYTES {
+        data.insert(HTML_KEY.into(), Value::String(html));
+    } else {
+        summary.push_str(&format!(
+            "The HTML report is left out: with it the ConfigMap would exceed {} KiB ({} bytes of \
+             report); render it with `gardener-scheduler plan drain {} --live -o html`.\n",
+            MAX_DATA_BYTES / 1024,
+            html.len(),
             at.seed
         ));
     }

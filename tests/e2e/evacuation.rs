@@ -171,6 +171,13 @@ async fn an_unhealthy_seed_gets_a_plan_that_plan_apply_carries_out_and_a_flappin
             && summary.contains("2 move(s) (2 scheduled, 0 deferred), 0 shoot(s) cannot move"),
         "{summary}"
     );
+    // the report an operator opens in a browser, from the same plan
+    let html = &data["plan.html"];
+    assert!(
+        html.starts_with("<!DOCTYPE html>") && html.contains(&format!("{NS}/a")),
+        "{}",
+        &html[..html.len().min(200)]
+    );
     let events = eventually("the event on s1", || async {
         let events = seed_events(&client, "s1").await;
         (!events.is_empty()).then_some(events)

@@ -176,3 +176,38 @@ fn the_shoots_a_published_plan_moves_are_read_back_from_its_json() {
     assert_eq!(moved_shoots(&json), ["garden-dev/s0", "garden-dev/s1"]);
     assert!(moved_shoots("not json").is_empty());
 }
+
+#[test]
+fn the_html_report_is_published_beside_the_plan_when_it_fits_and_named_when_it_does_not() {
+    let plan = drained(3, 2);
+    let cm = config_map("garden", Kind::Evacuation, &occasion(&[]), &plan);
+    let html = cm["data"][HTML_KEY].as_str().expect("the report fits");
+    assert!(
+        html.starts_with("<!DOCTYPE html>"),
+        "{}",
+        &html[..40.min(html.len())]
+    );
+    assert!(html.contains("garden-dev/s0") && html.contains("spare"));
+    let summary = cm["data"][SUMMARY_KEY].as_str().unwrap();
+    assert!(!summary.contains("HTML report is left out"), "{summary}");
+    // explanations too large for the report but not for the lean plan: the plan stays, the
+    // report goes, and the summary says how to make it
+    let mut big = drained(2, 5);
+    for m in &mut big.moves {
+        m.explanation = "x".repeat(MAX_DATA_BYTES / 2);
+    }
+    let cm = config_map("garden", Kind::Evacuation, &occasion(&[]), &big);
+    assert!(cm["data"].get(PLAN_KEY).is_some());
+    assert!(cm["data"].get(HTML_KEY).is_none());
+    let summary = cm["data"][SUMMARY_KEY].as_str().unwrap();
+    assert!(
+        summary.contains("plan drain sick --live -o html"),
+        "{summary}"
+    );
+    let total: usize = ["plan.json", "summary"]
+        .iter()
+        .filter_map(|k| cm["data"][k].as_str())
+        .map(str::len)
+        .sum();
+    assert!(total <= MAX_DATA_BYTES);
+}
