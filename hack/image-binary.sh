@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Puts the release binary where the Dockerfile's runtime stage takes it from (OUT/gardener-scheduler),
 # without its line tables: the debug sections are dropped, the symbol table stays, so a panic's
-# backtrace still names every function (docs/operations/deployment.md, "The image"). Used by the
+# backtrace still names every function (docs/operations/image.md, "The image"). Used by the
 # Dockerfile's builder stage and by `make image`, which feeds OUT to the same stage.
 #
 #   hack/image-binary.sh target/release/gardener-scheduler OUT

@@ -1,5 +1,5 @@
-//! The `gardener-scheduler` command: `run` (the default), `simulate`, `plan`, and the shell
-//! completions and manual page of them all (`completion`, `man`).
+//! The `gardener-scheduler` command: `run` (the default), `simulate`, `explain`, `plan`, and the
+//! shell completions and manual page of them all (`completion`, `man`).
 #![forbid(unsafe_code)]
 
 mod cli;

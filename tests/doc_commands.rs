@@ -455,3 +455,52 @@ fn commands_are_read_as_a_shell_reads_them() {
         r#"gardener-scheduler completion zsh > "${fpath[1]}/x" "#
     );
 }
+
+/// The names under `Commands:` in `args`' help, without `help`.
+fn subcommands(args: &[&str]) -> Vec<String> {
+    let out = bin()
+        .args(args)
+        .arg("--help")
+        .output()
+        .expect("the binary runs");
+    let help = String::from_utf8_lossy(&out.stdout).into_owned();
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|name| name != "help")
+        .collect()
+}
+
+#[test]
+fn the_readme_s_command_list_names_every_command_and_plan_subcommand() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let list = readme
+        .split_once("Every command")
+        .map(|(_, rest)| rest.split("\n## ").next().unwrap_or_default())
+        .expect("README.md has its command list");
+    let mut wanted: Vec<String> = subcommands(&[])
+        .into_iter()
+        .map(|c| format!("gardener-scheduler {c} "))
+        .collect();
+    assert!(wanted.len() >= 6, "{wanted:?}");
+    wanted.extend(
+        subcommands(&["plan"])
+            .into_iter()
+            .map(|c| format!("gardener-scheduler plan {c} ")),
+    );
+    // `run` is the default: the list shows it as `gardener-scheduler --config FILE`
+    let missing: Vec<&String> = wanted
+        .iter()
+        .filter(|w| !list.contains(w.as_str()))
+        .filter(|w| {
+            *w != "gardener-scheduler run " || !list.contains("gardener-scheduler --config")
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "README.md's command list lacks {missing:?}"
+    );
+}

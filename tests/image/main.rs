@@ -42,7 +42,7 @@ fn image() -> String {
     })
 }
 
-/// The goal for the image's uncompressed size (docs/operations/deployment.md, "The image").
+/// The goal for the image's uncompressed size (docs/operations/image.md, "The image").
 const MAX_IMAGE_BYTES: u64 = 40 * 1024 * 1024;
 
 fn render(set: &[&str]) -> Vec<Value> {
