@@ -40,7 +40,10 @@ echo "ensure-package: installing $what" >&2
 export DEBIAN_FRONTEND=noninteractive
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-if ! { "${sudo_cmd[@]}" apt-get update -qq && "${sudo_cmd[@]}" apt-get install -y -qq "${missing[@]}"; } >"$log" 2>&1; then
+# another install running at the same time (a second make, the system's own updates) holds
+# dpkg's lock: wait for it rather than fail
+lock=(-o DPkg::Lock::Timeout=600)
+if ! { "${sudo_cmd[@]}" apt-get "${lock[@]}" update -qq && "${sudo_cmd[@]}" apt-get "${lock[@]}" install -y -qq "${missing[@]}"; } >"$log" 2>&1; then
   tail -n 30 "$log" >&2
   echo "ensure-package: installing ${missing[*]} failed (above)" >&2
   exit 1
