@@ -113,7 +113,7 @@ impl Evacuator {
             }
         }
         active = kept;
-        let tally = limits::tally(&landscape.shoots, now);
+        let mut tally = limits::tally(&landscape.shoots, now);
         let mut room = limits::room(&evacuation.automatic, &tally);
         let chain = self.beside.chain.clone();
         let Selection::Profile { profile, .. } = chain.select(now) else {
@@ -162,7 +162,12 @@ impl Evacuator {
                     return;
                 }
                 match self.try_move(&cx, &mut snap, &m, now).await {
-                    Tried::Started => room.moves -= 1,
+                    Tried::Started => {
+                        // in flight from now on, and one more within the hour
+                        tally.in_flight += 1;
+                        tally.last_hour += 1;
+                        room = limits::room(&evacuation.automatic, &tally);
+                    }
                     Tried::Refused => {
                         if let Some(t) = self.seeds.get_mut(&name) {
                             t.refused.insert(m.shoot.clone());
