@@ -142,14 +142,15 @@ impl Evacuator {
             if !std::mem::replace(&mut t.applying, true) {
                 info!(seed = %name, "automatic evacuation: carrying out the seed's plan within the limits");
             }
+            // a shoot gone or off its source is done with: no read for it any more
+            t.moves.retain(|m| {
+                shoots
+                    .get(&m.shoot)
+                    .is_some_and(|s| s.spec.seed_name.as_deref() == Some(m.from.as_str()))
+            });
             let moves: Vec<Move> = (t.moves.iter())
                 .filter(|m| !t.refused.contains(&m.shoot))
-                .filter(|m| {
-                    shoots.get(&m.shoot).is_some_and(|s| {
-                        s.spec.seed_name.as_deref() == Some(m.from.as_str())
-                            && !limits::in_flight(s)
-                    })
-                })
+                .filter(|m| shoots.get(&m.shoot).is_some_and(|s| !limits::in_flight(s)))
                 .cloned()
                 .collect();
             for m in moves {
