@@ -115,6 +115,18 @@ impl Evacuator {
         active = kept;
         let mut tally = limits::tally(&landscape.shoots, now);
         let mut room = limits::room(&evacuation.automatic, &tally);
+        for name in &active {
+            if let Some(t) = self.seeds.get_mut(name)
+                && !std::mem::replace(&mut t.applying, true)
+            {
+                info!(seed = %name, "automatic evacuation: carrying out the seed's plan within the limits");
+            }
+        }
+        if let Some(held) = room.held {
+            // nothing starts: the decision's snapshot is not built
+            self.say_held(limits::held_line(&evacuation.automatic, &tally, held));
+            return;
+        }
         let chain = self.beside.chain.clone();
         let Selection::Profile { profile, .. } = chain.select(now) else {
             self.say_held("no profile is active (a freeze of the profile chain)".into());
@@ -139,9 +151,6 @@ impl Evacuator {
             let Some(t) = self.seeds.get_mut(&name) else {
                 continue;
             };
-            if !std::mem::replace(&mut t.applying, true) {
-                info!(seed = %name, "automatic evacuation: carrying out the seed's plan within the limits");
-            }
             // a shoot gone or off its source is done with: no read for it any more
             t.moves.retain(|m| {
                 shoots
@@ -154,12 +163,8 @@ impl Evacuator {
                 .cloned()
                 .collect();
             for m in moves {
-                if room.moves == 0 {
-                    let why = room.held.map_or_else(
-                        || "no room".to_string(),
-                        |h| limits::held_line(&evacuation.automatic, &tally, h),
-                    );
-                    self.say_held(why);
+                if let Some(held) = room.held {
+                    self.say_held(limits::held_line(&evacuation.automatic, &tally, held));
                     return;
                 }
                 match self.try_move(&cx, &mut snap, &m, now).await {
