@@ -205,6 +205,17 @@ impl ShootBuilder {
         self.0.status.get_or_insert_with(Default::default).seed_name = Some(s.into());
         self
     }
+    pub fn last_operation(mut self, type_: &str, state: &str) -> Self {
+        self.0
+            .status
+            .get_or_insert_with(Default::default)
+            .last_operation = Some(crate::api::LastOperation {
+            type_: type_.into(),
+            state: state.into(),
+            ..Default::default()
+        });
+        self
+    }
     pub fn provider(mut self, t: &str) -> Self {
         self.provider_mut().type_ = t.into();
         self

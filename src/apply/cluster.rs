@@ -238,6 +238,29 @@ pub async fn event(
     dry_run: bool,
     timeout: Duration,
 ) {
+    let kind = (type_, reason);
+    event_as(
+        REPORTING_CONTROLLER,
+        client,
+        shoot,
+        kind,
+        note,
+        dry_run,
+        timeout,
+    )
+    .await;
+}
+
+/// [`event`] reported by `controller` (the automatic evacuation moves shoots too).
+pub async fn event_as(
+    controller: &str,
+    client: &Client,
+    shoot: &Shoot,
+    (type_, reason): (&str, &str),
+    note: &str,
+    dry_run: bool,
+    timeout: Duration,
+) {
     let namespace = shoot.metadata.namespace.clone().unwrap_or_default();
     let name = shoot.metadata.name.clone().unwrap_or_default();
     let now = Utc::now();
@@ -258,7 +281,7 @@ pub async fn event(
             k8s_openapi::jiff::Timestamp::from_microsecond(now.timestamp_micros())
                 .unwrap_or(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
         )),
-        reporting_controller: Some(REPORTING_CONTROLLER.into()),
+        reporting_controller: Some(controller.into()),
         reporting_instance: Some(crate::controller::default_identity()),
         regarding: Some(k8s_openapi::api::core::v1::ObjectReference {
             api_version: Some("core.gardener.cloud/v1beta1".into()),

@@ -30,6 +30,44 @@ pub struct Evacuation {
     pub replan_period: Duration,
     /// The namespace of the ConfigMaps the plans are published in.
     pub namespace: String,
+    /// Whether the plans are only published (`manual`) or also carried out by the leader.
+    pub mode: Mode,
+    /// The limits of `mode: automatic`.
+    pub automatic: Automatic,
+}
+
+/// `schedulers.shoot.evacuation.mode`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The plan is published; an operator applies it with `plan apply`.
+    #[default]
+    Manual,
+    /// The leader applies the plan itself, within [`Automatic`]'s limits.
+    Automatic,
+}
+
+/// `schedulers.shoot.evacuation.automatic`: how much the leader moves at once. A move is in
+/// flight from its binding until its shoot reports the destination and a finished `Restore`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Automatic {
+    /// Control-plane migrations in flight at most, over the whole landscape.
+    pub max_moves_in_flight: u32,
+    /// Moves started at most within any hour.
+    pub max_moves_per_hour: u32,
+    /// Migrations in flight at most, in percent of the shoots that have a seed.
+    pub max_share_in_flight: u32,
+}
+
+impl Default for Automatic {
+    fn default() -> Self {
+        Self {
+            max_moves_in_flight: 2,
+            max_moves_per_hour: 10,
+            max_share_in_flight: 10,
+        }
+    }
 }
 
 impl Default for Evacuation {
@@ -41,6 +79,8 @@ impl Default for Evacuation {
             check_period: Duration::from_secs(30),
             replan_period: Duration::from_secs(5 * 60),
             namespace: "garden".into(),
+            mode: Mode::Manual,
+            automatic: Automatic::default(),
         }
     }
 }
@@ -69,6 +109,14 @@ const JUDGEMENT: (Duration, Duration) = (Duration::from_secs(1), Duration::from_
 /// plan) more often than every second is load for nothing; less often than hourly, the
 /// judgement lags the seed.
 const PERIOD: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(3600));
+
+/// The bounds of `automatic.maxMovesInFlight`: none would never move anything; beyond a few
+/// hundred the limit no longer protects the destinations.
+const IN_FLIGHT: (u32, u32) = (1, 500);
+/// The bounds of `automatic.maxMovesPerHour`.
+const PER_HOUR: (u32, u32) = (1, 10_000);
+/// The bounds of `automatic.maxShareInFlight`, a percentage.
+const SHARE: (u32, u32) = (1, 100);
 
 /// Every problem of the two sections, each with its field path.
 pub(super) fn validate(e: &Evacuation, f: &Failback, out: &mut Vec<FieldError>) {
@@ -101,6 +149,18 @@ pub(super) fn validate(e: &Evacuation, f: &Failback, out: &mut Vec<FieldError>) 
     } else if let Err(m) = crate::names::dns1123_label(&e.namespace) {
         out.push(FieldError::new(format!("{AT}.namespace"), m));
     }
+    let a = &e.automatic;
+    let count = |path: &str, n: u32, (min, max): (u32, u32), out: &mut Vec<_>| {
+        if n < min || n > max {
+            out.push(FieldError::new(
+                format!("{AT}.automatic.{path}"),
+                format!("must be between {min} and {max}, got {n}"),
+            ));
+        }
+    };
+    count("maxMovesInFlight", a.max_moves_in_flight, IN_FLIGHT, out);
+    count("maxMovesPerHour", a.max_moves_per_hour, PER_HOUR, out);
+    count("maxShareInFlight", a.max_share_in_flight, SHARE, out);
 }
 
 #[cfg(test)]
@@ -152,6 +212,40 @@ mod tests {
             "{}",
             got[0]
         );
+    }
+
+    #[test]
+    fn automatic_limits_out_of_range_are_named_by_their_path() {
+        let e = Evacuation {
+            mode: Mode::Automatic,
+            automatic: Automatic {
+                max_moves_in_flight: 0,
+                max_moves_per_hour: 10_001,
+                max_share_in_flight: 101,
+            },
+            ..Evacuation::default()
+        };
+        assert_eq!(
+            problems(e, Failback::default()),
+            [
+                "schedulers.shoot.evacuation.automatic.maxMovesInFlight: must be between 1 and \
+                 500, got 0",
+                "schedulers.shoot.evacuation.automatic.maxMovesPerHour: must be between 1 and \
+                 10000, got 10001",
+                "schedulers.shoot.evacuation.automatic.maxShareInFlight: must be between 1 and \
+                 100, got 101",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_mode_reads_manual_or_automatic_and_defaults_to_manual() {
+        let e: Evacuation = serde_json::from_str(r#"{"mode": "automatic"}"#).unwrap();
+        assert_eq!(e.mode, Mode::Automatic);
+        assert_eq!(e.automatic, Automatic::default());
+        assert_eq!(Evacuation::default().mode, Mode::Manual);
+        let wrong = serde_json::from_str::<Evacuation>(r#"{"mode": "auto"}"#).unwrap_err();
+        assert!(wrong.to_string().contains("manual"), "{wrong}");
     }
 
     #[test]

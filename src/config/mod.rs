@@ -21,7 +21,7 @@ mod validate;
 
 pub use crate::field_error::FieldError;
 pub use defaults::set_defaults;
-pub use evacuation::{Evacuation, Failback};
+pub use evacuation::{Automatic, Evacuation, Failback, Mode as EvacuationMode};
 pub use load::{ConfigError, Draft, UNKNOWN_KEY, UnknownKeys, read_str_with, read_with};
 pub use types::*;
 pub use validate::KNOWN_FEATURE_GATES;

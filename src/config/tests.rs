@@ -751,3 +751,20 @@ fn a_schedule_whose_every_key_is_unknown_is_an_error_not_always_active() {
         .is_ok()
     );
 }
+
+#[test]
+fn automatic_evacuation_is_refused_where_binds_patch_the_shoot() {
+    let yaml =
+        "schedulers: {shoot: {bindingMode: Patch, evacuation: {enabled: true, mode: automatic}}}";
+    assert_eq!(paths(yaml), ["schedulers.shoot.evacuation.mode"]);
+    let manual =
+        "schedulers: {shoot: {bindingMode: Patch, evacuation: {enabled: true, mode: manual}}}";
+    assert!(load_str(manual).is_ok());
+    let automatic = "schedulers: {shoot: {evacuation: {enabled: true, mode: automatic, \
+                     automatic: {maxMovesInFlight: 1, maxMovesPerHour: 2, maxShareInFlight: 50}}}}";
+    let c = load_str(automatic).unwrap();
+    assert_eq!(
+        c.schedulers.shoot.evacuation.automatic.max_moves_per_hour,
+        2
+    );
+}

@@ -241,6 +241,15 @@ pub fn validate(cfg: &SchedulerConfiguration) -> Vec<FieldError> {
         "schedulers.shoot.regions",
     ));
     super::evacuation::validate(&shoot.evacuation, &shoot.failback, &mut e);
+    if shoot.evacuation.mode == super::EvacuationMode::Automatic
+        && shoot.binding_mode == BindingMode::Patch
+    {
+        e.push(FieldError::new(
+            "schedulers.shoot.evacuation.mode",
+            "automatic moves shoots through shoots/binding, which bindingMode: Patch clusters \
+             (CRDs only) do not serve; use mode: manual there",
+        ));
+    }
     e
 }
 

@@ -4,6 +4,7 @@
 use std::sync::atomic::AtomicI64;
 
 use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
@@ -13,12 +14,22 @@ pub struct SeedLabels {
     pub seed: String,
 }
 
-/// `gardener_scheduler_seed_evacuation_ready{seed}` and
-/// `gardener_scheduler_seed_failback_ready{seed}`: leader only.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct MoveLabels {
+    /// The seed the shoot leaves.
+    pub seed: String,
+    /// `started`, or `refused` (checked again before its binding and no longer possible).
+    pub result: String,
+}
+
+/// `gardener_scheduler_seed_evacuation_ready{seed}`,
+/// `gardener_scheduler_seed_failback_ready{seed}` and
+/// `gardener_scheduler_seed_evacuation_moves_total{seed,result}`: leader only.
 #[derive(Clone, Default)]
 pub struct EvacuationMetrics {
     ready: Family<SeedLabels, Gauge<i64, AtomicI64>>,
     failback_ready: Family<SeedLabels, Gauge<i64, AtomicI64>>,
+    moves: Family<MoveLabels, Counter>,
 }
 
 impl EvacuationMetrics {
@@ -34,7 +45,22 @@ impl EvacuationMetrics {
             "1 while a seed that was judged unhealthy is healthy again and its fail-back plan is published; served by the leader only",
             m.failback_ready.clone(),
         );
+        registry.register(
+            "seed_evacuation_moves",
+            "Moves of the automatic evacuation (schedulers.shoot.evacuation.mode: automatic) by the seed left and result: started (bound), refused (no longer possible when checked again before the binding)",
+            m.moves.clone(),
+        );
         m
+    }
+
+    /// One move of the automatic evacuation off `seed`: `started` or `refused`.
+    pub fn count_move(&self, seed: &str, result: &str) {
+        self.moves
+            .get_or_create(&MoveLabels {
+                seed: seed.into(),
+                result: result.into(),
+            })
+            .inc();
     }
 
     /// Whether `seed`'s evacuation plan is published.

@@ -20,6 +20,7 @@ pub const REPORTING_CONTROLLER: &str = "seed-evacuation";
 pub const REASON_PUBLISHED: &str = "EvacuationPlanPublished";
 pub const REASON_UPDATED: &str = "EvacuationPlanUpdated";
 pub const REASON_RECOVERED: &str = "SeedRecovered";
+pub const REASON_STOPPED: &str = "EvacuationStopped";
 
 fn timestamp(t: DateTime<Utc>) -> k8s_openapi::jiff::Timestamp {
     k8s_openapi::jiff::Timestamp::from_microsecond(t.timestamp_micros())

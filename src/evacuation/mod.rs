@@ -6,10 +6,15 @@
 //! (kube)   (pure)    plan::drain   (pure:     (kube: ConfigMap, Event;
 //!                    plan::failback ConfigMap,  the metric)
 //!                    (pure)         note)
+//!
+//! mode: automatic ─► limits ─► apply::check ─► apply::cluster
+//!                    (pure)    (pure: the      (kube: the binding,
+//!                              decision again)  the shoot's event)
 //! ```
 
 mod event;
 pub mod health;
+pub mod limits;
 pub mod planning;
 pub mod publish;
 mod run;

@@ -73,6 +73,20 @@ pub struct Occasion<'a> {
     pub judged_at: DateTime<Utc>,
     /// What the seed's conditions said when it was judged (empty for a fail-back).
     pub reasons: &'a [String],
+    /// `evacuation.mode: automatic`: its limits, and the plan is carried out by the scheduler
+    /// process rather than left to an operator.
+    pub automatic: Option<&'a crate::config::Automatic>,
+}
+
+/// How an automatic evacuation is carried out, for the summary and the event.
+pub fn automatic_line(a: &crate::config::Automatic) -> String {
+    format!(
+        "carried out by the scheduler process (evacuation.mode: automatic): at most {} move(s) \
+         in flight, {} per hour, {}% of the scheduled shoots in flight; each move decided again \
+         before its binding; the shoots that cannot move are never moved; it stops when the \
+         seed's conditions are healthy again",
+        a.max_moves_in_flight, a.max_moves_per_hour, a.max_share_in_flight
+    )
 }
 
 /// A plan's moves and what stays, compared to tell a new plan from the same plan again.
@@ -186,9 +200,13 @@ pub fn counts(plan: &Plan) -> String {
 /// first (each move is decided again when it is applied), then is left out with a note.
 pub fn config_map(namespace: &str, kind: Kind, at: &Occasion<'_>, plan: &Plan) -> Value {
     let name = name(kind, at.seed);
-    let apply = format!(
-        "Apply it after review: gardener-scheduler plan apply --from-configmap {namespace}/{name}\n"
-    );
+    let apply = match (kind, at.automatic) {
+        (Kind::Evacuation, Some(a)) => format!("The plan is {}.\n", automatic_line(a)),
+        _ => format!(
+            "Apply it after review: gardener-scheduler plan apply --from-configmap \
+             {namespace}/{name}\n"
+        ),
+    };
     let mut summary = format!(
         "{}\n{}\n{apply}",
         headline(kind, at, plan),
@@ -268,9 +286,15 @@ pub fn note(kind: Kind, namespace: &str, at: &Occasion<'_>, plan: &Plan) -> Stri
             if at.reasons.len() > REASONS_NAMED {
                 reasons.push(format!("{} more", at.reasons.len() - REASONS_NAMED));
             }
+            let how = match at.automatic {
+                Some(a) => automatic_line(a),
+                None => format!(
+                    "apply it after review with `gardener-scheduler plan apply --from-configmap \
+                     {where_}`"
+                ),
+            };
             format!(
-                "Seed judged unhealthy ({}); evacuation plan in ConfigMap {where_}: {}; apply it \
-                 after review with `gardener-scheduler plan apply --from-configmap {where_}`",
+                "Seed judged unhealthy ({}); evacuation plan in ConfigMap {where_}: {}; {how}",
                 reasons.join("; "),
                 counts(plan)
             )

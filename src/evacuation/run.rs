@@ -4,7 +4,8 @@
 //! ([`publish`](super::publish)), again every `replanPeriod`; once the seed is judged healthy
 //! again its plan is withdrawn and a fail-back plan for the shoots that left it is published.
 //! What the loop knows is rebuilt from the published ConfigMaps when this process becomes the
-//! leader.
+//! leader. With `evacuation.mode: automatic` the loop also carries the plans out
+//! ([`automatic`](self::automatic)).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use super::planning::{Inputs, Job, plans};
 use super::publish::{self, Kind, Occasion};
 use super::{event, write};
 use crate::api::Seed;
+use crate::config::EvacuationMode;
 use crate::controller::{Beside, default_identity};
 use crate::plan::{Plan, PlanError};
 use crate::regions::Regions;
@@ -49,6 +51,13 @@ struct Tracked {
     left: Vec<String>,
     /// A fail-back plan of the seed is published.
     failback: bool,
+    /// `mode: automatic`: the latest plan's moves, in the order they start.
+    moves: Vec<crate::plan::Move>,
+    /// `mode: automatic`: shoots whose move was refused when checked again, not tried again
+    /// until the next plan.
+    refused: BTreeSet<String>,
+    /// `mode: automatic`: the plan is being carried out (for the log and event of a stop).
+    applying: bool,
 }
 
 impl Tracked {
@@ -70,6 +79,8 @@ struct Evacuator {
     instance: String,
     seeds: BTreeMap<String, Tracked>,
     leading: bool,
+    /// `mode: automatic`: what held the moves when last said, so that it is said once.
+    held: Option<String>,
 }
 
 impl Evacuator {
@@ -81,6 +92,7 @@ impl Evacuator {
             instance: default_identity(),
             seeds: BTreeMap::new(),
             leading: false,
+            held: None,
         }
     }
 
@@ -145,6 +157,7 @@ impl Evacuator {
             self.seeds.remove(&seed);
         }
         let (due, recovered) = self.judge(&seeds, now);
+        self.stop_recovered(&seeds, now).await;
         let mut jobs: Vec<Job> = due.iter().map(|s| Job::Evacuate(s.name().into())).collect();
         for seed in &recovered {
             let left = &self.seeds[seed.name()].left;
@@ -185,6 +198,7 @@ impl Evacuator {
             };
             self.withdraw(seed, failback, now).await;
         }
+        self.apply_automatic(now).await;
         // every seed judged has its series: 0 until its plan is published
         for (name, t) in &self.seeds {
             let ready = t.judge.is_unhealthy() && t.planned_at.is_some();
@@ -264,11 +278,15 @@ impl Evacuator {
     async fn publish_evacuation(&mut self, seed: &Seed, plan: &Plan, now: DateTime<Utc>) {
         let (name, namespace) = (seed.name(), self.namespace());
         let client = self.beside.client.clone();
+        let evacuation = &self.beside.config.schedulers.shoot.evacuation;
+        let automatic =
+            (evacuation.mode == EvacuationMode::Automatic).then_some(&evacuation.automatic);
         let t = self.seeds.entry(name.to_string()).or_default();
         let at = Occasion {
             seed: name,
             judged_at: t.judged_at.unwrap_or(now),
             reasons: &t.reasons,
+            automatic,
         };
         let cm = publish::config_map(&namespace, Kind::Evacuation, &at, plan);
         if let Err(e) = write::apply(&client, &namespace, &cm).await {
@@ -295,6 +313,13 @@ impl Evacuator {
         t.planned_at = Some(now);
         t.fingerprint = Some(fingerprint);
         t.left = plan.moves.iter().map(|m| m.shoot.clone()).collect();
+        if automatic.is_some() {
+            t.moves = crate::plan::by_start(&plan.moves)
+                .into_iter()
+                .cloned()
+                .collect();
+        }
+        t.refused.clear();
         info!(seed = %name, configmap = %format!("{namespace}/{}", publish::name(Kind::Evacuation, name)),
               moves = plan.moves.len(), blocked = plan.blocked.len(), "evacuation plan published");
         if let Some(reason) = reason {
@@ -334,6 +359,7 @@ impl Evacuator {
                     seed: name,
                     judged_at: now,
                     reasons: &[],
+                    automatic: None,
                 };
                 let cm = publish::config_map(&namespace, Kind::Failback, &at, &plan);
                 match write::apply(&client, &namespace, &cm).await {
@@ -398,3 +424,5 @@ impl Evacuator {
         Ok(())
     }
 }
+
+mod automatic;

@@ -19,8 +19,8 @@ use crate::support::*;
 use crate::whatif::run_cli;
 use gardener_scheduler::api::{Seed, Shoot};
 
-const PROJECT: &str = "ev";
-const NS: &str = "garden-ev";
+pub(crate) const PROJECT: &str = "ev";
+pub(crate) const NS: &str = "garden-ev";
 
 /// Judged after 20 s of failing (or well), read every second; a plan once per hour.
 const CONFIG: &str = "evacuation: {enabled: true, after: 20s, checkPeriod: 1s, replanPeriod: 1h}\n\
@@ -32,7 +32,7 @@ fn rfc3339(t: DateTime<Utc>) -> String {
 
 /// Writes `seed`'s conditions: `GardenletReady` as given (since `since`, when given), the
 /// backup bucket ready.
-async fn gardenlet_ready(
+pub(crate) async fn gardenlet_ready(
     client: &kube::Client,
     seed: &str,
     status: &str,
@@ -52,7 +52,7 @@ async fn gardenlet_ready(
 }
 
 /// A shoot on `seed` whose maintenance window holds the present hour.
-async fn shoot_on(client: &kube::Client, name: &str, seed: &str) {
+pub(crate) async fn shoot_on(client: &kube::Client, name: &str, seed: &str) {
     let now = Utc::now();
     let hhmm = |t: DateTime<Utc>| t.format("%H%M00+0000").to_string();
     let mut m = shoot_manifest(PROJECT, name);
@@ -64,7 +64,7 @@ async fn shoot_on(client: &kube::Client, name: &str, seed: &str) {
 }
 
 /// The events on `seed`, as (reason, note).
-async fn seed_events(client: &kube::Client, seed: &str) -> Vec<(String, String)> {
+pub(crate) async fn seed_events(client: &kube::Client, seed: &str) -> Vec<(String, String)> {
     let events: Api<Event> = Api::namespaced(client.clone(), "default");
     events
         .list(&Default::default())
@@ -80,7 +80,7 @@ async fn seed_events(client: &kube::Client, seed: &str) -> Vec<(String, String)>
         .collect()
 }
 
-async fn published(client: &kube::Client, seed: &str) -> Option<ConfigMap> {
+pub(crate) async fn published(client: &kube::Client, seed: &str) -> Option<ConfigMap> {
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), "garden");
     api.get_opt(&format!("gardener-scheduler-evacuation-{seed}"))
         .await

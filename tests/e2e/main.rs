@@ -17,6 +17,7 @@ mod carbon;
 mod conflict;
 mod endless;
 mod evacuation;
+mod evacuation_automatic;
 mod explain;
 mod faults;
 mod gates;

@@ -61,6 +61,7 @@ fn occasion<'a>(reasons: &'a [String]) -> Occasion<'a> {
         seed: "sick",
         judged_at: now(),
         reasons,
+        automatic: None,
     }
 }
 
@@ -143,6 +144,38 @@ fn the_note_names_the_configmap_and_at_most_three_reasons_within_a_kib() {
     assert!(
         short.contains("ConfigMap garden/gardener-scheduler-evacuation-sick: 1 move(s)"),
         "{short}"
+    );
+}
+
+#[test]
+fn an_automatic_plan_says_its_limits_instead_of_asking_for_an_apply() {
+    let plan = drained(1, 2);
+    let limits = crate::config::Automatic {
+        max_moves_in_flight: 1,
+        max_moves_per_hour: 2,
+        max_share_in_flight: 50,
+    };
+    let at = Occasion {
+        automatic: Some(&limits),
+        ..occasion(&[])
+    };
+    let cm = config_map("garden", Kind::Evacuation, &at, &plan);
+    let summary = cm["data"][SUMMARY_KEY].as_str().unwrap();
+    let note = note(Kind::Evacuation, "garden", &at, &plan);
+    for text in [summary, note.as_str()] {
+        assert!(
+            text.contains("at most 1 move(s) in flight, 2 per hour, 50% of the scheduled shoots"),
+            "{text}"
+        );
+        assert!(!text.contains("plan apply"), "{text}");
+    }
+    // a fail-back plan is never carried out by the process
+    let back = config_map("garden", Kind::Failback, &at, &plan);
+    assert!(
+        back["data"][SUMMARY_KEY]
+            .as_str()
+            .unwrap()
+            .contains("plan apply --from-configmap")
     );
 }
 
