@@ -10,8 +10,8 @@ package main
 //
 // "objects" fill the cache; the "pending" shoots are decided, not served (as in a cache where
 // they have no seed yet they would count nothing). Decision k decides pending shoot k mod the
-// number of pending shoots; N decisions are timed, N chosen from one untimed decision so that
-// they take about targetMs of CPU, within [min, max]. Each is timed as the process's CPU time
+// number of pending shoots; N decisions are timed, N chosen from three untimed decisions (their
+// median) so that they take about targetMs of CPU, within [min, max]. Each is timed as the process's CPU time
 // (getrusage: every thread, so the garbage collector's work too) and as wall time; decoding and
 // filling the cache are not timed. "compare" names, per pending shoot, the seed another
 // scheduler chose: after the timed decisions, a decision that picked another seed with as many
@@ -277,11 +277,16 @@ func timeDecisions(parent context.Context, req request) answer {
 	cfg := &v1alpha1.ShootSchedulerConfiguration{Strategy: v1alpha1.CandidateDeterminationStrategy(req.Strategy)}
 	r := &shoot.Reconciler{Client: c, Config: cfg, GardenNamespace: "garden"}
 
-	// N from one untimed decision
-	probe := pending[0].DeepCopy()
-	before := cpuNow()
-	determine(ctx, r, probe)
-	per := max(cpuNow()-before, time.Microsecond)
+	// N from three untimed decisions: the median of them
+	var probes []time.Duration
+	for k := range 3 {
+		probe := pending[k%len(pending)].DeepCopy()
+		before := cpuNow()
+		determine(ctx, r, probe)
+		probes = append(probes, cpuNow()-before)
+	}
+	slices.Sort(probes)
+	per := max(probes[1], time.Microsecond)
 	n := min(max(int(t.TargetMS*float64(time.Millisecond)/float64(per)), t.Min), t.Max)
 
 	out := &timed{
