@@ -1872,15 +1872,19 @@ fn upstream_section(mode: &Mode, report: &mut Report) {
          section 1 (generator seed 42), its {} pending shoots. Neither side binds; decision *k* takes pending shoot \
          *k* mod {}. Each decision is timed alone as the process's CPU time (upstream: `getrusage`, every thread, so \
          the garbage collector's work counts; ours: `CLOCK_PROCESS_CPUTIME_ID`) and as wall time. Decoding and \
-         filling the cache are not timed. Upstream times N decisions, N chosen from three untimed ones for about \
+         filling the cache are not timed.\n",
+        profile.describe(),
+        fmt_count(mode.pending as u64),
+        mode.pending,
+    );
+    let _ = writeln!(
+        body,
+        "Upstream times N decisions, N chosen from three untimed ones for about \
          {} s of CPU, at least 3 (the p99 of fewer than 100 decisions is their maximum); ours decides the same N \
          shoots, repeated for at least 10,000 samples. \
          \"placed\" is the share of the N decisions where upstream found a seed. \"upstream / ours\" divides the median CPU times. \"same seed or a tie\" counts decisions where our seed is \
          upstream's, or one upstream picks equally when it is listed first (upstream takes the first seed with the \
          fewest shoots in list order), or neither finds a seed.\n",
-        profile.describe(),
-        fmt_count(mode.pending as u64),
-        mode.pending,
         mode.target_baseline.as_secs_f64()
     );
     body.push_str(&report::table(&rows));
