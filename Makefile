@@ -19,7 +19,7 @@ SEED ?= 0
 # Values files `lint-chart` renders the chart with, besides the defaults.
 CHART_VALUES := $(CHART)/ci/all-options-values.yaml example/values-production.yaml
 
-.PHONY: help build test diagrams link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions reference lint lint-chart image image-check docker-image crds clean
+.PHONY: help build test diagrams link-check report-check soak simulate start-scheduler dev-apiserver dev-apiserver-stop dev-landscape bench bench-instructions reference reference-bench lint lint-chart image image-check docker-image crds clean
 
 help: ## List the targets, one line each.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -73,6 +73,10 @@ dev-landscape: ## Apply example/dev (namespaces, project, cloud profile, seeds w
 reference: ## Decide N (100000) generated landscapes from generator seed SEED (0) with upstream's own DetermineSeed and with both modes here; print the summary table, fail on any difference no documented rule explains.
 	tests/reference/ensure.sh >/dev/null
 	REFERENCE_LANDSCAPES=$(N) REFERENCE_SEED=$(SEED) $(CARGO) test --locked --release --test reference -- --nocapture generated_landscapes
+
+reference-bench: ## Time upstream's own DetermineSeed, reading through its informer cache, beside this project's decision on the landscapes of make bench; rewrites that section of docs/performance.md (BENCH_UPSTREAM_SEEDS, BENCH_UPSTREAM_SHOOTS pick cells).
+	tests/reference/ensure.sh >/dev/null
+	BENCH_SECTIONS=upstream $(CARGO) bench --locked --bench scheduler
 
 bench: ## Benchmarks, placement quality and the process at landscape scale; report in target/bench-report.md (BENCH_QUICK=1: small run in minutes).
 	$(CARGO) bench --locked --bench scheduler

@@ -6,9 +6,11 @@
 //!
 //! `BENCH_QUICK=1` runs a small version in a few minutes (of which the process at landscape
 //! scale, 2,000 shoots against the API server with its watch cache off and on, takes about two).
-//! `BENCH_SECTIONS=latency,memory,quality,e2e,record,carbon,scale` runs a subset (`latency` includes the
-//! baseline); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
-//! grid cells (comma-separated lists); `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
+//! `BENCH_SECTIONS=latency,memory,quality,e2e,record,carbon,scale,inputs,upstream` runs a subset
+//! (`latency` includes the baseline; `upstream` times Gardener's own decision code beside ours and
+//! needs Go); `BENCH_SEEDS=10000 BENCH_SHOOTS=1000` picks
+//! grid cells (comma-separated lists), `BENCH_UPSTREAM_SEEDS` and `BENCH_UPSTREAM_SHOOTS` those of
+//! `upstream`; `BENCH_SCALE_SHOOTS=10000,50000` the rows of the
 //! process at landscape scale, `BENCH_SCALE_WATCH_CACHE=off,on` the API servers each row runs on
 //! (relists only with the cache off), `BENCH_SCALE_PAGES=default,2000` the list page sizes of
 //! its runs at the default client limit, `BENCH_SCALE_NO_LIMIT=0` skips the run without a limit,
@@ -38,7 +40,7 @@ use support::profiles::{self, BuiltProfile, LatencyArgs};
 use support::quality::{self, Outcome, QualitySpec};
 use support::report::{self, Point, Report};
 use support::stats::{fmt_bytes, fmt_count, fmt_duration, fmt_rate, percentile};
-use support::{baseline, carbon, geo, memory};
+use support::{baseline, carbon, geo, memory, upstream};
 
 #[global_allocator]
 static ALLOCATOR: Cap<System> = Cap::new(System, usize::MAX);
@@ -82,12 +84,15 @@ struct Mode {
     scale_modes: Vec<bool>,
     /// a leader killed and its standby timed, after each row's runs
     scale_failover: bool,
+    /// grid cells of upstream's own decision timed beside ours
+    upstream_seeds: Vec<usize>,
+    upstream_shoots: Vec<usize>,
     sections: Vec<String>,
 }
 
 /// The sections a run without `BENCH_SECTIONS` measures.
 const ALL_SECTIONS: &[&str] = &[
-    "latency", "memory", "quality", "e2e", "record", "carbon", "scale", "inputs",
+    "latency", "memory", "quality", "e2e", "record", "carbon", "scale", "inputs", "upstream",
 ];
 
 impl Mode {
@@ -131,6 +136,8 @@ impl Mode {
                 scale_drip: true,
                 scale_modes: vec![true, false],
                 scale_failover: true,
+                upstream_seeds: vec![10],
+                upstream_shoots: vec![1_000],
                 sections,
             }
         } else {
@@ -158,6 +165,8 @@ impl Mode {
                 scale_drip: true,
                 scale_modes: vec![true, false],
                 scale_failover: true,
+                upstream_seeds: vec![100, 1_000],
+                upstream_shoots: vec![1_000, 10_000, 100_000],
                 sections,
             }
         }
@@ -178,6 +187,12 @@ impl Mode {
         }
         if let Some(shoots) = list("BENCH_SHOOTS") {
             self.shoots = shoots;
+        }
+        if let Some(seeds) = list("BENCH_UPSTREAM_SEEDS") {
+            self.upstream_seeds = seeds;
+        }
+        if let Some(shoots) = list("BENCH_UPSTREAM_SHOOTS") {
+            self.upstream_shoots = shoots;
         }
         if let Some(shoots) = list("BENCH_SCALE_SHOOTS") {
             self.scale_shoots = shoots;
@@ -1717,6 +1732,169 @@ fn median_cpu(runs: usize, mut f: impl FnMut()) -> Duration {
     cpu[runs / 2]
 }
 
+/// Gardener's own `DetermineSeed`, reading through controller-runtime's informer cache as in
+/// production (the reference program's timing mode), beside `decide()` with the
+/// upstream-equivalent profile on the same landscape and the same pending shoots.
+fn upstream_section(mode: &Mode, report: &mut Report) {
+    let program = upstream::reference_program().unwrap_or_else(|e| panic!("{e}"));
+    let profile = profiles::upstream("SameRegion");
+    let now = now();
+    let mut rows = vec![
+        [
+            "seeds",
+            "existing shoots",
+            "N",
+            "placed",
+            "upstream median CPU",
+            "upstream p99 CPU",
+            "upstream median wall",
+            "ours median CPU",
+            "ours p99 CPU",
+            "ours median wall",
+            "upstream / ours",
+            "same seed or a tie",
+            "cache fill (untimed)",
+        ]
+        .map(String::from)
+        .to_vec(),
+    ];
+    let (mut backing_reads, mut informers) = (0, Vec::new());
+    for &seeds in &mode.upstream_seeds {
+        for &shoots in &mode.upstream_shoots {
+            progress(&format!("upstream: {seeds} seeds × {shoots} shoots"));
+            let spec = GridSpec {
+                seeds,
+                shoots,
+                rng_seed: 42,
+            };
+            let grid = landscape::grid(spec, mode.pending);
+            // our seed of every pending shoot, for upstream's check of ties
+            let compare = grid
+                .pending
+                .iter()
+                .map(|s| {
+                    decide(s, &grid.snapshot, &profile.profile, now)
+                        .map(|d| d.seed)
+                        .unwrap_or_default()
+                })
+                .collect();
+            let pending: Vec<_> = grid.pending.iter().map(memory::with_type_meta).collect();
+            let objects = upstream::objects(spec);
+            let time = upstream::Time {
+                target_ms: mode.target_baseline.as_secs_f64() * 1e3,
+                min: 3,
+                max: mode.pending,
+                compare,
+            };
+            let up = upstream::time_upstream(&program, "SameRegion", &objects, &pending, &time)
+                .unwrap_or_else(|e| panic!("{seeds} seeds × {shoots} shoots: {e}"));
+            drop(objects);
+            if let Some(d) = up.decisions.iter().find(|d| d.panic.is_some()) {
+                panic!("upstream panicked deciding {}: {:?}", d.shoot, d.panic);
+            }
+            let failed = up.decisions.iter().filter(|d| d.error.is_some()).count();
+            let n = up.cpu_ns.len();
+            // the same n shoots, repeated for at least 10,000 samples of ours
+            let ours = upstream::time_ours(
+                &grid.pending,
+                n,
+                10_000usize.div_ceil(n),
+                &grid.snapshot,
+                &profile.profile,
+                now,
+            );
+            let agree = up
+                .decisions
+                .iter()
+                .zip(&ours.seeds)
+                .filter(|(u, o)| u.agrees(o.as_deref()))
+                .count();
+            let ns = |v: &[u64]| {
+                v.iter()
+                    .map(|n| Duration::from_nanos(*n))
+                    .collect::<Vec<_>>()
+            };
+            let (up_cpu, up_wall) = (ns(&up.cpu_ns), ns(&up.wall_ns));
+            let median = |v: &[Duration]| percentile(v, 50.0).unwrap_or_default();
+            let p99 = |v: &[Duration]| percentile(v, 99.0).unwrap_or_default();
+            progress(&format!(
+                "  upstream median {} CPU ({n} decisions, {}), ours {}, agree {agree}/{n}",
+                fmt_duration(median(&up_cpu)),
+                up.reader,
+                fmt_duration(median(&ours.cpu))
+            ));
+            rows.push(vec![
+                fmt_count(seeds as u64),
+                fmt_count(shoots as u64),
+                fmt_count(n as u64),
+                format!("{:.0} %", 100.0 * (n - failed) as f64 / n as f64),
+                fmt_duration(median(&up_cpu)),
+                fmt_duration(p99(&up_cpu)),
+                fmt_duration(median(&up_wall)),
+                fmt_duration(median(&ours.cpu)),
+                fmt_duration(p99(&ours.cpu)),
+                fmt_duration(median(&ours.wall)),
+                format!(
+                    "{}×",
+                    fmt_count(
+                        (median(&up_cpu).as_secs_f64() / median(&ours.cpu).as_secs_f64()).round()
+                            as u64
+                    )
+                ),
+                format!("{agree}/{n}"),
+                fmt_duration(Duration::from_secs_f64(up.fill_ms / 1e3)),
+            ]);
+            backing_reads += up.backing_reads;
+            informers = up.informers;
+        }
+    }
+    let mut body = String::new();
+    let _ = writeln!(
+        body,
+        "Upstream is Gardener v1.149.3's `(*shoot.Reconciler).DetermineSeed`, compiled unchanged from its Go module by \
+         `tests/reference/` (timing mode, `timing.go`), strategy `SameRegion`. It reads through the client a \
+         controller-runtime manager gives upstream's scheduler: `client.New` with controller-runtime's informer cache \
+         (`sigs.k8s.io/controller-runtime/pkg/cache`) as its reader, with upstream's cache options and Project namespace \
+         index. The informers ({}) list and watch an in-process fake client instead of an API server; {}.\n",
+        informers
+            .iter()
+            .map(|i| format!("`{i}`"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        match backing_reads {
+            0 => "no read made while deciding reached it: the cache served them all".to_string(),
+            n => format!("{n} reads made while deciding reached it"),
+        }
+    );
+    let _ = writeln!(
+        body,
+        "Ours is `decide()` with the upstream-equivalent profile ({}) on the same landscape: the grid generator of \
+         section 1 (generator seed 42), its {} pending shoots. Neither side binds; decision *k* takes pending shoot \
+         *k* mod {}. Each decision is timed alone as the process's CPU time (upstream: `getrusage`, every thread, so \
+         the garbage collector's work counts; ours: `CLOCK_PROCESS_CPUTIME_ID`) and as wall time. Decoding and \
+         filling the cache are not timed.\n",
+        profile.describe(),
+        fmt_count(mode.pending as u64),
+        mode.pending,
+    );
+    let _ = writeln!(
+        body,
+        "Upstream times N decisions, N chosen from three untimed ones for about \
+         {} s of CPU, at least 3 (the p99 of fewer than 100 decisions is their maximum); ours decides the same N \
+         shoots, repeated for at least 10,000 samples. \
+         \"placed\" is the share of the N decisions where upstream found a seed. \"upstream / ours\" divides the median CPU times. \"same seed or a tie\" counts decisions where our seed is \
+         upstream's, or one upstream picks equally when it is listed first (upstream takes the first seed with the \
+         fewest shoots in list order), or neither finds a seed.\n",
+        mode.target_baseline.as_secs_f64()
+    );
+    body.push_str(&report::table(&rows));
+    report.push_block(
+        "upstream",
+        "Upstream's own decision through its informer cache, beside ours",
+        body,
+    );
+}
+
 /// What the largest shoot the API server takes costs the process: 256 KiB of annotations, all
 /// of them scheduling gates, parsed alone and applied to the cache as a watch delivers it.
 fn inputs_section(report: &mut Report) {
@@ -2249,6 +2427,9 @@ fn main() {
     }
     if mode.runs("inputs") {
         inputs_section(&mut report);
+    }
+    if mode.runs("upstream") {
+        upstream_section(&mode, &mut report);
     }
     let commit = command_output("git", &["rev-parse", "--short", "HEAD"]);
     let rustc = command_output("rustc", &["--version"]);

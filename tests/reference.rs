@@ -7,12 +7,20 @@
 //! as pending. A difference fails the test unless a rule below recognises it as one of the
 //! deliberate differences of docs/concepts/scheduler.md.
 //!
+//! The reference program's timing mode, which `make reference-bench` uses to time upstream
+//! through its informer cache, is checked here against the fake-client mode on a small landscape
+//! of the benchmark's generator.
+//!
 //! `REFERENCE_LANDSCAPES` (default 2,000) and `REFERENCE_SEED` (default 0: landscapes 0..N)
 //! choose the landscapes; `make reference N=… SEED=…` runs a long campaign. The run prints a
 //! summary and how often each filter rejected, each strategy decided and each error occurred.
 
 #[path = "reference/generate.rs"]
 mod generate;
+
+#[allow(dead_code)]
+#[path = "../benches/support/mod.rs"]
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Write};
@@ -763,4 +771,126 @@ fn every_rule_names_a_row_of_the_differences_table() {
             rule.row
         );
     }
+}
+
+/// The timing mode serves the landscape from controller-runtime's informer cache and decides
+/// as the fake-client mode does: every seed it picks is one the fake-client mode picks or ties
+/// with, every shoot that fails there fails here, and no read goes past the cache.
+#[test]
+fn timing_mode_reads_through_the_informer_cache_and_decides_as_the_fake_client_mode() {
+    use support::landscape::{self, GridSpec};
+    use support::memory::with_type_meta;
+    use support::upstream;
+
+    let spec = GridSpec {
+        seeds: 10,
+        shoots: 200,
+        rng_seed: 42,
+    };
+    let grid = landscape::grid(spec, 30);
+    let objects = upstream::objects(spec);
+    // the objects are the grid's landscape: the same seeds, the same usage per seed
+    let mut loaded = gardener_scheduler::snapshot::Snapshot::new();
+    for o in &objects {
+        if o["kind"] == "Shoot" {
+            loaded.upsert_shoot(&serde_json::from_value(o.clone()).expect("a shoot"));
+        }
+    }
+    let seeds: Vec<&Value> = objects.iter().filter(|o| o["kind"] == "Seed").collect();
+    assert_eq!(seeds.len(), grid.seed_names.len());
+    for name in &grid.seed_names {
+        assert_eq!(
+            loaded.usage().shoots_on(name),
+            grid.snapshot.usage().shoots_on(name),
+            "{name}"
+        );
+    }
+    let pending: Vec<Value> = grid.pending.iter().map(with_type_meta).collect();
+    let program = reference_program();
+    let time = upstream::Time {
+        target_ms: 0.0,
+        min: pending.len(),
+        max: pending.len(),
+        compare: Vec::new(),
+    };
+    let timed = upstream::time_upstream(&program, "SameRegion", &objects, &pending, &time)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(timed.decisions.len(), pending.len());
+    assert_eq!(timed.cpu_ns.len(), pending.len());
+    assert_eq!(timed.wall_ns.len(), pending.len());
+    assert!(
+        timed.reader.contains("informer cache"),
+        "reader: {}",
+        timed.reader
+    );
+    for kind in ["Seed", "Shoot", "CloudProfile", "Project"] {
+        assert!(
+            timed
+                .informers
+                .iter()
+                .any(|i| i.ends_with(&format!(".{kind}"))),
+            "no informer serves {kind}: {:?}",
+            timed.informers
+        );
+    }
+    assert_eq!(
+        timed.backing_reads, 0,
+        "reads went past the informer cache while deciding"
+    );
+
+    // the fake-client mode on the same landscape, the pending shoots among the objects, unbound
+    let mut all = objects.clone();
+    all.extend(pending.iter().cloned());
+    let order = timed
+        .decisions
+        .iter()
+        .map(|d| Step {
+            shoot: d.shoot.clone(),
+            bind: None,
+        })
+        .collect();
+    let answer = Reference::start(&program).ask(&Request {
+        strategy: "SameRegion",
+        objects: &all,
+        order,
+    });
+    assert!(answer.invalid.is_none(), "{:?}", answer.invalid);
+    assert_eq!(answer.decisions.len(), timed.decisions.len());
+    let mut placed = 0;
+    for (cached, fake) in timed.decisions.iter().zip(&answer.decisions) {
+        assert_eq!(cached.shoot, fake.shoot);
+        match (&cached.seed, &fake.seed) {
+            (Some(c), Some(_)) => {
+                assert!(
+                    fake.ties.contains(c),
+                    "{}: the cache-backed client picked {c}, the fake client {:?} (ties {:?})",
+                    cached.shoot,
+                    fake.seed,
+                    fake.ties
+                );
+                placed += 1;
+            }
+            (None, None) => assert_eq!(
+                cached.panic.is_some(),
+                fake.panic.is_some(),
+                "{}: {cached:?} / {fake:?}",
+                cached.shoot
+            ),
+            _ => panic!(
+                "{}: the cache-backed client {cached:?}, the fake client {fake:?}",
+                cached.shoot
+            ),
+        }
+    }
+    assert!(
+        placed > 0,
+        "no pending shoot was placed: {:?}",
+        timed.decisions
+    );
+    println!(
+        "timing mode: {placed}/{} placed as the fake-client mode places, informers {:?}, cache filled in {:.1} ms",
+        timed.decisions.len(),
+        timed.informers,
+        timed.fill_ms
+    );
 }

@@ -104,7 +104,7 @@ pub struct SimulateRun {
     pub command: String,
 }
 
-fn with_type_meta<K: Resource<DynamicType = ()> + Serialize>(obj: &K) -> serde_json::Value {
+pub fn with_type_meta<K: Resource<DynamicType = ()> + Serialize>(obj: &K) -> serde_json::Value {
     let mut v = serde_json::to_value(obj).expect("object serializes");
     let map = v.as_object_mut().expect("object");
     map.insert("apiVersion".into(), K::api_version(&()).into());

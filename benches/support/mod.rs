@@ -10,3 +10,4 @@ pub mod profiles;
 pub mod quality;
 pub mod report;
 pub mod stats;
+pub mod upstream;

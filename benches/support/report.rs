@@ -22,6 +22,7 @@ pub const DOC_BLOCKS: &[(&str, &str)] = &[
     ("plan", "cargo bench --bench plan"),
     ("scale", "make bench"),
     ("inputs", "make bench"),
+    ("upstream", "make reference-bench"),
 ];
 
 pub struct Section {

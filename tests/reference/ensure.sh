@@ -3,11 +3,11 @@
 # script), building it first when it is missing. The build lives outside the clone so that fresh
 # clones on the same machine (CI) reuse it:
 #   ${GARDENER_SCHEDULER_CACHE:-~/.cache/gardener-scheduler}/reference-<hash>/reference
-# where <hash> is the first 12 hex chars of sha256 of this script, go.mod, go.sum and main.go.
+# where <hash> is the first 12 hex chars of sha256 of this script, go.mod, go.sum and the *.go files.
 # Modules come from the Go module proxy at the versions go.mod and go.sum pin.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-HASH=$(cat "$HERE"/ensure.sh "$HERE"/go.mod "$HERE"/go.sum "$HERE"/main.go | sha256sum | cut -c1-12)
+HASH=$(cat "$HERE"/ensure.sh "$HERE"/go.mod "$HERE"/go.sum "$HERE"/*.go | sha256sum | cut -c1-12)
 ROOT=${GARDENER_SCHEDULER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/gardener-scheduler}
 CACHE=$ROOT/reference-$HASH
 mkdir -p "$ROOT"

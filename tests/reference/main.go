@@ -14,6 +14,9 @@
 // "pending" lists the shoots upstream's controller would reconcile (its predicates). A decision
 // that fails has "error" instead of "seed"; one that panics has "panic". An object that cannot
 // be decoded makes the answer {"invalid": "..."}.
+//
+// A request with "time" is decided in timing mode instead (timing.go): served by an informer
+// cache as upstream's scheduler reads in production, each decision timed.
 package main
 
 import (
@@ -50,6 +53,9 @@ type request struct {
 	Strategy string            `json:"strategy"`
 	Objects  []json.RawMessage `json:"objects"`
 	Order    []step            `json:"order"`
+	// timing mode (timing.go): shoots decided but not served, and how long to time them
+	Pending []json.RawMessage `json:"pending,omitempty"`
+	Time    *timing           `json:"time,omitempty"`
 }
 
 type step struct {
@@ -69,6 +75,7 @@ type answer struct {
 	Pending   []string   `json:"pending,omitempty"`
 	Decisions []decision `json:"decisions,omitempty"`
 	Invalid   string     `json:"invalid,omitempty"`
+	Timing    *timed     `json:"timing,omitempty"`
 }
 
 var (
@@ -266,6 +273,8 @@ func main() {
 			var a answer
 			if err := json.Unmarshal(line, &req); err != nil {
 				a = answer{Invalid: "request: " + err.Error()}
+			} else if req.Time != nil {
+				a = timeDecisions(ctx, req)
 			} else {
 				a = decide(ctx, req)
 			}
