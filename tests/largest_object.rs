@@ -346,6 +346,27 @@ fn scheduling_gates_names_and_labels_of_the_largest_object_are_checked_in_linear
 
 #[test]
 fn the_cache_applies_the_other_kinds_of_the_largest_object_in_linear_work() {
+    // The seed read for decisions: usable as it is; a taint repeated after 13,000 others is
+    // found and named (each taint once against the pairs seen, not against every earlier one).
+    linear(
+        "a seed read for decisions",
+        |s| serde_json::from_str::<Seed>(&seed_json(s)).unwrap(),
+        gardener_scheduler::snapshot::SeedInfo::from_seed,
+        |info| {
+            assert!(info.usable.is_ok(), "{:?}", info.usable);
+            assert!(info.taints.len() >= 6_500);
+        },
+    );
+    let mut seed: Seed = serde_json::from_str(&seed_json(2)).unwrap();
+    let first = seed.spec.taints[0].clone();
+    seed.spec.taints.push(first);
+    let info = gardener_scheduler::snapshot::SeedInfo::from_seed(&seed);
+    let why = format!("{:?}", info.usable.unwrap_err());
+    assert!(
+        why.contains("spec.taints[13000]") && why.contains("duplicate taint"),
+        "{why}"
+    );
+
     linear(
         "a seed in the cache",
         |s| serde_json::from_str::<Seed>(&seed_json(s)).unwrap(),
