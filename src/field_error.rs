@@ -116,3 +116,91 @@ pub fn not_negative(shown: impl fmt::Display) -> String {
 
 /// The message of a duration or count that must not be zero.
 pub const GREATER_THAN_ZERO: &str = "must be greater than zero";
+
+/// serde's message for a value of the wrong type or out of a field's range, in the words of
+/// the field's rule, as the config file, plan files, manifests and plugin arguments say it:
+/// `invalid type: floating point `1e20`, expected u16` becomes `must be a whole number between
+/// 0 and 65535, got 1e20`, `invalid type: integer `5`, expected a string` becomes `must be text,
+/// got the number 5`, and the JSON reader's `recursion limit exceeded` is named as nesting. The
+/// position the parser adds (` at line L column C`) is kept; other messages are kept as they are.
+pub fn serde_message(message: &str) -> String {
+    let (core, at) = split_position(message);
+    if core == "recursion limit exceeded" {
+        return format!(
+            "nested deeper than {} levels{at}",
+            crate::input::MAX_NESTING
+        );
+    }
+    let rewritten = (|| {
+        let (found, expected) = core
+            .strip_prefix("invalid type: ")
+            .or_else(|| core.strip_prefix("invalid value: "))?
+            .rsplit_once(", expected ")?;
+        let got = got(found)?;
+        let rule = match expected {
+            "a string" | "a borrowed string" | "string or map" => "must be text".to_string(),
+            "a boolean" => "must be true or false".to_string(),
+            "a sequence" => "must be a list".to_string(),
+            "a map" => "must be a mapping".to_string(),
+            e if e.starts_with("a mapping") => format!("must be {e}"),
+            e if e.starts_with("struct ") => "must be a mapping".to_string(),
+            "f32" | "f64" => "must be a number".to_string(),
+            e => format!("must be a whole number {}", whole_range(e)?),
+        };
+        Some(format!("{rule}, got {got}{at}"))
+    })();
+    rewritten.unwrap_or_else(|| message.to_string())
+}
+
+/// `(message, " at line L column C")`: the position serde_json and serde_yaml add, apart.
+fn split_position(message: &str) -> (&str, &str) {
+    match message.rfind(" at line ") {
+        Some(i) if message[i..].contains(" column ") => message.split_at(i),
+        _ => (message, ""),
+    }
+}
+
+/// What a value was, from serde's `Unexpected` as its messages write it.
+fn got(found: &str) -> Option<String> {
+    let quoted = |prefix: &str| {
+        found
+            .strip_prefix(prefix)
+            .and_then(|r| r.strip_prefix('`'))
+            .and_then(|r| r.split_once('`'))
+            .map(|(v, _)| v.to_string())
+    };
+    if let Some(v) = quoted("floating point ") {
+        return Some(v.replace("e+", "e"));
+    }
+    if let Some(v) = quoted("integer ") {
+        return Some(v);
+    }
+    if let Some(v) = quoted("boolean ") {
+        return Some(v);
+    }
+    if let Some(text) = found.strip_prefix("string ") {
+        return Some(format!("text {}", crate::escape::line(text)));
+    }
+    match found {
+        "sequence" => Some("a list".into()),
+        "map" => Some("a mapping".into()),
+        "unit value" | "null" => Some("null".into()),
+        _ => None,
+    }
+}
+
+/// `between MIN and MAX` for serde's name of an integer type.
+fn whole_range(ty: &str) -> Option<String> {
+    let (min, max): (i128, i128) = match ty {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, u64::MAX.into()),
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" | "isize" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    };
+    Some(format!("between {min} and {max}"))
+}

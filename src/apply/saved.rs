@@ -195,7 +195,10 @@ pub fn parse(path: &str, text: &str) -> Result<SavedPlan, PlanFileError> {
     let file: File = serde_path_to_error::deserialize(&mut *de).map_err(|e| {
         let at = e.path().to_string();
         let at = if at == "." { "(document)".into() } else { at };
-        field(at, e.into_inner().to_string())
+        field(
+            at,
+            crate::field_error::serde_message(&e.into_inner().to_string()),
+        )
     })?;
     de.end().map_err(|e| {
         field(

@@ -137,24 +137,15 @@ pub(super) fn env_vars(
     }
 }
 
-/// serde's message for a number written beyond the range of a double (`1e400`), which the YAML
-/// reader keeps as text, says `invalid type: string`, and for a number with a fraction or an
-/// exponent where a whole number belongs, `invalid type: floating point`: say what it is instead.
+/// serde's message in the words of the field's rule ([`crate::field_error::serde_message`]),
+/// and for a number written beyond the range of a double (`1e400`), which the YAML reader keeps
+/// as text, what it is.
 fn number_message(message: String) -> String {
-    if let Some(rest) = message.strip_prefix("invalid type: floating point `")
-        && let Some((number, expected)) = rest.split_once("`, expected ")
-        && matches!(
-            expected,
-            "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" | "isize"
-        )
-    {
-        return format!("must be a whole number, got {}", number.replace("e+", "e"));
-    }
     let Some(rest) = message.strip_prefix("invalid type: string \"") else {
-        return message;
+        return crate::field_error::serde_message(&message);
     };
     let Some((text, _)) = rest.split_once('"') else {
-        return message;
+        return crate::field_error::serde_message(&message);
     };
     let numeric = text
         .trim_start_matches(['+', '-'])
@@ -162,7 +153,7 @@ fn number_message(message: String) -> String {
     if numeric && text.parse::<f64>().is_ok_and(f64::is_infinite) {
         format!("{text} is beyond the largest number accepted (about 1.8e308)")
     } else {
-        message
+        crate::field_error::serde_message(&message)
     }
 }
 
@@ -232,7 +223,7 @@ fn build(
         serde_path_to_error::deserialize(tracking).map_err(|e| {
             ConfigError::Invalid(vec![FieldError::new(
                 e.path().to_string(),
-                e.into_inner().to_string(),
+                number_message(e.into_inner().to_string()),
             )])
         })?;
     set_defaults(&mut cfg);

@@ -31,7 +31,8 @@ pub fn decode<K: DeserializeOwned>(obj: DynamicObject) -> Result<K, String> {
 pub fn decode_value<K: DeserializeOwned>(value: &serde_json::Value) -> Result<K, String> {
     serde_path_to_error::deserialize::<_, K>(value).map_err(|e| {
         let path = e.path().to_string();
-        format!("{path}: {}", e.into_inner())
+        let message = crate::field_error::serde_message(&e.into_inner().to_string());
+        format!("{path}: {message}")
     })
 }
 
@@ -91,7 +92,9 @@ impl WatchedShoot {
                     Ok(_) => "the object could not be read".to_string(),
                     Err(e) => {
                         let path = e.path().to_string();
-                        format!("{path}: {}", e.into_inner())
+                        let message =
+                            crate::field_error::serde_message(&e.into_inner().to_string());
+                        format!("{path}: {message}")
                     }
                 };
                 WatchedShoot {
@@ -354,7 +357,7 @@ mod tests {
         }))
         .unwrap();
         let err = decode::<Shoot>(obj).unwrap_err();
-        assert!(err.starts_with("spec.region: invalid type"), "{err}");
+        assert!(err.starts_with("spec.region: must be text, got 5"), "{err}");
     }
 
     fn watched(json: serde_json::Value) -> WatchedShoot {
@@ -408,7 +411,10 @@ mod tests {
         assert_eq!(w.meta().namespace.as_deref(), Some("garden-a"));
         assert_eq!(w.meta().resource_version.as_deref(), Some("4"));
         let err = Incoming::<Shoot>::decode(w).unwrap_err();
-        assert!(err.starts_with("spec.region: invalid type"), "{err}");
+        assert!(
+            err.starts_with("spec.region: must be text, got 5 at line 1"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -86,6 +86,8 @@ pub use stack::{LIST_PAGE_BYTES, OBJECT_BYTES, TooLarge, WATCH_EVENT_BYTES, in_c
 #[cfg(any(test, feature = "test-util"))]
 pub use attempt::Attempt;
 #[cfg(any(test, feature = "test-util"))]
+pub use cache::{PendingShoot, Sent, ShootUpdate};
+#[cfg(any(test, feature = "test-util"))]
 pub use incoming::WatchedShoot;
 #[cfg(any(test, feature = "test-util"))]
 pub use shared::Shared;

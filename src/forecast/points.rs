@@ -150,7 +150,11 @@ pub fn parse_points(bytes: &[u8], base: &str) -> Result<Forecasts, CarbonError> 
             ));
         }
         Err(e) => {
-            return Err(CarbonError::forecast(base, format!("not valid JSON: {e}")));
+            let message = crate::field_error::serde_message(&e.to_string());
+            return Err(CarbonError::forecast(
+                base,
+                format!("not valid JSON: {message}"),
+            ));
         }
     };
     if items.is_empty() {
@@ -551,6 +555,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("binaryData.data: not valid JSON"), "{err}");
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let err = parse_points(deep.as_bytes(), "binaryData.data")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with(
+                "binaryData.data: not valid JSON: nested deeper than 128 levels at line 1 column"
+            ),
+            "{err}"
+        );
     }
 
     #[test]

@@ -283,11 +283,11 @@ mod tests {
         );
         assert_eq!(
             errors::<NoOwnArgs>(serde_json::json!({"maxLatencyMs": null})),
-            ["p.args.maxLatencyMs: invalid type: null, expected f64"]
+            ["p.args.maxLatencyMs: must be a number, got null"]
         );
         assert_eq!(
             errors::<Own>(serde_json::json!({"maxLatencyMs": 5, "strict": "yes"})),
-            ["p.args.strict: invalid type: string \"yes\", expected a boolean"]
+            ["p.args.strict: must be true or false, got text \"yes\""]
         );
     }
 }

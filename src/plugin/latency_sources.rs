@@ -58,7 +58,10 @@ fn read_matrix_file(
         .map_err(|e| errors.push(FieldError::new(path, format!("reading {file}: {e}"))))
         .ok()?;
     let value: serde_json::Value = serde_yaml_ng::from_str(&text)
-        .map_err(|e| errors.push(FieldError::new(path, format!("{file}: {e}"))))
+        .map_err(|e| {
+            let message = crate::input::yaml_message(&e);
+            errors.push(FieldError::new(path, format!("{file}: {message}")))
+        })
         .ok()?;
     let mut inner = Vec::new();
     let known = parse_matrix(&value, "", &format!("{file}: "), &mut inner);

@@ -54,7 +54,8 @@ pub fn parse_args<T: DeserializeOwned + Default>(
         } else {
             format!("{path}.{inner}")
         };
-        vec![FieldError::new(p, e.into_inner().to_string())]
+        let message = crate::field_error::serde_message(&e.into_inner().to_string());
+        vec![FieldError::new(p, message)]
     })
 }
 

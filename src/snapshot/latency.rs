@@ -12,7 +12,8 @@ use petgraph::algo::floyd_warshall::floyd_warshall_path;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 /// Completion is cubic in the number of regions; beyond this many regions only measured pairs
-/// (and their reverses) are known. Real landscapes list a few hundred regions at most.
+/// (and their reverses) are known, kept as listed rather than as a dense `n × n` table (a region
+/// ConfigMap of 1.5 MiB names some 150,000 regions). Real landscapes list a few hundred at most.
 pub const MAX_COMPLETED_REGIONS: usize = 500;
 
 /// How a latency was obtained.
@@ -45,6 +46,10 @@ struct Cell {
     basis: LatencyBasis,
 }
 
+fn cells_missing(cells: &Cells) -> bool {
+    matches!(cells, Cells::Dense(c) if c.iter().any(Option::is_none))
+}
+
 /// A latency between two regions and how it was obtained.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Latency<'a> {
@@ -54,12 +59,50 @@ pub struct Latency<'a> {
     pub via: Vec<&'a str>,
 }
 
-/// Every known and derived latency of one source, as a dense `n × n` table.
+/// The cells of a table: dense `n × n` up to [`MAX_COMPLETED_REGIONS`] regions, else only the
+/// measured pairs (a reverse or a region to itself is found on lookup), linear in the input.
+#[derive(Clone, Debug, PartialEq)]
+enum Cells {
+    Dense(Vec<Option<Cell>>),
+    Measured(HashMap<(u32, u32), Cell>),
+}
+
+impl Default for Cells {
+    fn default() -> Self {
+        Cells::Dense(Vec::new())
+    }
+}
+
+impl Cells {
+    fn get(&self, n: usize, i: usize, j: usize) -> Option<Cell> {
+        match self {
+            Cells::Dense(cells) => cells[i * n + j],
+            Cells::Measured(pairs) => {
+                let at = |a: usize, b: usize| pairs.get(&(a as u32, b as u32)).copied();
+                at(i, j).or_else(|| {
+                    if i == j {
+                        Some(Cell {
+                            ms: 0.0,
+                            basis: LatencyBasis::SameRegion,
+                        })
+                    } else {
+                        at(j, i).map(|c| Cell {
+                            ms: c.ms,
+                            basis: LatencyBasis::Reverse,
+                        })
+                    }
+                })
+            }
+        }
+    }
+}
+
+/// Every known and derived latency of one source: a dense `n × n` table when completed.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LatencyTable {
     regions: Vec<String>,
     index: HashMap<String, usize>,
-    cells: Vec<Option<Cell>>,
+    cells: Cells,
     /// `prev[i * n + j]`: the region before `j` on a shortest path from `i` (empty when no cell
     /// is derived).
     prev: Vec<u32>,
@@ -83,16 +126,35 @@ impl LatencyTable {
             .enumerate()
             .map(|(i, r)| (r.to_string(), i))
             .collect();
+        let at = &index;
+        let measured = || {
+            known.iter().flat_map(move |(from, row)| {
+                let i = at[from.as_str()];
+                row.iter().map(move |(to, ms)| {
+                    let cell = Cell {
+                        ms: *ms,
+                        basis: LatencyBasis::Measured,
+                    };
+                    (i, at[to.as_str()], cell)
+                })
+            })
+        };
+        let regions = names.iter().map(|r| r.to_string()).collect();
+        if n > MAX_COMPLETED_REGIONS {
+            let pairs = measured()
+                .map(|(i, j, c)| ((i as u32, j as u32), c))
+                .collect();
+            return LatencyTable {
+                regions,
+                index,
+                cells: Cells::Measured(pairs),
+                prev: Vec::new(),
+                completed: false,
+            };
+        }
         let mut cells: Vec<Option<Cell>> = vec![None; n * n];
-        for (from, row) in known {
-            let i = index[from.as_str()];
-            for (to, ms) in row {
-                let j = index[to.as_str()];
-                cells[i * n + j] = Some(Cell {
-                    ms: *ms,
-                    basis: LatencyBasis::Measured,
-                });
-            }
+        for (i, j, cell) in measured() {
+            cells[i * n + j] = Some(cell);
         }
         for i in 0..n {
             for j in 0..n {
@@ -115,13 +177,13 @@ impl LatencyTable {
             }
         }
         let mut table = LatencyTable {
-            regions: names.iter().map(|r| r.to_string()).collect(),
+            regions,
             index,
-            cells,
+            cells: Cells::Dense(cells),
             prev: Vec::new(),
-            completed: n <= MAX_COMPLETED_REGIONS,
+            completed: true,
         };
-        if table.completed && table.cells.iter().any(Option::is_none) {
+        if cells_missing(&table.cells) {
             table.complete();
         }
         table
@@ -129,12 +191,15 @@ impl LatencyTable {
 
     fn complete(&mut self) {
         let n = self.regions.len();
+        let Cells::Dense(cells) = &mut self.cells else {
+            return;
+        };
         let mut graph: DiGraph<(), f64> = DiGraph::with_capacity(n, n * n);
         let nodes: Vec<NodeIndex> = (0..n).map(|_| graph.add_node(())).collect();
         for i in 0..n {
             for j in 0..n {
                 if i != j
-                    && let Some(c) = self.cells[i * n + j]
+                    && let Some(c) = cells[i * n + j]
                 {
                     graph.add_edge(nodes[i], nodes[j], c.ms);
                 }
@@ -151,10 +216,10 @@ impl LatencyTable {
             .collect();
         for i in 0..n {
             for j in 0..n {
-                if self.cells[i * n + j].is_none() {
+                if cells[i * n + j].is_none() {
                     let d = dist[&(nodes[i], nodes[j])];
                     if d < f64::MAX {
-                        self.cells[i * n + j] = Some(Cell {
+                        cells[i * n + j] = Some(Cell {
                             ms: d,
                             basis: LatencyBasis::Path,
                         });
@@ -202,7 +267,7 @@ impl<'a> Row<'a> {
         let t = self.table;
         let n = t.regions.len();
         let j = *t.index.get(region).ok_or(true)?;
-        let cell = t.cells[self.from * n + j].ok_or(false)?;
+        let cell = t.cells.get(n, self.from, j).ok_or(false)?;
         let mut via = Vec::new();
         if cell.basis == LatencyBasis::Path {
             let mut k = t.prev[self.from * n + j] as usize;
@@ -301,6 +366,41 @@ mod tests {
             get(&t, "c", "a"),
             Ok((35.0, LatencyBasis::Path, vec!["b".to_string()]))
         );
+    }
+
+    #[test]
+    fn a_table_of_more_regions_than_are_completed_keeps_the_listed_pairs_only() {
+        // One row naming 150,000 regions, as a 1.5 MiB region ConfigMap can: a dense table
+        // would take 150,000² cells.
+        let mut known: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+        let row = known.entry("a".into()).or_default();
+        for i in 0..150_000 {
+            row.insert(format!("r{i}"), i as f64);
+        }
+        row.insert("a".into(), 2.0);
+        known
+            .entry("r7".into())
+            .or_default()
+            .insert("r8".into(), 3.0);
+        let t = LatencyTable::new(&known);
+        assert!(!t.is_completed());
+        assert_eq!(t.regions().len(), 150_001);
+        assert_eq!(
+            get(&t, "a", "r9"),
+            Ok((9.0, LatencyBasis::Measured, vec![]))
+        );
+        assert_eq!(get(&t, "r9", "a"), Ok((9.0, LatencyBasis::Reverse, vec![])));
+        assert_eq!(get(&t, "a", "a"), Ok((2.0, LatencyBasis::Measured, vec![])));
+        assert_eq!(
+            get(&t, "r5", "r5"),
+            Ok((0.0, LatencyBasis::SameRegion, vec![]))
+        );
+        assert_eq!(
+            get(&t, "r8", "r7"),
+            Ok((3.0, LatencyBasis::Reverse, vec![]))
+        );
+        assert_eq!(get(&t, "r5", "r6"), Err(false));
+        assert_eq!(get(&t, "zz", "r6"), Err(true));
     }
 
     #[test]

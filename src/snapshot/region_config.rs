@@ -122,8 +122,13 @@ pub fn parse_region_distances(yaml: &str) -> Result<BTreeMap<String, i64>, Strin
     if yaml.trim().is_empty() {
         return Ok(BTreeMap::new());
     }
-    let raw: BTreeMap<String, serde_yaml_ng::Value> = serde_yaml_ng::from_str(yaml)
-        .map_err(|e| format!("not a mapping of region to distance: {e}"))?;
+    let raw: BTreeMap<String, serde_yaml_ng::Value> =
+        serde_yaml_ng::from_str(yaml).map_err(|e| {
+            format!(
+                "not a mapping of region to distance: {}",
+                crate::field_error::serde_message(&crate::input::yaml_message(&e))
+            )
+        })?;
     let mut out = BTreeMap::new();
     for (region, v) in raw {
         let d = if v.is_null() {
@@ -192,6 +197,21 @@ mod tests {
         for (yaml, want) in cases {
             let err = parse_region_distances(yaml).unwrap_err();
             assert!(err.contains(want), "{yaml:?}: got {err:?}, want {want:?}");
+        }
+        // Words, not the parser's: nesting, a number past 2^64, a list where a distance belongs.
+        let deep = format!("a: {}{}\n", "[".repeat(10_000), "]".repeat(10_000));
+        let cases = [
+            (deep.as_str(), "nested deeper than 128 levels"),
+            ("a: 18446744073709551616\n", "18446744073709551616"),
+            ("a: 1e20\n", "a: distance 1e20 is not an integer"),
+            ("a: [1]\n", "a: distance"),
+        ];
+        for (yaml, want) in cases {
+            let err = parse_region_distances(yaml).unwrap_err();
+            assert!(err.contains(want), "{want:?}: {err}");
+            for words in ["recursion limit", "invalid type", "as u128"] {
+                assert!(!err.contains(words), "{err}");
+            }
         }
     }
 

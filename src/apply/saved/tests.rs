@@ -189,3 +189,54 @@ fn a_plan_ten_years_or_more_away_from_the_apply_clock_is_refused() {
         );
     }
 }
+
+#[test]
+fn nesting_numbers_out_of_range_and_wrong_types_are_named_in_words_with_the_field() {
+    let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+    // Nesting where the reader skips a value (a field it does not use) is read without recursion.
+    assert!(
+        parse(
+            "plan.json",
+            &doc(A).replace("\"other\": 1", &format!("\"other\": {deep}"))
+        )
+        .is_ok()
+    );
+    let cases = [
+        (
+            doc(A).replace("\"maxConcurrent\": 2", "\"maxConcurrent\": 1e20"),
+            "plan.json: windows.maxConcurrent: must be a whole number between 0 and 18446744073709551615, got 1e20 at line 3",
+        ),
+        (
+            doc(A).replace(
+                "\"maxConcurrent\": 2",
+                "\"maxConcurrent\": 18446744073709551616",
+            ),
+            "plan.json: windows.maxConcurrent: must be a whole number between 0 and 18446744073709551615, got",
+        ),
+        (
+            doc(A).replace("\"horizonSeconds\": 604800", "\"horizonSeconds\": \"week\""),
+            "plan.json: windows.horizonSeconds: must be a whole number between -9223372036854775808 and 9223372036854775807, got text \"week\" at line 3",
+        ),
+        (
+            doc(A).replace("\"profile\": \"default\",\n", "\"profile\": 5,\n"),
+            "plan.json: profile: must be text, got 5 at line 1",
+        ),
+        // Read as far as the first value of the wrong type, never recursing into the rest.
+        (
+            doc(&deep),
+            "plan.json: moves[0][0]: must be text, got a list at line 6 column",
+        ),
+    ];
+    for (text, want) in cases {
+        let e = parse("plan.json", &text).unwrap_err().to_string();
+        assert!(e.starts_with(want), "want {want:?}, got {e:?}");
+        for words in [
+            "recursion limit",
+            "invalid type",
+            "as u128",
+            "floating point",
+        ] {
+            assert!(!e.contains(words), "{e}");
+        }
+    }
+}

@@ -108,7 +108,7 @@ fn invalid_args_are_reported_with_their_paths() {
         (
             json!({"regions": {"a": "x"}}),
             "p.args.regions.a",
-            "invalid type",
+            "got text \"x\"",
         ),
         (
             json!({"regions": {"a": -1}}),

@@ -165,7 +165,8 @@ impl Landscape {
 fn typed<T: DeserializeOwned>(value: &serde_yaml_ng::Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value.clone()).map_err(|e| {
         let path = e.path().to_string();
-        format!("{path}: {}", e.into_inner())
+        let message = crate::field_error::serde_message(&e.into_inner().to_string());
+        format!("{path}: {message}")
     })
 }
 
