@@ -145,7 +145,7 @@ pub fn serde_message(message: &str) -> String {
             e if e.starts_with("a mapping") => format!("must be {e}"),
             e if e.starts_with("struct ") => "must be a mapping".to_string(),
             "f32" | "f64" => "must be a number".to_string(),
-            e => format!("must be a whole number {}", whole_range(e)?),
+            e => format!("must be a whole number{}", whole_range(e)?),
         };
         Some(format!("{rule}, got {got}{at}"))
     })();
@@ -189,18 +189,44 @@ fn got(found: &str) -> Option<String> {
     }
 }
 
-/// `between MIN and MAX` for serde's name of an integer type.
+/// ` between MIN and MAX` for serde's name of an integer type (empty for 64 bits).
 fn whole_range(ty: &str) -> Option<String> {
     let (min, max): (i128, i128) = match ty {
         "u8" => (0, u8::MAX.into()),
         "u16" => (0, u16::MAX.into()),
         "u32" => (0, u32::MAX.into()),
-        "u64" | "usize" => (0, u64::MAX.into()),
+        // a range of 64 bits says nothing an operator needs: the field's own check names its
+        // range once the value is a whole number
+        "u64" | "usize" | "i64" | "isize" => return Some(String::new()),
         "i8" => (i8::MIN.into(), i8::MAX.into()),
         "i16" => (i16::MIN.into(), i16::MAX.into()),
         "i32" => (i32::MIN.into(), i32::MAX.into()),
-        "i64" | "isize" => (i64::MIN.into(), i64::MAX.into()),
         _ => return None,
     };
-    Some(format!("between {min} and {max}"))
+    Some(format!(" between {min} and {max}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::serde_message;
+
+    #[test]
+    fn a_whole_number_s_range_is_named_only_where_the_type_is_narrower_than_64_bits() {
+        assert_eq!(
+            serde_message("invalid type: floating point `1e20`, expected u16 at line 3 column 9"),
+            "must be a whole number between 0 and 65535, got 1e20 at line 3 column 9"
+        );
+        assert_eq!(
+            serde_message("invalid type: floating point `80.5`, expected i64"),
+            "must be a whole number, got 80.5"
+        );
+        assert_eq!(
+            serde_message("invalid type: string \"week\", expected u64"),
+            "must be a whole number, got text \"week\""
+        );
+        assert_eq!(
+            serde_message("recursion limit exceeded at line 1 column 129"),
+            "nested deeper than 128 levels at line 1 column 129"
+        );
+    }
 }

@@ -1472,12 +1472,12 @@ fn numbers_out_of_a_fields_range_and_deep_block_nesting_are_named_plainly() {
         (
             "port-1e20",
             "server: {metrics: {port: 1e20}}".into(),
-            "server.metrics.port: must be a whole number between -9223372036854775808 and 9223372036854775807, got 1e20",
+            "server.metrics.port: must be a whole number, got 1e20",
         ),
         (
             "port-fraction",
             "server: {healthProbes: {port: 80.5}}".into(),
-            "server.healthProbes.port: must be a whole number between -9223372036854775808 and 9223372036854775807, got 80.5",
+            "server.healthProbes.port: must be a whole number, got 80.5",
         ),
         (
             "burst-2-64",

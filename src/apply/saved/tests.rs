@@ -204,18 +204,18 @@ fn nesting_numbers_out_of_range_and_wrong_types_are_named_in_words_with_the_fiel
     let cases = [
         (
             doc(A).replace("\"maxConcurrent\": 2", "\"maxConcurrent\": 1e20"),
-            "plan.json: windows.maxConcurrent: must be a whole number between 0 and 18446744073709551615, got 1e20 at line 3",
+            "plan.json: windows.maxConcurrent: must be a whole number, got 1e20 at line 3",
         ),
         (
             doc(A).replace(
                 "\"maxConcurrent\": 2",
                 "\"maxConcurrent\": 18446744073709551616",
             ),
-            "plan.json: windows.maxConcurrent: must be a whole number between 0 and 18446744073709551615, got",
+            "plan.json: windows.maxConcurrent: must be a whole number, got",
         ),
         (
             doc(A).replace("\"horizonSeconds\": 604800", "\"horizonSeconds\": \"week\""),
-            "plan.json: windows.horizonSeconds: must be a whole number between -9223372036854775808 and 9223372036854775807, got text \"week\" at line 3",
+            "plan.json: windows.horizonSeconds: must be a whole number, got text \"week\" at line 3",
         ),
         (
             doc(A).replace("\"profile\": \"default\",\n", "\"profile\": 5,\n"),
