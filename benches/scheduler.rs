@@ -1968,8 +1968,8 @@ fn inputs_section(report: &mut Report) {
          on it (`tests/support/largest.rs` builds them; `tests/largest_object.rs` checks that \
          twice the object costs about twice the work): 256 KiB of annotations over many keys, \
          38,000 gates among them, 1,000 labels at their length limits, the rest of the 1.5 MiB in \
-         worker pools, taints or machine types. A seed, a cloud profile and a ConfigMap are \
-         applied under the cache's lock.\n"
+         worker pools, taints or machine types. A shoot and a seed are prepared before the watch \
+         takes the cache's lock; a cloud profile and a ConfigMap are parsed under it.\n"
     );
     body.push_str(&report::table(&rows));
     report.push_block("inputs", "The largest object", body);

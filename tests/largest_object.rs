@@ -368,6 +368,19 @@ fn the_cache_applies_the_other_kinds_of_the_largest_object_in_linear_work() {
         "{why}"
     );
 
+    // Compiled before the watch takes the cache's lock; under it only stored, in work that does
+    // not grow with the seed.
+    let under_lock = |scale: usize| {
+        let seed: Seed = serde_json::from_str(&seed_json(scale)).unwrap();
+        let info = std::sync::Arc::new(gardener_scheduler::snapshot::SeedInfo::from_seed(&seed));
+        let mut cache = Cache::new(names());
+        counted(|| cache.apply_seed_info(info)).1
+    };
+    let (half, full) = (under_lock(1), under_lock(2));
+    assert!(
+        full.allocations <= half.allocations + 8 && full.bytes <= half.bytes + 4096,
+        "work under the cache's lock grew with the seed: half {half:?}, largest {full:?}"
+    );
     linear(
         "a seed in the cache",
         |s| serde_json::from_str::<Seed>(&seed_json(s)).unwrap(),

@@ -27,15 +27,19 @@ use crate::api::{
     CloudProfile, ConfigMap, LABEL_SCHEDULING_PURPOSE, NamespacedCloudProfile,
     PURPOSE_CARBON_INTENSITY, PURPOSE_REGION_CONFIG, Project, Seed, Shoot, object_key,
 };
-use crate::snapshot::GARDEN_NAMESPACE;
+use crate::snapshot::{GARDEN_NAMESPACE, SeedInfo};
+
+/// Applies an object prepared before the cache's lock is taken (see [`Feed`]).
+type Prepared<K> = fn(&Shared, &K, Option<&str>) -> Change;
 
 /// How one kind is fed into the cache.
 struct Feed<K> {
     kind: WatchedKind,
     apply: fn(&mut Cache, &K) -> Change,
-    /// instead of `apply`, for kinds whose object is kept as sent (shoots: a bind sends it back);
-    /// it takes the cache's lock itself, after the object is prepared
-    apply_raw: Option<fn(&Shared, &K, &str) -> Change>,
+    /// instead of `apply`, for kinds prepared before the cache's lock is taken (shoots: their
+    /// JSON kept as sent, their gates parsed; seeds: compiled): it takes the lock itself, with
+    /// the object's JSON where the kind keeps it
+    prepared: Option<Prepared<K>>,
     key: fn(&K) -> String,
     /// what the object shows, for binds not yet settled (shoots)
     seen: Option<fn(&Shared, &K)>,
@@ -335,9 +339,9 @@ fn apply_item<K, I: Incoming<K>>(
             match obj.decode() {
                 Ok((typed, raw)) => {
                     let key = (feed.key)(&typed);
-                    let change = match (feed.apply_raw, raw) {
-                        (Some(apply_raw), Some(raw)) => apply_raw(shared, &typed, &raw),
-                        _ => (feed.apply)(&mut shared.lock(), &typed),
+                    let change = match feed.prepared {
+                        Some(prepared) => prepared(shared, &typed, raw.as_deref()),
+                        None => (feed.apply)(&mut shared.lock(), &typed),
                     };
                     queue_affected(shared, Some(&key), change);
                     if let Some(seen) = feed.seen {
@@ -397,9 +401,27 @@ fn shoot_seen(shared: &Shared, shoot: &Shoot) {
 
 /// A shoot as the watch delivered it: prepared (its JSON kept, its gates parsed) before the
 /// cache's lock is taken, which the decisions and the other watches wait for.
-fn apply_watched_shoot(shared: &Shared, shoot: &Shoot, raw: &str) -> Change {
-    let update = ShootUpdate::new(shoot, Some(Sent::Text(raw)), &shared.scheduler_names);
+fn apply_watched_shoot(shared: &Shared, shoot: &Shoot, raw: Option<&str>) -> Change {
+    let update = ShootUpdate::new(shoot, raw.map(Sent::Text), &shared.scheduler_names);
     shared.lock().apply_shoot_update(update)
+}
+
+/// A seed as the watch delivered it: compiled (taints, zones, networks, capacity, labels)
+/// before the cache's lock is taken. Seeds change with every gardenlet heartbeat.
+fn apply_watched_seed(shared: &Shared, seed: &Seed, _raw: Option<&str>) -> Change {
+    let info = Arc::new(SeedInfo::from_seed(seed));
+    shared.lock().apply_seed_info(info)
+}
+
+/// How seeds are fed: compiled outside the cache's lock.
+fn seed_feed() -> Feed<Seed> {
+    Feed::<Seed> {
+        kind: WatchedKind::Seed,
+        apply: Cache::apply_seed,
+        prepared: Some(apply_watched_seed),
+        key: name_of,
+        seen: None,
+    }
 }
 
 /// How shoots are fed: kept as sent while pending, settling binds they show.
@@ -407,7 +429,7 @@ fn shoot_feed() -> Feed<Shoot> {
     Feed::<Shoot> {
         kind: WatchedKind::Shoot,
         apply: Cache::apply_shoot,
-        apply_raw: Some(apply_watched_shoot),
+        prepared: Some(apply_watched_shoot),
         key: ns_name_of,
         seen: Some(shoot_seen),
     }
@@ -435,13 +457,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             shared.clone(),
             untyped::<Seed>(&client),
             None,
-            Feed::<Seed> {
-                kind: WatchedKind::Seed,
-                apply: Cache::apply_seed,
-                apply_raw: None,
-                key: name_of,
-                seen: None,
-            },
+            seed_feed(),
         )),
         tokio::spawn(run_feed(
             shared.clone(),
@@ -450,7 +466,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<CloudProfile> {
                 kind: WatchedKind::CloudProfile,
                 apply: Cache::apply_cloud_profile,
-                apply_raw: None,
+                prepared: None,
                 key: name_of,
                 seen: None,
             },
@@ -462,7 +478,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<NamespacedCloudProfile> {
                 kind: WatchedKind::NamespacedCloudProfile,
                 apply: Cache::apply_namespaced_cloud_profile,
-                apply_raw: None,
+                prepared: None,
                 key: ns_name_of,
                 seen: None,
             },
@@ -474,7 +490,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<Project> {
                 kind: WatchedKind::Project,
                 apply: Cache::apply_project,
-                apply_raw: None,
+                prepared: None,
                 key: name_of,
                 seen: None,
             },
@@ -490,7 +506,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<ConfigMap> {
                 kind: WatchedKind::ConfigMap,
                 apply: Cache::apply_config_map,
-                apply_raw: None,
+                prepared: None,
                 key: ns_name_of,
                 seen: None,
             },
@@ -506,7 +522,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             Feed::<ConfigMap> {
                 kind: WatchedKind::CarbonConfigMap,
                 apply: Cache::apply_carbon_config_map,
-                apply_raw: None,
+                prepared: None,
                 key: ns_name_of,
                 seen: None,
             },
@@ -521,19 +537,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
 #[cfg(test)]
 pub(super) async fn run_seed_feed_for_tests(shared: Arc<Shared>) {
     let api = untyped::<Seed>(&shared.watches);
-    run_feed(
-        shared,
-        api,
-        None,
-        Feed::<Seed> {
-            kind: WatchedKind::Seed,
-            apply: Cache::apply_seed,
-            apply_raw: None,
-            key: name_of,
-            seen: None,
-        },
-    )
-    .await
+    run_feed(shared, api, None, seed_feed()).await
 }
 
 /// The project feed alone, for fault-injection tests.
@@ -547,7 +551,7 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
         Feed::<Project> {
             kind: WatchedKind::Project,
             apply: Cache::apply_project,
-            apply_raw: None,
+            prepared: None,
             key: name_of,
             seen: None,
         },

@@ -73,7 +73,12 @@ impl Snapshot {
     // ---- seeds
 
     pub fn upsert_seed(&mut self, seed: &Seed) {
-        let info = Arc::new(SeedInfo::from_seed(seed));
+        self.upsert_seed_info(Arc::new(SeedInfo::from_seed(seed)));
+    }
+
+    /// Stores a seed compiled beforehand ([`SeedInfo::from_seed`]): what it costs to read a seed
+    /// is paid before, not here.
+    pub fn upsert_seed_info(&mut self, info: Arc<SeedInfo>) {
         self.ungroup(&info.name);
         self.seed_groups
             .entry(info.provider.clone())

@@ -25,7 +25,7 @@ use crate::api::{
     CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot, object_key,
 };
 use crate::api::{Gates, residency_opt_out};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{SeedInfo, Snapshot};
 
 pub use assumptions::Assumption;
 pub use compact::{PendingShoot, Sent, ShootUpdate};
@@ -367,9 +367,14 @@ impl Cache {
     // ---- seeds
 
     pub fn apply_seed(&mut self, seed: &Seed) -> Change {
-        let name = seed.name().to_string();
+        self.apply_seed_info(Arc::new(SeedInfo::from_seed(seed)))
+    }
+
+    /// Applies a seed compiled outside the lock ([`SeedInfo::from_seed`]): it only stores it.
+    pub fn apply_seed_info(&mut self, info: Arc<SeedInfo>) -> Change {
+        let name = info.name.to_string();
         let before = self.snapshot.seed(&name).cloned();
-        self.snapshot.upsert_seed(seed);
+        self.snapshot.upsert_seed_info(info);
         let listed = self.lists.mark(WatchedKind::Seed);
         match self.seeds_listed.get_mut(name.as_str()) {
             Some(mark) => *mark = listed,
