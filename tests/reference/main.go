@@ -131,14 +131,23 @@ func pending(r *shoot.Reconciler, s *gardencorev1beta1.Shoot) bool {
 		!predicateutils.IsDeleting().Create(e) && s.Spec.SeedName == nil && s.DeletionTimestamp == nil
 }
 
-func decide(ctx context.Context, req request) answer {
+// decodeAll decodes every object of a request's list `field`, or says which one does not decode.
+func decodeAll(field string, raws []json.RawMessage) ([]client.Object, string) {
 	var objects []client.Object
-	for i, raw := range req.Objects {
+	for i, raw := range raws {
 		obj, err := decode(raw)
 		if err != nil {
-			return answer{Invalid: fmt.Sprintf("objects[%d]: %v", i, err)}
+			return nil, fmt.Sprintf("%s[%d]: %v", field, i, err)
 		}
 		objects = append(objects, obj)
+	}
+	return objects, ""
+}
+
+func decide(ctx context.Context, req request) answer {
+	objects, invalid := decodeAll("objects", req.Objects)
+	if invalid != "" {
+		return answer{Invalid: invalid}
 	}
 	// the seed listed first, to find every seed upstream would pick equally
 	var front string
@@ -224,16 +233,9 @@ func decideOne(ctx context.Context, r *shoot.Reconciler, c client.Client, front 
 	}
 	*front = ""
 	seed, err, p := determine(ctx, r, s)
-	switch {
-	case p != nil:
-		d.Panic = fmt.Sprint(p)
-		return d
-	case err != nil:
-		d.Error = err.Error()
+	if d = outcome(k, seed, err, p); d.Seed == "" {
 		return d
 	}
-	d.Seed = seed
-	d.Ties = []string{seed}
 	// upstream picks the first seed with the fewest shoots: any other seed with as many
 	// shoots that it picks when listed first is as good a pick
 	seeds := &gardencorev1beta1.SeedList{}

@@ -240,20 +240,16 @@ func outcome(k string, seed string, err error, p any) decision {
 }
 
 func timeDecisions(parent context.Context, req request) answer {
-	var objects []client.Object
-	for i, raw := range req.Objects {
-		obj, err := decode(raw)
-		if err != nil {
-			return answer{Invalid: fmt.Sprintf("objects[%d]: %v", i, err)}
-		}
-		objects = append(objects, obj)
+	objects, invalid := decodeAll("objects", req.Objects)
+	if invalid != "" {
+		return answer{Invalid: invalid}
+	}
+	decoded, invalid := decodeAll("pending", req.Pending)
+	if invalid != "" {
+		return answer{Invalid: invalid}
 	}
 	var pending []*gardencorev1beta1.Shoot
-	for i, raw := range req.Pending {
-		obj, err := decode(raw)
-		if err != nil {
-			return answer{Invalid: fmt.Sprintf("pending[%d]: %v", i, err)}
-		}
+	for i, obj := range decoded {
 		s, ok := obj.(*gardencorev1beta1.Shoot)
 		if !ok {
 			return answer{Invalid: fmt.Sprintf("pending[%d]: a %T, not a Shoot", i, obj)}
