@@ -627,7 +627,7 @@ fn latency_sections(mode: &Mode, report: &mut Report) {
          then runs the same `decide()` with the same profile on it. Each shoot is rebuilt from a compact entry \
          (name, namespace, seed, purpose, HA type) and counted into a fresh usage index; upstream deep-copies full \
          Shoot objects (metadata, spec and status) from its informer cache instead, which allocates far more per shoot, so this \
-         baseline most likely understates upstream's cost. Both run in this process on the same landscape and the same pending \
+         baseline most likely understates upstream's cost.\n\nBoth run in this process on the same landscape and the same pending \
          shoots; the baseline runs the first N of them (N chosen for about {} s of CPU per cell, at least 3), and the ratio \
          compares median CPU times over exactly those decisions. \"recount per shoot\" is (baseline − indexed) / existing shoots. \
          \"same seed\" counts decisions where both chose the same seed (or both found none).\n",
