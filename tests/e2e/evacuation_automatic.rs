@@ -84,6 +84,26 @@ fn started(scheduler: &Scheduler) -> f64 {
     )
 }
 
+/// Waits for `scheduler` to say that the hour's two moves hold the others, then checks that
+/// the shoots on the destination are still `two` and that no third move has started.
+async fn held_for_the_hour(
+    client: &kube::Client,
+    scheduler: &Scheduler,
+    two: &BTreeSet<String>,
+    what: &str,
+) {
+    eventually(what, || async {
+        scheduler
+            .logs()
+            .contains("2 move(s) started within the last hour (maxMovesPerHour 2)")
+            .then_some(())
+    })
+    .await;
+    let now = standing(client).await;
+    assert_eq!(&arrived(&now), two, "{now:?}");
+    assert!(now.iter().all(|s| !s.2), "a third move started: {now:?}");
+}
+
 fn start(api: &ApiServer, name: &str, shoot_config: &'static str) -> Scheduler {
     Scheduler::start(
         api,
@@ -165,16 +185,13 @@ async fn automatic_evacuation_keeps_its_limits_never_moves_a_gated_shoot_and_sto
         (now.len() >= 2).then_some(now)
     })
     .await;
-    eventually("the hourly limit said to hold the moves", || async {
-        scheduler
-            .logs()
-            .contains("2 move(s) started within the last hour (maxMovesPerHour 2)")
-            .then_some(())
-    })
+    held_for_the_hour(
+        &client,
+        &scheduler,
+        &two,
+        "the hourly limit said to hold the moves",
+    )
     .await;
-    let now = standing(&client).await;
-    assert_eq!(arrived(&now), two, "{now:?}");
-    assert!(now.iter().all(|s| !s.2), "a third move started: {now:?}");
     assert_eq!(gardenlets.max_in_flight(), 1);
     assert_eq!(started(&scheduler), 2.0);
     for shoot in &two {
@@ -201,16 +218,13 @@ async fn automatic_evacuation_keeps_its_limits_never_moves_a_gated_shoot_and_sto
     // A new leader counts the hour's moves from the shoots: still none starts.
     let mut scheduler = start(&api, "evacuation-automatic-2", TWO_PER_HOUR);
     scheduler.wait_ready().await;
-    eventually("the new leader holds the moves for the hour", || async {
-        scheduler
-            .logs()
-            .contains("2 move(s) started within the last hour (maxMovesPerHour 2)")
-            .then_some(())
-    })
+    held_for_the_hour(
+        &client,
+        &scheduler,
+        &two,
+        "the new leader holds the moves for the hour",
+    )
     .await;
-    let now = standing(&client).await;
-    assert_eq!(arrived(&now), two, "{now:?}");
-    assert!(now.iter().all(|s| !s.2), "a third move started: {now:?}");
     assert_eq!(started(&scheduler), 0.0);
     scheduler.terminate();
 
