@@ -19,7 +19,9 @@ use gardener_scheduler::api::{
     ANNOTATION_DECISION, ANNOTATION_GATES, CloudProfile, ConfigMap, Gates, NamespacedCloudProfile,
     Project, Seed, Shoot,
 };
-use gardener_scheduler::controller::{Cache, PendingShoot, Sent, ShootUpdate, WatchedShoot};
+use gardener_scheduler::controller::{
+    Cache, OtherUpdate, PendingShoot, Sent, ShootUpdate, WatchedShoot,
+};
 use kube::api::DynamicObject;
 
 #[path = "support/largest.rs"]
@@ -433,6 +435,77 @@ fn the_cache_applies_the_other_kinds_of_the_largest_object_in_linear_work() {
     );
 }
 
+#[test]
+fn the_other_kinds_are_made_ready_before_the_cache_s_lock_and_only_stored_under_it() {
+    // What the watch does for a cloud profile, project or ConfigMap: compacted, parsed and
+    // fingerprinted (OtherUpdate) without the cache; stored under its lock in work that does
+    // not grow with the object.
+    fn under_lock(what: &str, update: impl Fn(usize, &Cache) -> OtherUpdate) {
+        let work = |scale: usize| {
+            let mut cache = Cache::new(names());
+            // a version stored before, as on a resync or a change
+            let before = update(scale, &cache);
+            cache.apply_other(before);
+            let next = update(scale, &cache);
+            counted(|| cache.apply_other(next)).1
+        };
+        let (half, full) = (work(1), work(2));
+        assert!(
+            full.allocations <= half.allocations + 8 && full.bytes <= half.bytes + 4096,
+            "{what}: work under the cache's lock grew with the object: half {half:?}, largest {full:?}"
+        );
+    }
+    under_lock("a cloud profile", |s, _| {
+        OtherUpdate::cloud_profile(&serde_json::from_str(&cloud_profile_json(s)).unwrap())
+    });
+    under_lock("a namespaced cloud profile", |s, _| {
+        OtherUpdate::namespaced_cloud_profile(
+            &serde_json::from_str(&namespaced_cloud_profile_json(s)).unwrap(),
+        )
+    });
+    under_lock("a project", |s, _| {
+        OtherUpdate::project(&serde_json::from_str(&project_json(s)).unwrap())
+    });
+    under_lock("a region ConfigMap", |s, cache| {
+        let previous = cache.region_config("garden/regions");
+        OtherUpdate::region_config_map(&region_config_map(s), previous.as_deref())
+    });
+    under_lock("a carbon-intensity ConfigMap", |s, _| {
+        OtherUpdate::carbon_config_map(&carbon_config_map(s))
+    });
+
+    // A resync of the same region ConfigMap keeps its latency table; a change builds a new one.
+    let mut cache = Cache::new(names());
+    cache.apply_config_map(&region_config_map(1));
+    let first = cache.region_config("garden/regions").unwrap();
+    cache.apply_config_map(&region_config_map(1));
+    let again = cache.region_config("garden/regions").unwrap();
+    assert!(std::sync::Arc::ptr_eq(&first.latency, &again.latency));
+    cache.apply_config_map(&region_config_map(2));
+    let changed = cache.region_config("garden/regions").unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&first.latency, &changed.latency));
+
+    // The largest forecast is read, all of it, in linear work.
+    linear(
+        "a carbon-intensity ConfigMap in the cache",
+        carbon_config_map,
+        |cm| {
+            let mut cache = Cache::new(names());
+            cache.apply_carbon_config_map(cm);
+            cache
+                .snapshot
+                .carbon_sources()
+                .iter()
+                .map(|source| {
+                    let forecasts = source.data.forecasts("forecast").expect("parsed");
+                    (forecasts.len(), source.locations.len())
+                })
+                .collect::<Vec<_>>()
+        },
+        |read| assert_eq!(read.iter().map(|r| r.1).collect::<Vec<_>>(), [50]),
+    );
+}
+
 // ---- the commands: manifests, plan files, the configuration, decision records
 
 fn yaml_of(json: &str) -> String {
@@ -501,7 +574,36 @@ fn plan_apply_reads_a_plan_file_of_the_largest_size_in_linear_work() {
 }
 
 #[test]
-fn the_configuration_file_and_a_decision_record_of_the_largest_size_are_read_in_linear_work() {
+fn the_bind_writes_its_decision_record_onto_the_largest_shoot_in_linear_work_and_loses_nothing() {
+    let record = json!({"v": 1, "seed": "seed-a", "time": "2026-12-06T00:00:00Z", "total": 1.0,
+        "priorities": {}, "rejected": {}, "scheduler": "0"})
+    .to_string();
+    linear(
+        "the binding update of the largest shoot",
+        |s| serde_json::from_str::<DynamicObject>(&shoot_json(s, &[])).unwrap(),
+        |shoot| {
+            gardener_scheduler::controller::binding_object(
+                shoot.clone(),
+                "101".into(),
+                "seed-a",
+                Some(&record),
+            )
+        },
+        |bound| {
+            let bound = bound.as_ref().expect("a pending shoot binds");
+            assert_eq!(bound.data["spec"]["seedName"], "seed-a");
+            assert_eq!(bound.metadata.resource_version.as_deref(), Some("101"));
+            let annotations = bound.metadata.annotations.as_ref().unwrap();
+            assert_eq!(annotations[ANNOTATION_DECISION], record);
+            // every other annotation kept as sent: the gates and the notes
+            assert!(annotations[ANNOTATION_GATES].split(',').count() >= 19_000);
+            assert!(annotations.len() > 400, "{}", annotations.len());
+        },
+    );
+}
+
+#[test]
+fn the_configuration_file_of_the_largest_size_is_read_in_linear_work() {
     linear(
         "the SchedulerConfiguration",
         |s| {

@@ -206,6 +206,45 @@ pub fn raw_shoots(client: &Client, namespace: &str) -> Api<DynamicObject> {
     Api::namespaced_with(client.clone(), namespace, &ApiResource::erase::<Shoot>(&()))
 }
 
+/// The object a binding update sends: the shoot as read (`current`), at the resourceVersion the
+/// decision saw (`observed`), with `spec.seedName` set to `seed` and the decision record
+/// annotated, in work linear in the shoot. A shoot that already names a seed is refused.
+pub fn binding_object(
+    mut current: DynamicObject,
+    observed: String,
+    seed: &str,
+    record: Option<&str>,
+) -> Result<DynamicObject, BindError> {
+    if let Some(assigned) = current.data["spec"]["seedName"]
+        .as_str()
+        .filter(|s| !s.is_empty())
+    {
+        return Err(BindError::AlreadyAssigned(assigned.to_string()));
+    }
+    current.metadata.resource_version = Some(observed);
+    current.metadata.managed_fields = None;
+    if let Some(r) = record {
+        current
+            .metadata
+            .annotations
+            .get_or_insert_default()
+            .insert(crate::api::ANNOTATION_DECISION.into(), r.into());
+    }
+    if current.types.is_none() {
+        current.types = Some(kube::api::TypeMeta {
+            api_version: Shoot::api_version(&()).into(),
+            kind: Shoot::kind(&()).into(),
+        });
+    }
+    match current.data.get_mut("spec") {
+        Some(serde_json::Value::Object(spec)) => {
+            spec.insert("seedName".into(), json!(seed));
+        }
+        _ => current.data["spec"] = json!({ "seedName": seed }),
+    }
+    Ok(current)
+}
+
 /// Binds `shoot` (as observed, with its resourceVersion) to `seed`. Returns the new
 /// resourceVersion. Nothing is written unless `leadership` holds when the bind starts; the
 /// client's lease fence checks again when the request is sent (see `stack::fence`).
@@ -268,37 +307,11 @@ pub async fn bind(
                 }
             });
             let from_cache = cached.is_some();
-            let mut current = match cached {
+            let read = match cached {
                 Some(o) => o,
                 None => timed(READ, timeout, api.get(name)).await?,
             };
-            if let Some(assigned) = current.data["spec"]["seedName"]
-                .as_str()
-                .filter(|s| !s.is_empty())
-            {
-                return Err(BindError::AlreadyAssigned(assigned.to_string()));
-            }
-            current.metadata.resource_version = Some(observed);
-            current.metadata.managed_fields = None;
-            if let Some(r) = record {
-                current
-                    .metadata
-                    .annotations
-                    .get_or_insert_default()
-                    .insert(crate::api::ANNOTATION_DECISION.into(), r.into());
-            }
-            if current.types.is_none() {
-                current.types = Some(kube::api::TypeMeta {
-                    api_version: Shoot::api_version(&()).into(),
-                    kind: Shoot::kind(&()).into(),
-                });
-            }
-            match current.data.get_mut("spec") {
-                Some(serde_json::Value::Object(spec)) => {
-                    spec.insert("seedName".into(), json!(seed));
-                }
-                _ => current.data["spec"] = json!({ "seedName": seed }),
-            }
+            let current = binding_object(read, observed, seed, record)?;
             let pp = PostParams {
                 field_manager: Some(FIELD_MANAGER.into()),
                 ..Default::default()

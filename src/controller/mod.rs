@@ -62,9 +62,9 @@ use std::time::Duration;
 
 use tokio::sync::Notify;
 
-pub use bind::{BindError, FIELD_MANAGER, bind, raw_shoots, read_shoot};
+pub use bind::{BindError, FIELD_MANAGER, bind, binding_object, raw_shoots, read_shoot};
 pub use brief::brief;
-pub use cache::{Assumption, Cache, Change, Waiting, WatchedKind};
+pub use cache::{Assumption, Cache, Change, OtherUpdate, Waiting, WatchedKind};
 pub use carbon_metrics::CarbonMetrics;
 pub use client::{ApiClients, Connection, client_from_config, client_from_kubeconfig, load_config};
 pub use evacuation_metrics::EvacuationMetrics;

@@ -16,7 +16,7 @@ use tracing::{debug, info, warn};
 
 use super::Shared;
 use super::brief::brief_watch;
-use super::cache::{Cache, Change, Sent, ShootUpdate, WatchedKind};
+use super::cache::{Cache, Change, OtherUpdate, Sent, ShootUpdate, WatchedKind};
 use super::carbon_metrics;
 use super::incoming::{Incoming, WatchedShoot};
 use super::listing::{self, ListSettings};
@@ -29,17 +29,17 @@ use crate::api::{
 };
 use crate::snapshot::{GARDEN_NAMESPACE, SeedInfo};
 
-/// Applies an object prepared before the cache's lock is taken (see [`Feed`]).
-type Prepared<K> = fn(&Shared, &K, Option<&str>) -> Change;
+/// Applies an object to the cache: made ready first (shoots: their JSON kept as sent, their
+/// gates parsed; seeds: compiled; the other kinds: compacted, parsed, fingerprinted), then
+/// stored under the cache's lock, which it takes itself. The decisions and the other watches
+/// wait for that lock, so nothing done under it grows with the object. The JSON is the object
+/// as sent, where the kind keeps it.
+type Apply<K> = fn(&Shared, &K, Option<&str>) -> Change;
 
 /// How one kind is fed into the cache.
 struct Feed<K> {
     kind: WatchedKind,
-    apply: fn(&mut Cache, &K) -> Change,
-    /// instead of `apply`, for kinds prepared before the cache's lock is taken (shoots: their
-    /// JSON kept as sent, their gates parsed; seeds: compiled): it takes the lock itself, with
-    /// the object's JSON where the kind keeps it
-    prepared: Option<Prepared<K>>,
+    apply: Apply<K>,
     key: fn(&K) -> String,
     /// what the object shows, for binds not yet settled (shoots)
     seen: Option<fn(&Shared, &K)>,
@@ -339,10 +339,7 @@ fn apply_item<K, I: Incoming<K>>(
             match obj.decode() {
                 Ok((typed, raw)) => {
                     let key = (feed.key)(&typed);
-                    let change = match feed.prepared {
-                        Some(prepared) => prepared(shared, &typed, raw.as_deref()),
-                        None => (feed.apply)(&mut shared.lock(), &typed),
-                    };
+                    let change = (feed.apply)(shared, &typed, raw.as_deref());
                     queue_affected(shared, Some(&key), change);
                     if let Some(seen) = feed.seen {
                         seen(shared, &typed);
@@ -413,12 +410,43 @@ fn apply_watched_seed(shared: &Shared, seed: &Seed, _raw: Option<&str>) -> Chang
     shared.lock().apply_seed_info(info)
 }
 
+fn apply_watched_cloud_profile(shared: &Shared, cp: &CloudProfile, _raw: Option<&str>) -> Change {
+    let update = OtherUpdate::cloud_profile(cp);
+    shared.lock().apply_other(update)
+}
+
+fn apply_watched_namespaced_cloud_profile(
+    shared: &Shared,
+    ncp: &NamespacedCloudProfile,
+    _raw: Option<&str>,
+) -> Change {
+    let update = OtherUpdate::namespaced_cloud_profile(ncp);
+    shared.lock().apply_other(update)
+}
+
+fn apply_watched_project(shared: &Shared, project: &Project, _raw: Option<&str>) -> Change {
+    let update = OtherUpdate::project(project);
+    shared.lock().apply_other(update)
+}
+
+/// A region ConfigMap: the version stored before is read under the lock (shared, not copied)
+/// so that its latency table is kept when the rows did not change.
+fn apply_watched_region_config_map(shared: &Shared, cm: &ConfigMap, _raw: Option<&str>) -> Change {
+    let previous = shared.lock().region_config(&object_key(&cm.metadata));
+    let update = OtherUpdate::region_config_map(cm, previous.as_deref());
+    shared.lock().apply_other(update)
+}
+
+fn apply_watched_carbon_config_map(shared: &Shared, cm: &ConfigMap, _raw: Option<&str>) -> Change {
+    let update = OtherUpdate::carbon_config_map(cm);
+    shared.lock().apply_other(update)
+}
+
 /// How seeds are fed: compiled outside the cache's lock.
 fn seed_feed() -> Feed<Seed> {
     Feed::<Seed> {
         kind: WatchedKind::Seed,
-        apply: Cache::apply_seed,
-        prepared: Some(apply_watched_seed),
+        apply: apply_watched_seed,
         key: name_of,
         seen: None,
     }
@@ -428,8 +456,7 @@ fn seed_feed() -> Feed<Seed> {
 fn shoot_feed() -> Feed<Shoot> {
     Feed::<Shoot> {
         kind: WatchedKind::Shoot,
-        apply: Cache::apply_shoot,
-        prepared: Some(apply_watched_shoot),
+        apply: apply_watched_shoot,
         key: ns_name_of,
         seen: Some(shoot_seen),
     }
@@ -465,8 +492,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             None,
             Feed::<CloudProfile> {
                 kind: WatchedKind::CloudProfile,
-                apply: Cache::apply_cloud_profile,
-                prepared: None,
+                apply: apply_watched_cloud_profile,
                 key: name_of,
                 seen: None,
             },
@@ -477,8 +503,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             None,
             Feed::<NamespacedCloudProfile> {
                 kind: WatchedKind::NamespacedCloudProfile,
-                apply: Cache::apply_namespaced_cloud_profile,
-                prepared: None,
+                apply: apply_watched_namespaced_cloud_profile,
                 key: ns_name_of,
                 seen: None,
             },
@@ -489,8 +514,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             None,
             Feed::<Project> {
                 kind: WatchedKind::Project,
-                apply: Cache::apply_project,
-                prepared: None,
+                apply: apply_watched_project,
                 key: name_of,
                 seen: None,
             },
@@ -505,8 +529,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             region_configs,
             Feed::<ConfigMap> {
                 kind: WatchedKind::ConfigMap,
-                apply: Cache::apply_config_map,
-                prepared: None,
+                apply: apply_watched_region_config_map,
                 key: ns_name_of,
                 seen: None,
             },
@@ -521,8 +544,7 @@ pub(super) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task::JoinHandle<()>
             )),
             Feed::<ConfigMap> {
                 kind: WatchedKind::CarbonConfigMap,
-                apply: Cache::apply_carbon_config_map,
-                prepared: None,
+                apply: apply_watched_carbon_config_map,
                 key: ns_name_of,
                 seen: None,
             },
@@ -550,8 +572,7 @@ pub(super) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
         None,
         Feed::<Project> {
             kind: WatchedKind::Project,
-            apply: Cache::apply_project,
-            prepared: None,
+            apply: apply_watched_project,
             key: name_of,
             seen: None,
         },

@@ -53,13 +53,24 @@ fn key_of(cm: &ConfigMap) -> (String, String) {
 impl CarbonSources {
     /// Parses and stores a ConfigMap; a recreated ConfigMap replaces its removed predecessor.
     pub fn upsert(&mut self, cm: &ConfigMap) {
-        let key = key_of(cm);
         let data = ExporterData::from_config_map(cm);
-        let mut locations: BTreeSet<String> = data.locations().cloned().collect();
+        let locations = data.locations().cloned().collect();
+        self.upsert_parsed(key_of(cm), data, locations);
+    }
+
+    /// Stores a ConfigMap's parsed payload and the locations it serves under
+    /// `(namespace, name)`; a recreated ConfigMap replaces its removed predecessor. A payload
+    /// that serves no location (malformed) keeps the locations of the version before.
+    pub fn upsert_parsed(
+        &mut self,
+        key: (String, String),
+        data: ExporterData,
+        mut locations: BTreeSet<String>,
+    ) {
         if locations.is_empty()
-            && let Some(old) = self.sources.get(&key)
+            && let Some(old) = self.sources.get_mut(&key)
         {
-            locations = old.locations.clone();
+            locations = std::mem::take(&mut old.locations);
         }
         self.sources.insert(
             key,

@@ -43,8 +43,13 @@ impl CloudProfileInfo {
 
 impl Snapshot {
     pub fn upsert_cloud_profile(&mut self, cp: &CloudProfile) {
+        self.store_cloud_profile(cp.clone());
+    }
+
+    /// Stores a cloud profile as it is, in work that does not grow with it.
+    pub fn store_cloud_profile(&mut self, cp: CloudProfile) {
         let name = cp.metadata.name.clone().unwrap_or_default();
-        self.cloud_profiles.insert(name, cp.clone());
+        self.cloud_profiles.insert(name, cp);
         self.rebuild_columns();
     }
 
@@ -55,11 +60,16 @@ impl Snapshot {
     }
 
     pub fn upsert_namespaced_cloud_profile(&mut self, ncp: &NamespacedCloudProfile) {
+        self.store_namespaced_cloud_profile(ncp.clone());
+    }
+
+    /// Stores a namespaced cloud profile as it is, in work that does not grow with it.
+    pub fn store_namespaced_cloud_profile(&mut self, ncp: NamespacedCloudProfile) {
         let key = (
             ncp.metadata.namespace.clone().unwrap_or_default(),
             ncp.metadata.name.clone().unwrap_or_default(),
         );
-        self.namespaced_cloud_profiles.insert(key, ncp.clone());
+        self.namespaced_cloud_profiles.insert(key, ncp);
     }
 
     pub fn remove_namespaced_cloud_profile(&mut self, namespace: &str, name: &str) {

@@ -1,26 +1,68 @@
 //! ConfigMaps the snapshot keeps: region distances (in `garden`) and carbon-intensity forecasts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 
+use std::sync::Arc;
+
 use super::{CarbonSources, RegionConfig, Snapshot, is_carbon_config_map};
 use crate::api::ConfigMap;
+use crate::forecast::ExporterData;
+
+/// A ConfigMap read for the snapshot, without it: a region ConfigMap's rows and latency table,
+/// a carbon-intensity forecast's payload.
+#[derive(Debug)]
+pub struct ParsedConfigMap {
+    key: (String, String),
+    /// a forecast's payload and the locations it serves
+    carbon: Option<(ExporterData, BTreeSet<String>)>,
+    region: Option<Arc<RegionConfig>>,
+}
+
+impl ParsedConfigMap {
+    /// Parses any ConfigMap. `previous` is the region ConfigMap stored under the same name: its
+    /// latency table is kept when the rows did not change, so that a resync does not redo it.
+    pub fn parse(cm: &ConfigMap, previous: Option<&RegionConfig>) -> ParsedConfigMap {
+        ParsedConfigMap {
+            key: (
+                cm.metadata.namespace.clone().unwrap_or_default(),
+                cm.metadata.name.clone().unwrap_or_default(),
+            ),
+            carbon: is_carbon_config_map(cm).then(|| {
+                let data = ExporterData::from_config_map(cm);
+                let locations = data.locations().cloned().collect();
+                (data, locations)
+            }),
+            region: RegionConfig::parse(cm, previous).map(Arc::new),
+        }
+    }
+}
 
 impl Snapshot {
     /// Accepts any ConfigMap; only those in `garden` labelled as region config are kept, and
     /// carbon-intensity forecasts (see [`Snapshot::upsert_carbon_config_map`]).
     pub fn upsert_config_map(&mut self, cm: &ConfigMap) {
-        let key = (
-            cm.metadata.namespace.clone().unwrap_or_default(),
-            cm.metadata.name.clone().unwrap_or_default(),
+        let previous = self.region_config(
+            cm.metadata.namespace.as_deref().unwrap_or_default(),
+            cm.metadata.name.as_deref().unwrap_or_default(),
         );
-        if is_carbon_config_map(cm) {
-            self.upsert_carbon_config_map(cm);
-        } else {
-            self.carbon.forget(&key.0, &key.1);
+        self.upsert_parsed_config_map(ParsedConfigMap::parse(cm, previous.as_deref()));
+    }
+
+    /// Stores a ConfigMap parsed by [`ParsedConfigMap::parse`]: in work that does not grow with
+    /// the ConfigMap, so that the controller parses it before taking its cache's lock.
+    pub fn upsert_parsed_config_map(&mut self, parsed: ParsedConfigMap) {
+        let ParsedConfigMap {
+            key,
+            carbon,
+            region,
+        } = parsed;
+        match carbon {
+            Some((data, locations)) => self.carbon.upsert_parsed(key.clone(), data, locations),
+            None => self.carbon.forget(&key.0, &key.1),
         }
-        match RegionConfig::parse(cm, self.region_configs.get(&key)) {
+        match region {
             Some(rc) => {
                 self.region_configs.insert(key, rc);
             }
@@ -28,6 +70,14 @@ impl Snapshot {
                 self.region_configs.remove(&key);
             }
         }
+    }
+
+    /// The region ConfigMap stored as `namespace/name`, shared: what [`ParsedConfigMap::parse`]
+    /// compares a new version with.
+    pub fn region_config(&self, namespace: &str, name: &str) -> Option<Arc<RegionConfig>> {
+        self.region_configs
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
     }
 
     /// Forgets a region ConfigMap. Carbon-intensity ConfigMaps are removed with
@@ -41,6 +91,7 @@ impl Snapshot {
     pub fn region_config_for(&self, cloud_profile: &str) -> Option<&RegionConfig> {
         self.region_configs
             .values()
+            .map(|rc| &**rc)
             .find(|rc| rc.cloud_profiles.iter().any(|p| p == cloud_profile))
     }
 
@@ -58,6 +109,7 @@ impl Snapshot {
         for rc in self
             .region_configs
             .values()
+            .map(|rc| &**rc)
             .filter(|rc| rc.cloud_profiles.iter().any(|p| p == cloud_profile))
         {
             match rc.distances_from(region) {
@@ -88,6 +140,7 @@ impl Snapshot {
             let configs: Vec<&RegionConfig> = self
                 .region_configs
                 .values()
+                .map(|rc| &**rc)
                 .filter(|rc| rc.cloud_profiles.iter().any(|p| p == profile))
                 .collect();
             if configs.len() < 2 {
@@ -124,7 +177,7 @@ impl Snapshot {
     }
 
     pub fn region_configs(&self) -> impl Iterator<Item = &RegionConfig> {
-        self.region_configs.values()
+        self.region_configs.values().map(|rc| &**rc)
     }
 
     // ---- carbon-intensity ConfigMaps

@@ -23,6 +23,7 @@ use std::sync::{Arc, OnceLock};
 pub use carbon::{CarbonSource, CarbonSources, MAX_REMOVED_RETENTION, is_carbon_config_map};
 pub use cloud_profile::CloudProfileInfo;
 pub use columns::SeedColumns;
+pub use config_maps::ParsedConfigMap;
 pub use region_config::{RegionConfig, parse_region_distances};
 pub use seed::{SeedInfo, SeedNets, Unusable, ZoneMode};
 pub use selector::{compile_selector, selector_matches};
@@ -50,7 +51,7 @@ pub struct Snapshot {
     projects: BTreeMap<String, String>,
     /// project name -> namespace, to keep `projects` right when a project changes namespace
     project_namespaces: BTreeMap<String, String>,
-    region_configs: BTreeMap<(String, String), RegionConfig>,
+    region_configs: BTreeMap<(String, String), Arc<RegionConfig>>,
     /// Projects carrying the residency opt-out annotation.
     residency_opt_outs: BTreeSet<String>,
     /// The region catalogue with the operator's entries.

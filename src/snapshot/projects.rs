@@ -5,8 +5,17 @@ use crate::api::Project;
 
 impl Snapshot {
     pub fn upsert_project(&mut self, project: &Project) {
-        let name = project.metadata.name.clone().unwrap_or_default();
-        if crate::api::residency_opt_out(&project.metadata) {
+        self.store_project(
+            project.metadata.name.clone().unwrap_or_default(),
+            project.spec.namespace.clone(),
+            crate::api::residency_opt_out(&project.metadata),
+        );
+    }
+
+    /// Stores what the decision reads of a project: its namespace and whether it opted out of
+    /// residency, in work that does not grow with the project.
+    pub fn store_project(&mut self, name: String, namespace: Option<String>, opt_out: bool) {
+        if opt_out {
             self.residency_opt_outs.insert(name.clone());
         } else {
             self.residency_opt_outs.remove(&name);
@@ -14,7 +23,7 @@ impl Snapshot {
         if let Some(old_ns) = self.project_namespaces.remove(&name) {
             self.projects.remove(&old_ns);
         }
-        if let Some(ns) = project.spec.namespace.clone().filter(|n| !n.is_empty()) {
+        if let Some(ns) = namespace.filter(|n| !n.is_empty()) {
             self.projects.insert(ns.clone(), name.clone());
             self.project_namespaces.insert(name, ns);
         }

@@ -192,3 +192,28 @@ pub fn region_config_map(scale: usize) -> ConfigMap {
     }))
     .unwrap()
 }
+
+/// A carbon-intensity ConfigMap of about 0.5 MiB per `scale` (the API server takes 1 MiB of
+/// data): 2,750 forecast points per `scale` over 50 locations, as the exporter writes them.
+pub fn carbon_config_map(scale: usize) -> ConfigMap {
+    let points: Vec<Value> = (0..2_750 * scale)
+        .map(|i| {
+            json!({
+                "location": format!("L{:02}", i % 50),
+                "timestamp": format!("2026-12-{:02}T{:02}:00:00Z", 1 + i / 50 / 24, i / 50 % 24),
+                "duration": 60,
+                "value": 30.0 + (i % 97) as f64,
+            })
+        })
+        .collect();
+    let payload = serde_json::to_vec(&points).unwrap();
+    serde_json::from_value(json!({
+        "metadata": {
+            "name": "carbon", "namespace": "garden",
+            "labels": {"scheduling.gardener.cloud/purpose": "carbon-intensity"},
+        },
+        "data": {"lastHeartbeatTime": "2026-12-01T00:00:00Z"},
+        "binaryData": {"forecast": base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &payload)},
+    }))
+    .unwrap()
+}

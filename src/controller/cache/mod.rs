@@ -12,6 +12,7 @@
 mod assumptions;
 mod compact;
 mod kind;
+mod other;
 mod relist;
 #[cfg(test)]
 mod tests;
@@ -21,16 +22,14 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::api::{
-    CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot, object_key,
-};
-use crate::api::{Gates, residency_opt_out};
+use crate::api::{Gates, Seed, Shoot, object_key};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 pub use assumptions::Assumption;
+use compact::scheduling_relevant_change;
 pub use compact::{PendingShoot, Sent, ShootUpdate};
-use compact::{compact_meta, fingerprint, scheduling_relevant_change};
 pub use kind::WatchedKind;
+pub use other::OtherUpdate;
 use relist::{Lists, Mark};
 
 /// What an update did to the pending set; the watch layer turns it into queue operations.
@@ -402,89 +401,6 @@ impl Cache {
             requeue: Vec::new(),
             freed_on: None,
         }
-    }
-
-    // ---- the other kinds: cloud profiles, projects, region and carbon-intensity ConfigMaps
-
-    /// Records the fingerprint of what the decision reads from one object (`hash`); waiting
-    /// shoots are retried only when it differs from the last one seen.
-    fn record_fingerprint(&mut self, kind: WatchedKind, key: String, hash: u64) -> Change {
-        let listed = self.lists.mark(kind);
-        let old = self
-            .fingerprints
-            .insert((kind, key), Fingerprint { hash, listed });
-        Change {
-            enqueue: false,
-            retry_waiting: old.is_none_or(|old| old.hash != hash),
-            requeue: Vec::new(),
-            freed_on: None,
-        }
-    }
-
-    pub fn apply_cloud_profile(&mut self, cp: &CloudProfile) -> Change {
-        let compact = CloudProfile {
-            metadata: compact_meta(&cp.metadata, false, &[]),
-            spec: cp.spec.clone(),
-        };
-        self.snapshot.upsert_cloud_profile(&compact);
-        let key = compact.metadata.name.clone().unwrap_or_default();
-        self.record_fingerprint(WatchedKind::CloudProfile, key, fingerprint(&compact.spec))
-    }
-
-    pub fn apply_namespaced_cloud_profile(&mut self, ncp: &NamespacedCloudProfile) -> Change {
-        let compact = NamespacedCloudProfile {
-            metadata: compact_meta(&ncp.metadata, false, &[]),
-            spec: ncp.spec.clone(),
-            status: ncp.status.clone(),
-        };
-        self.snapshot.upsert_namespaced_cloud_profile(&compact);
-        let key = object_key(&compact.metadata);
-        self.record_fingerprint(
-            WatchedKind::NamespacedCloudProfile,
-            key,
-            fingerprint(&(&compact.spec, &compact.status)),
-        )
-    }
-
-    pub fn apply_project(&mut self, project: &Project) -> Change {
-        self.snapshot.upsert_project(project);
-        let key = project.metadata.name.clone().unwrap_or_default();
-        self.record_fingerprint(
-            WatchedKind::Project,
-            key,
-            fingerprint(&(&project.spec, residency_opt_out(&project.metadata))),
-        )
-    }
-
-    pub fn apply_config_map(&mut self, cm: &ConfigMap) -> Change {
-        let compact = ConfigMap {
-            metadata: compact_meta(&cm.metadata, true, &[crate::api::ANNOTATION_CLOUDPROFILES]),
-            data: cm.data.clone(),
-            ..Default::default()
-        };
-        self.snapshot.upsert_config_map(&compact);
-        let key = object_key(&compact.metadata);
-        self.record_fingerprint(
-            WatchedKind::ConfigMap,
-            key,
-            fingerprint(&(
-                &compact.metadata.labels,
-                &compact.metadata.annotations,
-                &compact.data,
-            )),
-        )
-    }
-
-    /// Applies a carbon-intensity ConfigMap (parsed once, in the snapshot). A changed forecast,
-    /// heartbeat or label wakes waiting shoots; an identical resync does not.
-    pub fn apply_carbon_config_map(&mut self, cm: &ConfigMap) -> Change {
-        self.snapshot.upsert_config_map(cm);
-        let key = object_key(&cm.metadata);
-        self.record_fingerprint(
-            WatchedKind::CarbonConfigMap,
-            key,
-            fingerprint(&(&cm.metadata.labels, &cm.data, &cm.binary_data)),
-        )
     }
 
     /// A carbon-intensity ConfigMap was deleted (or left the label selection) at `now`. The
