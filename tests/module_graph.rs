@@ -405,6 +405,76 @@ fn top_level_modules_import_only_from_their_group_or_the_groups_declared_before_
     );
 }
 
+/// The controller's diagram in docs/development/architecture.md: its entries, top to bottom.
+fn controller_diagram() -> BTreeMap<String, usize> {
+    let doc = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/development/architecture.md"),
+    )
+    .unwrap();
+    let section = doc
+        .split_once("## The controller\n")
+        .expect("a section `## The controller`")
+        .1;
+    let block = section
+        .split_once("```text\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("a text diagram in the controller section")
+        .0;
+    let mut rank = BTreeMap::new();
+    for (i, line) in block.lines().enumerate() {
+        let names = line.split("  ").next().unwrap_or_default();
+        for name in names.split(", ") {
+            let name = name.trim().trim_end_matches('/').trim_end_matches(".rs");
+            if !name.is_empty() {
+                rank.insert(name.to_string(), i);
+            }
+        }
+    }
+    rank
+}
+
+#[test]
+fn the_controller_s_folders_are_its_diagram_and_import_only_down_it() {
+    let rank = controller_diagram();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/controller");
+    let entries: BTreeSet<String> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.trim_end_matches(".rs").to_string()
+        })
+        .filter(|n| n != "mod" && n != "tests")
+        .collect();
+    let drawn: BTreeSet<String> = rank.keys().cloned().collect();
+    assert_eq!(
+        entries, drawn,
+        "src/controller/ and the diagram in docs/development/architecture.md list different entries"
+    );
+    let g = Graph::read();
+    let report: Vec<String> = g
+        .edges
+        .keys()
+        .filter(|&&(from, to)| {
+            let (a, b) = (&g.files[from].1, &g.files[to].1);
+            if a.first().map(String::as_str) != Some("controller")
+                || b.first().map(String::as_str) != Some("controller")
+            {
+                return false;
+            }
+            let (Some(a), Some(b)) = (a.get(1), b.get(1)) else {
+                return false;
+            };
+            a != b && rank[a] > rank[b]
+        })
+        .map(|&(from, to)| g.why(from, to))
+        .collect();
+    assert!(
+        report.is_empty(),
+        "a controller module imports one drawn above it in docs/development/architecture.md:\n{}",
+        report.join("\n")
+    );
+}
+
 /// The check itself can fail: a made-up pair of modules naming each other is a cycle.
 #[test]
 fn a_cycle_is_found_and_printed() {

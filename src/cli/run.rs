@@ -279,7 +279,7 @@ mod filter_tests {
         tracing::subscriber::with_default(subscriber, || {
             tracing::warn!(target: "kube_runtime::watcher", "watch list error with 403: Api(Status {{ code: 403 }})");
             tracing::warn!(target: "kube_client::client", "<html>...</html>, Error(\"expected value\")");
-            tracing::warn!(target: "gardener_scheduler::controller::watch", "watch failed; retrying");
+            tracing::warn!(target: "gardener_scheduler::controller::feed::watch", "watch failed; retrying");
         });
         String::from_utf8(out.lock().unwrap().clone()).unwrap()
     }

@@ -8,11 +8,28 @@
 use std::future::Future;
 use std::sync::Arc;
 
+use crate::config::LeaderElection;
+use crate::controller::client::LeaseClient;
+use crate::controller::leader::Elector;
+use crate::controller::server;
+use crate::controller::shared::Shared;
 use tokio::sync::{Notify, oneshot, watch};
 use tracing::{info, warn};
 
-use super::{ElectorPlan, Shared, server};
-use crate::config::LeaderElection;
+/// What the elector is made of once it runs: its client is made on the control thread (see
+/// `lifecycle`).
+pub(super) struct ElectorPlan {
+    pub(super) lease: LeaseClient,
+    pub(super) identity: String,
+    pub(super) tx: tokio::sync::watch::Sender<Option<tokio::time::Instant>>,
+}
+
+impl ElectorPlan {
+    /// The elector, its client's task on the current runtime.
+    pub(super) fn build(self, cfg: &LeaderElection) -> Elector {
+        Elector::reporting_to(self.lease.build(), cfg, self.identity, self.tx)
+    }
+}
 
 /// What runs on the control thread.
 pub(super) struct Parts {

@@ -5,16 +5,21 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::compile::Compiled;
+use crate::controller::client::stack::REQUEST_TIMEOUT;
+use crate::controller::client::{self, Connection};
+use crate::controller::error::ControllerError;
+use crate::controller::feed::carbon;
+use crate::controller::feed::watch;
+use crate::controller::metrics::Metrics;
+use crate::controller::process::{BesideTask, Controller};
+use crate::controller::shared::Shared;
+use crate::controller::worker::worker;
+use crate::controller::{attempt, control, server};
 use tokio::sync::Notify;
 use tokio::sync::watch as chan;
 use tokio::time::Instant;
 use tracing::{debug, error, info, warn};
-
-use super::worker::worker;
-use super::{
-    Controller, ControllerError, REQUEST_TIMEOUT, Shared, attempt, carbon_metrics, control, server,
-    watch,
-};
 
 /// How long a shutdown waits for in-flight binds and then the queued reports, together.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -166,7 +171,7 @@ async fn decide_afresh_when_elected(shared: Arc<Shared>, elected: Arc<Notify>) {
 
 /// Tells `/healthz` (on the control thread) that this runtime still runs tasks.
 async fn heartbeat(shared: Arc<Shared>) {
-    let mut tick = tokio::time::interval(super::liveness::HEARTBEAT);
+    let mut tick = tokio::time::interval(crate::controller::liveness::HEARTBEAT);
     loop {
         tick.tick().await;
         shared.heartbeat.beat();
@@ -195,7 +200,7 @@ async fn housekeeping(shared: Arc<Shared>) {
                 }
             }
         }
-        carbon_metrics::refresh(&shared);
+        carbon::refresh(&shared);
     }
 }
 
@@ -216,4 +221,21 @@ pub async fn shutdown_signal() {
         _ = term.recv() => info!("received SIGTERM"),
         _ = tokio::signal::ctrl_c() => info!("received SIGINT"),
     }
+}
+
+/// Runs the scheduler for a compiled configuration until SIGTERM or SIGINT, with the task
+/// `beside` makes running next to it.
+pub async fn run_with_signals(
+    compiled: Compiled,
+    beside: BesideTask,
+) -> Result<(), ControllerError> {
+    let config = client::load_config(&compiled.config.client_connection.kubeconfig).await?;
+    let connection = Connection::to(&config)?;
+    let controller = Controller::with_metrics(compiled, connection, Metrics::new())?;
+    let task = beside(controller.beside()).map(tokio::spawn);
+    let result = controller.run(shutdown_signal()).await;
+    if let Some(task) = task {
+        task.abort();
+    }
+    result
 }

@@ -15,10 +15,9 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::controller::metrics::runtime::WorkqueueMetrics;
 use tokio::sync::Notify;
 use tokio::time::Instant;
-
-use super::runtime_metrics::WorkqueueMetrics;
 
 /// Exponential backoff per key: `initial × 2^failures`, capped at `max`.
 #[derive(Clone, Copy, Debug)]
@@ -389,7 +388,7 @@ impl Queue {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::controller::queue::*;
 
     fn queue() -> Queue {
         Queue::new(BackoffPolicy {

@@ -3,6 +3,8 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
+use crate::config::Server;
+use crate::controller::shared::Shared;
 use axum::Router;
 use axum::extract::State as Extract;
 use axum::http::{StatusCode, header};
@@ -10,9 +12,6 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
-
-use super::Shared;
-use crate::config::Server;
 
 /// The socket address of a configured server; an empty bind address means all interfaces.
 pub fn address(server: &Server) -> SocketAddr {

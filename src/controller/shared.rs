@@ -5,19 +5,35 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use kube::Client;
-use tokio::sync::Notify;
-use tracing::info;
-
-use super::stack::Activity;
-use super::{Cache, Change, Leadership, Metrics, Queue, Reporter, WatchedKind, refusals, watch};
+use crate::api::Shoot;
 use crate::chain::ProfileChain;
 use crate::config::BindingMode;
+use crate::controller::cache::{Cache, Change, WatchedKind};
+use crate::controller::client::stack::Activity;
+use crate::controller::events::Reporter;
+use crate::controller::events::refusals;
+use crate::controller::leader::Leadership;
+use crate::controller::metrics::Metrics;
+use crate::controller::queue::Queue;
+use kube::Client;
+use tokio::sync::Notify;
+use tracing::{debug, info};
+
+/// A bind whose outcome neither its answer nor the read after it could tell.
+pub(in crate::controller) struct Unsettled {
+    pub(in crate::controller) seed: String,
+    pub(in crate::controller) shoot: Shoot,
+    /// the success note of its decision
+    pub(in crate::controller) note: String,
+    pub(in crate::controller) profile: String,
+    /// when the attempt gave up asking
+    pub(in crate::controller) since: tokio::time::Instant,
+}
 
 /// State shared by the watches, workers and HTTP handlers.
 pub struct Shared {
     pub(super) client: Client,
-    /// the client of the watches (see [`super::ApiClients::watches`])
+    /// the client of the watches (see [`crate::controller::client::ApiClients::watches`])
     pub(super) watches: Client,
     /// when each watched collection last answered (recorded by the client stack)
     pub(super) activity: Arc<Activity>,
@@ -45,7 +61,7 @@ pub struct Shared {
     /// (`schedulers.shoot.streamingLists`)
     pub(super) streaming_lists: bool,
     /// beaten by the scheduling runtime, read by `/healthz`
-    pub(super) heartbeat: super::liveness::Heartbeat,
+    pub(super) heartbeat: crate::controller::liveness::Heartbeat,
     /// what the watches brought, and the placements assumed; see [`Shared::lock`]
     pub(super) cache: Mutex<Cache>,
     pub(super) queue: Queue,
@@ -55,7 +71,7 @@ pub struct Shared {
     pub(super) reporter: Reporter,
     /// binds whose outcome neither their answer nor a read told: settled by what the watch,
     /// or the next attempt's read, shows
-    pub(super) unsettled: Mutex<HashMap<String, super::attempt::Unsettled>>,
+    pub(super) unsettled: Mutex<HashMap<String, Unsettled>>,
     pub(super) leadership: Leadership,
     pub(super) synced: Mutex<HashSet<WatchedKind>>,
     pub(super) synced_notify: Notify,
@@ -73,7 +89,33 @@ impl Shared {
     /// Queues what a change of the cache calls for: `key` itself if it became pending, the
     /// waiting shoots if the landscape changed, one shoot a dropped placement turned away.
     pub fn queue_affected(&self, key: &str, change: Change) {
-        watch::queue_affected(self, Some(key), change);
+        self.queue_change(Some(key), change);
+    }
+
+    /// Applies a change's consequences to the queue: `key` (when it became pending), the
+    /// waiting shoots, and the first shoot a freed slot may take.
+    pub(in crate::controller) fn queue_change(&self, key: Option<&str>, change: Change) {
+        if change.enqueue
+            && let Some(k) = key
+        {
+            self.queue.add(k);
+        }
+        if change.retry_waiting {
+            let n = self.queue.wake_delayed();
+            if n > 0 {
+                debug!(shoots = n, "landscape changed: retrying waiting shoots now");
+            }
+        }
+        // One freed slot, one shoot: the first one turned away that still waits for a change;
+        // the others keep their place for the next slot.
+        let mut candidates = change.requeue.iter();
+        if let Some(woken) = candidates.by_ref().find(|k| self.queue.wake(k)) {
+            debug!(shoot = %woken, "a dropped placement freed a slot: retrying a shoot it turned away");
+            let rest: Vec<_> = candidates.cloned().collect();
+            if let Some(seed) = &change.freed_on {
+                self.lock().refused_again(seed, &rest);
+            }
+        }
     }
 
     /// Changes the cache under its lock, then (the lock released) queues what the change calls

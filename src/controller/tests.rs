@@ -3,17 +3,19 @@
 
 use std::time::Duration;
 
-use http::Response;
-use kube::Client;
-use kube::client::Body;
-use serde_json::{Value, json};
-
-use super::*;
 use crate::api::Shoot;
 use crate::compile::load_str;
 use crate::config::BindingMode;
+use crate::controller::client::bind;
+use crate::controller::events::refusals;
+use crate::controller::feed::watch;
+use crate::controller::*;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
+use http::Response;
+use kube::Client;
+use kube::client::Body;
 use scenario::*;
+use serde_json::{Value, json};
 
 /// Binds [`observed_shoot`] to `seed-1` in the background, as the leader.
 fn spawn_bind(
@@ -249,7 +251,7 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     api.drops_connection().await;
     // the attempt reads the shoot at once to learn what happened; that read fails too, on
     // each of its tries
-    for _ in 0..super::attempt::SETTLE_TRIES {
+    for _ in 0..crate::controller::attempt::SETTLE_TRIES {
         api.drops_connection().await;
     }
     assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);

@@ -3,11 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::controller::attempt::{self, Attempt, Outcome};
+use crate::controller::shared::Shared;
 use tokio::time::Instant;
 use tracing::{Instrument, info_span};
-
-use super::Shared;
-use super::attempt::{self, Attempt, Outcome};
 
 pub(super) async fn worker(shared: Arc<Shared>, id: usize) {
     let mut leadership = shared.leadership.clone();

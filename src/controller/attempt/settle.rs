@@ -2,10 +2,13 @@
 //! after it, sent again when it fails to connect, and, when no read can tell, what the watch or
 //! the next attempt's read shows, counted and reported then.
 
-use tracing::{debug, info};
-
-use super::super::{AttemptResult, BindError, REQUEST_TIMEOUT, Shared, bind};
 use crate::api::Shoot;
+use crate::controller::client::bind;
+use crate::controller::client::bind::BindError;
+use crate::controller::client::stack::REQUEST_TIMEOUT;
+use crate::controller::metrics::AttemptResult;
+use crate::controller::shared::Shared;
+use tracing::{debug, info};
 
 /// Tries of the read that settles a bind with an unknown outcome, when a try fails at once
 /// without an answer (a gateway that answered 502 may close the connection as well).
@@ -34,17 +37,6 @@ pub(super) async fn read_to_settle(
             other => return other,
         }
     }
-}
-
-/// A bind whose outcome neither its answer nor the read after it could tell.
-pub(in crate::controller) struct Unsettled {
-    pub(super) seed: String,
-    pub(super) shoot: Shoot,
-    /// the success note of its decision
-    pub(super) note: String,
-    pub(super) profile: String,
-    /// when the attempt gave up asking
-    pub(super) since: tokio::time::Instant,
 }
 
 /// What the watch or a read shows of `key`: `seen` is `None` when the shoot is gone, else its

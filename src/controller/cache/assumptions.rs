@@ -4,28 +4,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::Instant;
-
-use super::{Cache, Change};
 use crate::api::{Shoot, object_key};
+use crate::controller::cache::state::{Assumption, Cache, Change};
 use crate::schedule::FitError;
+use tokio::time::Instant;
 
 /// How long a successful bind may stay unconfirmed by the watch before the shoot is read to
 /// confirm it. Longer than any healthy watch lag; the assumption never simply expires (a stalled
 /// watch is exactly when it would, and the seed would be overcommitted).
 pub const UNCONFIRMED_BIND_CHECK: Duration = Duration::from_secs(30);
-
-/// A placement decided and being (or just) written, counted in usage until the watch shows it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Assumption {
-    pub seed: String,
-    /// resourceVersion the decision was based on
-    pub observed: String,
-    /// when the bind succeeded
-    pub bound_at: Option<Instant>,
-    /// the bind got no answer: it may or may not have been applied
-    pub uncertain: bool,
-}
 
 impl Cache {
     /// Counts `shoot` on `seed` from now on, before the bind is written.

@@ -56,3 +56,30 @@ impl WatchedKind {
         }
     }
 }
+
+/// Which list of its kind last brought an object. Wrapping is harmless: only equality with the
+/// running list's number counts.
+pub(super) type Mark = u32;
+
+/// Per watched kind: the number of its current (or last) list, and whether that list is running.
+#[derive(Default)]
+pub(super) struct Lists([(Mark, bool); WatchedKind::ALL.len()]);
+
+impl Lists {
+    /// The mark objects of `kind` get when they are applied now.
+    pub(super) fn mark(&self, kind: WatchedKind) -> Mark {
+        self.0[kind.index()].0
+    }
+
+    pub(super) fn begin(&mut self, kind: WatchedKind) {
+        let (mark, running) = &mut self.0[kind.index()];
+        *mark = mark.wrapping_add(1);
+        *running = true;
+    }
+
+    /// The mark of the list that ends, if one was running.
+    pub(super) fn end(&mut self, kind: WatchedKind) -> Option<Mark> {
+        let (mark, running) = &mut self.0[kind.index()];
+        std::mem::take(running).then_some(*mark)
+    }
+}

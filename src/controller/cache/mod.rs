@@ -5,122 +5,36 @@
 //! Everything here is synchronous and guarded by one mutex in the controller, so a decision and
 //! its assumption happen atomically: two workers cannot both count on a seed's last free slot.
 //!
-//! The files, by concern: this one applies what the watches bring (shoots, seeds and the other
-//! kinds); `assumptions.rs` counts placements being bound; `relist.rs` finds objects deleted
-//! while a watch was down; `compact.rs` keeps only what a decision, an event or a bind reads.
+//! The files, by concern: `state.rs` is what the cache holds; this one applies the shoots and
+//! seeds the watches bring, `other.rs` the other kinds (made ready before the lock);
+//! `assumptions.rs` counts placements being bound; `relist.rs` finds objects deleted while a
+//! watch was down (`kind.rs` numbers each kind's lists); `compact.rs` keeps only what a
+//! decision, an event or a bind reads.
 
 mod assumptions;
 mod compact;
 mod kind;
 mod other;
 mod relist;
+mod state;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
 use crate::api::{Gates, Seed, Shoot, object_key};
-use crate::snapshot::{SeedInfo, Snapshot};
+use crate::snapshot::SeedInfo;
 
-pub use assumptions::Assumption;
+#[cfg(any(test, feature = "test-util"))]
+pub use compact::PendingShoot;
 use compact::scheduling_relevant_change;
-pub use compact::{PendingShoot, Sent, ShootUpdate};
+pub use compact::{Sent, ShootUpdate};
 pub use kind::WatchedKind;
 pub use other::OtherUpdate;
-use relist::{Lists, Mark};
-
-/// What an update did to the pending set; the watch layer turns it into queue operations.
-///
-/// Only changes made by others (a seed, a cloud profile, a shoot leaving a seed) set `retry_waiting`.
-/// What the scheduler does itself (assuming a placement, dropping it after a failed bind, writing
-/// status or events) never does: a dropped assumption returns capacity that was never used, and
-/// may only queue the shoots it turned away (`requeue`), once.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Change {
-    /// the shoot became pending, or its scheduling-relevant fields changed: decide again now
-    pub enqueue: bool,
-    /// capacity may have been freed or the landscape changed: retry waiting shoots now
-    pub retry_waiting: bool,
-    /// a placement only assumed was dropped: the seed whose slot it freed, and the shoots that
-    /// seed refused for capacity meanwhile, first refused first; one of them may have the slot
-    pub requeue: Vec<Arc<str>>,
-    pub freed_on: Option<String>,
-}
-
-impl Change {
-    /// The same change without queueing the key itself: for a change an attempt makes to its
-    /// own shoot, whose key the attempt's `Requeue` places.
-    pub fn leaving_key(self) -> Change {
-        Change {
-            enqueue: false,
-            ..self
-        }
-    }
-}
-
-/// The controller's cache.
-#[derive(Default)]
-pub struct Cache {
-    pub snapshot: Snapshot,
-    /// every known shoot
-    shoots: HashMap<Arc<str>, Known>,
-    /// per pending shoot, the object as the API server sent it (JSON without managedFields), at
-    /// the resourceVersion of its compact form in `shoots`: a bind sends it back whole, so no
-    /// field the scheduler does not know is lost. Dropped once the shoot is bound.
-    raw: HashMap<Arc<str>, Arc<str>>,
-    assumed: HashMap<Arc<str>, Assumption>,
-    scheduler_names: Vec<String>,
-    /// per watched kind, the number of its current list (see `relist.rs`)
-    lists: Lists,
-    /// per seed, the list that last brought it (the name shared with the snapshot's)
-    seeds_listed: HashMap<Arc<str>, Mark>,
-    /// non-seed, non-shoot objects: a fingerprint of what the decision reads, to tell relevant
-    /// changes from noise (status heartbeats, managed fields)
-    fingerprints: HashMap<(WatchedKind, String), Fingerprint>,
-    /// per seed holding assumed placements: pending shoots it refused for capacity meanwhile,
-    /// first refused first
-    refused_for: HashMap<String, Vec<Arc<str>>>,
-    /// shoots applied from a read (after a bind or a conflict) ahead of their watch, at this
-    /// resourceVersion: a watch event or list item older than it is stale and ignored. Dropped
-    /// once the watch catches up, so it holds only the few shoots just read.
-    read_versions: HashMap<Arc<str>, u64>,
-    /// per pending shoot that was decided at least once: why it still waits, as its last
-    /// attempt left it. Dropped once the shoot is bound or gone.
-    waiting: HashMap<Arc<str>, Waiting>,
-}
-
-/// A known shoot.
-struct Known {
-    /// `Some` while it waits for this scheduler
-    pending: Option<PendingShoot>,
-    /// the list that last brought it
-    listed: Mark,
-}
-
-/// What the decision reads from a cloud profile, project or ConfigMap, hashed.
-struct Fingerprint {
-    hash: u64,
-    /// the list that last brought it
-    listed: Mark,
-}
-
-/// Why a pending shoot waits, as its last attempt left it (a shoot never decided has none).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Waiting {
-    /// no seed fits: the distinct reasons seeds were rejected for ([`FitError::reason_names`])
-    ///
-    /// [`FitError::reason_names`]: crate::outcome::FitError::reason_names
-    NoFit(Vec<String>),
-    /// a seed fits, but its bind failed
-    BindFailed,
-    /// a freeze window or no active profile
-    Deferred,
-    /// held by its scheduling gates (a freeze may hold it too)
-    Gated,
-}
+use state::Known;
+pub use state::{Assumption, Cache, Change, Waiting};
 
 /// A resourceVersion as a number: the API server's are etcd revisions, which grow. (They are
 /// opaque by contract; one that is not a number is never taken as older.)

@@ -7,10 +7,10 @@ use crate::api::{
     ANNOTATION_CLOUDPROFILES, CloudProfile, ConfigMap, NamespacedCloudProfile, Project, object_key,
     residency_opt_out,
 };
+use crate::controller::cache::compact::{compact_meta, fingerprint};
+use crate::controller::cache::kind::WatchedKind;
+use crate::controller::cache::state::{Cache, Change, Fingerprint};
 use crate::snapshot::{ParsedConfigMap, RegionConfig};
-
-use super::compact::{compact_meta, fingerprint};
-use super::{Cache, Change, Fingerprint, WatchedKind};
 
 /// A cloud profile, project or ConfigMap as the cache stores it, made without the cache.
 pub struct OtherUpdate {

@@ -8,34 +8,8 @@
 //! interrupted and started again takes yet another number: what only the interrupted one
 //! brought counts as not listed.
 
-use super::{Cache, Change, WatchedKind};
-
-/// Which list of its kind last brought an object. Wrapping is harmless: only equality with the
-/// running list's number counts.
-pub(super) type Mark = u32;
-
-/// Per watched kind: the number of its current (or last) list, and whether that list is running.
-#[derive(Default)]
-pub(super) struct Lists([(Mark, bool); WatchedKind::ALL.len()]);
-
-impl Lists {
-    /// The mark objects of `kind` get when they are applied now.
-    pub(super) fn mark(&self, kind: WatchedKind) -> Mark {
-        self.0[kind.index()].0
-    }
-
-    fn begin(&mut self, kind: WatchedKind) {
-        let (mark, running) = &mut self.0[kind.index()];
-        *mark = mark.wrapping_add(1);
-        *running = true;
-    }
-
-    /// The mark of the list that ends, if one was running.
-    fn end(&mut self, kind: WatchedKind) -> Option<Mark> {
-        let (mark, running) = &mut self.0[kind.index()];
-        std::mem::take(running).then_some(*mark)
-    }
-}
+use crate::controller::cache::kind::WatchedKind;
+use crate::controller::cache::state::{Cache, Change};
 
 impl Cache {
     /// The watch of `kind` starts a (re)list.

@@ -1,5 +1,5 @@
-use super::*;
 use crate::api::{CloudProfile, ConfigMap};
+use crate::controller::cache::*;
 use crate::fixtures::{SeedBuilder, ShootBuilder};
 use crate::schedule::FitError;
 

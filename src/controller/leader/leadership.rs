@@ -1,5 +1,5 @@
 //! What the rest of the process asks of the election: whether it leads now, and how long a
-//! write sent now is covered by the lease. The [`Elector`](super::Elector) reports renewals to it.
+//! write sent now is covered by the lease. The [`Elector`](crate::controller::leader::Elector) reports renewals to it.
 
 use std::time::Duration;
 

@@ -2,11 +2,10 @@
 //! its cap) are named in words an operator reads, and a failed read is never "outcome unknown":
 //! nothing was written.
 
+use crate::controller::tests::scenario::*;
+use crate::controller::tests::*;
 use http::Response;
 use kube::client::Body;
-
-use super::scenario::*;
-use super::*;
 
 /// An answer with `code`, `content_type` and `body`, as a proxy sends it.
 fn raw(code: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Response<Body> {

@@ -3,16 +3,16 @@
 //! thread), the other shoots are bound, and the slow decision gives up at its budget with a
 //! reason the shoot's event shows, is counted, and is tried again.
 
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use crate::controller::tests::*;
+use crate::predicates::slow::SLOW_CALLS;
 use serde_json::json;
 use std::io::{Read, Write};
 use tokio::time::Instant;
-
-use super::*;
-use crate::predicates::slow::SLOW_CALLS;
 
 const LEASE_PATH: &str =
     "/apis/coordination.k8s.io/v1/namespaces/garden/leases/gardener-scheduler-leader-election";

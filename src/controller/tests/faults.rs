@@ -5,10 +5,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::controller::tests::*;
 use serde_json::{Value, json};
 use tokio::time::Instant;
-
-use super::*;
 
 /// Waits for the next key the queue hands out; returns it with the delay, in whole seconds,
 /// measured from `since`.

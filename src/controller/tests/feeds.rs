@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::controller::tests::*;
 use serde_json::{Value, json};
 use tower_test::mock::SendResponse;
-
-use super::*;
 
 const GROUP: &str = "/apis/core.gardener.cloud/v1beta1";
 

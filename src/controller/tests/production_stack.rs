@@ -6,13 +6,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::controller::client::stack::Layers;
+use crate::controller::leader::Leadership;
+use crate::controller::tests::*;
 use serde_json::{Value, json};
 use tokio::time::Instant;
 use tower_test::mock::SendResponse;
-
-use super::super::leader::Leadership;
-use super::super::stack::Layers;
-use super::*;
 
 /// A committed bind whose answer a gateway replaced by 502: the read shows it applied, so the
 /// shoot is scheduled — a success event, no `SchedulingFailed`, no failed lastOperation, and
@@ -373,7 +372,12 @@ async fn lease_renewals_survive_a_storm_of_throttled_answers() {
         &Metrics::new(),
         REQUEST_TIMEOUT,
     );
-    let elector = super::super::Elector::reporting_to(clients.lease.build(), &cfg, "me".into(), tx);
+    let elector = crate::controller::leader::Elector::reporting_to(
+        clients.lease.build(),
+        &cfg,
+        "me".into(),
+        tx,
+    );
     let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(elector.run(stop_rx, || None, |_| {}));
     let start = Instant::now();
@@ -439,7 +443,7 @@ async fn answer_lease(
     }
 }
 
-type StreamBody = super::super::stack::BoxBody;
+type StreamBody = crate::controller::client::stack::BoxBody;
 
 fn body_of(v: &Value) -> StreamBody {
     use http_body_util::BodyExt;

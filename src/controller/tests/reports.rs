@@ -2,11 +2,10 @@
 //! the server's `Retry-After`, within a bounded number of tries, and one that still fails is
 //! dropped and counted in `gardener_scheduler_events_dropped_total`.
 
+use crate::controller::events::{Reporter, SEND_TRIES};
+use crate::controller::tests::*;
 use serde_json::json;
 use tokio::time::Instant;
-
-use super::*;
-use crate::controller::report::{Reporter, SEND_TRIES};
 
 fn reporter(client: &Connection, m: &Metrics) -> Reporter {
     Reporter::new(

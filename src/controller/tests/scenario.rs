@@ -9,15 +9,18 @@ use std::ops::{Deref, DerefMut};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::api::Shoot;
+use crate::compile::load_str;
+use crate::controller::Controller;
+use crate::controller::attempt::Attempt;
+use crate::controller::client::Connection;
+use crate::controller::shared::Shared;
+use crate::controller::worker::schedule_one;
+use crate::fixtures::{SeedBuilder, ShootBuilder};
 use http::{Request, Response};
 use kube::client::Body;
 use serde_json::{Value, json};
 use tower_test::mock::{self, Handle, SendResponse};
-
-use super::super::{Attempt, Connection, Controller, Shared, schedule_one};
-use crate::api::Shoot;
-use crate::compile::load_str;
-use crate::fixtures::{SeedBuilder, ShootBuilder};
 
 pub(super) type MockHandle = Handle<Request<Body>, Response<Body>>;
 

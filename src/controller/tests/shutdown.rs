@@ -3,11 +3,10 @@
 
 use std::time::Duration;
 
+use crate::controller::tests::*;
 use serde_json::json;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
-
-use super::*;
 use tower_test::mock::SendResponse;
 
 /// Serves the lists the watches start with (one pending shoot, seed-1, CloudProfile aws,

@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::controller::tests::*;
 use serde_json::{Value, json};
 use tokio::time::Instant;
-
-use super::*;
 
 /// Shoots pending at once; all fit on the one seed.
 const SHOOTS: usize = 12;
@@ -188,7 +187,7 @@ fn failure_with(code: u16, reason: &str) -> Response<Body> {
 /// Runs `SHOOTS` shoots against `failure` for [`WINDOW`] and checks the load against the retry
 /// schedule: `per_attempt` requests per attempt, `immediate_first` for conflicts.
 async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
-    let (logs, _guard) = super::faults::Logs::capture();
+    let (logs, _guard) = crate::controller::tests::faults::Logs::capture();
     let (client, api) = mock_api();
     let start = Instant::now();
     let attempts = attempt_times(RETRY, MAX, WINDOW, immediate_first);
@@ -485,7 +484,7 @@ fn unschedulable_attempts(window: Duration) -> usize {
 /// retry no more often than their backoff plus one retry per failed bind that freed the slot.
 #[tokio::test(start_paused = true)]
 async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
-    let (logs, _guard) = super::faults::Logs::capture();
+    let (logs, _guard) = crate::controller::tests::faults::Logs::capture();
     let (client, api) = mock_api();
     let start = Instant::now();
     let attempts = attempt_times(RETRY, MAX, WINDOW, false);

@@ -5,10 +5,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-
-use super::*;
 use crate::controller::cache::WatchedKind;
+use crate::controller::tests::*;
+use serde_json::{Value, json};
 
 const SHOOTS: &str = "/apis/core.gardener.cloud/v1beta1/shoots";
 
@@ -268,7 +267,7 @@ async fn a_stream_answered_429_while_the_server_starts_is_listed_in_pages_at_onc
 fn endless_lines(
     line: Value,
     every: std::time::Duration,
-) -> Response<crate::controller::stack::BoxBody> {
+) -> Response<crate::controller::client::stack::BoxBody> {
     let mut text = serde_json::to_vec(&line).unwrap();
     text.push(b'\n');
     let frames = futures::stream::unfold(text, move |text| async move {
@@ -280,15 +279,16 @@ fn endless_lines(
         .status(200)
         .header("content-type", "application/json")
         .body(Box::new(http_body_util::StreamBody::new(Box::pin(frames)))
-            as crate::controller::stack::BoxBody)
+            as crate::controller::client::stack::BoxBody)
         .unwrap()
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_stream_of_bookmarks_without_the_end_marker_is_given_up_and_listed_in_pages() {
-    let (svc, mut handle) =
-        tower_test::mock::pair::<http::Request<Body>, Response<crate::controller::stack::BoxBody>>(
-        );
+    let (svc, mut handle) = tower_test::mock::pair::<
+        http::Request<Body>,
+        Response<crate::controller::client::stack::BoxBody>,
+    >();
     let shared = streaming_controller(Connection::mock(svc));
     let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
 
@@ -301,7 +301,7 @@ async fn a_stream_of_bookmarks_without_the_end_marker_is_given_up_and_listed_in_
     respond.send_response(endless_lines(bookmark, std::time::Duration::from_secs(5)));
     // the clock is the test's: the stall bound passes without waiting for it
     let (req, _respond) = tokio::time::timeout(
-        crate::controller::stream_limits::STREAM_STALL * 2,
+        crate::controller::feed::stream_limits::STREAM_STALL * 2,
         handle.next_request(),
     )
     .await
@@ -329,7 +329,7 @@ async fn a_stream_of_unreadable_events_is_given_up_at_its_bound_and_listed_in_pa
         &serde_json::to_vec(&json!({"type": "ADDED", "object": shoot("s1", "11", None)})).unwrap(),
     );
     body.push(b'\n');
-    for _ in 0..crate::controller::stream_limits::STREAM_UNREADABLE {
+    for _ in 0..crate::controller::feed::stream_limits::STREAM_UNREADABLE {
         body.extend_from_slice(b"not an event\n");
     }
     first.respond.send_response(
