@@ -18,6 +18,7 @@ use crate::api::Shoot;
 use crate::controller::permissions::denied_by_authorizer;
 use crate::controller::{FIELD_MANAGER, brief, raw_shoots};
 use crate::plan::migration::ANNOTATION_LIVE_MIGRATE;
+use crate::simulate::with_causes;
 
 /// `reportingController` of the Events on the shoots.
 pub const REPORTING_CONTROLLER: &str = "gardener-scheduler/plan-apply";
@@ -118,22 +119,6 @@ fn never_connected(e: &kube::Error) -> bool {
         source = s.source();
     }
     false
-}
-
-/// The error and each of its causes that adds something: `client error (Connect): tcp connect
-/// error: Connection refused (os error 111)`.
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = s.source();
-    }
-    text
 }
 
 async fn timed<T>(

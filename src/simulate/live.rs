@@ -32,6 +32,22 @@ use crate::controller::permissions::{
 use crate::plugin::ClusterData;
 use crate::snapshot::GARDEN_NAMESPACE;
 
+/// The error and each of its causes that adds something: `client error (Connect): tcp connect
+/// error: Connection refused (os error 111)`.
+pub(crate) fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
 /// Objects per list page unless asked otherwise (`simulate --chunk-size`).
 pub const PAGE_SIZE: u32 = 500;
 

@@ -22,6 +22,7 @@ pub use connect::{ConnectError, Connected, MAX_KUBECONFIG_BYTES, connect};
 pub use explain::{
     Explanation, NotFound, Redecision, SeedVerdict, StageReason, explain, render_explanation,
 };
+pub(crate) use live::with_causes;
 pub use live::{
     Limits, LiveError, LiveLandscape, MAX_OBJECT_BYTES, MAX_PAGE_BYTES, PAGE_SIZE, Progress,
     REQUEST_TIMEOUT, read_live,

@@ -7,7 +7,7 @@ use kube::Resource;
 use kube::api::{DynamicObject, ListParams};
 use serde_json::value::RawValue;
 
-use super::{LiveError, Read, Reader};
+use super::{LiveError, Read, Reader, with_causes};
 use crate::controller::{TooLarge, in_chain};
 
 /// One page of a list as the API server writes it: items kept raw until each is checked.
@@ -213,20 +213,4 @@ pub(super) fn classify(read: &Read, e: kube::Error) -> LiveError {
             message: with_causes(&other),
         },
     }
-}
-
-/// The error and each of its causes: `client error (Connect): tcp connect error: Connection
-/// refused`.
-fn with_causes(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = s.source();
-    }
-    text
 }
