@@ -19,7 +19,7 @@ use gardener_scheduler::schedule::{
     FitError, check_disagreements, decide, decide_scores, schedule,
 };
 use gardener_scheduler::snapshot::Snapshot;
-use gardener_scheduler::{predicates, strategies};
+use gardener_scheduler::{predicates, priorities, strategies};
 use proptest::prelude::*;
 
 const PROVIDERS: [&str; 3] = ["aws", "gcp", "azure"];
@@ -166,7 +166,22 @@ fn profile(b: u64) -> Profile {
         strategies::REGISTRY[pick(b, 0, strategies::REGISTRY.len() as u64)].0
     );
     match pick(b, 2, 2) + 2 * pick(b, 8, 2) {
-        0 => {}
+        // Every registered priority (the test-only ones too) with its own example arguments,
+        // each in about half of these profiles: a priority registered needs nothing here.
+        0 => {
+            let priorities: Vec<String> = priorities::configurable()
+                .enumerate()
+                .filter(|(k, _)| b.rotate_left(23 + 5 * *k as u32) % 2 == 1)
+                .map(|(k, (name, args))| {
+                    let weight = 1 + b.rotate_left(11 + 3 * k as u32) % 3;
+                    format!("    - name: {name}\n      weight: {weight}\n      args: {args}\n")
+                })
+                .collect();
+            if !priorities.is_empty() {
+                text.push_str("    priorities:\n");
+                text.extend(priorities);
+            }
+        }
         1 => text.push_str(
             "    priorities:
     - name: LatencyDistance

@@ -95,3 +95,34 @@ fn every_registered_filter_builds_with_its_example_arguments() {
         assert!(built.is_ok(), "{name}: {:?}", built.err());
     }
 }
+
+/// Adding a priority touches its own file and its lines in `src/priorities/mod.rs` (its `mod`
+/// line and its registry entry), nothing else: `TestPreferLabel`, the walkthrough's example, is
+/// named nowhere else in the code, and the test generators take it from the registry.
+#[test]
+fn the_example_priority_is_named_only_in_its_file_and_its_registry_lines() {
+    let found = lines_naming(
+        &["test_prefer_label", "TestPreferLabel"],
+        &["src/priorities/test_prefer_label"],
+    );
+    let outside: Vec<&String> = found
+        .iter()
+        .filter(|line| {
+            let Some(code) = line.strip_prefix("src/priorities/mod.rs: ") else {
+                return true;
+            };
+            let registry_item = ["NAME", "build", "EXAMPLE"].iter().any(|item| {
+                code.trim_matches(|c| "(),".contains(c)) == format!("test_prefer_label::{item}")
+            });
+            !(code == "mod test_prefer_label;" || registry_item || code.starts_with("(test_prefer_label::NAME, test_prefer_label::build, test_prefer_label::EXAMPLE)"))
+        })
+        .collect();
+    assert!(
+        outside.is_empty() && found.iter().any(|l| l.ends_with("mod test_prefer_label;")),
+        "adding a priority must need nothing outside its file but its `mod` and registry lines: {found:#?}"
+    );
+    assert!(
+        gardener_scheduler::priorities::configurable().any(|(name, _)| name == "TestPreferLabel"),
+        "the example priority is registered"
+    );
+}

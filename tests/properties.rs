@@ -394,7 +394,8 @@ proptest! {
         qps in prop::sample::select(vec!["50", "0", "-1", "1e40", "NaN", "\"x\""]),
         port in -1i64..70000,
         weight in prop::sample::select(vec!["1", "0", "-3", "1e400", "2.5"]),
-        priority in prop::sample::select(vec!["ShootCount", "LatencyDistance", "CarbonIntensity", "Latency"]),
+        // every registered priority, and a name that is none
+        priority in prop::sample::select(gardener_scheduler::priorities::configurable().map(|(n, _)| n).chain(["Latency"]).collect::<Vec<_>>()),
     ) {
         let yaml = format!(
             "clientConnection: {{qps: {qps}}}\nserver:\n  metrics: {{port: {port}}}\nschedulers:\n  shoot:\n    concurrentSyncs: {syncs}\n    retrySyncPeriod: {retry}\n    candidateDeterminationStrategy: {strategy}\n    backoff: {{initial: {}, max: {}}}\n    priorities: [{{name: {priority}, weight: {weight}}}]\n",

@@ -29,6 +29,9 @@ use super::framework::{Detail, Details, Priority};
 /// The config name.
 pub const NAME: &str = "CapacityPressure";
 
+/// Arguments that build it, for the generated profiles of the tests.
+pub const EXAMPLE: &str = "{maxLatencyMs: 300, plannedUtilisation: 0.85}";
+
 /// Plans per solve, for the volumes 1/8, 2/8, …, 8/8 of the expected volume.
 const VOLUME_SCENARIOS: u64 = 8;
 /// The most slots one seed counts for in the plan (see `plan`).

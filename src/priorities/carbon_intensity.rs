@@ -15,6 +15,9 @@ use crate::plugin::{ClusterData, GREATER_THAN_ZERO, parse_args};
 
 /// The config name.
 pub const NAME: &str = "CarbonIntensity";
+
+/// Arguments that build it, for the generated profiles of the tests.
+pub const EXAMPLE: &str = "{pointsFile: example/carbon-forecast.json, regionLocations: {eu-west-1: IE, eu-central-1: DE}}";
 /// Longest accepted horizon: forecasts rarely reach further.
 const MAX_HORIZON: TimeDelta = TimeDelta::days(7);
 /// The largest carbon intensity an argument takes, gCO2eq/kWh (the dirtiest grids are near 1,000).

@@ -20,6 +20,9 @@ use crate::plugin::{
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "LatencyDistance";
 
+/// Arguments that build it, for the generated profiles of the tests.
+pub const EXAMPLE: &str = "{maxLatencyMs: 300, fallbackFactor: 10}";
+
 /// Looks latencies up in the configured matrix, then in the region ConfigMap of the shoot's
 /// CloudProfile (distances read as milliseconds), then estimates them from the region
 /// catalogue's great-circle distance, and only then falls back to the region-name distance

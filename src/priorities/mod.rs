@@ -3,8 +3,8 @@
 //! A [`Priority`] computes a raw value per seed over positions in the snapshot's per-seed
 //! columns, in one computation that also records each seed's short human detail when asked
 //! ([`Details`]: explain mode), a separate [`Priority::normalize`] maps raw values onto 0..=100,
-//! and the profile multiplies by the configured weight. Adding a priority = one file + one line
-//! in [`REGISTRY`].
+//! and the profile multiplies by the configured weight. Adding a priority = one file + its `mod`
+//! line + one line in [`REGISTRY`] (its name, builder and example arguments).
 //!
 //! [`Priority`]: crate::priorities::Priority
 //! [`Details`]: crate::priorities::Details
@@ -19,6 +19,8 @@ mod latency_distance;
 mod project_anti_affinity;
 mod resource_fit;
 mod shoot_count;
+#[cfg(any(test, feature = "test-util"))]
+mod test_prefer_label;
 
 pub use capacity_pressure::CapacityPressure;
 pub use carbon_intensity::CarbonIntensity;
@@ -37,23 +39,68 @@ use crate::plugin::unsupported_value;
 
 type Builder = fn(&serde_json::Value, &str) -> Result<Box<dyn Priority>, Vec<FieldError>>;
 
+/// A priority: its config name, its builder and arguments that build it (YAML), from which the
+/// tests generate profiles.
+type Entry = (&'static str, Builder, &'static str);
+
 /// Every priority by its config name.
-pub const REGISTRY: &[(&str, Builder)] = &[
-    (shoot_count::NAME, shoot_count::build),
-    (latency_distance::NAME, latency_distance::build),
-    (project_anti_affinity::NAME, project_anti_affinity::build),
-    (resource_fit::NAME, resource_fit::build),
-    (carbon_intensity::NAME, carbon_intensity::build),
-    (capacity_pressure::NAME, capacity_pressure::build),
+pub const REGISTRY: &[Entry] = &[
+    (shoot_count::NAME, shoot_count::build, shoot_count::EXAMPLE),
+    (
+        latency_distance::NAME,
+        latency_distance::build,
+        latency_distance::EXAMPLE,
+    ),
+    (
+        project_anti_affinity::NAME,
+        project_anti_affinity::build,
+        project_anti_affinity::EXAMPLE,
+    ),
+    (
+        resource_fit::NAME,
+        resource_fit::build,
+        resource_fit::EXAMPLE,
+    ),
+    (
+        carbon_intensity::NAME,
+        carbon_intensity::build,
+        carbon_intensity::EXAMPLE,
+    ),
+    (
+        capacity_pressure::NAME,
+        capacity_pressure::build,
+        capacity_pressure::EXAMPLE,
+    ),
 ];
 
+/// Priorities for the tests only (the `test-util` feature).
+#[cfg(any(test, feature = "test-util"))]
+const TEST_ONLY: &[Entry] = &[(
+    test_prefer_label::NAME,
+    test_prefer_label::build,
+    test_prefer_label::EXAMPLE,
+)];
+#[cfg(not(any(test, feature = "test-util")))]
+const TEST_ONLY: &[Entry] = &[];
+
+/// The names operators may configure (the test-only priorities left out).
 pub fn names() -> Vec<&'static str> {
-    REGISTRY.iter().map(|(n, _)| *n).collect()
+    REGISTRY.iter().map(|(n, ..)| *n).collect()
+}
+
+/// Every priority that can be configured (the test-only ones with `test-util`): its name and
+/// example arguments.
+pub fn configurable() -> impl Iterator<Item = (&'static str, &'static str)> {
+    REGISTRY.iter().chain(TEST_ONLY).map(|(n, _, e)| (*n, *e))
 }
 
 /// Builds a configured priority; errors carry field paths under `path`.
 pub fn build(cfg: &PriorityConfig, path: &str) -> Result<Box<dyn Priority>, Vec<FieldError>> {
-    let Some((_, builder)) = REGISTRY.iter().find(|(n, _)| *n == cfg.name) else {
+    let Some((_, builder, _)) = REGISTRY
+        .iter()
+        .chain(TEST_ONLY)
+        .find(|(n, ..)| *n == cfg.name)
+    else {
         return Err(vec![unsupported_value(
             format!("{path}.name"),
             &cfg.name,
@@ -112,6 +159,23 @@ mod tests {
         );
         assert_eq!(lower_is_better(&([7.0])), vec![100.0], "one seed");
         assert!(lower_is_better(&([])).is_empty());
+    }
+
+    #[test]
+    fn every_priority_builds_from_its_example_arguments() {
+        let all: Vec<_> = configurable().collect();
+        assert!(all.len() > REGISTRY.len(), "the test-only priorities too");
+        for (name, example) in all {
+            let args: serde_json::Value = serde_yaml_ng::from_str(example)
+                .unwrap_or_else(|e| panic!("{name}: EXAMPLE is not YAML: {e}"));
+            let cfg = PriorityConfig {
+                name: name.into(),
+                weight: 1.0,
+                args,
+            };
+            let built = build(&cfg, "p").unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            assert_eq!(built.name(), name);
+        }
     }
 
     #[test]

@@ -16,6 +16,9 @@ use crate::plugin::parse_args;
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ProjectAntiAffinity";
 
+/// Arguments that build it, for the generated profiles of the tests.
+pub const EXAMPLE: &str = "{topology: seed}";
+
 /// Where shoots of one project should not pile up.
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]

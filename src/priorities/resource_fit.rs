@@ -19,6 +19,10 @@ use super::framework::{Detail, Details, MAX_SCORE, Priority};
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ResourceFit";
 
+/// Arguments that build it, for the generated profiles of the tests.
+pub const EXAMPLE: &str =
+    "{strategy: LeastAllocated, controlPlaneRequests: [{requests: {cpu: \"2\", memory: 8Gi}}]}";
+
 pub const SHOOTS: &str = "shoots";
 
 /// Gardener's shoot purposes (`spec.purpose`, defaulted to `evaluation`).

@@ -10,6 +10,9 @@ use crate::plugin::parse_args;
 /// The name in the configuration, in explanations and in events.
 pub const NAME: &str = "ShootCount";
 
+/// Arguments that build it, for the generated profiles of the tests.
+pub const EXAMPLE: &str = "{relativeToCapacity: true}";
+
 /// Fewer shoots scores higher: upstream's "seed with the least shoots". With
 /// `relativeToCapacity: true` the raw value is usage / `status.allocatable.shoots` instead.
 pub struct ShootCount {
