@@ -6,8 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
 use kube::core::{ClusterResourceScope, NamespaceResourceScope};
 use serde::{Deserialize, Serialize};
 
-use super::gardener_resource;
-use super::shoot::null_as_default;
+use super::{api_types, gardener_resource, null_as_default};
 
 /// A label selector over seeds plus, on CloudProfiles, the provider types the profile's shoots may
 /// be placed on (`*` for any).
@@ -75,23 +74,39 @@ impl From<RawSeedSelector> for SeedSelector {
     }
 }
 
-/// `spec.cloudProfile` of a Shoot: a CloudProfile or a NamespacedCloudProfile in its namespace.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct CloudProfileReference {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
-    #[serde(default)]
-    pub name: String,
-}
+api_types! {
+    /// `spec.cloudProfile` of a Shoot: a CloudProfile or a NamespacedCloudProfile in its
+    /// namespace.
+    pub struct CloudProfileReference {
+        pub kind: Option<String>,
+        pub name: String,
+    }
 
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct CloudProfile {
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: CloudProfileSpec,
+    pub struct CloudProfile {
+        pub metadata: ObjectMeta,
+        pub spec: CloudProfileSpec,
+    }
+
+    pub struct CloudProfileSpec {
+        #[serde(rename = "type", skip_serializing_if = "String::is_empty")]
+        pub type_: String,
+        pub seed_selector: Option<SeedSelector>,
+    }
+
+    pub struct NamespacedCloudProfile {
+        pub metadata: ObjectMeta,
+        pub spec: NamespacedCloudProfileSpec,
+        pub status: Option<NamespacedCloudProfileStatus>,
+    }
+
+    pub struct NamespacedCloudProfileSpec {
+        pub parent: CloudProfileReference,
+    }
+
+    pub struct NamespacedCloudProfileStatus {
+        /// The parent's spec merged with this profile's additions, as computed by Gardener.
+        pub cloud_profile_spec: Option<CloudProfileSpec>,
+    }
 }
 gardener_resource!(
     CloudProfile,
@@ -99,47 +114,12 @@ gardener_resource!(
     "cloudprofiles",
     ClusterResourceScope
 );
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct CloudProfileSpec {
-    #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
-    pub type_: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_selector: Option<SeedSelector>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct NamespacedCloudProfile {
-    #[serde(default)]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: NamespacedCloudProfileSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<NamespacedCloudProfileStatus>,
-}
 gardener_resource!(
     NamespacedCloudProfile,
     "NamespacedCloudProfile",
     "namespacedcloudprofiles",
     NamespaceResourceScope
 );
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct NamespacedCloudProfileSpec {
-    #[serde(default)]
-    pub parent: CloudProfileReference,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct NamespacedCloudProfileStatus {
-    /// The parent's spec merged with this profile's additions, as computed by Gardener.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cloud_profile_spec: Option<CloudProfileSpec>,
-}
 
 #[cfg(test)]
 mod tests {

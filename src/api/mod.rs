@@ -17,6 +17,8 @@ mod project;
 mod seed;
 mod shoot;
 
+use serde::{Deserialize, Deserializer};
+
 pub use cloudprofile::{
     CloudProfile, CloudProfileReference, CloudProfileSpec, NamespacedCloudProfile,
     NamespacedCloudProfileSpec, NamespacedCloudProfileStatus, SEED_SELECTOR_KEYS,
@@ -104,6 +106,65 @@ macro_rules! gardener_resource {
     };
 }
 pub(crate) use gardener_resource;
+
+/// Declares Gardener API types the way each of them is read and written: `Clone, Debug,
+/// Default, PartialEq`, camelCase keys, and every key optional (a missing one reads as the
+/// field's default). A field of type `Option<…>` is left out of the output when `None`; a
+/// `Vec<…>` or `BTreeMap<…>` is left out when empty and reads an explicit `null` as empty. A
+/// field's own `#[serde(…)]` attributes are kept as written.
+macro_rules! api_types {
+    ($($(#[$attr:meta])* pub struct $name:ident { $($fields:tt)* })*) => {
+        $($crate::api::api_types!(@field [$(#[$attr])* $name] [] $($fields)*);)*
+    };
+    (@field $head:tt [$($done:tt)*]
+        $(#[$f:meta])* pub $field:ident: Option<$t:ty>, $($rest:tt)*) => {
+        $crate::api::api_types!(@field $head [$($done)*
+            $(#[$f])* #[serde(skip_serializing_if = "Option::is_none")]
+            pub $field: Option<$t>,
+        ] $($rest)*);
+    };
+    (@field $head:tt [$($done:tt)*]
+        $(#[$f:meta])* pub $field:ident: Vec<$t:ty>, $($rest:tt)*) => {
+        $crate::api::api_types!(@field $head [$($done)*
+            $(#[$f])*
+            #[serde(
+                skip_serializing_if = "Vec::is_empty",
+                deserialize_with = "crate::api::null_as_default"
+            )]
+            pub $field: Vec<$t>,
+        ] $($rest)*);
+    };
+    (@field $head:tt [$($done:tt)*]
+        $(#[$f:meta])* pub $field:ident: BTreeMap<$k:ty, $v:ty>, $($rest:tt)*) => {
+        $crate::api::api_types!(@field $head [$($done)*
+            $(#[$f])*
+            #[serde(
+                skip_serializing_if = "BTreeMap::is_empty",
+                deserialize_with = "crate::api::null_as_default"
+            )]
+            pub $field: BTreeMap<$k, $v>,
+        ] $($rest)*);
+    };
+    (@field $head:tt [$($done:tt)*] $(#[$f:meta])* pub $field:ident: $t:ty, $($rest:tt)*) => {
+        $crate::api::api_types!(@field $head [$($done)* $(#[$f])* pub $field: $t,] $($rest)*);
+    };
+    (@field [$(#[$attr:meta])* $name:ident] [$($done:tt)*]) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug, Default, serde::Deserialize, serde::Serialize, PartialEq)]
+        #[serde(rename_all = "camelCase", default)]
+        pub struct $name { $($done)* }
+    };
+}
+pub(crate) use api_types;
+
+/// Treats an explicit `null` like an absent field.
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
 
 /// `namespace/name` of a namespaced object, the identity used in logs, events and ties.
 pub fn object_key(meta: &ObjectMeta) -> String {

@@ -2,181 +2,108 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::core::NamespaceResourceScope;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::{CloudProfileReference, SeedSelector, gardener_resource};
+use super::{CloudProfileReference, SeedSelector, api_types, gardener_resource};
 
-/// A Gardener Shoot: the cluster whose control plane needs a seed.
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Shoot {
-    /// read without `managedFields` (see `meta`)
-    #[serde(default, deserialize_with = "super::meta::without_managed_fields")]
-    pub metadata: ObjectMeta,
-    #[serde(default)]
-    pub spec: ShootSpec,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ShootStatus>,
+api_types! {
+    /// A Gardener Shoot: the cluster whose control plane needs a seed.
+    pub struct Shoot {
+        /// read without `managedFields` (see `meta`)
+        #[serde(deserialize_with = "super::meta::without_managed_fields")]
+        pub metadata: ObjectMeta,
+        pub spec: ShootSpec,
+        pub status: Option<ShootStatus>,
+    }
+
+    pub struct ShootSpec {
+        pub seed_name: Option<String>,
+        pub scheduler_name: Option<String>,
+        pub cloud_profile: Option<CloudProfileReference>,
+        pub cloud_profile_name: Option<String>,
+        pub region: Option<String>,
+        pub provider: Option<ShootProvider>,
+        pub purpose: Option<String>,
+        pub seed_selector: Option<SeedSelector>,
+        pub tolerations: Vec<Toleration>,
+        pub networking: Option<ShootNetworking>,
+        pub control_plane: Option<ControlPlane>,
+        pub access_restrictions: Vec<AccessRestriction>,
+        pub dns: Option<ShootDns>,
+        /// Read by plans: a hibernated shoot cannot be migrated live.
+        pub hibernation: Option<Hibernation>,
+    }
+
+    pub struct Hibernation {
+        pub enabled: Option<bool>,
+    }
+
+    pub struct ShootProvider {
+        #[serde(rename = "type")]
+        pub type_: String,
+        pub workers: Vec<Worker>,
+    }
+
+    pub struct Worker {
+        pub name: String,
+        pub zones: Vec<String>,
+        /// Present (even as `{}`) when this pool hosts the shoot's own control plane
+        /// (self-hosted). Upstream's type is an object (`WorkerControlPlane`), so
+        /// `controlPlane: false` is a type error, not "self-hosted".
+        pub control_plane: Option<serde_json::Map<String, serde_json::Value>>,
+    }
+
+    pub struct Toleration {
+        pub key: String,
+        pub value: Option<String>,
+    }
+
+    pub struct ShootNetworking {
+        pub nodes: Option<String>,
+        pub pods: Option<String>,
+        pub services: Option<String>,
+        pub ip_families: Vec<String>,
+    }
+
+    pub struct ControlPlane {
+        pub high_availability: Option<HighAvailability>,
+        pub zones: Vec<String>,
+    }
+
+    pub struct HighAvailability {
+        pub failure_tolerance: FailureTolerance,
+    }
+
+    pub struct FailureTolerance {
+        #[serde(rename = "type")]
+        pub type_: String,
+    }
+
+    pub struct AccessRestriction {
+        pub name: String,
+    }
+
+    pub struct ShootDns {
+        pub domain: Option<String>,
+    }
+
+    pub struct ShootStatus {
+        pub seed_name: Option<String>,
+        pub networking: Option<StatusNetworking>,
+        pub last_operation: Option<LastOperation>,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        pub is_hibernated: bool,
+    }
+
+    pub struct LastOperation {
+        #[serde(rename = "type", skip_serializing_if = "String::is_empty")]
+        pub type_: String,
+        #[serde(skip_serializing_if = "String::is_empty")]
+        pub state: String,
+        #[serde(skip_serializing_if = "String::is_empty")]
+        pub description: String,
+        pub last_update_time: Option<Time>,
+    }
 }
 gardener_resource!(Shoot, "Shoot", "shoots", NamespaceResourceScope);
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootSpec {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scheduler_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cloud_profile: Option<CloudProfileReference>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cloud_profile_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub region: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub provider: Option<ShootProvider>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub purpose: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_selector: Option<SeedSelector>,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub tolerations: Vec<Toleration>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub networking: Option<ShootNetworking>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_plane: Option<ControlPlane>,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub access_restrictions: Vec<AccessRestriction>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dns: Option<ShootDns>,
-    /// Read by plans: a hibernated shoot cannot be migrated live.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub hibernation: Option<Hibernation>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Hibernation {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enabled: Option<bool>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootProvider {
-    #[serde(default, rename = "type")]
-    pub type_: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub workers: Vec<Worker>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Worker {
-    #[serde(default)]
-    pub name: String,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub zones: Vec<String>,
-    /// Present (even as `{}`) when this pool hosts the shoot's own control plane (self-hosted).
-    /// Upstream's type is an object (`WorkerControlPlane`), so `controlPlane: false` is a type
-    /// error, not "self-hosted".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub control_plane: Option<serde_json::Map<String, serde_json::Value>>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct Toleration {
-    #[serde(default)]
-    pub key: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootNetworking {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub nodes: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pods: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub services: Option<String>,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub ip_families: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ControlPlane {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub high_availability: Option<HighAvailability>,
-    #[serde(
-        default,
-        skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "null_as_default"
-    )]
-    pub zones: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct HighAvailability {
-    #[serde(default)]
-    pub failure_tolerance: FailureTolerance,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct FailureTolerance {
-    #[serde(default, rename = "type")]
-    pub type_: String,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct AccessRestriction {
-    #[serde(default)]
-    pub name: String,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootDns {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub domain: Option<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct ShootStatus {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub networking: Option<StatusNetworking>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_operation: Option<LastOperation>,
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub is_hibernated: bool,
-}
 
 /// `status.networking`: the CIDRs actually in use; lists (dual-stack), a single string accepted.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
@@ -200,19 +127,6 @@ pub struct StatusNetworking {
         deserialize_with = "one_or_many"
     )]
     pub services: Vec<String>,
-}
-
-#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(rename_all = "camelCase")]
-pub struct LastOperation {
-    #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
-    pub type_: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub state: String,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_update_time: Option<Time>,
 }
 
 /// Is this shoot waiting for this scheduler? Unassigned, ours, not deleting, not self-hosted.
@@ -269,15 +183,6 @@ impl Shoot {
     pub fn multi_zonal_control_plane(&self) -> bool {
         self.failure_tolerance_type() == Some("zone")
     }
-}
-
-/// Treats an explicit `null` like an absent field.
-pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
