@@ -6,7 +6,7 @@ use std::path::Path;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{base64, bin, tmp};
+use cli_support::{assert_has, base64, bin, tmp};
 
 const CONFIG: &str = "example/22-componentconfig-carbon.yaml";
 const TWO_SEEDS: &str = "example/carbon-two-seeds.yaml";
@@ -54,14 +54,11 @@ fn the_cleaner_seed_wins_between_two_otherwise_equal_seeds() {
         "simulate --explain output differs from {golden:?}"
     );
     // What the golden file must say, independently of how it was produced.
-    assert!(
-        out.contains("Scheduled to seed \"seed-2\" by profile \"carbon-aware\""),
-        "{out}"
+    assert_has(
+        &out,
+        &["Scheduled to seed \"seed-2\" by profile \"carbon-aware\""],
     );
-    assert!(
-        out.contains("gCO2eq/kWh (mean over 24h, points file)"),
-        "{out}"
-    );
+    assert_has(&out, &["gCO2eq/kWh (mean over 24h, points file)"]);
 }
 
 #[test]
@@ -111,10 +108,7 @@ binaryData:
     let f = tmp("with-exporter.yaml", &format!("{}{cm}", two_seeds()));
     let out = explain(CONFIG, f.to_str().unwrap(), NOW);
     assert!(out.contains("Scheduled to seed \"seed-1\""), "{out}");
-    assert!(
-        out.contains("40 gCO2eq/kWh (mean over 24h, data age 7m)"),
-        "{out}"
-    );
+    assert_has(&out, &["40 gCO2eq/kWh (mean over 24h, data age 7m)"]);
 }
 
 fn exporter_config_map(heartbeat: &str, payload: &[u8]) -> String {
@@ -197,10 +191,7 @@ fn outside_the_forecast_every_seed_scores_neutral() {
             .find(|l| l.contains(&format!("location \"{location}\"")))
             .unwrap_or_else(|| panic!("{out}"));
         assert!(line.contains(" 50.00 × 1 "), "{line}");
-        assert!(
-            line.contains("is stale (last point ended 7d12h ago)"),
-            "{line}"
-        );
+        assert_has(line, &["is stale (last point ended 7d12h ago)"]);
     }
 }
 

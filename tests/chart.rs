@@ -9,7 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[path = "support/common.rs"]
+mod common;
+use common::{assert_success, fresh_dir};
 
 use serde::Deserialize;
 use serde_yaml_ng::Value;
@@ -406,14 +409,7 @@ fn lease_grants(name: &str) -> BTreeSet<Grant> {
 
 /// A fresh directory under the target dir, for files the binary reads.
 fn scratch_dir() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "chart-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "chart")
 }
 
 /// Runs `gardener-scheduler --config FILE --validate-only`, outside any environment override.
@@ -749,11 +745,7 @@ fn values_config_is_merged_over_the_defaults_key_by_key() {
         ],
     );
     let out = validate_rendered(&m);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
     assert_eq!(
         loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(),
@@ -774,11 +766,7 @@ fn values_config_is_merged_over_the_defaults_key_by_key() {
     // configFile is merged over config, key by key.
     let m = render(&[all_options()], &[]);
     let out = validate_rendered(&m);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
     assert_eq!(
         loaded["schedulers"]["shoot"]["concurrentSyncs"].as_i64(),
@@ -981,11 +969,7 @@ fn render_with_config_file(text: &str, set: &[&str]) -> Manifests {
     args.extend(sets.iter().map(String::as_str));
     let out = run_helm(&chart(), &args, &[], &[]);
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     parse_manifests(&out)
 }
 
@@ -1006,11 +990,7 @@ fn the_operator_rendered_file_drives_the_lease_rbac_and_ports_of_the_manifests()
     assert_eq!(m.container_port("healthz"), 10251);
     assert_eq!(m.container_port("metrics"), 19251);
     let out = validate_rendered(&m);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
     assert_eq!(
         loaded["leaderElection"]["leaseDuration"].as_str(),
@@ -1048,11 +1028,7 @@ fn zero_ports_and_an_empty_lease_name_in_a_config_file_mean_upstreams_defaults_i
         lease_grants("gardener-scheduler-leader-election")
     );
     let out = validate_rendered(&m);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let loaded: Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
     assert_eq!(
         loaded["server"]["healthProbes"]["port"].as_i64(),
@@ -1757,11 +1733,7 @@ fn the_operator_config_map_starts_when_the_values_match_it_and_is_refused_naming
         ],
     );
     let out = run_validate_only_with(&file, &m.expectations());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 
     // The default values expect the Lease in the release namespace: the RBAC would not let the
     // scheduler update the operator's Lease, and the start says so.

@@ -2,7 +2,10 @@
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{bin, run, tmp};
+#[path = "support/common.rs"]
+mod common;
+use cli_support::{assert_has, bin, run, tmp};
+use common::assert_success;
 
 const SEED: &str = r#"
 apiVersion: core.gardener.cloud/v1beta1
@@ -100,22 +103,21 @@ fn malformed_document_names_file_and_document_index() {
     );
     let (code, _, err) = run(bin().args(["simulate", "--strict", "-f"]).arg(&f));
     assert_eq!(code, 2);
-    assert!(
-        err.contains("bad.yaml: document 2: Seed s2: spec.taints"),
-        "{err}"
-    );
+    assert_has(&err, &["bad.yaml: document 2: Seed s2: spec.taints"]);
     // Without --strict the object is skipped, reported, and the rest is scheduled.
     let (code, out, err) = run(bin().args(["simulate", "-f"]).arg(&f));
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("warning: skipped ")
-            && err.contains("bad.yaml: document 2: Seed s2: spec.taints"),
-        "{err}"
+    assert_has(
+        &err,
+        &[
+            "warning: skipped ",
+            "bad.yaml: document 2: Seed s2: spec.taints",
+        ],
     );
     assert!(out.contains("1/1 pending shoots scheduled"), "{out}");
-    assert!(
-        out.contains("1 object(s) skipped") && out.contains("document 2: Seed s2: spec.taints"),
-        "{out}"
+    assert_has(
+        &out,
+        &["1 object(s) skipped", "document 2: Seed s2: spec.taints"],
     );
 }
 
@@ -127,9 +129,9 @@ fn unsupported_kind_is_an_error() {
     );
     let (code, _, err) = run(bin().args(["simulate", "--strict", "-f"]).arg(&f));
     assert_eq!(code, 2);
-    assert!(
-        err.contains("document 0: Deployment x: unsupported object apps/v1/Deployment"),
-        "{err}"
+    assert_has(
+        &err,
+        &["document 0: Deployment x: unsupported object apps/v1/Deployment"],
     );
     let (code, _, err) = run(bin().args(["simulate", "-f"]).arg(&f));
     assert_eq!(code, 0);
@@ -180,13 +182,13 @@ fn invalid_config_exits_2_listing_every_error() {
     );
     let (code, _, err) = run(bin().args(["--validate-only", "--config"]).arg(&cfg));
     assert_eq!(code, 2);
-    assert!(
-        err.contains("schedulers.shoot.concurrentSyncs: must be between 1 and 1000, got -1"),
-        "{err}"
+    assert_has(
+        &err,
+        &["schedulers.shoot.concurrentSyncs: must be between 1 and 1000, got -1"],
     );
-    assert!(
-        err.contains("schedulers.shoot.candidateDeterminationStrategy: unsupported value \"Foo\""),
-        "{err}"
+    assert_has(
+        &err,
+        &["schedulers.shoot.candidateDeterminationStrategy: unsupported value \"Foo\""],
     );
 }
 
@@ -267,9 +269,9 @@ fn simulate_inside_a_freeze_defers_every_shoot_without_failing() {
         "2026-12-05T12:00:00Z",
     ]));
     assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("freeze window \"release-weekend\" until 2026-12-07T06:00:00Z"),
-        "{out}"
+    assert_has(
+        &out,
+        &["freeze window \"release-weekend\" until 2026-12-07T06:00:00Z"],
     );
 }
 
@@ -318,10 +320,12 @@ fn unknown_keys_are_warnings_and_strict_makes_them_errors() {
 
     let (code, out, err) = run(bin().args(["--validate-only", "--strict", "--config", OBSOLETE]));
     assert_eq!(code, 2, "{out}");
-    assert!(
-        err.contains("  schedulers.backupBucket.retrySyncPeriod: unknown field")
-            && err.contains("  server.http: unknown field"),
-        "{err}"
+    assert_has(
+        &err,
+        &[
+            "  schedulers.backupBucket.retrySyncPeriod: unknown field",
+            "  server.http: unknown field",
+        ],
     );
 
     // simulate reads the configuration the same way.
@@ -347,13 +351,15 @@ fn profiling_settings_are_answered_with_what_the_scheduler_does_about_them() {
     );
     let (code, _, err) = run(bin().args(["--validate-only", "--config"]).arg(&cfg));
     assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("note: debugging.enableProfiling is set: gardener-scheduler serves no /debug/pprof endpoints"),
-        "{err}"
+    assert_has(
+        &err,
+        &[
+            "note: debugging.enableProfiling is set: gardener-scheduler serves no /debug/pprof endpoints",
+        ],
     );
-    assert!(
-        err.contains("note: debugging.enableContentionProfiling is set: it has no effect"),
-        "{err}"
+    assert_has(
+        &err,
+        &["note: debugging.enableContentionProfiling is set: it has no effect"],
     );
     let (_, _, err) = run(bin().args(["--validate-only", "--config", RENDERED]));
     assert!(
@@ -389,10 +395,7 @@ fn at_start_up_the_scheduler_logs_ignored_keys_and_the_profiling_answer_before_c
     };
     assert!(warn("field=server.http"), "{err}");
     assert!(warn("debugging.enableProfiling is set"), "{err}");
-    assert!(
-        err.contains("loading kubeconfig /nonexistent/kubeconfig"),
-        "{err}"
-    );
+    assert_has(&err, &["loading kubeconfig /nonexistent/kubeconfig"]);
 
     // --strict refuses to start on the same file.
     let (code, _, err) = run(bin()
@@ -440,11 +443,7 @@ fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
         .args(["--norc", "-c", &probe])
         .output()
         .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| !l.is_empty())
@@ -531,10 +530,7 @@ fn the_man_page_is_roff_that_renders_with_the_command_name() {
     let (code, page, err) = run(bin().arg("man"));
     assert_eq!(code, 0, "{err}");
     assert!(page.contains(".TH gardener-scheduler 1"), "{page}");
-    assert!(
-        page.contains(".SH NAME\ngardener\\-scheduler \\- "),
-        "{page}"
-    );
+    assert_has(&page, &[".SH NAME\ngardener\\-scheduler \\- "]);
     for section in [".SH SYNOPSIS", ".SH OPTIONS", ".SH SUBCOMMANDS"] {
         assert!(page.contains(section), "no {section}: {page}");
     }
@@ -578,9 +574,9 @@ fn the_man_page_is_roff_that_renders_with_the_command_name() {
     assert!(page.contains("\\-\\-timeline"), "{page}");
     let (code, _, err) = run(bin().args(["man", "simulat"]));
     assert_eq!(code, 2);
-    assert!(
-        err.contains("man simulat: no such command; one of: run, simulate, plan"),
-        "{err}"
+    assert_has(
+        &err,
+        &["man simulat: no such command; one of: run, simulate, plan"],
     );
 }
 
@@ -712,9 +708,9 @@ fn plan_apply_refuses_a_plan_file_it_cannot_use_naming_the_field_before_reading_
     let (code, out, err) = run(bin().args(["plan", "apply"]).arg(&plan));
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty(), "{out}");
-    assert!(
-        err.contains("moves[0].timing.start: \"tonight\" is not an RFC 3339 timestamp"),
-        "{err}"
+    assert_has(
+        &err,
+        &["moves[0].timing.start: \"tonight\" is not an RFC 3339 timestamp"],
     );
     let (code, _, err) = run(bin().args(["plan", "apply", "/nonexistent/plan.json"]));
     assert_eq!(code, 2, "{err}");
@@ -773,9 +769,9 @@ fn plan_apply_refuses_flags_and_shoot_names_it_cannot_use_before_reading_a_clust
     );
     let (code, _, err) = run(bin().args(["plan", "apply"]).arg(&late));
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("now: 9990-01-01T10:00:00Z is more than ten years from this apply's clock"),
-        "{err}"
+    assert_has(
+        &err,
+        &["now: 9990-01-01T10:00:00Z is more than ten years from this apply's clock"],
     );
     let bidi = tmp(
         "apply-bidi-plan.json",
@@ -787,9 +783,9 @@ fn plan_apply_refuses_flags_and_shoot_names_it_cannot_use_before_reading_a_clust
     );
     let (code, _, err) = run(bin().args(["plan", "apply"]).arg(&bidi));
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("moves[0].shoot: name: \"a\\u{202e}b\" is not a lowercase RFC 1123 label"),
-        "{err}"
+    assert_has(
+        &err,
+        &["moves[0].shoot: name: \"a\\u{202e}b\" is not a lowercase RFC 1123 label"],
     );
 }
 

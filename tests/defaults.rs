@@ -6,7 +6,7 @@ use serde_json::Value;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{bin, run, tmp};
+use cli_support::{assert_has, bin, run, tmp};
 
 const NOW: &str = "2026-12-01T00:00:00Z";
 
@@ -252,18 +252,17 @@ fn explain_names_the_defaults_that_decided() {
         out
     };
     let defaulted = explain(false);
-    assert!(
-        defaulted.contains("default: toleration for seed.gardener.cloud/protected added: the shoot is in namespace garden (pkg/apis/core/v1beta1/defaults_shoot.go)"),
-        "{defaulted}"
+    assert_has(
+        &defaulted,
+        &[
+            "default: toleration for seed.gardener.cloud/protected added: the shoot is in namespace garden (pkg/apis/core/v1beta1/defaults_shoot.go)",
+        ],
     );
-    assert!(
-        defaulted.contains("default: seed hidden: spec.settings.scheduling.visible set to false"),
-        "{defaulted}"
+    assert_has(
+        &defaulted,
+        &["default: seed hidden: spec.settings.scheduling.visible set to false"],
     );
-    assert!(
-        defaulted.contains("Scheduled to seed \"protected\""),
-        "{defaulted}"
-    );
+    assert_has(&defaulted, &["Scheduled to seed \"protected\""]);
     assert!(
         !defaulted.contains("spec.purpose"),
         "a default that changes nothing is not named: {defaulted}"

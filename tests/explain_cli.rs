@@ -4,7 +4,7 @@
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{bin, run, tmp};
+use cli_support::{assert_has, bin, run, tmp};
 
 const NOW: &str = "2026-12-01T12:00:00Z";
 
@@ -187,16 +187,13 @@ fn each_output_says_its_view_and_a_shoot_that_would_go_elsewhere_has_not_moved()
     let text = explain("elsewhere.yaml", &extra, "web", "text");
     assert!(text.contains(&format!("\nView: {bound_view}\n")), "{text}");
     assert!(text.contains("\nVerdict: wouldMove\n"), "{text}");
-    assert!(
-        text.contains("Its seed now: seed-a (fits; rank 2 of 2, total 0.00)"),
-        "{text}"
+    assert_has(
+        &text,
+        &["Its seed now: seed-a (fits; rank 2 of 2, total 0.00)"],
     );
     let html = explain("elsewhere.yaml", &extra, "web", "html");
     assert!(html.contains(&format!("View: {bound_view}")), "{html}");
-    assert!(
-        html.contains("<span class=\"badge\">wouldMove</span>"),
-        "{html}"
-    );
+    assert_has(&html, &["<span class=\"badge\">wouldMove</span>"]);
     assert!(html.contains("Its seed seed-a ranks 2 of 2."), "{html}");
     for out in [&text, &html, &v.to_string()] {
         assert!(!out.contains("moved"), "nothing moved: {out}");

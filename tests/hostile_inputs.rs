@@ -7,7 +7,10 @@ use std::process::Command;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::base64;
+#[path = "support/common.rs"]
+mod common;
+use cli_support::{assert_has, base64};
+use common::assert_success;
 
 const GOOD: &str = r#"
 apiVersion: core.gardener.cloud/v1beta1
@@ -226,9 +229,9 @@ fn cloud_profile_with_unparsable_selector_fails_its_shoots_only() {
         .lines()
         .find(|l| l.starts_with("garden-dev/bad"))
         .unwrap();
-    assert!(
-        line.contains("CloudProfile/broken has an invalid spec.seedSelector"),
-        "{line}"
+    assert_has(
+        line,
+        &["CloudProfile/broken has an invalid spec.seedSelector"],
     );
 }
 
@@ -316,11 +319,7 @@ fn a_ten_megabyte_manifest_is_simulated() {
         .arg(&f)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["decisions"][0]["seed"], "good-seed");
     assert!(
@@ -347,11 +346,7 @@ fn simulate_with(config: &std::path::Path, manifests: &std::path::Path, extra: &
         .args(extra)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -671,10 +666,7 @@ fn the_manifest_files_together_are_capped_not_only_each_one() {
     let (code, _out, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&dir));
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("part-5.yaml") && err.contains("accepted in total"),
-        "{err}"
-    );
+    assert_has(&err, &["part-5.yaml", "accepted in total"]);
 }
 
 #[test]
@@ -716,9 +708,9 @@ fn a_long_profile_chain_is_refused_and_a_truncated_timeline_says_so() {
             .arg(&good),
     );
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("schedulers.shoot.profiles: holds 10000 entries, more than the 64 accepted"),
-        "{err}"
+    assert_has(
+        &err,
+        &["schedulers.shoot.profiles: holds 10000 entries, more than the 64 accepted"],
     );
     let minutely = write_tmp(
         "chain-minutely.yaml",
@@ -910,13 +902,17 @@ fn of_two_region_configmaps_the_well_formed_row_is_used_and_conflicts_are_report
         north.contains(" central "),
         "the valid row of b-good applies: {north}"
     );
-    assert!(
-        err.contains("warning: region ConfigMap garden/a-broken: data[eu-north-1]: eu-west-1: distance far is not an integer; CloudProfile aws uses the row of garden/b-good instead"),
-        "{err}"
+    assert_has(
+        &err,
+        &[
+            "warning: region ConfigMap garden/a-broken: data[eu-north-1]: eu-west-1: distance far is not an integer; CloudProfile aws uses the row of garden/b-good instead",
+        ],
     );
-    assert!(
-        err.contains("warning: region ConfigMaps garden/a-broken and garden/b-good both list CloudProfile aws and disagree on data[eu-west-1]; garden/a-broken is used"),
-        "{err}"
+    assert_has(
+        &err,
+        &[
+            "warning: region ConfigMaps garden/a-broken and garden/b-good both list CloudProfile aws and disagree on data[eu-west-1]; garden/a-broken is used",
+        ],
     );
 }
 
@@ -1153,16 +1149,13 @@ fn control_characters_in_human_readable_output_are_made_visible() {
         assert_eq!(code, 0, "{err}");
         assert_no_hidden_characters("stdout", &out);
         assert_no_hidden_characters("stderr", &err);
-        assert!(
-            err.contains("x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3: Seed Bad"),
-            "{err}"
+        assert_has(
+            &err,
+            &["x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3: Seed Bad"],
         );
     }
     let (_, out, _) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
-    assert!(
-        out.contains("x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3"),
-        "{out}"
-    );
+    assert_has(&out, &["x\\u{1b}]0;pwned\\u{7}\\u{202e}.yaml: document 3"]);
 }
 
 /// `--validate-only` of a configuration that holds `body` after the header: exit status and
@@ -1273,9 +1266,9 @@ fn a_latency_row_of_100000_columns_and_100000_region_entries_are_refused_quickly
         ),
     );
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("schedulers.shoot.priorities[0].args.matrix: lists more than 500 regions"),
-        "{err}"
+    assert_has(
+        &err,
+        &["schedulers.shoot.priorities[0].args.matrix: lists more than 500 regions"],
     );
     let regions: Vec<String> = (0..100_000)
         .map(|i| format!("{{name: r{i}, location: {{lat: 1, lon: 2}}, country: DE}}"))
@@ -1414,9 +1407,11 @@ fn a_byte_order_mark_inside_a_manifest_and_two_projects_for_one_namespace_are_na
     let (code, out, err) = simulate(&format!("{}---\n{}", project("one"), project("two")), None);
     assert_eq!(code, 0, "{err}");
     assert_good_shoot_placed(&out);
-    assert!(
-        err.contains("warning: namespace garden-dev is claimed by Projects one, two; upstream's API server allows one, and its shoots count for project two"),
-        "{err}"
+    assert_has(
+        &err,
+        &[
+            "warning: namespace garden-dev is claimed by Projects one, two; upstream's API server allows one, and its shoots count for project two",
+        ],
     );
 }
 
@@ -1531,9 +1526,9 @@ fn numbers_out_of_a_fields_range_and_deep_block_nesting_are_named_plainly() {
     );
     let (code, _, err) = run_bounded(bin().args(["simulate", "-f"]).arg(&f));
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("document 0: line 132: nested deeper than 128 levels"),
-        "{err}"
+    assert_has(
+        &err,
+        &["document 0: line 132: nested deeper than 128 levels"],
     );
     assert!(!err.contains("recursion limit"), "{err}");
 }

@@ -5,28 +5,22 @@
 //! file. tests/e2e/prometheus.rs runs every expression against a real Prometheus scraping the
 //! scheduler.
 
+#[path = "support/common.rs"]
+mod common;
 #[path = "support/monitoring.rs"]
 mod monitoring;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::fresh_dir;
 use monitoring::*;
 use serde::Deserialize;
 use serde_yaml_ng::Value;
 
 fn scratch_dir() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "monitoring-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    fresh_dir(Path::new(env!("CARGO_TARGET_TMPDIR")), "monitoring")
 }
 
 fn unit_tests_file() -> PathBuf {

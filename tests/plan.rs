@@ -10,7 +10,7 @@ use gardener_scheduler::simulate::Landscape;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{bin, run, tmp};
+use cli_support::{assert_has, bin, run, tmp};
 
 const NOW: &str = "2026-12-01T12:00:00Z";
 
@@ -362,9 +362,9 @@ fn malformed_window_is_an_error_naming_shoot_and_field() {
     let (code, out, err) = run(bin().args(["plan", "drain", "a", "-f"]).arg(&f));
     assert_eq!(code, 2, "{out}");
     assert!(out.is_empty(), "no partial plan: {out}");
-    assert!(
-        err.contains("garden-dev/bad") && err.contains("spec.maintenance.timeWindow.begin"),
-        "{err}"
+    assert_has(
+        &err,
+        &["garden-dev/bad", "spec.maintenance.timeWindow.begin"],
     );
 }
 
@@ -724,9 +724,9 @@ fn flags_and_windows_past_what_start_times_can_hold_are_refused() {
     let (code, out, err) = run(bin().args(["plan", "drain", "a", "-f"]).arg(&f));
     assert_eq!(code, 2, "{err}");
     assert!(!out.contains(":60Z"), "{out}");
-    assert!(
-        err.contains("spec.maintenance.timeWindow.begin: \"225960+0000\" is not HHMMSS+ZZZZ"),
-        "{err}"
+    assert_has(
+        &err,
+        &["spec.maintenance.timeWindow.begin: \"225960+0000\" is not HHMMSS+ZZZZ"],
     );
 }
 
@@ -764,8 +764,5 @@ fn explanations_list_the_best_seeds_and_count_the_rest_unless_every_seed_is_aske
         "{capped}"
     );
     let full = &drain(None).moves[0].explanation;
-    assert!(
-        full.contains("far") && full.contains("s13") && full.contains("s12"),
-        "{full}"
-    );
+    assert_has(full, &["far", "s13", "s12"]);
 }

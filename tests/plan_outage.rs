@@ -3,7 +3,7 @@
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{bin, run, tmp};
+use cli_support::{assert_has, bin, run, tmp};
 
 use serde_json::Value;
 
@@ -101,9 +101,9 @@ fn an_outage_shorter_than_evacuation_after_publishes_nothing() {
         "table",
     );
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("an outage of 1h0m0s is shorter than evacuation.after (2h0m0s)"),
-        "{err}"
+    assert_has(
+        &err,
+        &["an outage of 1h0m0s is shorter than evacuation.after (2h0m0s)"],
     );
 }
 
@@ -112,9 +112,9 @@ fn the_table_says_when_the_seed_is_judged_and_shows_both_plans() {
     let (code, out, err) = outage(None, DURING, "table");
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("Seed aws-eu1 fails from 2026-12-01T00:00:00Z to 2026-12-02T00:00:00Z: judged unhealthy at 2026-12-01T00:10:00Z"), "{out}");
-    assert!(
-        out.contains("Drain plan for aws-eu1") && out.contains("Fail-back plan for aws-eu1"),
-        "{out}"
+    assert_has(
+        &out,
+        &["Drain plan for aws-eu1", "Fail-back plan for aws-eu1"],
     );
 }
 
@@ -228,13 +228,10 @@ fn an_outage_ending_before_the_windows_open_moves_nothing_and_a_short_range_says
         "example/landscape/",
     ]));
     assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("fall outside the range; widen --timeline"),
-        "{out}"
-    );
-    assert!(
-        out.contains("2026-12-01T00:10:00Z  seed aws-eu1 judged unhealthy"),
-        "{out}"
+    assert_has(&out, &["fall outside the range; widen --timeline"]);
+    assert_has(
+        &out,
+        &["2026-12-01T00:10:00Z  seed aws-eu1 judged unhealthy"],
     );
 }
 

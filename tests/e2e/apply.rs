@@ -537,9 +537,7 @@ pub(crate) async fn reconciled(client: &kube::Client) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_destination_full_since_planning_is_skipped_and_a_changed_shoot_is_checked_again() {
-    let api = ApiServer::start("apply-recheck");
-    let client = api.client().await;
-    base_landscape(&client, "ap").await;
+    let (api, client) = ApiServer::start_with_landscape("apply-recheck", "ap").await;
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     for name in ["a", "b", "c"] {
@@ -602,9 +600,7 @@ async fn a_destination_full_since_planning_is_skipped_and_a_changed_shoot_is_che
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothing() {
-    let api = ApiServer::start("apply-live");
-    let client = api.client().await;
-    base_landscape(&client, "ap").await;
+    let (api, client) = ApiServer::start_with_landscape("apply-live", "ap").await;
     for seed in ["s1", "s2"] {
         migratable_seed(&client, seed, 10).await;
         raw::<Seed>(&client)
@@ -653,11 +649,7 @@ async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothi
     let proxy = MeddlingProxy::start(&api, &[]).await;
     let out = apply(&proxy.kubeconfig, &plan, &["--dry-run"]).await;
     let log = steps(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(of(&log, "wouldStart").len(), 2, "{log:#?}");
     assert_eq!(log.last().unwrap()["wouldStart"], 2);
     let writes: Vec<(String, String)> = proxy
@@ -685,11 +677,7 @@ async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothi
     args[o + 1] = "table".into();
     let out = run_cli(args).await;
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(
         text.contains("would start garden-ap/ha s1 -> s2 (live) at ")
             && text.contains("would start garden-ap/plain s1 -> s2 (classic) at ")
@@ -917,9 +905,7 @@ async fn a_plan_from_another_garden_is_refused_unless_forced_and_its_own_garden_
 /// other move of the plan goes ahead.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shoot_gated_since_planning_is_skipped_with_its_gates_named() {
-    let api = ApiServer::start("apply-gated");
-    let client = api.client().await;
-    base_landscape(&client, "ap").await;
+    let (api, client) = ApiServer::start_with_landscape("apply-gated", "ap").await;
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     for name in ["a", "b"] {

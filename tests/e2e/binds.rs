@@ -8,9 +8,7 @@ use gardener_scheduler::api::Shoot;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fields_the_scheduler_does_not_know_survive_a_bind() {
-    let api = ApiServer::start("unknown-fields");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("unknown-fields", "dev").await;
     create_seed(&client, "seed-1", 5, &[]).await;
     let mut manifest = shoot_manifest("dev", "rich");
     manifest["metadata"]["labels"] = serde_json::json!({"team": "blue"});
@@ -32,10 +30,7 @@ async fn fields_the_scheduler_does_not_know_survive_a_bind() {
 
     let mut scheduler = Scheduler::start(&api, "unknown-fields", SchedulerOptions::default());
     scheduler.wait_ready().await;
-    eventually("the shoot to be bound", || async {
-        seed_of(&get_shoot(&client, "dev", "rich").await).map(str::to_string)
-    })
-    .await;
+    seed_when_bound(&client, "the shoot to be bound", "dev", "rich").await;
     let after = shoots.get("rich").await.unwrap();
     assert_eq!(after.data["spec"]["seedName"], "seed-1");
     let mut expected_spec = before.data["spec"].clone();
@@ -66,12 +61,13 @@ async fn fields_the_scheduler_does_not_know_survive_a_bind() {
     );
     assert_eq!(Some(annotations), before.metadata.annotations);
     // the event went out through the reporter's client
-    eventually("the success event", || async {
-        shoot_events(&client, "dev", "rich")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
-    })
+    event_with_reason(
+        &client,
+        "the success event",
+        "dev",
+        "rich",
+        "SchedulingSuccessful",
+    )
     .await;
     assert!(
         scheduler.terminate().success(),

@@ -94,9 +94,7 @@ pub async fn assert_bound_once_within_capacity(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_hundred_shoots_fill_exactly_three_hundred_slots_without_overcommit() {
-    let api = ApiServer::start("burst");
-    let client = api.client().await;
-    base_landscape(&client, "burst").await;
+    let (api, client) = ApiServer::start_with_landscape("burst", "burst").await;
     for (name, slots) in [("s-100", 100), ("s-80", 80), ("s-70", 70), ("s-50", 50)] {
         create_seed(&client, name, slots, &[]).await;
     }
@@ -118,15 +116,7 @@ async fn three_hundred_shoots_fill_exactly_three_hundred_slots_without_overcommi
         })
         .await;
 
-    eventually("all 300 shoots to be bound", || async {
-        let bound = list_shoots(&client, "burst")
-            .await
-            .iter()
-            .filter(|s| seed_of(s).is_some())
-            .count();
-        (bound == 300).then_some(())
-    })
-    .await;
+    wait_bound(&client, "all 300 shoots to be bound", "burst", 300).await;
     // let the watch recorder catch up with the last binds
     eventually("the recorder to see every bind", || async {
         (seen.lock().unwrap().len() == 300).then_some(())
@@ -136,12 +126,13 @@ async fn three_hundred_shoots_fill_exactly_three_hundred_slots_without_overcommi
 
     // one more does not fit anywhere
     create_shoot(&client, "burst", "one-too-many").await;
-    let event = eventually("the failure event of the 301st shoot", || async {
-        shoot_events(&client, "burst", "one-too-many")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
-    })
+    let event = event_with_reason(
+        &client,
+        "the failure event of the 301st shoot",
+        "burst",
+        "one-too-many",
+        "SchedulingFailed",
+    )
     .await;
     assert_eq!(
         event.note.as_deref(),

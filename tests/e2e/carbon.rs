@@ -138,9 +138,7 @@ fn near(v: Option<f64>, want: f64) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shoots_go_to_the_cleaner_grid_and_follow_the_exporters_recreated_forecast() {
-    let api = ApiServer::start("carbon");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("carbon", "dev").await;
     for ns in ["kube-system", "carbon-exporter"] {
         ensure_namespace(&client, ns).await;
     }

@@ -9,21 +9,20 @@ use gardener_scheduler::controller::{self, Attempt, Controller};
 /// A shoot that someone else assigns while it waits is never overwritten, even once a seed fits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
-    let api = ApiServer::start("left-alone");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("left-alone", "dev").await;
     create_seed(&client, "tainted", 5, &["seed.gardener.cloud/protected"]).await;
     // the seed someone else picks, in a region the scheduler does not consider
     create_seed_in(&client, "manual", "local-2", 5).await;
     create_shoot(&client, "dev", "taken").await;
     let mut scheduler = Scheduler::start(&api, "left-alone", SchedulerOptions::default());
     scheduler.wait_ready().await;
-    eventually("the failure event", || async {
-        shoot_events(&client, "dev", "taken")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
-    })
+    event_with_reason(
+        &client,
+        "the failure event",
+        "dev",
+        "taken",
+        "SchedulingFailed",
+    )
     .await;
 
     // someone else (an operator, another scheduler) assigns the shoot
@@ -31,10 +30,7 @@ async fn a_shoot_assigned_by_someone_else_while_waiting_is_left_alone() {
     set_seed_taints(&client, "tainted", &[]).await;
     // a shoot created after both changes is bound: the scheduler has seen them
     create_shoot(&client, "dev", "later").await;
-    eventually("the later shoot to be bound", || async {
-        seed_of(&get_shoot(&client, "dev", "later").await).map(str::to_string)
-    })
-    .await;
+    seed_when_bound(&client, "the later shoot to be bound", "dev", "later").await;
     assert_eq!(
         seed_of(&get_shoot(&client, "dev", "taken").await),
         Some("manual")

@@ -27,9 +27,7 @@ const PROJECT: &str = "en";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endless_answers_fail_at_their_caps_and_the_scheduler_stays_up_with_bounded_memory() {
-    let api = ApiServer::start("endless-scheduler");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("endless-scheduler", PROJECT).await;
     create_seed(&client, "s1", 10, &[]).await;
     let proxy = FaultProxy::start(&api).await;
     proxy.set(Faults {
@@ -180,9 +178,7 @@ fn run_watching_memory(args: Vec<String>, dir: &Path, name: &str) -> tokio::task
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_apply_stops_at_the_cap_of_an_endless_lease_or_shoot_answer_with_bounded_memory() {
-    let api = ApiServer::start("endless-apply");
-    let client = api.client().await;
-    base_landscape(&client, "ap").await;
+    let (api, client) = ApiServer::start_with_landscape("endless-apply", "ap").await;
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     shoot_on(&client, "a", "s1", 0, 2400).await;

@@ -95,9 +95,7 @@ fn ready_metric(scheduler: &Scheduler, seed: &str) -> Option<f64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unhealthy_seed_gets_a_plan_that_plan_apply_carries_out_and_a_flapping_one_gets_none() {
-    let api = ApiServer::start("evacuation");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("evacuation", PROJECT).await;
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     // no room: never a destination, so the plan of s1 is the same whatever it says

@@ -118,9 +118,7 @@ fn start(api: &ApiServer, name: &str, shoot_config: &'static str) -> Scheduler {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn automatic_evacuation_keeps_its_limits_never_moves_a_gated_shoot_and_stops_on_recovery() {
-    let api = ApiServer::start("evacuation-automatic");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("evacuation-automatic", PROJECT).await;
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     for name in MOVABLE.iter().chain(&["gated"]) {

@@ -4,6 +4,7 @@
 
 use serde_json::{Value, json};
 
+use crate::record::recorded_web_shoot;
 use crate::support::*;
 use crate::whatif::{RecordingProxy, json_out, run_cli};
 
@@ -32,24 +33,7 @@ fn record_of(shoot: &gardener_scheduler::api::Shoot) -> Option<Value> {
 async fn explain_shows_the_record_the_decision_now_what_changed_and_the_nearest_seed() {
     let api = ApiServer::start("explain");
     let client = api.client().await;
-    base_landscape(&client, "dev").await;
-    create_seed(&client, "s1", 10, &[]).await;
-    create_seed(&client, "s2", 10, &["seed.gardener.cloud/protected"]).await;
-    let mut scheduler = Scheduler::start(
-        &api,
-        "explain",
-        SchedulerOptions {
-            shoot_config: "decisionRecord: true\n",
-            ..Default::default()
-        },
-    );
-    scheduler.wait_ready().await;
-    create_shoot(&client, "dev", "web").await;
-    let shoot = eventually("the shoot bound", || async {
-        let s = get_shoot(&client, "dev", "web").await;
-        seed_of(&s).is_some().then_some(s)
-    })
-    .await;
+    let (mut scheduler, shoot) = recorded_web_shoot(&api, &client, "explain").await;
     let record = record_of(&shoot).expect("the decision record");
     assert_eq!(record["rejected"], json!({"Taints": 1}), "{record}");
     scheduler.terminate();
@@ -71,11 +55,7 @@ async fn explain_shows_the_record_the_decision_now_what_changed_and_the_nearest_
     set_seed_taints(&client, "s2", &[]).await;
     let out = explain(&proxy.kubeconfig, "garden-dev/web", "text").await;
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(text.contains("Verdict: wouldMove"), "{text}");
     assert!(text.contains("It would go to s2 now, not to s1."), "{text}");
     assert!(text.contains("s1 is now rejected by Taints"), "{text}");
@@ -151,11 +131,7 @@ async fn the_patch_binding_mode_carries_the_record_too() {
     );
     scheduler.wait_ready().await;
     create_shoot(&client, "dev", "web").await;
-    let shoot = eventually("the shoot bound", || async {
-        let s = get_shoot(&client, "dev", "web").await;
-        seed_of(&s).is_some().then_some(s)
-    })
-    .await;
+    let shoot = bound_shoot(&client, "the shoot bound", "dev", "web").await;
     let record = record_of(&shoot).expect("the record, set by the patch");
     assert_eq!(record["seed"], "s1");
     assert_eq!(record["v"], 1);

@@ -210,9 +210,7 @@ fn feed_age(s: &Scheduler, kind: &str) -> Option<f64> {
 /// the lease to a standby whose own connection works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_shoot_watch_is_restarted_and_a_dead_feed_hands_over_to_the_standby() {
-    let api = ApiServer::start("faults-silent-watch");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("faults-silent-watch", PROJECT).await;
     create_seed(&client, "s-a", 20, &[]).await;
     let faulty = FaultProxy::start(&api).await;
     let clean = FaultProxy::start(&api).await;
@@ -389,9 +387,7 @@ async fn a_silent_shoot_watch_is_restarted_and_a_dead_feed_hands_over_to_the_sta
 /// shows in the scheduler's watch only seconds later).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_committed_bind_answered_502_counts_as_bound_and_keeps_its_slot() {
-    let api = ApiServer::start("faults-lost-answer");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("faults-lost-answer", PROJECT).await;
     create_seed(&client, "one-slot", 1, &[]).await;
     let proxy = FaultProxy::start(&api).await;
     proxy.set(Faults {
@@ -578,9 +574,7 @@ async fn watches_cut_on_a_compacted_etcd_list_again_and_lose_no_shoot() {
 /// one leaseDuration, and retries stay within the bounds stated below (counted at the proxy).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn storms_of_429_and_503_cost_no_leadership_and_no_shoot() {
-    let api = ApiServer::start("faults-storm");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("faults-storm", PROJECT).await;
     create_seed(&client, "s-a", 30, &[]).await;
     create_seed(&client, "s-b", 30, &[]).await;
     let proxy = FaultProxy::start(&api).await;
@@ -828,9 +822,7 @@ async fn storms_of_429_and_503_cost_no_leadership_and_no_shoot() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_leader_frozen_past_its_lease_with_binds_in_flight_neither_double_binds_nor_overcommits()
 {
-    let api = ApiServer::start("faults-frozen");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("faults-frozen", PROJECT).await;
     create_seed(&client, "s-a", 20, &[]).await;
     create_seed(&client, "s-b", 20, &[]).await;
     let proxy = FaultProxy::start(&api).await;
@@ -906,9 +898,7 @@ async fn a_leader_frozen_past_its_lease_with_binds_in_flight_neither_double_bind
 /// retry. Measured from the signal to the Lease changing hands and to the standby's first bind.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failover_with_upstream_lease_settings_after_sigkill_and_sigterm() {
-    let api = ApiServer::start("faults-failover");
-    let client = api.client().await;
-    base_landscape(&client, PROJECT).await;
+    let (api, client) = ApiServer::start_with_landscape("faults-failover", PROJECT).await;
     create_seed(&client, "s-a", 50, &[]).await;
     let proxy = FaultProxy::start(&api).await;
     let mut one = replica(&api, &proxy, "one", elected(LeaseTimes::Defaults));

@@ -55,9 +55,7 @@ async fn gated_event(
 /// A malformed list is a Warning that names the problem, and the shoot waits until it is fixed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gated_shoot_waits_until_its_last_gate_is_removed() {
-    let api = ApiServer::start("gates");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("gates", "dev").await;
     create_seed(&client, "s1", 10, &[]).await;
     // A retry after a backoff could not bind within the test's deadline: only the change of
     // the gates can.
@@ -101,18 +99,18 @@ async fn a_gated_shoot_waits_until_its_last_gate_is_removed() {
     assert_eq!(seed_of(&get_shoot(&client, "dev", "held").await), None);
 
     set_gates(&client, "dev", "held", None).await;
-    let seed = eventually("the shoot bound once its last gate is gone", || async {
-        seed_of(&get_shoot(&client, "dev", "held").await).map(str::to_string)
-    })
+    let seed = seed_when_bound(
+        &client,
+        "the shoot bound once its last gate is gone",
+        "dev",
+        "held",
+    )
     .await;
     assert_eq!(seed, "s1");
     assert_eq!(seed_of(&get_shoot(&client, "dev", "typo").await), None);
 
     set_gates(&client, "dev", "typo", Some("")).await;
-    eventually("the fixed shoot bound", || async {
-        seed_of(&get_shoot(&client, "dev", "typo").await).map(str::to_string)
-    })
-    .await;
+    seed_when_bound(&client, "the fixed shoot bound", "dev", "typo").await;
     eventually("no shoot counted as gated", || async {
         (gated(&scheduler) == Some(0.0)).then_some(())
     })
@@ -135,9 +133,7 @@ async fn a_gated_shoot_waits_until_its_last_gate_is_removed() {
 /// too, and once the gate is gone the freeze alone defers it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gate_and_a_freeze_both_hold_and_the_report_says_which() {
-    let api = ApiServer::start("gates-freeze");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("gates-freeze", "dev").await;
     create_seed(&client, "s1", 10, &[]).await;
     let cfg = api.state.join("scheduler-gates-freeze.yaml");
     std::fs::write(
@@ -166,12 +162,13 @@ schedulers:
         "Scheduling gated: waiting for scheduling gate(s) quota-approval; also deferred: freeze window \"year-end\""
     );
     set_gates(&client, "dev", "both", None).await;
-    let deferred = eventually("the SchedulingDeferred event", || async {
-        shoot_events(&client, "dev", "both")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingDeferred"))
-    })
+    let deferred = event_with_reason(
+        &client,
+        "the SchedulingDeferred event",
+        "dev",
+        "both",
+        "SchedulingDeferred",
+    )
     .await;
     assert_eq!(
         deferred.note.as_deref(),

@@ -34,9 +34,7 @@ async fn bind_latencies(client: &kube::Client, prefix: &str, n: usize) -> Vec<f6
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: prints figures, asserts none"]
 async fn measure_bind_times_beside_a_shoot_with_38000_gates_relabelled_every_half_second() {
-    let api = ApiServer::start("gmeasure");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("gmeasure", "dev").await;
     create_seed(&client, "s1", 1000, &[]).await;
     let mut s = Scheduler::start(
         &api,

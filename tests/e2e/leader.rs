@@ -24,9 +24,7 @@ async fn leader_and_standby(
     name: &str,
     capacity: u32,
 ) -> (ApiServer, kube::Client, Scheduler, Scheduler, String) {
-    let api = ApiServer::start(name);
-    let client = api.client().await;
-    base_landscape(&client, "ha").await;
+    let (api, client) = ApiServer::start_with_landscape(name, "ha").await;
     create_seed(&client, "s-a", capacity, &[]).await;
     create_seed(&client, "s-b", capacity, &[]).await;
     let opts = || SchedulerOptions {

@@ -130,9 +130,7 @@ fn key_of(rule: &Value) -> (String, String) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_rule_of_the_chart_s_scheduler_roles_removed_in_turn_breaks_what_it_is_for_and_says_so()
  {
-    let api = ApiServer::start("least");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("least", "dev").await;
     create_seed(&client, "seed-1", 100, &[]).await;
     let (full, _) = chart_rbac("full", &[], None);
     let rules: Vec<(usize, usize)> = full
@@ -369,9 +367,7 @@ async fn each_rule_of_the_what_if_reader_and_plan_applier_roles_removed_in_turn_
     use crate::support::gardenlet::FakeGardenlets;
     use crate::whatif::run_cli;
 
-    let api = ApiServer::start("least-cli");
-    let client = api.client().await;
-    base_landscape(&client, "ap").await;
+    let (api, client) = ApiServer::start_with_landscape("least-cli", "ap").await;
     migratable_seed(&client, "s1", 10).await;
     migratable_seed(&client, "s2", 10).await;
     shoot_on(&client, "a", "s1", 2, 2400).await;
@@ -438,11 +434,7 @@ async fn each_rule_of_the_what_if_reader_and_plan_applier_roles_removed_in_turn_
             .unwrap()
             .to_string();
         let out = drain(api.what_if_identity(), from.clone()).await;
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
         let plan = api.state.join(format!("plan-from-{from}.json"));
         std::fs::write(&plan, &out.stdout).unwrap();
         let out = run_cli(apply_args(&kubeconfig, &plan, &[])).await;

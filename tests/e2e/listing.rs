@@ -64,9 +64,7 @@ async fn streamed_and_paged_lists_leave_the_same_state() {
         .unwrap_or(20261203);
     for case in 0..3 {
         let mut rng = ChaCha8Rng::seed_from_u64(base + case);
-        let api = ApiServer::start("listing-property");
-        let client = api.client().await;
-        base_landscape(&client, PROJECT).await;
+        let (api, client) = ApiServer::start_with_landscape("listing-property", PROJECT).await;
         let seeds = rng.gen_range(1..=5);
         let mut bound = vec![0u32; seeds];
         // gardener-apiserver refuses a shoot on a full seed: the seeds get their (random)
@@ -179,10 +177,7 @@ async fn a_server_without_streaming_lists_is_listed_in_pages() {
     let mut scheduler = Scheduler::start(&api, "listing-refused", Default::default());
     scheduler.wait_ready().await;
     create_shoot(&client, PROJECT, "web").await;
-    eventually("the shoot bound", || async {
-        seed_of(&get_shoot(&client, PROJECT, "web").await).map(str::to_string)
-    })
-    .await;
+    seed_when_bound(&client, "the shoot bound", PROJECT, "web").await;
     for kind in ["Shoot", "Seed", "CloudProfile", "Project"] {
         assert_eq!(lists(&scheduler, kind, "paged"), 1.0, "{kind}");
         assert_eq!(lists(&scheduler, kind, "streaming"), 0.0, "{kind}");
@@ -232,10 +227,7 @@ async fn whole_landscape_then_bound_once(client: &kube::Client, s: &Scheduler, n
         "bound on part of the landscape"
     );
     set_seed_status(client, "seed-a", n + 1).await;
-    let seed = eventually("bound once there is room", || async {
-        seed_of(&get_shoot(client, PROJECT, "aaa-pending").await).map(str::to_string)
-    })
-    .await;
+    let seed = seed_when_bound(client, "bound once there is room", PROJECT, "aaa-pending").await;
     assert_eq!(seed, "seed-a");
 }
 

@@ -50,9 +50,7 @@ fn api_host(api: &ApiServer) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn controller_runtime_metrics_add_up_after_a_burst() {
-    let api = ApiServer::start("metrics");
-    let client = api.client().await;
-    base_landscape(&client, "metrics").await;
+    let (api, client) = ApiServer::start_with_landscape("metrics", "metrics").await;
     create_seed(&client, "s-a", 25, &[]).await;
     create_seed(&client, "s-b", 25, &[]).await;
     let mut scheduler = Scheduler::start(
@@ -70,15 +68,7 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
         async move { create_shoot(&client, "metrics", &format!("shoot-{i:02}")).await }
     }))
     .await;
-    eventually("all 50 shoots to be bound", || async {
-        let bound = list_shoots(&client, "metrics")
-            .await
-            .iter()
-            .filter(|s| seed_of(s).is_some())
-            .count();
-        (bound == 50).then_some(())
-    })
-    .await;
+    wait_bound(&client, "all 50 shoots to be bound", "metrics", 50).await;
 
     // once idle (the events are sent after the binds, off their path), every count agrees with
     // every other
@@ -188,12 +178,13 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
 
     // a shoot that fits nowhere: every attempt is a reconcile error and a delayed retry
     create_shoot(&client, "metrics", "one-too-many").await;
-    eventually("the failure event of the 51st shoot", || async {
-        shoot_events(&client, "metrics", "one-too-many")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
-    })
+    event_with_reason(
+        &client,
+        "the failure event of the 51st shoot",
+        "metrics",
+        "one-too-many",
+        "SchedulingFailed",
+    )
     .await;
     eventually("errors to show in a consistent scrape", || async {
         let m = scrape(&scheduler);
@@ -213,9 +204,7 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn only_the_leader_serves_the_controller_series_and_both_report_the_lease() {
-    let api = ApiServer::start("metrics-ha");
-    let client = api.client().await;
-    base_landscape(&client, "ha").await;
+    let (api, client) = ApiServer::start_with_landscape("metrics-ha", "ha").await;
     create_seed(&client, "s-a", 10, &[]).await;
     let opts = || SchedulerOptions {
         leader_elect: true,

@@ -122,11 +122,7 @@ async fn drain_and_rebalance_plan_from_the_live_landscape_and_write_nothing() {
 
     // -o yaml: binding documents made from the cluster's shoots
     let out = plan(&proxy.kubeconfig, &["drain", "s1", "-o", "yaml"]).await;
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let yaml = String::from_utf8_lossy(&out.stdout);
     assert_eq!(yaml.matches("kind: Shoot").count(), 3, "{yaml}");
 

@@ -6,9 +6,7 @@ use crate::support::*;
 /// when the window ends the shoot is bound without any other trigger, by the next entry.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_freeze_window_defers_a_shoot_and_it_is_bound_when_the_window_ends() {
-    let api = ApiServer::start("freeze");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("freeze", "dev").await;
     create_seed(&client, "s1", 10, &[]).await;
 
     // Short enough to keep the test quick, long enough for a loaded machine to start up.
@@ -45,12 +43,13 @@ schedulers:
     scheduler.wait_ready().await;
     create_shoot(&client, "dev", "frozen").await;
 
-    let deferred = eventually("the SchedulingDeferred event", || async {
-        shoot_events(&client, "dev", "frozen")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingDeferred"))
-    })
+    let deferred = event_with_reason(
+        &client,
+        "the SchedulingDeferred event",
+        "dev",
+        "frozen",
+        "SchedulingDeferred",
+    )
     .await;
     assert!(
         Utc::now() < end,
@@ -75,20 +74,24 @@ schedulers:
 
     // Nothing else happens: no seed change, no shoot change. The window's end alone must
     // trigger the bind.
-    let seed = eventually("the shoot to be bound after the freeze", || async {
-        seed_of(&get_shoot(&client, "dev", "frozen").await).map(str::to_string)
-    })
+    let seed = seed_when_bound(
+        &client,
+        "the shoot to be bound after the freeze",
+        "dev",
+        "frozen",
+    )
     .await;
     assert_eq!(seed, "s1");
     assert!(Utc::now() >= end, "bound only after the freeze ended");
 
     // the success event is published right after the bind, so it may not be there yet
-    let success = eventually("the success event", || async {
-        shoot_events(&client, "dev", "frozen")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
-    })
+    let success = event_with_reason(
+        &client,
+        "the success event",
+        "dev",
+        "frozen",
+        "SchedulingSuccessful",
+    )
     .await;
     let events = shoot_events(&client, "dev", "frozen").await;
     assert!(

@@ -170,9 +170,7 @@ fn problems(prometheus: &Prometheus, checks: &[Check]) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_dashboard_query_and_alert_expression_reads_series_the_scheduler_serves() {
     let checks = checks();
-    let api = ApiServer::start("prometheus");
-    let client = api.client().await;
-    base_landscape(&client, "prom").await;
+    let (api, client) = ApiServer::start_with_landscape("prometheus", "prom").await;
     create_seed(&client, "s-a", 20, &[]).await;
     create_seed(&client, "s-b", 20, &[]).await;
     // one shoot's binds are refused (422), so bind errors are served with their code
@@ -216,25 +214,15 @@ async fn every_dashboard_query_and_alert_expression_reads_series_the_scheduler_s
         async move { create_shoot(&client, "prom", &format!("shoot-{i:02}")).await }
     }))
     .await;
-    eventually("the 40 shoots to be bound", || async {
-        let bound = list_shoots(&client, "prom")
-            .await
-            .iter()
-            .filter(|s| seed_of(s).is_some())
-            .count();
-        (bound == 40).then_some(())
-    })
-    .await;
+    wait_bound(&client, "the 40 shoots to be bound", "prom", 40).await;
     // every seed is full now: one more fits none
     create_shoot(&client, "prom", "one-too-many").await;
-    eventually(
+    event_with_reason(
+        &client,
         "the failure event of the shoot that fits nowhere",
-        || async {
-            shoot_events(&client, "prom", "one-too-many")
-                .await
-                .into_iter()
-                .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
-        },
+        "prom",
+        "one-too-many",
+        "SchedulingFailed",
     )
     .await;
 

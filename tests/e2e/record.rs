@@ -1,29 +1,36 @@
 use crate::support::*;
 
-/// With `decisionRecord: true` the binding carries the record: the chosen seed, its scores, the
-/// profile, the version; small, and naming no other seed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_bound_shoot_carries_its_decision_record_from_the_same_binding() {
-    let api = ApiServer::start("record");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
-    create_seed(&client, "s1", 10, &[]).await;
-    create_seed(&client, "s2", 10, &["seed.gardener.cloud/protected"]).await;
+/// Seeds s1 and s2 (protected) in the garden, a scheduler `name` writing decision records, and
+/// the shoot dev/web: the scheduler and the shoot once bound.
+pub(crate) async fn recorded_web_shoot(
+    api: &ApiServer,
+    client: &kube::Client,
+    name: &str,
+) -> (Scheduler, gardener_scheduler::api::Shoot) {
+    base_landscape(client, "dev").await;
+    create_seed(client, "s1", 10, &[]).await;
+    create_seed(client, "s2", 10, &["seed.gardener.cloud/protected"]).await;
     let mut scheduler = Scheduler::start(
-        &api,
-        "record",
+        api,
+        name,
         SchedulerOptions {
             shoot_config: "decisionRecord: true\n",
             ..Default::default()
         },
     );
     scheduler.wait_ready().await;
-    create_shoot(&client, "dev", "web").await;
-    let shoot = eventually("the shoot bound", || async {
-        let s = get_shoot(&client, "dev", "web").await;
-        seed_of(&s).is_some().then_some(s)
-    })
-    .await;
+    create_shoot(client, "dev", "web").await;
+    let shoot = bound_shoot(client, "the shoot bound", "dev", "web").await;
+    (scheduler, shoot)
+}
+
+/// With `decisionRecord: true` the binding carries the record: the chosen seed, its scores, the
+/// profile, the version; small, and naming no other seed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bound_shoot_carries_its_decision_record_from_the_same_binding() {
+    let api = ApiServer::start("record");
+    let client = api.client().await;
+    let (_scheduler, shoot) = recorded_web_shoot(&api, &client, "record").await;
     let text = shoot
         .metadata
         .annotations

@@ -23,9 +23,7 @@ const WATCHED: usize = 4;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shoots_refused_by_admission_are_retried_on_their_schedule_while_the_others_bind() {
-    let api = ApiServer::start("refusals");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("refusals", "dev").await;
     create_seed(&client, "seed-a", 50, &[]).await;
     let proxy = RefusingProxy::start(&api).await;
     let mut scheduler = Scheduler::start(

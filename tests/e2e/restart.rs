@@ -5,9 +5,7 @@ use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scheduler_rides_out_an_api_server_restart_and_misses_no_shoot() {
-    let api = ApiServer::start("restart");
-    let client = api.client().await;
-    base_landscape(&client, "rs").await;
+    let (api, client) = ApiServer::start_with_landscape("restart", "rs").await;
     create_seed(&client, "s-a", 50, &[]).await;
     let mut scheduler = Scheduler::start(&api, "restart", SchedulerOptions::default());
     scheduler.wait_ready().await;

@@ -7,9 +7,7 @@ use gardener_scheduler::api::{Seed, Shoot};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() {
-    let api = ApiServer::start("bind");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("bind", "dev").await;
     create_seed(&client, "busy", 10, &[]).await;
     create_seed(&client, "idle", 10, &[]).await;
     create_seed(&client, "protected", 10, &["seed.gardener.cloud/protected"]).await;
@@ -27,21 +25,19 @@ async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() 
     scheduler.wait_ready().await;
     create_shoot(&client, "dev", "new").await;
 
-    let seed = eventually("the shoot to be bound", || async {
-        seed_of(&get_shoot(&client, "dev", "new").await).map(str::to_string)
-    })
-    .await;
+    let seed = seed_when_bound(&client, "the shoot to be bound", "dev", "new").await;
     assert_eq!(
         seed, "idle",
         "ShootCount prefers the seed with fewer shoots; tainted seeds are out"
     );
 
-    let event = eventually("the SchedulingSuccessful event", || async {
-        shoot_events(&client, "dev", "new")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingSuccessful"))
-    })
+    let event = event_with_reason(
+        &client,
+        "the SchedulingSuccessful event",
+        "dev",
+        "new",
+        "SchedulingSuccessful",
+    )
     .await;
     assert_eq!(event.type_.as_deref(), Some("Normal"));
     // upstream's recorder name, action and note: this scheduler runs upstream's configuration
@@ -91,9 +87,7 @@ async fn a_pending_shoot_is_bound_to_the_least_used_seed_with_a_success_event() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits() {
-    let api = ApiServer::start("unschedulable");
-    let client = api.client().await;
-    base_landscape(&client, "dev").await;
+    let (api, client) = ApiServer::start_with_landscape("unschedulable", "dev").await;
     create_seed(&client, "tainted", 1, &["seed.gardener.cloud/protected"]).await;
     create_shoot(&client, "dev", "first").await;
     // status written by others must survive the scheduler's lastOperation patch
@@ -114,12 +108,13 @@ async fn an_unschedulable_shoot_reports_why_and_is_bound_soon_after_a_seed_fits(
     let mut scheduler = Scheduler::start(&api, "unschedulable", opts);
     scheduler.wait_ready().await;
 
-    let event = eventually("the SchedulingFailed event", || async {
-        shoot_events(&client, "dev", "first")
-            .await
-            .into_iter()
-            .find(|e| e.reason.as_deref() == Some("SchedulingFailed"))
-    })
+    let event = event_with_reason(
+        &client,
+        "the SchedulingFailed event",
+        "dev",
+        "first",
+        "SchedulingFailed",
+    )
     .await;
     assert_eq!(event.type_.as_deref(), Some("Warning"));
     let note = event.note.unwrap_or_default();
@@ -289,10 +284,7 @@ async fn the_dev_setup_binds_the_example_shoots_and_the_local_setup_page_s_examp
     })
     .await;
     api.kubectl(&["label", "seed", "local-b", "tier=gold"]);
-    let seed = eventually("picky bound", || async {
-        seed_of(&get_shoot(&client, "local", "picky").await).map(str::to_string)
-    })
-    .await;
+    let seed = seed_when_bound(&client, "picky bound", "local", "picky").await;
     assert_eq!(seed, "local-b");
 }
 

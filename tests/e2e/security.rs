@@ -25,10 +25,7 @@ async fn no_credential_appears_in_the_logs_at_debug_level_but_the_kubeconfig_pat
     );
     scheduler.wait_ready().await;
     create_shoot(&client, "sec", "first").await;
-    eventually("the first shoot to be bound", || async {
-        seed_of(&get_shoot(&client, "sec", "first").await).map(str::to_string)
-    })
-    .await;
+    seed_when_bound(&client, "the first shoot to be bound", "sec", "first").await;
 
     // an outage, so that connection errors and retries are logged as well
     let args = api.kill_apiserver();
@@ -36,10 +33,7 @@ async fn no_credential_appears_in_the_logs_at_debug_level_but_the_kubeconfig_pat
     api.relaunch_apiserver(&args);
     let client = answering_client(&api).await;
     create_shoot(&client, "sec", "second").await;
-    eventually("the second shoot to be bound", || async {
-        seed_of(&get_shoot(&client, "sec", "second").await).map(str::to_string)
-    })
-    .await;
+    seed_when_bound(&client, "the second shoot to be bound", "sec", "second").await;
     let metrics = scheduler.metrics();
     assert!(scheduler.terminate().success());
 
@@ -83,9 +77,7 @@ async fn no_credential_appears_in_the_logs_at_debug_level_but_the_kubeconfig_pat
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_health_and_metrics_servers_answer_nothing_but_health_and_metrics() {
-    let api = ApiServer::start("endpoints");
-    let client = api.client().await;
-    base_landscape(&client, "ep").await;
+    let (api, _client) = ApiServer::start_with_landscape("endpoints", "ep").await;
     let mut scheduler = Scheduler::start(&api, "endpoints", SchedulerOptions::default());
     scheduler.wait_ready().await;
     let (health, metrics) = (scheduler.health_port, scheduler.metrics_port);

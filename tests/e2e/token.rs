@@ -53,9 +53,7 @@ async fn bound_within(client: &Client, name: &str, limit: Duration) -> Option<Du
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
-    let api = ApiServer::start("token-rotation");
-    let client = api.client().await;
-    base_landscape(&client, "tok").await;
+    let (api, client) = ApiServer::start_with_landscape("token-rotation", "tok").await;
     create_seed(&client, "s1", 10, &[]).await;
 
     // the chart's ServiceAccount and roles, and a token bound to each holder Secret

@@ -12,9 +12,7 @@ const OPERATOR_KUBECONFIG: &str =
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_is_scheduled_with_the_operator_rendered_configuration() {
-    let api = ApiServer::start("operator-config");
-    let client = api.client().await;
-    base_landscape(&client, "opcfg").await;
+    let (api, client) = ApiServer::start_with_landscape("operator-config", "opcfg").await;
     // The operator's file puts the Lease into kube-system.
     ensure_namespace(&client, "kube-system").await;
     for (name, slots) in [("s-40", 40), ("s-30", 30), ("s-20", 20)] {
@@ -57,15 +55,7 @@ async fn a_burst_is_scheduled_with_the_operator_rendered_configuration() {
             async move { create_shoot(&client, "opcfg", &format!("shoot-{i:02}")).await }
         })
         .await;
-    eventually("all 90 shoots to be bound", || async {
-        let bound = list_shoots(&client, "opcfg")
-            .await
-            .iter()
-            .filter(|s| seed_of(s).is_some())
-            .count();
-        (bound == 90).then_some(())
-    })
-    .await;
+    wait_bound(&client, "all 90 shoots to be bound", "opcfg", 90).await;
     eventually("the recorder to see every bind", || async {
         (seen.lock().unwrap().len() == 90).then_some(())
     })

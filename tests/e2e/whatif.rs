@@ -675,11 +675,7 @@ async fn the_live_commands_the_docs_show_run_against_the_cluster() {
     .await
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(stdout.contains("garden-wi/new"), "{stdout}");
     assert!(stdout.contains("s1") && stdout.contains("s2"), "{stdout}");
 
@@ -694,19 +690,11 @@ async fn the_live_commands_the_docs_show_run_against_the_cluster() {
     };
     let out = plan(&[]).await;
     let table = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(table.contains("garden-wi/bound-a"), "{table}");
     let out = plan(&["-o", "html"]).await;
     let html = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(html.contains("<h1>Drain plan for s1</h1>"), "{html}");
     assert!(html.contains("garden-wi/bound-a"), "{html}");
 }

@@ -9,7 +9,6 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::pod::{PodRun, memory_bytes};
@@ -38,15 +37,10 @@ fn ip(args: &[&str]) {
 }
 
 pub fn scratch(name: &str) -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "gardener-scheduler-image-{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    crate::support::fresh_dir(
+        &std::env::temp_dir(),
+        &format!("gardener-scheduler-image-{name}"),
+    )
 }
 
 /// The Service IP on this host's loopback interface, where the API server listens (this kernel

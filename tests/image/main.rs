@@ -209,11 +209,7 @@ fn the_image_is_small_non_root_and_has_no_shell() {
         .args(["image", "inspect", &image])
         .output()
         .expect("podman image inspect");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let inspect: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let inspect = &inspect[0];
     let size = inspect["Size"].as_u64().unwrap();
@@ -288,11 +284,7 @@ fn the_image_is_small_non_root_and_has_no_shell() {
         .arg("--version")
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
 }
 

@@ -58,3 +58,11 @@ pub fn base64(bytes: &[u8]) -> String {
     }
     out
 }
+
+/// Asserts that `text` contains every one of `needles`, showing `text` when one is missing.
+#[track_caller]
+pub fn assert_has(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} is missing from: {text}");
+    }
+}

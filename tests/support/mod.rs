@@ -10,7 +10,6 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams, PostParams};
@@ -19,9 +18,13 @@ use serde_json::{Value, json};
 
 use gardener_scheduler::api::{CloudProfile, Project, Seed, Shoot};
 
+pub mod common;
 pub mod fault_proxy;
 pub mod gardenlet;
 pub mod proxy;
+
+#[allow(unused_imports)] // not every binary built on this harness checks a command
+pub use common::{assert_success, fresh_dir};
 
 /// Upper bound for any wait in these tests; generous for a loaded 2-core machine.
 pub const DEADLINE: Duration = Duration::from_secs(60);
@@ -165,15 +168,10 @@ pub fn tools_bin() -> &'static Path {
 }
 
 fn unique_dir(prefix: &str) -> PathBuf {
-    static N: AtomicU32 = AtomicU32::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "gardener-scheduler-e2e-{prefix}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::SeqCst)
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    fresh_dir(
+        &std::env::temp_dir(),
+        &format!("gardener-scheduler-e2e-{prefix}"),
+    )
 }
 
 /// A free TCP port on the loopback interface, picked at random below the kernel's ephemeral
@@ -223,6 +221,14 @@ pub struct ApiServer {
 impl ApiServer {
     pub fn start(name: &str) -> ApiServer {
         ApiServer::start_with_flags(name, &[])
+    }
+
+    /// [`ApiServer::start`], its client, and [`base_landscape`] for `project` created through it.
+    pub async fn start_with_landscape(name: &str, project: &str) -> (ApiServer, Client) {
+        let api = ApiServer::start(name);
+        let client = api.client().await;
+        base_landscape(&client, project).await;
+        (api, client)
     }
 
     /// A development cluster that serves Gardener's kinds as CRDs (config/crd/ on the
@@ -1299,6 +1305,53 @@ pub async fn shoot_events(
     .collect();
     events.sort_by_key(|e| e.event_time.as_ref().map(|t| t.0));
     events
+}
+
+/// Waits, as [`eventually`] does for `what`, for the first event with `reason` about the shoot.
+pub async fn event_with_reason(
+    client: &Client,
+    what: &str,
+    project: &str,
+    shoot: &str,
+    reason: &str,
+) -> k8s_openapi::api::events::v1::Event {
+    eventually(what, || async {
+        shoot_events(client, project, shoot)
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some(reason))
+    })
+    .await
+}
+
+/// Waits, as [`eventually`] does for `what`, until the shoot has a seed; returns the shoot.
+pub async fn bound_shoot(client: &Client, what: &str, project: &str, name: &str) -> Shoot {
+    eventually(what, || async {
+        let s = get_shoot(client, project, name).await;
+        seed_of(&s).is_some().then_some(s)
+    })
+    .await
+}
+
+/// Waits, as [`eventually`] does for `what`, until the shoot has a seed; returns the seed's name.
+pub async fn seed_when_bound(client: &Client, what: &str, project: &str, name: &str) -> String {
+    eventually(what, || async {
+        seed_of(&get_shoot(client, project, name).await).map(str::to_string)
+    })
+    .await
+}
+
+/// Waits, as [`eventually`] does for `what`, until `n` shoots of the project have a seed.
+pub async fn wait_bound(client: &Client, what: &str, project: &str, n: usize) {
+    eventually(what, || async {
+        let bound = list_shoots(client, project)
+            .await
+            .iter()
+            .filter(|s| seed_of(s).is_some())
+            .count();
+        (bound == n).then_some(())
+    })
+    .await;
 }
 
 pub fn seed_of(shoot: &Shoot) -> Option<&str> {
