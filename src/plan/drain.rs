@@ -120,13 +120,7 @@ pub fn drain(
             }
         }
     }
-    windows::assign(
-        &mut moves,
-        &move_windows,
-        &settings,
-        cx.now,
-        &|name: &str| before.room(name),
-    );
+    before.assign(&mut moves, &move_windows, &settings, cx.now);
     let seeds_after = before.loads(&snap);
     let left: u64 = seeds_after
         .iter()

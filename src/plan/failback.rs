@@ -126,13 +126,7 @@ pub fn failback(
             }
         }
     }
-    windows::assign(
-        &mut moves,
-        &move_windows,
-        &settings,
-        cx.now,
-        &|name: &str| before.room(name),
-    );
+    before.assign(&mut moves, &move_windows, &settings, cx.now);
     let after = snap.usage().shoots_on(seed);
     Ok(Plan {
         goal: Goal::Failback {

@@ -352,9 +352,17 @@ impl Before {
         Before { rows, rooms }
     }
 
-    /// Each seed's load and capacity before the plan, for [`windows::assign`].
-    pub(crate) fn room(&self, name: &str) -> Option<windows::Room> {
-        self.rooms.get(name).copied()
+    /// Times the moves in their windows ([`windows::assign`]), against each seed's load and
+    /// capacity before the plan.
+    pub(crate) fn assign(
+        &self,
+        moves: &mut [Move],
+        move_windows: &[windows::Window],
+        settings: &windows::Settings,
+        now: DateTime<Utc>,
+    ) {
+        let room = |name: &str| self.rooms.get(name).copied();
+        windows::assign(moves, move_windows, settings, now, &room);
     }
 
     /// Seeds and their load before and after (`after`: the snapshot with the moves applied).

@@ -207,13 +207,7 @@ pub fn rebalance_within(
         move_windows.push(all_windows[&st.movable[m]].clone());
         current = value;
     }
-    windows::assign(
-        &mut moves,
-        &move_windows,
-        &settings,
-        cx.now,
-        &|name: &str| before_seeds.room(name),
-    );
+    before_seeds.assign(&mut moves, &move_windows, &settings, cx.now);
     let seeds = before_seeds.loads(&st.snap);
     Ok(Plan {
         goal: Goal::Rebalance {
