@@ -56,19 +56,11 @@ impl SeedBuilder {
         self
     }
     pub fn label(mut self, k: &str, v: &str) -> Self {
-        self.0
-            .metadata
-            .labels
-            .get_or_insert_with(Default::default)
-            .insert(k.into(), v.into());
+        insert(&mut self.0.metadata.labels, k, v);
         self
     }
     pub fn annotation(mut self, k: &str, v: &str) -> Self {
-        self.0
-            .metadata
-            .annotations
-            .get_or_insert_with(Default::default)
-            .insert(k.into(), v.into());
+        insert(&mut self.0.metadata.annotations, k, v);
         self
     }
     pub fn deleting(mut self) -> Self {
@@ -119,10 +111,7 @@ impl SeedBuilder {
         self
     }
     pub fn access_restriction(mut self, name: &str) -> Self {
-        self.0
-            .spec
-            .access_restrictions
-            .push(AccessRestriction { name: name.into() });
+        restrict(&mut self.0.spec.access_restrictions, name);
         self
     }
     pub fn default_domain(mut self, domain: &str) -> Self {
@@ -190,11 +179,7 @@ impl ShootBuilder {
     }
 
     pub fn annotation(mut self, k: &str, v: &str) -> Self {
-        self.0
-            .metadata
-            .annotations
-            .get_or_insert_with(BTreeMap::new)
-            .insert(k.into(), v.into());
+        insert(&mut self.0.metadata.annotations, k, v);
         self
     }
     pub fn seed(mut self, s: &str) -> Self {
@@ -272,10 +257,7 @@ impl ShootBuilder {
         self
     }
     pub fn access_restriction(mut self, name: &str) -> Self {
-        self.0
-            .spec
-            .access_restrictions
-            .push(AccessRestriction { name: name.into() });
+        restrict(&mut self.0.spec.access_restrictions, name);
         self
     }
     pub fn toleration(mut self, key: &str, value: Option<&str>) -> Self {
@@ -291,10 +273,7 @@ impl ShootBuilder {
             .spec
             .seed_selector
             .get_or_insert_with(Default::default);
-        sel.label_selector
-            .match_labels
-            .get_or_insert_with(BTreeMap::new)
-            .insert(k.into(), v.into());
+        insert(&mut sel.label_selector.match_labels, k, v);
         self
     }
     pub fn seed_selector_provider_types(mut self, types: &[&str]) -> Self {
@@ -328,22 +307,16 @@ impl ShootBuilder {
         self.networking_mut().ip_families = fams.iter().map(|f| f.to_string()).collect();
         self
     }
-    pub fn status_pods(mut self, cidr: &str) -> Self {
+    fn status_networking_mut(&mut self) -> &mut StatusNetworking {
         let status = self.0.status.get_or_insert_with(Default::default);
-        status
-            .networking
-            .get_or_insert_with(Default::default)
-            .pods
-            .push(cidr.into());
+        status.networking.get_or_insert_with(Default::default)
+    }
+    pub fn status_pods(mut self, cidr: &str) -> Self {
+        self.status_networking_mut().pods.push(cidr.into());
         self
     }
     pub fn status_services(mut self, cidr: &str) -> Self {
-        let status = self.0.status.get_or_insert_with(Default::default);
-        status
-            .networking
-            .get_or_insert_with(Default::default)
-            .services
-            .push(cidr.into());
+        self.status_networking_mut().services.push(cidr.into());
         self
     }
     /// `status.networking: {}`: present, naming no network.
@@ -368,6 +341,17 @@ impl ShootBuilder {
     }
 }
 
+/// Sets `k` to `v` in a label, annotation or selector map, the map made when absent.
+fn insert(map: &mut Option<BTreeMap<String, String>>, k: &str, v: &str) {
+    map.get_or_insert_with(BTreeMap::new)
+        .insert(k.into(), v.into());
+}
+
+/// Adds an access restriction by name to a seed's or a shoot's list.
+fn restrict(restrictions: &mut Vec<AccessRestriction>, name: &str) {
+    restrictions.push(AccessRestriction { name: name.into() });
+}
+
 #[derive(Clone)]
 pub struct CloudProfileBuilder(CloudProfile);
 
@@ -385,11 +369,7 @@ impl CloudProfileBuilder {
             .get_or_insert_with(Default::default)
     }
     pub fn match_label(mut self, k: &str, v: &str) -> Self {
-        self.selector_mut()
-            .label_selector
-            .match_labels
-            .get_or_insert_with(BTreeMap::new)
-            .insert(k.into(), v.into());
+        insert(&mut self.selector_mut().label_selector.match_labels, k, v);
         self
     }
     pub fn match_expression(mut self, key: &str, op: &str, values: &[&str]) -> Self {

@@ -17,6 +17,16 @@ fn errors(yaml: &str) -> Vec<FieldError> {
     }
 }
 
+/// `yaml` is refused with an error at `path` whose message contains `words`.
+fn assert_error(yaml: &str, path: &str, words: &str) {
+    let e = errors(yaml);
+    assert!(
+        e.iter()
+            .any(|e| e.path == path && e.message.contains(words)),
+        "{yaml}: want {path}: …{words}…, got {e:?}"
+    );
+}
+
 fn strict_errors(yaml: &str) -> Vec<FieldError> {
     match load_str_with(yaml, UnknownKeys::Reject) {
         Err(ConfigError::Invalid(e)) => e,
@@ -436,12 +446,7 @@ fn explicitly_invalid_values_stay_errors_with_their_field() {
             "unsupported value",
         ),
     ] {
-        let e = errors(yaml);
-        assert!(
-            e.iter()
-                .any(|e| e.path == path && e.message.contains(words)),
-            "{yaml}: want {path}: …{words}…, got {e:?}"
-        );
+        assert_error(yaml, path, words);
     }
 }
 
@@ -482,12 +487,7 @@ fn durations_are_read_in_gos_syntax() {
             "unknown unit \"d\"",
         ),
     ] {
-        let e = errors(yaml);
-        assert!(
-            e.iter()
-                .any(|e| e.path == path && e.message.contains(words)),
-            "{yaml}: want {path}: …{words}…, got {e:?}"
-        );
+        assert_error(yaml, path, words);
     }
 }
 

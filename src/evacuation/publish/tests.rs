@@ -1,28 +1,11 @@
 use std::path::Path;
 
 use super::*;
-use crate::plan::failback::tests::{now, seed};
+use crate::plan::failback::tests::{now, seed, shoot};
 use crate::plan::{self, windows::Settings};
 use crate::profile::Profile;
 use crate::regions::Regions;
 use crate::simulate::Landscape;
-
-fn shoot(name: &str, on: &str) -> String {
-    format!(
-        r#"
-apiVersion: core.gardener.cloud/v1beta1
-kind: Shoot
-metadata: {{name: {name}, namespace: garden-dev, creationTimestamp: "2026-11-01T00:00:00Z"}}
-spec:
-  seedName: {on}
-  cloudProfile: {{name: aws}}
-  region: eu-west-1
-  provider: {{type: aws, workers: [{{name: w}}]}}
-  kubernetes: {{version: "1.33.0"}}
-  maintenance: {{timeWindow: {{begin: "220000+0000", end: "230000+0000"}}}}
----"#
-    )
-}
 
 /// Drains `sick` of a landscape with `shoots` shoots on it and room for `room` elsewhere.
 fn drained(shoots: usize, room: u32) -> Plan {
@@ -30,7 +13,7 @@ fn drained(shoots: usize, room: u32) -> Plan {
     text += &seed("sick", 100);
     text += &seed("spare", room);
     for n in 0..shoots {
-        text += &shoot(&format!("s{n}"), "sick");
+        text += &shoot(&format!("s{n}"), "sick", "");
     }
     let mut l = Landscape::load_with_documents(&[]).unwrap();
     l.add_text(Path::new("test.yaml"), &text).unwrap();

@@ -33,7 +33,7 @@ status:
     )
 }
 
-fn shoot(name: &str, on: &str, annotations: &str) -> String {
+pub(crate) fn shoot(name: &str, on: &str, annotations: &str) -> String {
     format!(
         r#"
 apiVersion: core.gardener.cloud/v1beta1
