@@ -21,7 +21,7 @@ use crate::api::Shoot;
 use crate::budget::Deadline;
 use crate::context::ShootContext;
 pub use crate::outcome::{FitError, Rejection};
-use crate::priorities::{Detail, Details};
+use crate::priorities::Details;
 use crate::profile::Profile;
 use crate::snapshot::Snapshot;
 use pipeline::{Filtered, Mode, Prepare};
@@ -29,41 +29,9 @@ use pipeline::{Filtered, Mode, Prepare};
 mod pipeline;
 mod scores;
 
-/// One priority's contribution to a seed's total.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct PriorityScore {
-    pub name: &'static str,
-    pub weight: f64,
-    /// normalised 0..=100
-    pub score: f64,
-    /// score × weight
-    pub weighted: f64,
-    pub raw: f64,
-    pub detail: Detail,
-}
-
-/// A feasible seed with its score breakdown.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SeedScore {
-    pub seed: Arc<str>,
-    pub total: NotNan<f64>,
-    pub priorities: Vec<PriorityScore>,
-    /// Stable per (shoot, seed); the lowest wins among equal totals.
-    #[serde(skip)]
-    pub tie_break: u64,
-}
-
-impl SeedScore {
-    /// `ShootCount=100×1 (3 shoots)`-style short summary, for events.
-    pub fn short(&self) -> String {
-        let parts: Vec<String> = self
-            .priorities
-            .iter()
-            .map(|p| format!("{} {:.0}×{} ({})", p.name, p.score, p.weight, p.detail))
-            .collect();
-        format!("score {:.1}: {}", self.total.into_inner(), parts.join(", "))
-    }
-}
+#[cfg(any(test, feature = "test-util"))]
+pub use pipeline::Disagreement;
+pub use scores::{PriorityScore, SeedScore, tie_hash};
 
 /// A successful decision: the chosen seed, every feasible seed best first, and the rejections.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -87,23 +55,6 @@ impl Decision {
     pub fn winner(&self) -> &SeedScore {
         &self.ranking[0]
     }
-}
-
-/// Stable 64-bit hash of the shoot's identity with a seed name, for tie breaks.
-pub fn tie_hash(shoot_key: &str, seed: &str) -> u64 {
-    let n = shoot_key.len() + seed.len() + 1;
-    let mut stack = [0u8; 256];
-    let mut heap = Vec::new();
-    let buf = if n <= stack.len() {
-        &mut stack[..n]
-    } else {
-        heap.resize(n, 0);
-        &mut heap[..]
-    };
-    buf[..shoot_key.len()].copy_from_slice(shoot_key.as_bytes());
-    buf[shoot_key.len()] = 0;
-    buf[shoot_key.len() + 1..].copy_from_slice(seed.as_bytes());
-    xxhash_rust::xxh3::xxh3_64(buf)
 }
 
 /// Picks a seed for `shoot` in explain mode: filter (stages in order), score (weighted
@@ -250,10 +201,6 @@ pub fn decide_scores(
         totals: scores.totals,
     })
 }
-
-/// A filter (its stage name), a seed, and the verdict of the filter's fast answer on it.
-#[cfg(any(test, feature = "test-util"))]
-pub type Disagreement = (&'static str, Arc<str>, bool);
 
 /// Every seed where a filter's fast answer for this shoot (its check over the columns, or
 /// `passes`) differs from its `filter`, or a set step's check over positions (a preference, a

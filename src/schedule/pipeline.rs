@@ -16,19 +16,28 @@
 //! [`Predicate::shared_reason`]), a stage answered from the provider types once per type, the
 //! other seeds asked one by one.
 //!
+//! The files call one way: this one runs the stages, `candidates.rs` narrows fast mode's start
+//! to the region strategy's candidates, and both run the steps of `steps.rs` (each stage
+//! prepared and answered for one shoot), which calls neither; `candidates.rs` goes back to a
+//! step once per stage and tier, which is the one return on a decision's way.
+//!
 //! [`Predicate::prepare`]: crate::predicates::Predicate::prepare
 //! [`Predicate::shared_reason`]: crate::predicates::Predicate::shared_reason
 //! [`SetStep::candidates`]: crate::predicates::SetStep::candidates
 
 use std::sync::Arc;
 
-use super::{FitError, Rejection};
 use crate::budget::Deadline;
 use crate::context::ShootContext;
-use crate::predicates::{FastCheck, Prepared, SetCheck, Stage};
+use crate::outcome::{FitError, Rejection};
+use crate::predicates::{FastCheck, SetCheck, Stage};
 use crate::reason::{Counter, Reason, Tally};
-use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
+use crate::snapshot::{SeedInfo, Snapshot};
 use candidates::{compact, compact_within, from_candidates, over_positions};
+
+/// A filter (its stage name), a seed, and the verdict of the filter's fast answer on it.
+#[cfg(any(test, feature = "test-util"))]
+pub type Disagreement = (&'static str, Arc<str>, bool);
 
 /// What a decision records besides its verdicts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,113 +55,11 @@ pub(super) struct Filtered {
     pub(super) rejected: Vec<Rejection>,
 }
 
-/// The stages of a profile prepared for one shoot: each filter's state, once per decision.
-pub(super) struct Prepare<'p> {
-    stages: &'p [Stage],
-    states: Vec<Prepared>,
-}
-
-impl<'p> Prepare<'p> {
-    /// Refused when a filter finds a field of the shoot it reads that does not parse.
-    pub(super) fn new(cx: &ShootContext, stages: &'p [Stage]) -> Result<Self, FitError> {
-        let mut states = Vec::with_capacity(stages.len());
-        for stage in stages {
-            states.push(match stage {
-                Stage::Filter(p) => p.prepare(cx)?,
-                Stage::Narrow(_) => Prepared::default(),
-            });
-        }
-        Ok(Prepare { stages, states })
-    }
-}
-
 mod candidates;
+mod steps;
 
-/// How one stage is answered for one shoot.
-enum Check<'a> {
-    Filter(FastCheck<'a>),
-    Set(SetCheck<'a>),
-}
-
-/// One stage, prepared and checked for one shoot.
-struct Step<'a> {
-    stage: &'a Stage,
-    state: &'a Prepared,
-    check: Check<'a>,
-}
-
-impl Step<'_> {
-    /// A per-seed stage's verdict on the seed at position `i`.
-    fn passes(&self, cx: &ShootContext, i: u32, cols: &SeedColumns, snap: &Snapshot) -> bool {
-        let (Stage::Filter(p), Check::Filter(check)) = (self.stage, &self.check) else {
-            return true;
-        };
-        let ask = || p.passes(cx, self.state, cols.info(i), snap);
-        match check {
-            FastCheck::Skip => true,
-            FastCheck::Flag(flag) => cols.flags(i) & flag != 0 || ask(),
-            FastCheck::FlagOnly(flag) => cols.flags(i) & flag != 0,
-            FastCheck::FlagOr { flag, marked } => cols.flags(i) & flag != 0 || marked[i as usize],
-            FastCheck::Providers(allowed) => allowed[cols.provider(i) as usize],
-            FastCheck::Bitmap(matches) => matches[i as usize],
-            FastCheck::SharedBitmap(matches) => matches[i as usize],
-            FastCheck::Capacity => cols.has_room(i),
-            FastCheck::Ask => ask(),
-        }
-    }
-
-    /// The reason of every seed a per-seed stage rejects for this shoot, when it is one.
-    fn shared_reason(&self, cx: &ShootContext) -> Option<Reason> {
-        match self.stage {
-            Stage::Filter(p) => p.shared_reason(cx, self.state),
-            Stage::Narrow(_) => None,
-        }
-    }
-
-    /// Why the stage rejects the seed at position `i` (a per-seed stage asks its filter).
-    fn reason(
-        &self,
-        cx: &ShootContext,
-        i: u32,
-        cols: &SeedColumns,
-        snap: &Snapshot,
-    ) -> Option<Reason> {
-        match self.stage {
-            Stage::Filter(p) => p.filter(cx, self.state, cols.info(i), snap).err(),
-            Stage::Narrow(_) => None,
-        }
-    }
-}
-
-/// The stages' checks for this shoot, stages that keep every seed left out. `every_seed`: the
-/// decision evaluates every seed (a check may then compute something for all of them).
-fn compile<'a>(
-    cx: &'a ShootContext,
-    prepared: &'a Prepare,
-    stages: usize,
-    cols: &'a SeedColumns,
-    every_seed: bool,
-) -> Vec<Step<'a>> {
-    let mut steps = Vec::with_capacity(stages);
-    for (stage, state) in prepared.stages[..stages].iter().zip(&prepared.states) {
-        let check = match stage {
-            Stage::Filter(p) => match p.fast_check(cx, state, cols, every_seed) {
-                FastCheck::Skip => continue,
-                check => Check::Filter(check),
-            },
-            Stage::Narrow(step) => match step.fast_check(cx, cols, every_seed) {
-                SetCheck::Skip => continue,
-                check => Check::Set(check),
-            },
-        };
-        steps.push(Step {
-            stage,
-            state,
-            check,
-        });
-    }
-    steps
-}
+pub(super) use steps::Prepare;
+use steps::{Check, Step, compile};
 
 /// Filters the snapshot's seeds through the prepared stages in `mode`: the seeds kept, or the
 /// error of a shoot no seed fits (every seed under the first stage that rejected it, with that
@@ -429,7 +336,7 @@ pub(super) fn disagreements(
     cx: &ShootContext,
     stages: &[Stage],
     snap: &Snapshot,
-) -> Result<Vec<super::Disagreement>, FitError> {
+) -> Result<Vec<Disagreement>, FitError> {
     let cols = snap.columns();
     let prepared = Prepare::new(cx, stages)?;
     let mut found = Vec::new();

@@ -1,4 +1,5 @@
-//! The scoring half of the decision pipeline in fast mode: each priority's raw values over
+//! What a seed scored ([`SeedScore`], each priority's part a [`PriorityScore`]; ties broken by
+//! [`tie_hash`]), and the scoring half of the decision pipeline in fast mode: each priority's raw values over
 //! the kept seeds' positions ([`crate::priorities::Priority::raw`], the computation explain mode
 //! runs, here recording no details), normalised and weighted into flat arrays; the totals are
 //! summed in the profile's order as explain mode sums them. Only the winner's breakdown is built
@@ -9,12 +10,66 @@ use std::sync::Arc;
 
 use ordered_float::NotNan;
 
-use super::{FitError, PriorityScore, SeedScore, tie_hash};
 use crate::budget::Deadline;
 use crate::context::ShootContext;
+use crate::outcome::FitError;
 use crate::priorities::{Detail, Details};
 use crate::profile::Profile;
 use crate::snapshot::Snapshot;
+use serde::Serialize;
+
+/// One priority's contribution to a seed's total.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PriorityScore {
+    pub name: &'static str,
+    pub weight: f64,
+    /// normalised 0..=100
+    pub score: f64,
+    /// score × weight
+    pub weighted: f64,
+    pub raw: f64,
+    pub detail: Detail,
+}
+
+/// A feasible seed with its score breakdown.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SeedScore {
+    pub seed: Arc<str>,
+    pub total: NotNan<f64>,
+    pub priorities: Vec<PriorityScore>,
+    /// Stable per (shoot, seed); the lowest wins among equal totals.
+    #[serde(skip)]
+    pub tie_break: u64,
+}
+
+impl SeedScore {
+    /// `ShootCount=100×1 (3 shoots)`-style short summary, for events.
+    pub fn short(&self) -> String {
+        let parts: Vec<String> = self
+            .priorities
+            .iter()
+            .map(|p| format!("{} {:.0}×{} ({})", p.name, p.score, p.weight, p.detail))
+            .collect();
+        format!("score {:.1}: {}", self.total.into_inner(), parts.join(", "))
+    }
+}
+
+/// Stable 64-bit hash of the shoot's identity with a seed name, for tie breaks.
+pub fn tie_hash(shoot_key: &str, seed: &str) -> u64 {
+    let n = shoot_key.len() + seed.len() + 1;
+    let mut stack = [0u8; 256];
+    let mut heap = Vec::new();
+    let buf = if n <= stack.len() {
+        &mut stack[..n]
+    } else {
+        heap.resize(n, 0);
+        &mut heap[..]
+    };
+    buf[..shoot_key.len()].copy_from_slice(shoot_key.as_bytes());
+    buf[shoot_key.len()] = 0;
+    buf[shoot_key.len() + 1..].copy_from_slice(seed.as_bytes());
+    xxhash_rust::xxh3::xxh3_64(buf)
+}
 
 /// The scores of the seeds that passed every stage, in flat arrays indexed like `positions`.
 pub(super) struct Scores {

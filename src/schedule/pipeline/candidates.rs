@@ -1,7 +1,7 @@
 //! Fast mode's start: the region strategy's candidates, tier by tier, through the stages before
 //! it, each run of per-seed stages one pass over the columns.
 
-use super::{Check, Step};
+use super::steps::{Check, Prepare, Step, compile};
 use crate::budget::Deadline;
 use crate::context::ShootContext;
 use crate::outcome::FitError;
@@ -14,7 +14,7 @@ use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 /// the whole set, or a set step needs seeds outside a tier).
 pub(super) fn from_candidates(
     cx: &ShootContext,
-    prepared: &super::Prepare,
+    prepared: &Prepare,
     snap: &Snapshot,
     deadline: &Deadline,
 ) -> Result<Option<Vec<u32>>, FitError> {
@@ -27,7 +27,7 @@ pub(super) fn from_candidates(
     let cols = snap.columns();
     let every_seed = matches!(candidates, Candidates::All);
     // The strategy's candidates replace it.
-    let steps = super::compile(cx, prepared, before.len(), cols, every_seed);
+    let steps = compile(cx, prepared, before.len(), cols, every_seed);
     match candidates {
         Candidates::All => survivors(cx, None, &steps, snap, deadline),
         Candidates::Tiers(tiers) => {
