@@ -148,6 +148,26 @@ struct Read {
     optional: bool,
 }
 
+impl Read {
+    /// A kind the decision cannot do without: listed completely, or the read fails.
+    const fn required(what: &'static str, permission: Permission) -> Self {
+        Read {
+            what,
+            permission,
+            optional: false,
+        }
+    }
+
+    /// A kind read as empty, with a warning, when not served or not allowed.
+    const fn optional(what: &'static str, permission: Permission) -> Self {
+        Read {
+            what,
+            permission,
+            optional: true,
+        }
+    }
+}
+
 /// Progress of the read, for a terminal: the kind being listed and the objects read so far.
 pub struct Progress<'a> {
     pub what: &'a str,
@@ -181,19 +201,10 @@ pub async fn read_live(
         warnings: &mut warnings,
         progress,
     };
-    let all = |ar: ApiResource| (ar, None);
-    let seeds = read
-        .list::<Seed>(
-            all(ApiResource::erase::<Seed>(&())),
-            ListParams::default(),
-            REQUIRED_SEEDS,
-            false,
-        )
-        .await?;
-    l.seeds = seeds.into_iter().map(|(o, _)| o).collect();
+    l.seeds = read.objects::<Seed>(REQUIRED_SEEDS).await?;
     let shoots = read
         .list::<Shoot>(
-            all(ApiResource::erase::<Shoot>(&())),
+            (ApiResource::erase::<Shoot>(&()), None),
             ListParams::default(),
             REQUIRED_SHOOTS,
             true,
@@ -206,65 +217,33 @@ pub async fn read_live(
         }
     }
     l.cloud_profiles = read
-        .list::<CloudProfile>(
-            all(ApiResource::erase::<CloudProfile>(&())),
-            ListParams::default(),
-            REQUIRED_CLOUD_PROFILES,
-            false,
-        )
-        .await?
-        .into_iter()
-        .map(|(o, _)| o)
-        .collect();
+        .objects::<CloudProfile>(REQUIRED_CLOUD_PROFILES)
+        .await?;
     l.namespaced_cloud_profiles = read
-        .list::<NamespacedCloudProfile>(
-            all(ApiResource::erase::<NamespacedCloudProfile>(&())),
-            ListParams::default(),
-            OPTIONAL_NAMESPACED_CLOUD_PROFILES,
-            false,
-        )
-        .await?
-        .into_iter()
-        .map(|(o, _)| o)
-        .collect();
-    l.projects = read
-        .list::<Project>(
-            all(ApiResource::erase::<Project>(&())),
-            ListParams::default(),
-            OPTIONAL_PROJECTS,
-            false,
-        )
-        .await?
-        .into_iter()
-        .map(|(o, _)| o)
-        .collect();
-    let region_configs = read
-        .list::<ConfigMap>(
-            (ApiResource::erase::<ConfigMap>(&()), Some(GARDEN_NAMESPACE)),
-            ListParams::default().labels(&format!(
-                "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_REGION_CONFIG}"
-            )),
+        .objects::<NamespacedCloudProfile>(OPTIONAL_NAMESPACED_CLOUD_PROFILES)
+        .await?;
+    l.projects = read.objects::<Project>(OPTIONAL_PROJECTS).await?;
+    let purpose =
+        |p: &str| ListParams::default().labels(&format!("{LABEL_SCHEDULING_PURPOSE}={p}"));
+    l.config_maps = read
+        .selected::<ConfigMap>(
+            Some(GARDEN_NAMESPACE),
+            purpose(PURPOSE_REGION_CONFIG),
             OPTIONAL_REGION_CONFIG_MAPS,
-            false,
         )
         .await?;
-    l.config_maps = region_configs.into_iter().map(|(o, _)| o).collect();
     let carbon = data
         .iter()
         .any(|d| matches!(d, ClusterData::CarbonConfigMaps(_)));
     if carbon {
         let carbon_maps = read
-            .list::<ConfigMap>(
-                all(ApiResource::erase::<ConfigMap>(&())),
-                ListParams::default().labels(&format!(
-                    "{LABEL_SCHEDULING_PURPOSE}={PURPOSE_CARBON_INTENSITY}"
-                )),
+            .selected::<ConfigMap>(
+                None,
+                purpose(PURPOSE_CARBON_INTENSITY),
                 OPTIONAL_CARBON_CONFIG_MAPS,
-                false,
             )
             .await?;
-        l.config_maps
-            .extend(carbon_maps.into_iter().map(|(o, _)| o));
+        l.config_maps.extend(carbon_maps);
     }
     Ok(LiveLandscape {
         landscape: l,
@@ -272,41 +251,18 @@ pub async fn read_live(
     })
 }
 
-const REQUIRED_SEEDS: Read = Read {
-    what: "Seeds",
-    permission: LIST_SEEDS,
-    optional: false,
-};
-const REQUIRED_SHOOTS: Read = Read {
-    what: "Shoots",
-    permission: LIST_SHOOTS,
-    optional: false,
-};
-const REQUIRED_CLOUD_PROFILES: Read = Read {
-    what: "CloudProfiles",
-    permission: LIST_CLOUD_PROFILES,
-    optional: false,
-};
-const OPTIONAL_NAMESPACED_CLOUD_PROFILES: Read = Read {
-    what: "NamespacedCloudProfiles",
-    permission: LIST_NAMESPACED_CLOUD_PROFILES,
-    optional: true,
-};
-const OPTIONAL_PROJECTS: Read = Read {
-    what: "Projects",
-    permission: LIST_PROJECTS,
-    optional: true,
-};
-const OPTIONAL_REGION_CONFIG_MAPS: Read = Read {
-    what: "region ConfigMaps (namespace garden)",
-    permission: LIST_REGION_CONFIG_MAPS,
-    optional: true,
-};
-const OPTIONAL_CARBON_CONFIG_MAPS: Read = Read {
-    what: "carbon-intensity ConfigMaps",
-    permission: LIST_CARBON_CONFIG_MAPS,
-    optional: true,
-};
+const REQUIRED_SEEDS: Read = Read::required("Seeds", LIST_SEEDS);
+const REQUIRED_SHOOTS: Read = Read::required("Shoots", LIST_SHOOTS);
+const REQUIRED_CLOUD_PROFILES: Read = Read::required("CloudProfiles", LIST_CLOUD_PROFILES);
+const OPTIONAL_NAMESPACED_CLOUD_PROFILES: Read =
+    Read::optional("NamespacedCloudProfiles", LIST_NAMESPACED_CLOUD_PROFILES);
+const OPTIONAL_PROJECTS: Read = Read::optional("Projects", LIST_PROJECTS);
+const OPTIONAL_REGION_CONFIG_MAPS: Read = Read::optional(
+    "region ConfigMaps (namespace garden)",
+    LIST_REGION_CONFIG_MAPS,
+);
+const OPTIONAL_CARBON_CONFIG_MAPS: Read =
+    Read::optional("carbon-intensity ConfigMaps", LIST_CARBON_CONFIG_MAPS);
 
 struct Reader<'a, 'p> {
     client: &'a Client,
@@ -317,6 +273,33 @@ struct Reader<'a, 'p> {
 }
 
 impl Reader<'_, '_> {
+    /// Every object of one kind in every namespace, without its document.
+    async fn objects<K: DeserializeOwned + Resource<DynamicType = ()> + Values>(
+        &mut self,
+        read: Read,
+    ) -> Result<Vec<K>, LiveError> {
+        self.selected(None, ListParams::default(), read).await
+    }
+
+    /// The objects of one kind that `params` select in `namespace` (every namespace when
+    /// `None`), without their documents.
+    async fn selected<K: DeserializeOwned + Resource<DynamicType = ()> + Values>(
+        &mut self,
+        namespace: Option<&str>,
+        params: ListParams,
+        read: Read,
+    ) -> Result<Vec<K>, LiveError> {
+        let listed = self
+            .list::<K>(
+                (ApiResource::erase::<K>(&()), namespace),
+                params,
+                read,
+                false,
+            )
+            .await?;
+        Ok(listed.into_iter().map(|(o, _)| o).collect())
+    }
+
     /// Every object of one kind, page by page; each decoded as the watches decode it.
     /// `with_document`: also the object as read (managed fields dropped), as YAML.
     async fn list<K: DeserializeOwned + Resource<DynamicType = ()> + Values>(
