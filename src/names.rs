@@ -28,6 +28,18 @@ fn too_long(value: &str, max: usize) -> Option<String> {
     })
 }
 
+/// At most `max` bytes and `valid`; else the first rule broken: too long, or `"value" {not}`
+/// (what the value is not, in apimachinery's words).
+fn check(value: &str, max: usize, valid: fn(&str) -> bool, not: &str) -> Result<(), String> {
+    if let Some(m) = too_long(value, max) {
+        return Err(m);
+    }
+    if !valid(value) {
+        return Err(format!("{} {not}", quoted(value)));
+    }
+    Ok(())
+}
+
 fn alnum_lower(b: u8) -> bool {
     b.is_ascii_lowercase() || b.is_ascii_digit()
 }
@@ -42,30 +54,22 @@ fn is_label(value: &str) -> bool {
 
 /// A lowercase RFC 1123 label: at most 63 of `a-z0-9-`, starting and ending alphanumeric.
 pub fn dns1123_label(value: &str) -> Result<(), String> {
-    if let Some(m) = too_long(value, MAX_LABEL) {
-        return Err(m);
-    }
-    if !is_label(value) {
-        return Err(format!(
-            "{} is not a lowercase RFC 1123 label: lower case alphanumeric characters or '-', starting and ending with an alphanumeric character (e.g. 'my-name')",
-            quoted(value)
-        ));
-    }
-    Ok(())
+    check(
+        value,
+        MAX_LABEL,
+        is_label,
+        "is not a lowercase RFC 1123 label: lower case alphanumeric characters or '-', starting and ending with an alphanumeric character (e.g. 'my-name')",
+    )
 }
 
 /// A lowercase RFC 1123 subdomain: at most 253 characters, labels joined by `.`.
 pub fn dns1123_subdomain(value: &str) -> Result<(), String> {
-    if let Some(m) = too_long(value, MAX_SUBDOMAIN) {
-        return Err(m);
-    }
-    if !value.split('.').all(is_label) {
-        return Err(format!(
-            "{} is not a lowercase RFC 1123 subdomain: lower case alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character (e.g. 'example.com')",
-            quoted(value)
-        ));
-    }
-    Ok(())
+    check(
+        value,
+        MAX_SUBDOMAIN,
+        |v| v.split('.').all(is_label),
+        "is not a lowercase RFC 1123 subdomain: lower case alphanumeric characters, '-' or '.', starting and ending with an alphanumeric character (e.g. 'example.com')",
+    )
 }
 
 /// `[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?`, the name part of a qualified name and a label
@@ -112,16 +116,12 @@ pub fn label_value(value: &str) -> Result<(), String> {
     if value.is_empty() {
         return Ok(());
     }
-    if let Some(m) = too_long(value, MAX_LABEL) {
-        return Err(m);
-    }
-    if !is_name_part(value) {
-        return Err(format!(
-            "{} is not a valid label value: alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character (e.g. 'MyValue')",
-            quoted(value)
-        ));
-    }
-    Ok(())
+    check(
+        value,
+        MAX_LABEL,
+        is_name_part,
+        "is not a valid label value: alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric character (e.g. 'MyValue')",
+    )
 }
 
 /// The labels of an object: each key a qualified name, each value a label value; the first
