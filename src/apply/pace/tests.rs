@@ -1,7 +1,6 @@
 use chrono::{DateTime, Duration, NaiveTime, Utc};
 
 use super::*;
-use crate::api::LastOperation;
 use crate::apply::saved::Kind;
 use crate::fixtures::ShootBuilder;
 
@@ -38,58 +37,33 @@ fn limits(k: usize) -> Limits {
     }
 }
 
-fn with_op(b: ShootBuilder, type_: &str, state: &str) -> Shoot {
-    let mut s = b.build();
-    s.status.get_or_insert_with(Default::default).last_operation = Some(LastOperation {
-        type_: type_.into(),
-        state: state.into(),
-        description: String::new(),
-        last_update_time: None,
-    });
-    s
+/// Shoot `garden-p/a`: `spec.seedName` `seed`, `status.seedName` `status_seed`, its last
+/// operation `type_` in `state`.
+fn shoot_a(seed: &str, status_seed: &str, type_: &str, state: &str) -> Shoot {
+    ShootBuilder::new("garden-p", "a")
+        .seed(seed)
+        .status_seed(status_seed)
+        .last_operation(type_, state)
+        .build()
 }
 
 #[test]
 fn a_shoot_still_on_its_source_waits_and_one_bound_to_the_destination_is_under_way() {
     let m = mv("a", "s1", "s2", "2026-01-01T22:00:00Z");
-    let on_source = with_op(
-        ShootBuilder::new("garden-p", "a")
-            .seed("s1")
-            .status_seed("s1"),
-        "Reconcile",
-        "Succeeded",
-    );
+    let on_source = shoot_a("s1", "s1", "Reconcile", "Succeeded");
     assert_eq!(observe(Some(&on_source), &m), Observed::OnSource);
     // bound, the gardenlets have not begun: the old reconcile's success is no arrival
-    let bound = with_op(
-        ShootBuilder::new("garden-p", "a")
-            .seed("s2")
-            .status_seed("s1"),
-        "Reconcile",
-        "Succeeded",
-    );
+    let bound = shoot_a("s2", "s1", "Reconcile", "Succeeded");
     assert!(matches!(
         observe(Some(&bound), &m),
         Observed::Migrating { .. }
     ));
-    let restoring = with_op(
-        ShootBuilder::new("garden-p", "a")
-            .seed("s2")
-            .status_seed("s2"),
-        "Restore",
-        "Processing",
-    );
+    let restoring = shoot_a("s2", "s2", "Restore", "Processing");
     assert!(matches!(
         observe(Some(&restoring), &m),
         Observed::Migrating { .. }
     ));
-    let arrived = with_op(
-        ShootBuilder::new("garden-p", "a")
-            .seed("s2")
-            .status_seed("s2"),
-        "Restore",
-        "Succeeded",
-    );
+    let arrived = shoot_a("s2", "s2", "Restore", "Succeeded");
     assert_eq!(observe(Some(&arrived), &m), Observed::Arrived);
 }
 
@@ -97,25 +71,13 @@ fn a_shoot_still_on_its_source_waits_and_one_bound_to_the_destination_is_under_w
 fn a_failed_migrate_or_restore_is_a_failure_but_an_error_is_retried_by_the_gardenlet() {
     let m = mv("a", "s1", "s2", "2026-01-01T22:00:00Z");
     for op in ["Migrate", "Restore"] {
-        let s = with_op(
-            ShootBuilder::new("garden-p", "a")
-                .seed("s2")
-                .status_seed("s1"),
-            op,
-            "Failed",
-        );
+        let s = shoot_a("s2", "s1", op, "Failed");
         assert!(
             matches!(observe(Some(&s), &m), Observed::Failed { .. }),
             "{op}"
         );
     }
-    let s = with_op(
-        ShootBuilder::new("garden-p", "a")
-            .seed("s2")
-            .status_seed("s1"),
-        "Migrate",
-        "Error",
-    );
+    let s = shoot_a("s2", "s1", "Migrate", "Error");
     assert!(matches!(observe(Some(&s), &m), Observed::Migrating { .. }));
 }
 
