@@ -7,9 +7,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::LazyLock;
 
+use crate::outcome::FitError;
 pub use crate::predicates::{Candidates, SetStep};
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedColumns, SeedGroup};
+
+/// What a strategy's [`SetStep::narrow`] answers: for each seed, the reason it is dropped, or
+/// `None` when it is kept.
+pub type Narrowed = Result<Vec<Option<Reason>>, FitError>;
 
 /// Keeps the seeds whose key is minimal; the others get `reject(their key, the minimum)`.
 pub fn keep_minimal<K: Ord + Copy>(

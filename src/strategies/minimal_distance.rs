@@ -6,7 +6,7 @@ use crate::reason::{Declared, Reason};
 use crate::region_distance::region_distance;
 use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
-use super::framework::{Candidates, SetStep, keep_minimal, tiers};
+use super::framework::{Candidates, Narrowed, SetStep, keep_minimal, tiers};
 
 pub const NAME: &str = "MinimalDistance";
 
@@ -61,12 +61,7 @@ impl SetStep for MinimalDistance {
         NAME
     }
 
-    fn narrow(
-        &self,
-        cx: &ShootContext,
-        seeds: &[&SeedInfo],
-        snap: &Snapshot,
-    ) -> Result<Vec<Option<Reason>>, FitError> {
+    fn narrow(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Narrowed {
         if let Some((rc, row)) =
             snap.region_row_for(&cx.cloud_profile.region_config_name, &cx.region)
         {

@@ -15,10 +15,9 @@ pub use same_region::SameRegion;
 pub use scored::Scored;
 
 use crate::context::ShootContext;
-use crate::outcome::FitError;
 use crate::predicates::framework::{Candidates, SetStep};
-use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
+use framework::Narrowed;
 
 /// Makes a strategy's set step.
 type Builder = fn() -> Box<dyn SetStep>;
@@ -57,12 +56,7 @@ impl SetStep for RegionStrategy {
         self.strategy.name()
     }
 
-    fn narrow(
-        &self,
-        cx: &ShootContext,
-        seeds: &[&SeedInfo],
-        snap: &Snapshot,
-    ) -> Result<Vec<Option<Reason>>, FitError> {
+    fn narrow(&self, cx: &ShootContext, seeds: &[&SeedInfo], snap: &Snapshot) -> Narrowed {
         if cx.testing {
             return Ok(seeds
                 .iter()
@@ -91,9 +85,14 @@ impl SetStep for RegionStrategy {
 pub(crate) mod testing {
     use crate::api::Shoot;
     use crate::context::ShootContext;
-    use crate::fixtures::{CloudProfileBuilder, SeedBuilder};
+    use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
     use crate::predicates::SetStep;
     use crate::snapshot::{SeedInfo, Snapshot};
+
+    /// Shoot `garden-a/s` in `region`.
+    pub fn shoot_in(region: &str) -> ShootBuilder {
+        ShootBuilder::new("garden-a", "s").region(region)
+    }
 
     /// Names of the seeds a step keeps, given seeds and extra snapshot content.
     pub fn kept(

@@ -1,11 +1,10 @@
 use std::fmt;
 
 use crate::context::ShootContext;
-use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Candidates, SetStep, keep_minimal, other_provider, tiers};
+use super::framework::{Candidates, Narrowed, SetStep, keep_minimal, other_provider, tiers};
 
 pub const NAME: &str = "RegionPrefix";
 
@@ -28,12 +27,7 @@ impl SetStep for RegionPrefix {
         NAME
     }
 
-    fn narrow(
-        &self,
-        cx: &ShootContext,
-        seeds: &[&SeedInfo],
-        _: &Snapshot,
-    ) -> Result<Vec<Option<Reason>>, FitError> {
+    fn narrow(&self, cx: &ShootContext, seeds: &[&SeedInfo], _: &Snapshot) -> Narrowed {
         // Keys are negated prefix lengths so that the minimum is the longest prefix.
         let keys: Vec<Option<i64>> = seeds
             .iter()
@@ -88,15 +82,12 @@ impl fmt::Display for ShorterPrefix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{SeedBuilder, ShootBuilder};
-    use crate::strategies::testing::kept;
+    use crate::fixtures::SeedBuilder;
+    use crate::strategies::testing::{kept, shoot_in};
 
     #[test]
     fn longest_common_prefix_of_same_provider_wins() {
-        let shoot = ShootBuilder::new("garden-a", "s")
-            .provider("aws")
-            .region("eu-north-1")
-            .build();
+        let shoot = shoot_in("eu-north-1").provider("aws").build();
         let seeds = [
             SeedBuilder::new("central")
                 .provider("aws")
@@ -111,10 +102,7 @@ mod tests {
 
     #[test]
     fn exact_region_beats_prefix() {
-        let shoot = ShootBuilder::new("garden-a", "s")
-            .provider("aws")
-            .region("eu-west-1")
-            .build();
+        let shoot = shoot_in("eu-west-1").provider("aws").build();
         let seeds = [
             SeedBuilder::new("w1").provider("aws").region("eu-west-1"),
             SeedBuilder::new("w2").provider("aws").region("eu-west-2"),

@@ -3,11 +3,10 @@ use std::fmt;
 use rustc_hash::FxHashMap;
 
 use crate::context::ShootContext;
-use crate::outcome::FitError;
 use crate::reason::{Declared, Reason};
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Candidates, SetStep, other_provider};
+use super::framework::{Candidates, Narrowed, SetStep, other_provider};
 
 pub const NAME: &str = "SameRegion";
 
@@ -19,12 +18,7 @@ impl SetStep for SameRegion {
         NAME
     }
 
-    fn narrow(
-        &self,
-        cx: &ShootContext,
-        seeds: &[&SeedInfo],
-        _: &Snapshot,
-    ) -> Result<Vec<Option<Reason>>, FitError> {
+    fn narrow(&self, cx: &ShootContext, seeds: &[&SeedInfo], _: &Snapshot) -> Narrowed {
         // The seeds of one region share its reason.
         let mut regions: FxHashMap<&str, Reason> = FxHashMap::default();
         let other_provider = other_provider();
@@ -90,15 +84,12 @@ impl fmt::Display for OtherRegion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixtures::{SeedBuilder, ShootBuilder};
-    use crate::strategies::testing::kept;
+    use crate::fixtures::SeedBuilder;
+    use crate::strategies::testing::{kept, shoot_in};
 
     #[test]
     fn same_region_keeps_same_provider_and_region_only() {
-        let shoot = ShootBuilder::new("garden-a", "s")
-            .provider("aws")
-            .region("eu-west-1")
-            .build();
+        let shoot = shoot_in("eu-west-1").provider("aws").build();
         let seeds = [
             SeedBuilder::new("a").provider("aws").region("eu-west-1"),
             SeedBuilder::new("b").provider("aws").region("eu-central-1"),

@@ -1,9 +1,7 @@
 use crate::context::ShootContext;
-use crate::outcome::FitError;
-use crate::reason::Reason;
 use crate::snapshot::{SeedInfo, Snapshot};
 
-use super::framework::{Candidates, SetStep};
+use super::framework::{Candidates, Narrowed, SetStep};
 
 pub const NAME: &str = "Scored";
 
@@ -15,12 +13,7 @@ impl SetStep for Scored {
         NAME
     }
 
-    fn narrow(
-        &self,
-        _: &ShootContext,
-        seeds: &[&SeedInfo],
-        _: &Snapshot,
-    ) -> Result<Vec<Option<Reason>>, FitError> {
+    fn narrow(&self, _: &ShootContext, seeds: &[&SeedInfo], _: &Snapshot) -> Narrowed {
         Ok(vec![None; seeds.len()])
     }
 

@@ -2,8 +2,8 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::api::{ConfigMap, ObjectMeta};
-use crate::fixtures::{SeedBuilder, ShootBuilder};
-use crate::strategies::testing::kept;
+use crate::fixtures::SeedBuilder;
+use crate::strategies::testing::{kept, shoot_in};
 
 fn region_cm(profiles: &str, rows: &[(&str, &str)]) -> ConfigMap {
     ConfigMap {
@@ -29,6 +29,14 @@ fn region_cm(profiles: &str, rows: &[(&str, &str)]) -> ConfigMap {
     }
 }
 
+/// The seeds of [`seeds`] that [`MinimalDistance`] keeps for `shoot` with the region ConfigMap
+/// `cm`.
+fn kept_with(shoot: &crate::api::Shoot, cm: &ConfigMap) -> Vec<String> {
+    kept(&MinimalDistance, shoot, &seeds(), |s| {
+        s.upsert_config_map(cm)
+    })
+}
+
 fn seeds() -> Vec<SeedBuilder> {
     vec![
         SeedBuilder::new("central").region("eu-central-1"),
@@ -39,9 +47,7 @@ fn seeds() -> Vec<SeedBuilder> {
 
 #[test]
 fn region_config_distances_pick_the_nearest_listed_seed() {
-    let shoot = ShootBuilder::new("garden-a", "s")
-        .region("eu-north-1")
-        .build();
+    let shoot = shoot_in("eu-north-1").build();
     let cm = region_cm(
         "aws",
         &[(
@@ -49,37 +55,21 @@ fn region_config_distances_pick_the_nearest_listed_seed() {
             "eu-west-1: 10\neu-central-1: 20\nus-east-1: 90\n",
         )],
     );
-    assert_eq!(
-        kept(&MinimalDistance, &shoot, &seeds(), |s| s
-            .upsert_config_map(&cm)),
-        vec!["west"]
-    );
+    assert_eq!(kept_with(&shoot, &cm), vec!["west"]);
 }
 
 #[test]
 fn own_region_is_at_distance_zero_unless_listed() {
-    let shoot = ShootBuilder::new("garden-a", "s")
-        .region("eu-west-1")
-        .build();
+    let shoot = shoot_in("eu-west-1").build();
     let cm = region_cm("aws", &[("eu-west-1", "eu-central-1: 5\n")]);
-    assert_eq!(
-        kept(&MinimalDistance, &shoot, &seeds(), |s| s
-            .upsert_config_map(&cm)),
-        vec!["west"]
-    );
+    assert_eq!(kept_with(&shoot, &cm), vec!["west"]);
     let cm = region_cm("aws", &[("eu-west-1", "eu-central-1: 5\neu-west-1: 7\n")]);
-    assert_eq!(
-        kept(&MinimalDistance, &shoot, &seeds(), |s| s
-            .upsert_config_map(&cm)),
-        vec!["central"]
-    );
+    assert_eq!(kept_with(&shoot, &cm), vec!["central"]);
 }
 
 #[test]
 fn region_config_rows_are_read_as_upstream_reads_them() {
-    let shoot = ShootBuilder::new("garden-a", "s")
-        .region("eu-north-1")
-        .build();
+    let shoot = shoot_in("eu-north-1").build();
     let cases = [
         (
             "a negative distance is nearer than zero",
@@ -109,35 +99,21 @@ fn region_config_rows_are_read_as_upstream_reads_them() {
     ];
     for (name, row, want) in cases {
         let cm = region_cm("aws", &[("eu-north-1", row)]);
-        assert_eq!(
-            kept(&MinimalDistance, &shoot, &seeds(), |s| s
-                .upsert_config_map(&cm)),
-            want,
-            "{name}"
-        );
+        assert_eq!(kept_with(&shoot, &cm), want, "{name}");
     }
 }
 
 #[test]
 fn region_config_of_another_cloud_profile_is_ignored_and_levenshtein_applies() {
-    let shoot = ShootBuilder::new("garden-a", "s")
-        .region("eu-north-1")
-        .build();
+    let shoot = shoot_in("eu-north-1").build();
     let cm = region_cm("gcp", &[("eu-north-1", "us-east-1: 1\n")]);
     // eu-north-1 vs eu-central-1 and eu-west-1: both distance 2 by region name.
-    assert_eq!(
-        kept(&MinimalDistance, &shoot, &seeds(), |s| s
-            .upsert_config_map(&cm)),
-        vec!["central", "west"]
-    );
+    assert_eq!(kept_with(&shoot, &cm), vec!["central", "west"]);
 }
 
 #[test]
 fn levenshtein_adds_two_for_another_provider() {
-    let shoot = ShootBuilder::new("garden-a", "s")
-        .provider("aws")
-        .region("eu-west-1")
-        .build();
+    let shoot = shoot_in("eu-west-1").provider("aws").build();
     let seeds = vec![
         SeedBuilder::new("gcp-same-region")
             .provider("gcp")
@@ -156,9 +132,7 @@ fn levenshtein_adds_two_for_another_provider() {
 #[test]
 fn region_names_farther_apart_than_1000_leave_no_candidate() {
     // twice the Levenshtein distance: "a" x 500 to "b" x 500 is exactly 1000
-    let shoot = ShootBuilder::new("garden-a", "s")
-        .region(&"a".repeat(500))
-        .build();
+    let shoot = shoot_in(&"a".repeat(500)).build();
     let seeds = vec![
         SeedBuilder::new("far").region(&"b".repeat(501)),
         SeedBuilder::new("farther").region(&"b".repeat(502)),
@@ -180,9 +154,7 @@ fn region_names_farther_apart_than_1000_leave_no_candidate() {
 #[test]
 fn malformed_row_fails_the_shoot_naming_configmap_and_region() {
     use crate::context::ShootContext;
-    let shoot = ShootBuilder::new("garden-a", "s")
-        .region("eu-north-1")
-        .build();
+    let shoot = shoot_in("eu-north-1").build();
     let mut snap = Snapshot::new();
     snap.upsert_cloud_profile(&crate::fixtures::CloudProfileBuilder::new("aws").build());
     snap.upsert_config_map(&region_cm("aws", &[("eu-north-1", "eu-west-1: near\n")]));
