@@ -51,6 +51,14 @@ fn paths(yaml: &str) -> Vec<String> {
     errors(yaml).into_iter().map(|e| e.path).collect()
 }
 
+/// `yaml` is refused with an error at each of `want` (and maybe more).
+fn has_paths(yaml: &str, want: &[&str]) {
+    let got = paths(yaml);
+    for want in want {
+        assert!(got.iter().any(|p| p == want), "missing {want} in {got:?}");
+    }
+}
+
 #[test]
 fn empty_file_yields_upstream_defaults() {
     let c = load_str("").unwrap();
@@ -170,20 +178,20 @@ schedulers:
     - name: ShootCount
       weight: 2
 "#;
-    let got = paths(yaml);
-    for want in [
-        "leaderElection.leaseDuration",
-        "leaderElection.resourceLock",
-        "server.healthProbes.port",
-        "server.metrics.port",
-        "schedulers.shoot.concurrentSyncs",
-        "schedulers.shoot.candidateDeterminationStrategy",
-        "schedulers.shoot.priorities[0].weight",
-        "schedulers.shoot.priorities[1].name",
-        "schedulers.shoot.priorities[2].name",
-    ] {
-        assert!(got.iter().any(|p| p == want), "missing {want} in {got:?}");
-    }
+    has_paths(
+        yaml,
+        &[
+            "leaderElection.leaseDuration",
+            "leaderElection.resourceLock",
+            "server.healthProbes.port",
+            "server.metrics.port",
+            "schedulers.shoot.concurrentSyncs",
+            "schedulers.shoot.candidateDeterminationStrategy",
+            "schedulers.shoot.priorities[0].weight",
+            "schedulers.shoot.priorities[1].name",
+            "schedulers.shoot.priorities[2].name",
+        ],
+    );
 }
 
 #[test]
@@ -236,16 +244,14 @@ fn type_errors_in_several_sections_are_all_reported() {
 
 #[test]
 fn absurd_durations_and_counts_are_rejected() {
-    let got = paths(
+    has_paths(
         "leaderElection:\n  leaseDuration: 2s\n  renewDeadline: 1s\n  retryPeriod: 1s\nschedulers:\n  shoot:\n    backoff:\n      initial: 10s\n      max: 1s\n    schedulerNames: []\n",
+        &[
+            "leaderElection.renewDeadline",
+            "schedulers.shoot.backoff.max",
+            "schedulers.shoot.schedulerNames",
+        ],
     );
-    for want in [
-        "leaderElection.renewDeadline",
-        "schedulers.shoot.backoff.max",
-        "schedulers.shoot.schedulerNames",
-    ] {
-        assert!(got.iter().any(|p| p == want), "missing {want} in {got:?}");
-    }
 }
 
 #[test]

@@ -6,6 +6,14 @@ fn site(provider: &str, region: &str) -> Arc<Site> {
         .unwrap_or_else(|| panic!("{provider}/{region} is in the catalogue"))
 }
 
+/// The problems [`validate`] finds with `list`, as printed.
+fn messages(list: &[RegionOverride], path: &str) -> Vec<String> {
+    validate(list, path)
+        .iter()
+        .map(ToString::to_string)
+        .collect()
+}
+
 fn km(a: (&str, &str), b: (&str, &str)) -> f64 {
     site(a.0, a.1).distance_km(&site(b.0, b.1))
 }
@@ -143,7 +151,7 @@ fn operator_entries_add_and_override_regions() {
 
 #[test]
 fn invalid_operator_entries_are_reported_with_their_field_paths() {
-    let got: Vec<String> = validate(
+    let got = messages(
         &[
             RegionOverride {
                 name: "onprem".into(),
@@ -168,10 +176,7 @@ fn invalid_operator_entries_are_reported_with_their_field_paths() {
             },
         ],
         "schedulers.shoot.regions",
-    )
-    .iter()
-    .map(ToString::to_string)
-    .collect();
+    );
     assert_eq!(
         got,
         vec![
@@ -200,17 +205,14 @@ fn invalid_operator_entries_are_reported_with_their_field_paths() {
 
 #[test]
 fn an_entry_without_provider_for_a_name_providers_share_must_place_it() {
-    let got: Vec<String> = validate(
+    let got = messages(
         &[RegionOverride {
             name: "eu-west-1".into(),
             jurisdiction: Some("eu".into()),
             ..Default::default()
         }],
         "r",
-    )
-    .iter()
-    .map(ToString::to_string)
-    .collect();
+    );
     assert_eq!(
         got[0],
         "r[0].location: is required: the region catalogue does not know one place for region \"eu-west-1\", a name providers use for different places (set provider)"

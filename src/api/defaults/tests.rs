@@ -198,11 +198,7 @@ fn defaulting_is_idempotent() {
         "metadata: {name: a, namespace: dev}\nspec: {purpose: testing, networking: {ipFamilies: [IPv6, IPv4]}}",
     ];
     for yaml in shoots {
-        let mut once = shoot_yaml(yaml);
-        shoot(&mut once);
-        let mut twice = once.clone();
-        assert_eq!(shoot(&mut twice), [], "{yaml}");
-        assert_eq!(twice, once, "{yaml}");
+        defaulted_twice(yaml, shoot_yaml(yaml), shoot);
     }
     let seeds = [
         "metadata: {name: s}",
@@ -210,12 +206,24 @@ fn defaulting_is_idempotent() {
         "metadata: {name: s}\nspec: {settings: {scheduling: {visible: true}}}",
     ];
     for yaml in seeds {
-        let mut once = seed_yaml(yaml);
-        seed(&mut once);
-        let mut twice = once.clone();
-        assert_eq!(seed(&mut twice), [], "{yaml}");
-        assert_eq!(twice, once, "{yaml}");
+        defaulted_twice(yaml, seed_yaml(yaml), seed);
     }
+}
+
+/// Defaults `original`, read from `yaml`: a default is applied exactly when the object changes,
+/// and defaulting it a second time applies nothing and changes nothing. The object defaulted.
+fn defaulted_twice<T: Clone + PartialEq + fmt::Debug>(
+    yaml: &str,
+    original: T,
+    default: fn(&mut T) -> Vec<Applied>,
+) -> T {
+    let mut once = original.clone();
+    let applied = default(&mut once);
+    assert_eq!(applied.is_empty(), once == original, "{yaml}");
+    let mut twice = once.clone();
+    assert_eq!(default(&mut twice), [], "{yaml}");
+    assert_eq!(twice, once, "{yaml}");
+    once
 }
 
 /// Objects as gardener-apiserver returns them (its defaults applied when they were stored) are
@@ -313,13 +321,7 @@ fn defaulting_is_idempotent_for_every_combination_of_the_fields_it_reads() {
                             let yaml = format!(
                                 "metadata: {{name: a, namespace: {ns}}}\nspec:\n  tolerations: {t}\n  {net}\n  {p}\n  {sn}\n{st}\n"
                             );
-                            let original = shoot_yaml(&yaml);
-                            let mut once = original.clone();
-                            let applied = shoot(&mut once);
-                            assert_eq!(applied.is_empty(), once == original, "{yaml}");
-                            let mut twice = once.clone();
-                            assert_eq!(shoot(&mut twice), [], "{yaml}");
-                            assert_eq!(twice, once, "{yaml}");
+                            let once = defaulted_twice(&yaml, shoot_yaml(&yaml), shoot);
                             assert!(once.spec.networking.is_some(), "{yaml}");
                             n += 1;
                         }
@@ -337,13 +339,7 @@ fn defaulting_is_idempotent_for_every_combination_of_the_fields_it_reads() {
         "settings: {scheduling: {visible: false}}",
     ] {
         let yaml = format!("metadata: {{name: s}}\nspec:\n  {settings}\n");
-        let original = seed_yaml(&yaml);
-        let mut once = original.clone();
-        let applied = seed(&mut once);
-        assert_eq!(applied.is_empty(), once == original, "{yaml}");
-        let mut twice = once.clone();
-        assert_eq!(seed(&mut twice), [], "{yaml}");
-        assert_eq!(twice, once, "{yaml}");
+        defaulted_twice(&yaml, seed_yaml(&yaml), seed);
     }
 }
 
