@@ -38,12 +38,7 @@ fn decide(cx: &Context, shoot: &Shoot, planned: &Planned, snap: &Snapshot) -> Re
     let decision = schedule(&plan::unplaced(shoot), snap, cx.profile, cx.now)
         .map_err(|e| format!("no seed fits the shoot any more: {e}"))?;
     if !decision.ranking.iter().any(|s| &*s.seed == to) {
-        let rejected: Vec<String> = decision
-            .rejected
-            .iter()
-            .filter(|r| &*r.seed == to)
-            .map(|r| format!("{} ({})", r.reason, r.stage))
-            .collect();
+        let rejected = plan::rejections_of(&decision, to);
         return Err(if rejected.is_empty() {
             format!(
                 "destination {to} is no longer among the seeds the profile {} ranks",

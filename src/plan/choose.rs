@@ -248,6 +248,16 @@ pub fn explain(shoot: &str, d: &Decision, limit: Option<usize>, defaults: &[Stri
     out
 }
 
+/// Why the decision rejected `seed`: each of its rejections as `reason (stage)`; empty when it
+/// did not.
+pub(crate) fn rejections_of(d: &Decision, seed: &str) -> Vec<String> {
+    d.rejected
+        .iter()
+        .filter(|r| &*r.seed == seed)
+        .map(|r| format!("{} ({})", r.reason, r.stage))
+        .collect()
+}
+
 pub(crate) fn reason_line(d: &Decision, seed: &str, skipped: &[String]) -> String {
     let Some(s) = d.ranking.iter().find(|s| &*s.seed == seed) else {
         return String::new();

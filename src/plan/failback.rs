@@ -13,7 +13,7 @@ use crate::schedule::schedule;
 
 use super::{
     Blocked, Context, Figure, Goal, Move, Plan, PlanError, Timing, destination_blocker, explain,
-    migration_of, placed_on, reason_line, source_blocker, unplaced, windows,
+    migration_of, placed_on, reason_line, rejections_of, source_blocker, unplaced, windows,
 };
 
 /// Plans moving `shoots` (`namespace/name`; those still on `seed`, or gone, are left out) back
@@ -76,12 +76,7 @@ pub fn failback(
             Err(e) => Err(stays("no seed fits", e.to_string())),
             Ok(d) => match d.ranking.iter().find(|s| &*s.seed == seed) {
                 None => {
-                    let why: Vec<String> = d
-                        .rejected
-                        .iter()
-                        .filter(|r| &*r.seed == seed)
-                        .map(|r| format!("{} ({})", r.reason, r.stage))
-                        .collect();
+                    let why = rejections_of(&d, seed);
                     Err(stays(
                         &format!("{seed} does not fit"),
                         if why.is_empty() {

@@ -34,7 +34,7 @@ use crate::snapshot::Snapshot;
 pub use choose::explain;
 pub(crate) use choose::{
     Choice, category_of, choose, destination_blocker, migration_of, move_warnings, placed_on,
-    reason_line, source_blocker, unplaced,
+    reason_line, rejections_of, source_blocker, unplaced,
 };
 pub use drain::drain;
 pub use failback::failback;
