@@ -506,12 +506,17 @@ mod tests {
 
     const RECORD: &str = r#"{"v":1,"profile":"default","time":"2026-12-01T09:00:00Z","seed":"s1","total":100.0,"margin":null,"priorities":{"ShootCount":{"score":100.0,"weight":1.0}},"rejected":{},"scheduler":"0.1.0"}"#;
 
+    /// Shoot `garden-dev/web` on `seed`, its decision record annotation `record`.
+    fn bound(seed: &str, record: &str) -> Shoot {
+        ShootBuilder::new("garden-dev", "web")
+            .seed(seed)
+            .annotation(ANNOTATION_DECISION, record)
+            .build()
+    }
+
     #[test]
     fn a_bound_shoot_that_would_stay_says_so_with_its_record() {
-        let shoot = ShootBuilder::new("garden-dev", "web")
-            .seed("s1")
-            .annotation(ANNOTATION_DECISION, RECORD)
-            .build();
+        let shoot = bound("s1", RECORD);
         let e = run(&landscape(vec![SeedBuilder::new("s1").build()], shoot));
         assert_eq!(e.verdict, "same", "{e:?}");
         assert_eq!(e.record.as_ref().unwrap()["seed"], "s1");
@@ -521,10 +526,7 @@ mod tests {
 
     #[test]
     fn a_bound_shoot_whose_seed_is_now_tainted_would_move_and_says_which_filter() {
-        let shoot = ShootBuilder::new("garden-dev", "web")
-            .seed("s1")
-            .annotation(ANNOTATION_DECISION, RECORD)
-            .build();
+        let shoot = bound("s1", RECORD);
         let seeds = vec![
             SeedBuilder::new("s1").taint("dedicated", None).build(),
             SeedBuilder::new("s2").build(),
@@ -541,10 +543,7 @@ mod tests {
 
     #[test]
     fn a_bound_shoot_outscored_now_names_the_priority_whose_score_moved() {
-        let shoot = ShootBuilder::new("garden-dev", "web")
-            .seed("s1")
-            .annotation(ANNOTATION_DECISION, RECORD)
-            .build();
+        let shoot = bound("s1", RECORD);
         let mut l = landscape(
             vec![
                 SeedBuilder::new("s1").build(),
@@ -623,10 +622,7 @@ mod tests {
 
     #[test]
     fn an_unreadable_record_is_said_not_fatal() {
-        let shoot = ShootBuilder::new("garden-dev", "web")
-            .seed("s1")
-            .annotation(ANNOTATION_DECISION, "{not json")
-            .build();
+        let shoot = bound("s1", "{not json");
         let e = run(&landscape(vec![SeedBuilder::new("s1").build()], shoot));
         assert!(e.record.is_none());
         assert!(e.record_problem.as_deref().unwrap().contains("not JSON"));
@@ -635,10 +631,7 @@ mod tests {
 
     #[test]
     fn a_record_of_another_seed_is_shown_untrusted_never_as_the_shoots_decision() {
-        let shoot = ShootBuilder::new("garden-dev", "web")
-            .seed("s2")
-            .annotation(ANNOTATION_DECISION, RECORD)
-            .build();
+        let shoot = bound("s2", RECORD);
         let e = run(&landscape(vec![SeedBuilder::new("s2").build()], shoot));
         assert!(e.record.is_none(), "{e:?}");
         assert_eq!(e.untrusted_record.as_ref().unwrap()["seed"], "s1");
