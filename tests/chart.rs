@@ -12,7 +12,10 @@ use std::sync::OnceLock;
 
 #[path = "support/common.rs"]
 mod common;
+#[path = "support/monitoring.rs"]
+mod monitoring_files;
 use common::{assert_success, fresh_dir};
+use monitoring_files::{chart, helm, repo};
 
 use serde::Deserialize;
 use serde_yaml_ng::Value;
@@ -20,14 +23,6 @@ use serde_yaml_ng::Value;
 const RELEASE: &str = "gardener-scheduler";
 const NAMESPACE: &str = "garden";
 const CONFIG_KEY: &str = "schedulerconfiguration.yaml";
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn chart() -> PathBuf {
-    repo().join("charts/gardener-scheduler")
-}
 
 fn all_options() -> PathBuf {
     chart().join("ci/all-options-values.yaml")
@@ -44,33 +39,6 @@ fn values_files() -> Vec<(&'static str, Vec<PathBuf>)> {
         ("all-options", vec![all_options()]),
         ("production", vec![production()]),
     ]
-}
-
-fn helm() -> &'static Path {
-    static HELM: OnceLock<PathBuf> = OnceLock::new();
-    HELM.get_or_init(|| {
-        if let Some(path) = std::env::var_os("HELM").filter(|p| !p.is_empty()) {
-            let path = PathBuf::from(path);
-            assert!(path.is_file(), "HELM={} is not a file", path.display());
-            return path;
-        }
-        let out = Command::new("bash")
-            .arg(repo().join("hack/tools.sh"))
-            .output()
-            .unwrap_or_else(|e| panic!("running hack/tools.sh: {e}"));
-        assert!(
-            out.status.success(),
-            "hack/tools.sh could not provide helm (set HELM to a helm binary to use another):\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let bin = String::from_utf8(out.stdout).expect("hack/tools.sh prints a path");
-        let path = Path::new(bin.trim()).join("helm");
-        assert!(
-            path.is_file(),
-            "hack/tools.sh printed {bin:?}, which holds no helm"
-        );
-        path
-    })
 }
 
 fn run_helm(chart: &Path, args: &[&str], files: &[PathBuf], set: &[&str]) -> Output {

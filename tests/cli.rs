@@ -2,10 +2,7 @@
 
 #[path = "support/cli.rs"]
 mod cli_support;
-#[path = "support/common.rs"]
-mod common;
-use cli_support::{assert_has, bin, run, tmp};
-use common::assert_success;
+use cli_support::{assert_has, assert_success, bin, run, tmp};
 
 const SEED: &str = r#"
 apiVersion: core.gardener.cloud/v1beta1

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{assert_has, bin, run, tmp};
+use cli_support::{assert_has, bin, elements, run, string, tmp};
 
 const NOW: &str = "2026-12-01T00:00:00Z";
 
@@ -59,16 +59,8 @@ fn placed(file: &std::path::Path, as_written: bool) -> Vec<(String, Option<Strin
     let (code, out, err) = run(&mut c);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    v["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            (
-                d["shoot"].as_str().unwrap().to_string(),
-                d["seed"].as_str().map(str::to_string),
-            )
-        })
+    elements(&v, "decisions")
+        .map(|d| (string(d, "shoot"), d["seed"].as_str().map(str::to_string)))
         .collect()
 }
 
@@ -305,16 +297,8 @@ fn plan_reads_the_files_with_the_defaults_too() {
         let (code, out, err) = run(&mut c);
         assert_eq!(code, 0, "{err}");
         let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-        let moves: Vec<(String, String)> = v["moves"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| {
-                (
-                    m["to"].as_str().unwrap().to_string(),
-                    m["explanation"].as_str().unwrap().to_string(),
-                )
-            })
+        let moves: Vec<(String, String)> = elements(&v, "moves")
+            .map(|m| (string(m, "to"), string(m, "explanation")))
             .collect();
         (moves, v["blocked"].as_array().unwrap().len())
     };

@@ -8,32 +8,19 @@ use cli_support::{assert_has, bin, run, tmp};
 
 const NOW: &str = "2026-12-01T12:00:00Z";
 
-const LANDSCAPE: &str = r#"
-apiVersion: core.gardener.cloud/v1beta1
-kind: CloudProfile
-metadata: {name: aws}
-spec: {type: aws}
----
-apiVersion: core.gardener.cloud/v1beta1
-kind: Seed
-metadata: {name: seed-a}
-spec:
-  provider: {type: aws, region: eu-west-1, zones: [a, b, c]}
-  networks: {nodes: 10.0.0.0/16, pods: 10.96.0.0/11, services: 10.64.0.0/13}
-status:
-  lastOperation: {type: Reconcile, state: Succeeded}
-  conditions: [{type: GardenletReady, status: "True"}]
----
-apiVersion: core.gardener.cloud/v1beta1
-kind: Seed
-metadata: {name: seed-b}
-spec:
-  provider: {type: aws, region: eu-west-1, zones: [a, b, c]}
-  networks: {nodes: 10.0.0.0/16, pods: 10.96.0.0/11, services: 10.64.0.0/13}
-status:
-  lastOperation: {type: Reconcile, state: Succeeded}
-  conditions: [{type: GardenletReady, status: "True"}]
-"#;
+/// The CloudProfile aws and two ready seeds of it in eu-west-1, seed-a and seed-b.
+fn landscape() -> String {
+    let seed = |name: &str| {
+        format!(
+            "apiVersion: core.gardener.cloud/v1beta1\nkind: Seed\nmetadata: {{name: {name}}}\nspec:\n  provider: {{type: aws, region: eu-west-1, zones: [a, b, c]}}\n  networks: {{nodes: 10.0.0.0/16, pods: 10.96.0.0/11, services: 10.64.0.0/13}}\nstatus:\n  lastOperation: {{type: Reconcile, state: Succeeded}}\n  conditions: [{{type: GardenletReady, status: \"True\"}}]\n"
+        )
+    };
+    format!(
+        "\napiVersion: core.gardener.cloud/v1beta1\nkind: CloudProfile\nmetadata: {{name: aws}}\nspec: {{type: aws}}\n---\n{}---\n{}",
+        seed("seed-a"),
+        seed("seed-b")
+    )
+}
 
 /// A shoot `name` of garden-dev, bound to `seed` when given, with `record` as its decision record.
 fn shoot(name: &str, seed: Option<&str>, record: Option<&str>) -> String {
@@ -55,7 +42,10 @@ fn record(seed: &str, time: &str, total: &str) -> String {
 
 /// `explain garden-dev/NAME -o OUTPUT` on the landscape with `extra` objects: stdout.
 fn explain(file: &str, extra: &[String], name: &str, output: &str) -> String {
-    let f = tmp(file, &format!("{LANDSCAPE}---\n{}", extra.join("---\n")));
+    let f = tmp(
+        file,
+        &format!("{}---\n{}", landscape(), extra.join("---\n")),
+    );
     let (code, out, err) = run(bin()
         .args([
             "explain",

@@ -14,11 +14,16 @@
 //! `UPDATE_GOLDEN=1 cargo test --test golden` rewrites the expected files; read the diff before
 //! committing it.
 
+#[path = "support/cases.rs"]
+mod cases;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use cases::subdirectories;
 
 /// Every run uses this instant, so that output never depends on the clock.
 const NOW: &str = "2026-12-01T00:00:00Z";
@@ -157,13 +162,7 @@ fn placements(
 
 #[test]
 fn every_golden_scenario_is_run() {
-    let mut dirs: Vec<String> = std::fs::read_dir(golden_dir())
-        .expect("tests/golden")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    dirs.sort();
+    let dirs = subdirectories(&golden_dir(), "tests/golden");
     assert_eq!(
         dirs,
         vec![

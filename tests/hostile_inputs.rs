@@ -7,10 +7,7 @@ use std::process::Command;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-#[path = "support/common.rs"]
-mod common;
-use cli_support::{assert_has, base64};
-use common::assert_success;
+use cli_support::{assert_has, assert_success, base64};
 
 const GOOD: &str = r#"
 apiVersion: core.gardener.cloud/v1beta1
@@ -63,12 +60,7 @@ fn simulate(extra: &str, explain: Option<&str>) -> (i32, String, String) {
     if let Some(e) = explain {
         c.args(["--explain", e]);
     }
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    cli_support::run(&mut c)
 }
 
 fn assert_good_shoot_placed(out: &str) {

@@ -10,7 +10,9 @@ use gardener_scheduler::simulate::Landscape;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{assert_has, bin, run, tmp};
+use cli_support::{
+    AWS_CLOUD_PROFILE as CLOUD_PROFILE, assert_has, bin, elements, run, string, tmp,
+};
 
 const NOW: &str = "2026-12-01T12:00:00Z";
 
@@ -44,13 +46,6 @@ status:
 ---"#
     )
 }
-
-const CLOUD_PROFILE: &str = r#"
-apiVersion: core.gardener.cloud/v1beta1
-kind: CloudProfile
-metadata: {name: aws}
-spec: {type: aws}
-"#;
 
 /// A shoot on `on` with maintenance window `window` (`begin-end`, e.g. `220000+0000-230000+0000`).
 fn shoot(name: &str, on: &str, window: Option<(&str, &str)>) -> String {
@@ -610,14 +605,11 @@ fn a_move_onto_a_full_seed_starts_after_the_move_that_frees_its_slot() {
             .unwrap()
             .to_utc()
     };
-    let timed: Vec<_> = v["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let timed: Vec<_> = elements(&v, "moves")
         .map(|m| {
             (
-                m["from"].as_str().unwrap().to_string(),
-                m["to"].as_str().unwrap().to_string(),
+                string(m, "from"),
+                string(m, "to"),
                 ts(m, "start"),
                 ts(m, "end"),
             )

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{bin, run, tmp};
+use cli_support::{AWS_CLOUD_PROFILE as CLOUD_PROFILE, bin, elements, run, tmp};
 
 const NOW: &str = "2026-12-01T12:00:00Z";
 
@@ -53,13 +53,6 @@ spec:
     )
 }
 
-const CLOUD_PROFILE: &str = r#"
-apiVersion: core.gardener.cloud/v1beta1
-kind: CloudProfile
-metadata: {name: aws}
-spec: {type: aws}
-"#;
-
 /// `plan drain old` of `file` in `output` with `extra` flags: stdout (exit status 0).
 fn drain(file: &std::path::Path, output: &str, extra: &[&str]) -> String {
     let mut args = vec![
@@ -84,10 +77,7 @@ fn plan_json(file: &std::path::Path, extra: &[&str]) -> Value {
 }
 
 fn move_of<'a>(plan: &'a Value, shoot: &str) -> &'a Value {
-    plan["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(plan, "moves")
         .find(|m| m["shoot"] == shoot)
         .unwrap_or_else(|| panic!("no move of {shoot}: {plan:#}"))
 }

@@ -3,7 +3,7 @@
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{assert_has, bin, run, tmp};
+use cli_support::{assert_has, bin, elements, run, string, tmp};
 
 use serde_json::Value;
 
@@ -29,10 +29,7 @@ fn outage(config: Option<&std::path::Path>, during: &str, output: &str) -> (i32,
 }
 
 fn moves(plan: &Value) -> Vec<(String, String, String)> {
-    plan["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(plan, "moves")
         .map(|m| {
             let s = |k: &str| m[k].as_str().unwrap().to_string();
             (s("shoot"), s("from"), s("to"))
@@ -68,10 +65,7 @@ fn the_shoots_that_leave_during_an_outage_are_planned_back_after_it() {
         got, want,
         "every shoot that left goes back where it came from"
     );
-    let moved: Vec<&str> = v["movedDuringOutage"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let moved: Vec<&str> = elements(&v, "movedDuringOutage")
         .map(|s| s.as_str().unwrap())
         .collect();
     assert_eq!(moved.len(), away.len());
@@ -142,7 +136,7 @@ fn the_timeline_shows_the_rehearsal_of_plan_outage_move_by_move_in_time_order() 
     assert_eq!(code, 0, "{err}");
     let plan: Value = serde_json::from_str(&out).unwrap();
     let events = v["outage"]["events"].as_array().unwrap();
-    let at = |e: &Value| e["at"].as_str().unwrap().to_string();
+    let at = |e: &Value| string(e, "at");
     let times: Vec<String> = events.iter().map(at).collect();
     let mut sorted = times.clone();
     sorted.sort();

@@ -15,6 +15,8 @@
 //! choose the landscapes; `make reference N=… SEED=…` runs a long campaign. The run prints a
 //! summary and how often each filter rejected, each strategy decided and each error occurred.
 
+#[path = "support/cases.rs"]
+mod cases;
 #[path = "reference/generate.rs"]
 mod generate;
 
@@ -39,6 +41,8 @@ use gardener_scheduler::schedule::{FitError, decide};
 use gardener_scheduler::simulate::{Landscape, Simulator, is_pending, snapshot_of};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use cases::fit_kind;
 
 const SCHEDULER: &str = "default-scheduler";
 
@@ -156,16 +160,6 @@ impl Drop for Reference {
 enum Ours {
     Seed(String),
     Fails(&'static str, String),
-}
-
-fn fit_kind(e: &FitError) -> &'static str {
-    match e {
-        FitError::NoFit { .. } => "noFit",
-        FitError::InvalidShoot { .. } => "invalidShoot",
-        FitError::InvalidRegionConfig { .. } => "invalidRegionConfig",
-        FitError::OverBudget { .. } => "overBudget",
-        FitError::Gated { .. } => "gated",
-    }
 }
 
 fn ours_of(r: &Result<gardener_scheduler::schedule::Decision, FitError>) -> Ours {

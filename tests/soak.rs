@@ -115,12 +115,7 @@ async fn census(client: &kube::Client) -> Option<Census> {
     let mut per_seed: BTreeMap<String, (u64, u64, bool)> = seeds
         .iter()
         .map(|s| {
-            let alloc = s
-                .status
-                .allocatable
-                .get("shoots")
-                .map(|q| q.0.parse().unwrap())
-                .unwrap_or(0);
+            let alloc = allocatable_shoots(s);
             let tainted = s.spec.taints.iter().any(|t| t.key == TAINT);
             (s.metadata.name.clone().unwrap(), (0, alloc, tainted))
         })
@@ -154,18 +149,6 @@ async fn try_create_shoot(client: &kube::Client, name: &str) -> kube::Result<()>
         .map(drop)
 }
 
-async fn try_seed_status(client: &kube::Client, name: &str, shoots: u32) -> kube::Result<()> {
-    let status = serde_json::json!({"status": {
-        "lastOperation": {"type": "Reconcile", "state": "Succeeded", "progress": 100},
-        "conditions": [{"type": "GardenletReady", "status": "True", "reason": "GardenletReady"}],
-        "allocatable": {"shoots": shoots.to_string()},
-        "capacity": {"shoots": shoots.to_string()}}});
-    raw::<Seed>(client)
-        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
-        .await
-        .map(drop)
-}
-
 async fn try_create_seed(client: &kube::Client, name: &str, shoots: u32) -> kube::Result<()> {
     let obj: DynamicObject = serde_json::from_value(serde_json::json!({
         "apiVersion": "core.gardener.cloud/v1beta1", "kind": "Seed",
@@ -177,7 +160,7 @@ async fn try_create_seed(client: &kube::Client, name: &str, shoots: u32) -> kube
     raw::<Seed>(client)
         .create(&PostParams::default(), &obj)
         .await?;
-    try_seed_status(client, name, shoots).await
+    try_set_seed_status(client, name, shoots).await
 }
 
 async fn try_seed_taints(client: &kube::Client, name: &str, tainted: bool) -> kube::Result<()> {
@@ -452,7 +435,7 @@ async fn run(minutes: f64, rate: f64) {
                 let name = seeds.keys().nth(rng.below(seeds.len())).unwrap().clone();
                 let s = seeds.get_mut(&name).unwrap();
                 let to = s.allocatable + 1 + rng.below(3) as u32;
-                let ok = try_seed_status(&client, &name, to).await.is_ok();
+                let ok = try_set_seed_status(&client, &name, to).await.is_ok();
                 if ok {
                     s.allocatable = to;
                 }

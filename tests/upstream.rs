@@ -9,6 +9,9 @@
 //! A case marked `pending` is still run, but its outcome only printed: it waits for a change of
 //! behaviour that the case names.
 
+#[path = "support/cases.rs"]
+mod cases;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -22,6 +25,8 @@ use gardener_scheduler::schedule::{
 use gardener_scheduler::simulate::{Landscape, is_pending, snapshot_of};
 use gardener_scheduler::snapshot::Snapshot;
 use serde::Deserialize;
+
+use cases::{fit_kind, subdirectories};
 
 /// One case file.
 #[derive(Deserialize)]
@@ -192,16 +197,6 @@ fn check_rejections(
     }
 }
 
-fn kind(e: &FitError) -> &'static str {
-    match e {
-        FitError::NoFit { .. } => "noFit",
-        FitError::InvalidShoot { .. } => "invalidShoot",
-        FitError::InvalidRegionConfig { .. } => "invalidRegionConfig",
-        FitError::OverBudget { .. } => "overBudget",
-        FitError::Gated { .. } => "gated",
-    }
-}
-
 /// Checks each candidate's shoot count in both modes against `want`.
 fn check_usage(
     want: &BTreeMap<String, f64>,
@@ -236,10 +231,10 @@ fn check_outcome(
     match (&expect.fails, &explain, &fast) {
         (Some(want), Err(explain), Err(fast)) => {
             for (mode, e) in [("explain", explain), ("fast", fast)] {
-                if kind(e) != want.kind {
+                if fit_kind(e) != want.kind {
                     problems.push(format!(
                         "{mode}: failed with {} ({e}), expected {}",
-                        kind(e),
+                        fit_kind(e),
                         want.kind
                     ));
                 }
@@ -312,7 +307,7 @@ fn check_outcome(
 fn summary(r: &Result<Decision, FitError>) -> String {
     match r {
         Ok(d) => format!("seed {}", d.seed),
-        Err(e) => format!("{} ({e})", kind(e)),
+        Err(e) => format!("{} ({e})", fit_kind(e)),
     }
 }
 
@@ -500,13 +495,7 @@ fn the_readme_counts_the_cases_of_each_directory() {
         );
         dirs.push(dir.to_string());
     }
-    let mut on_disk: Vec<String> = std::fs::read_dir(cases_dir())
-        .expect("tests/upstream")
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    on_disk.sort();
+    let on_disk = subdirectories(&cases_dir(), "tests/upstream");
     dirs.sort();
     assert_eq!(
         dirs, on_disk,

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 #[path = "support/cli.rs"]
 mod cli_support;
-use cli_support::{assert_has, bin, run};
+use cli_support::{assert_has, bin, elements, run, string};
 
 const WEIGHTED: &str = "example/20-componentconfig-weighted.yaml";
 const DEFAULT: &str = "example/20-componentconfig-gardener-scheduler.yaml";
@@ -33,12 +33,7 @@ fn placements(config: &str, replay: bool) -> BTreeMap<String, Option<String>> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|d| {
-            (
-                d["shoot"].as_str().unwrap().to_string(),
-                d["seed"].as_str().map(str::to_string),
-            )
-        })
+        .map(|d| (string(d, "shoot"), d["seed"].as_str().map(str::to_string)))
         .collect()
 }
 
@@ -61,13 +56,10 @@ fn check_against_separate_runs(replay: bool) {
         args.push("--replay");
     }
     let c = json(&args);
-    let got: BTreeMap<String, (Option<String>, Option<String>)> = c["differences"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let got: BTreeMap<String, (Option<String>, Option<String>)> = elements(&c, "differences")
         .map(|d| {
             (
-                d["shoot"].as_str().unwrap().to_string(),
+                string(d, "shoot"),
                 (
                     d["old"]["seed"].as_str().map(str::to_string),
                     d["new"]["seed"].as_str().map(str::to_string),
@@ -195,7 +187,7 @@ fn replay_decides_the_bound_shoots_again_in_creation_order() {
     let order: Vec<(Option<String>, String)> = decisions
         .iter()
         .map(|d| {
-            let shoot = d["shoot"].as_str().unwrap().to_string();
+            let shoot = string(d, "shoot");
             (created.get(&shoot).cloned().flatten(), shoot)
         })
         .collect();
@@ -694,11 +686,7 @@ fn timeline_and_a_freeze_answer_in_the_format_asked_for() {
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
     assert!(
-        v["changes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|c| c["profile"] == "release-weekend (freeze)"),
+        elements(&v, "changes").any(|c| c["profile"] == "release-weekend (freeze)"),
         "{out}"
     );
     for o in ["html", "yaml"] {

@@ -441,8 +441,6 @@ struct Meddle {
 
 impl MeddlingProxy {
     async fn start(api: &ApiServer, meddle: &[&str]) -> MeddlingProxy {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
         let state = Meddle {
             admin: api.client().await,
             client: api.passthrough_client().await,
@@ -457,9 +455,7 @@ impl MeddlingProxy {
                 |axum::extract::State(m): axum::extract::State<Meddle>,
                  req: axum::extract::Request| async move {
                     let (parts, body) = req.into_parts();
-                    let bytes = axum::body::to_bytes(body, 64 << 20)
-                        .await
-                        .unwrap_or_default();
+                    let bytes = crate::support::proxy::body_bytes(body).await;
                     let uri = parts
                         .uri
                         .path_and_query()
@@ -495,9 +491,7 @@ impl MeddlingProxy {
                 },
             )
             .with_state(state);
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (port, task) = crate::support::proxy::serve_locally(app).await;
         let kubeconfig = api.state.join("kubeconfig-meddling-proxy");
         std::fs::write(
             &kubeconfig,
@@ -626,10 +620,7 @@ async fn only_moves_planned_live_carry_the_annotation_and_a_dry_run_writes_nothi
     reconciled(&client).await;
     let plan = save_plan(&api, "live", "s1", &["--live-migration"]).await;
     let v: Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
-    let kinds: BTreeMap<&str, &str> = v["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let kinds: BTreeMap<&str, &str> = elements(&v, "moves")
         .map(|m| {
             (
                 m["shoot"].as_str().unwrap(),
@@ -806,11 +797,11 @@ async fn sigterm_stops_starting_moves_and_lets_the_ones_in_flight_finish() {
     // what had started ended on its destination; nothing else started
     let started: std::collections::BTreeSet<String> = of(&log, "started")
         .iter()
-        .map(|s| s["shoot"].as_str().unwrap().to_string())
+        .map(|s| string(s, "shoot"))
         .collect();
     let done: std::collections::BTreeSet<String> = of(&log, "done")
         .iter()
-        .map(|s| s["shoot"].as_str().unwrap().to_string())
+        .map(|s| string(s, "shoot"))
         .collect();
     assert!(!started.is_empty() && started.len() < 6, "{log:#?}");
     assert_eq!(started, done, "{log:#?}");

@@ -46,6 +46,32 @@ pub fn record_transitions(
 }
 
 /// Checks that every shoot went to exactly one seed, once, and no seed exceeds its allocatable.
+/// Creates `n` shoots `shoot-<i>` (`i` of `width` digits) in the project, 16 at a time, waits
+/// until all are bound and the recorder `seen` saw every bind, and checks each was bound once,
+/// within the seeds' capacity.
+pub async fn burst_bound_once(
+    client: &kube::Client,
+    project: &str,
+    n: usize,
+    width: usize,
+    seen: &Transitions,
+) {
+    futures::stream::iter(0..n)
+        .for_each_concurrent(16, |i| {
+            let client = client.clone();
+            async move { create_shoot(&client, project, &format!("shoot-{i:0width$}")).await }
+        })
+        .await;
+
+    wait_bound(client, &format!("all {n} shoots to be bound"), project, n).await;
+    // let the watch recorder catch up with the last binds
+    eventually("the recorder to see every bind", || async {
+        (seen.lock().unwrap().len() == n).then_some(())
+    })
+    .await;
+    assert_bound_once_within_capacity(client, project, seen, n).await;
+}
+
 pub async fn assert_bound_once_within_capacity(
     client: &kube::Client,
     project: &str,
@@ -60,12 +86,7 @@ pub async fn assert_bound_once_within_capacity(
         .unwrap()
         .into_iter()
         .map(|s| {
-            let n = s
-                .status
-                .allocatable
-                .get("shoots")
-                .map(|q| q.0.parse().unwrap())
-                .unwrap_or(0);
+            let n = allocatable_shoots(&s);
             (s.metadata.name.unwrap(), n)
         })
         .collect();
@@ -109,20 +130,7 @@ async fn three_hundred_shoots_fill_exactly_three_hundred_slots_without_overcommi
     scheduler.wait_ready().await;
     let (seen, watch) = record_transitions(&client, "garden-burst");
 
-    futures::stream::iter(0..300)
-        .for_each_concurrent(16, |i| {
-            let client = client.clone();
-            async move { create_shoot(&client, "burst", &format!("shoot-{i:03}")).await }
-        })
-        .await;
-
-    wait_bound(&client, "all 300 shoots to be bound", "burst", 300).await;
-    // let the watch recorder catch up with the last binds
-    eventually("the recorder to see every bind", || async {
-        (seen.lock().unwrap().len() == 300).then_some(())
-    })
-    .await;
-    assert_bound_once_within_capacity(&client, "burst", &seen, 300).await;
+    burst_bound_once(&client, "burst", 300, 3, &seen).await;
 
     // one more does not fit anywhere
     create_shoot(&client, "burst", "one-too-many").await;

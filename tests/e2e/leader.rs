@@ -27,15 +27,7 @@ async fn leader_and_standby(
     let (api, client) = ApiServer::start_with_landscape(name, "ha").await;
     create_seed(&client, "s-a", capacity, &[]).await;
     create_seed(&client, "s-b", capacity, &[]).await;
-    let opts = || SchedulerOptions {
-        leader_elect: true,
-        concurrent_syncs: 2,
-        ..Default::default()
-    };
-    let mut one = Scheduler::start(&api, "one", opts());
-    let mut two = Scheduler::start(&api, "two", opts());
-    one.wait_ready().await;
-    two.wait_ready().await;
+    let (one, two) = Scheduler::start_electing_pair(&api).await;
     let first = eventually("a leader", || async { holder(&client).await }).await;
     let one_leads = eventually("exactly one process reporting itself leader", || async {
         match (

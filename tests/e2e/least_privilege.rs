@@ -241,13 +241,7 @@ async fn each_rule_of_the_chart_s_scheduler_roles_removed_in_turn_breaks_what_it
             );
         }
         if breaks.says.is_none() {
-            let refused = scheduler.metric_sum("rest_client_requests_total", &[("code", "403")]);
-            assert_eq!(
-                refused,
-                0.0,
-                "{case}: nothing refused\n{}",
-                scheduler.logs()
-            );
+            scheduler.assert_nothing_refused(&format!("{case}: nothing refused"));
         }
         if breaks.rule.1 == "shoots/binding" {
             let errors =

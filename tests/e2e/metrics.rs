@@ -206,15 +206,7 @@ async fn controller_runtime_metrics_add_up_after_a_burst() {
 async fn only_the_leader_serves_the_controller_series_and_both_report_the_lease() {
     let (api, client) = ApiServer::start_with_landscape("metrics-ha", "ha").await;
     create_seed(&client, "s-a", 10, &[]).await;
-    let opts = || SchedulerOptions {
-        leader_elect: true,
-        concurrent_syncs: 2,
-        ..Default::default()
-    };
-    let mut one = Scheduler::start(&api, "one", opts());
-    let mut two = Scheduler::start(&api, "two", opts());
-    one.wait_ready().await;
-    two.wait_ready().await;
+    let (one, two) = Scheduler::start_electing_pair(&api).await;
     let lease = "leader_election_master_status{name=\"gardener-scheduler-leader-election\"}";
     let one_leads = eventually(
         "exactly one process reporting the lease as held",

@@ -27,17 +27,8 @@ async fn plan(kubeconfig: &Path, rest: &[&str]) -> Output {
 
 /// (shoot, from, to) of every move.
 pub(crate) fn moves(v: &Value) -> Vec<(String, String, String)> {
-    v["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            (
-                m["shoot"].as_str().unwrap().to_string(),
-                m["from"].as_str().unwrap().to_string(),
-                m["to"].as_str().unwrap().to_string(),
-            )
-        })
+    elements(v, "moves")
+        .map(|m| (string(m, "shoot"), string(m, "from"), string(m, "to")))
         .collect()
 }
 
@@ -111,10 +102,7 @@ async fn drain_and_rebalance_plan_from_the_live_landscape_and_write_nothing() {
     }
     assert!(v["blocked"].as_array().unwrap().is_empty(), "{v:#}");
     // the window comes from the shoot's document as the cluster stores it
-    let a = v["moves"]
-        .as_array()
-        .unwrap()
-        .iter()
+    let a = elements(&v, "moves")
         .find(|m| m["shoot"] == "garden-pl/a")
         .unwrap();
     assert_eq!(a["timing"]["state"], "at", "{a:#}");

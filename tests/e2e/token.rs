@@ -23,20 +23,12 @@ struct Gate {
 
 async fn authenticate(State(gate): State<Gate>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let token = parts
-        .headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default()
-        .to_string();
+    let token = crate::support::proxy::bearer_token(&parts);
     gate.seen
         .lock()
         .unwrap()
         .push((Instant::now(), token.clone()));
-    let bytes = axum::body::to_bytes(body, 64 << 20)
-        .await
-        .unwrap_or_default();
+    let bytes = crate::support::proxy::body_bytes(body).await;
     crate::support::proxy::forward(&gate.client, parts, bytes).await
 }
 
@@ -91,14 +83,10 @@ async fn a_token_rotated_into_its_token_file_is_used_without_a_restart() {
         client: api.passthrough_client().await,
         seen: Arc::default(),
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
     let app = axum::Router::new()
         .fallback(authenticate)
         .with_state(gate.clone());
-    let proxy = tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
+    let (port, proxy) = crate::support::proxy::serve_locally(app).await;
     let kubeconfig = api.state.join("kubeconfig-token-file");
     std::fs::write(
         &kubeconfig,

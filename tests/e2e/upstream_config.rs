@@ -1,9 +1,8 @@
 //! The configuration file gardener-operator renders for upstream's scheduler, used as is.
 
-use futures::StreamExt;
 use k8s_openapi::api::coordination::v1::Lease;
 
-use crate::burst::{assert_bound_once_within_capacity, record_transitions};
+use crate::burst::{burst_bound_once, record_transitions};
 use crate::support::*;
 
 const RENDERED: &str = include_str!("../data/upstream-config/operator-rendered-sameregion.yaml");
@@ -49,18 +48,7 @@ async fn a_burst_is_scheduled_with_the_operator_rendered_configuration() {
     scheduler.wait_ready().await;
     let (seen, watch) = record_transitions(&client, "garden-opcfg");
 
-    futures::stream::iter(0..90)
-        .for_each_concurrent(16, |i| {
-            let client = client.clone();
-            async move { create_shoot(&client, "opcfg", &format!("shoot-{i:02}")).await }
-        })
-        .await;
-    wait_bound(&client, "all 90 shoots to be bound", "opcfg", 90).await;
-    eventually("the recorder to see every bind", || async {
-        (seen.lock().unwrap().len() == 90).then_some(())
-    })
-    .await;
-    assert_bound_once_within_capacity(&client, "opcfg", &seen, 90).await;
+    burst_bound_once(&client, "opcfg", 90, 2, &seen).await;
     watch.abort();
 
     // The zero durations took upstream's defaults: the Lease in kube-system lasts 15s.

@@ -35,8 +35,6 @@ impl RecordingProxy {
         name: &str,
         forbid: Option<&'static str>,
     ) -> RecordingProxy {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
         let forward = Forward {
             client: api.passthrough_client().await,
             forbid,
@@ -44,9 +42,7 @@ impl RecordingProxy {
         };
         let requests = forward.requests.clone();
         let app = axum::Router::new().fallback(handle).with_state(forward);
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (port, task) = crate::support::proxy::serve_locally(app).await;
         let kubeconfig = api.state.join(format!("kubeconfig-{name}"));
         std::fs::write(
             &kubeconfig,
@@ -83,9 +79,7 @@ pub(crate) fn kubeconfig_for(server: &str, token: &str) -> String {
 
 async fn handle(State(fw): State<Forward>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, 64 << 20)
-        .await
-        .unwrap_or_default();
+    let bytes = crate::support::proxy::body_bytes(body).await;
     let uri = parts
         .uri
         .path_and_query()
@@ -179,13 +173,10 @@ pub(crate) fn json_out(out: &Output) -> Value {
 
 /// shoot -> seed (or "-") of `-o json` decisions.
 fn decisions(v: &Value) -> Vec<(String, String)> {
-    v["decisions"]
-        .as_array()
-        .unwrap()
-        .iter()
+    elements(v, "decisions")
         .map(|d| {
             (
-                d["shoot"].as_str().unwrap().to_string(),
+                string(d, "shoot"),
                 d["seed"].as_str().unwrap_or("-").to_string(),
             )
         })

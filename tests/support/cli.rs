@@ -3,8 +3,21 @@
 //! from the end-to-end harness in `mod.rs`.
 #![allow(dead_code)]
 
+#[path = "common.rs"]
+mod common;
+#[allow(unused_imports)] // not every command-line test needs each of them
+pub use common::{assert_success, elements, fresh_dir, string};
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
+
+/// The CloudProfile `aws` of provider type aws, a manifest document between newlines.
+pub const AWS_CLOUD_PROFILE: &str = r#"
+apiVersion: core.gardener.cloud/v1beta1
+kind: CloudProfile
+metadata: {name: aws}
+spec: {type: aws}
+"#;
 
 /// The binary, run from the repository root without a `KUBECONFIG` from the environment.
 pub fn bin() -> Command {

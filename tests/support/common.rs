@@ -29,3 +29,16 @@ pub fn fresh_dir(parent: &Path, stem: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// The elements of the JSON array `v[key]`; panics when that is not an array.
+pub fn elements<'a>(
+    v: &'a serde_json::Value,
+    key: &str,
+) -> std::slice::Iter<'a, serde_json::Value> {
+    v[key].as_array().unwrap().iter()
+}
+
+/// The JSON string `v[key]`, owned; panics when that is not a string.
+pub fn string(v: &serde_json::Value, key: &str) -> String {
+    v[key].as_str().unwrap().to_string()
+}

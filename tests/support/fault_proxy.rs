@@ -330,14 +330,10 @@ impl FaultProxy {
             changed: tokio::sync::watch::channel(0).0,
             expired: Mutex::default(),
         });
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
         let app = axum::Router::new()
             .fallback(handle)
             .with_state(inner.clone());
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (port, task) = super::proxy::serve_locally(app).await;
         FaultProxy {
             port,
             inner,
@@ -582,16 +578,8 @@ fn status_response(
 async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
     let at = Instant::now();
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, 64 << 20)
-        .await
-        .unwrap_or_default();
-    let client = parts
-        .headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or_default()
-        .to_string();
+    let bytes = super::proxy::body_bytes(body).await;
+    let client = super::proxy::bearer_token(&parts);
     let (class, resource, name) = classify(
         &parts.method,
         parts.uri.path(),
@@ -677,11 +665,7 @@ async fn handle(State(st): State<Arc<Inner>>, req: Request) -> Response {
     }
 
     let lose = class == Class::Bind && st.take_lost_answer();
-    let uri = parts
-        .uri
-        .path_and_query()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| parts.uri.path().to_string());
+    let uri = super::proxy::path_and_query(&parts);
     let mut out = http::Request::builder().method(parts.method).uri(uri);
     for (k, v) in &parts.headers {
         if !HOP_BY_HOP.contains(&k.as_str()) {

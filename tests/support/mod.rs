@@ -24,7 +24,7 @@ pub mod gardenlet;
 pub mod proxy;
 
 #[allow(unused_imports)] // not every binary built on this harness checks a command
-pub use common::{assert_success, fresh_dir};
+pub use common::{assert_success, elements, fresh_dir, string};
 
 /// Upper bound for any wait in these tests; generous for a loaded 2-core machine.
 pub const DEADLINE: Duration = Duration::from_secs(60);
@@ -38,17 +38,26 @@ fn repo() -> PathBuf {
 pub fn garden_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let out = Command::new(repo().join("tests/garden/ensure.sh"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("running tests/garden/ensure.sh");
-        assert!(
-            out.status.success(),
-            "tests/garden/ensure.sh failed ({}); the end-to-end tests need Gardener's API servers",
-            out.status
-        );
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        dir_printed_by(
+            "tests/garden/ensure.sh",
+            "; the end-to-end tests need Gardener's API servers",
+        )
     })
+}
+
+/// Runs the repository's `script`, its stderr shown, and returns the directory it prints; a
+/// failure names the script, its exit status and `why` after them.
+fn dir_printed_by(script: &str, why: &str) -> PathBuf {
+    let out = Command::new(repo().join(script))
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("running {script}: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} failed ({}){why}",
+        out.status
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
 }
 
 /// The ServiceAccount, ClusterRole(Binding) and Role(Binding) objects the chart renders with
@@ -153,18 +162,7 @@ pub fn write_json(path: &Path, value: &Value) -> String {
 /// The directory with helm and kubectl (hack/tools.sh).
 pub fn tools_bin() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let out = Command::new(repo().join("hack/tools.sh"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("running hack/tools.sh");
-        assert!(
-            out.status.success(),
-            "hack/tools.sh failed ({})",
-            out.status
-        );
-        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-    })
+    BIN.get_or_init(|| dir_printed_by("hack/tools.sh", ""))
 }
 
 fn unique_dir(prefix: &str) -> PathBuf {
@@ -237,14 +235,7 @@ impl ApiServer {
     /// `bindingMode: Patch` and the defaults the CRDs' schemas declare.
     pub fn start_crd_cluster(name: &str) -> ApiServer {
         static BIN: OnceLock<PathBuf> = OnceLock::new();
-        let bin = BIN.get_or_init(|| {
-            let out = Command::new(repo().join("tests/apiserver/ensure.sh"))
-                .stderr(Stdio::inherit())
-                .output()
-                .expect("running tests/apiserver/ensure.sh");
-            assert!(out.status.success(), "tests/apiserver/ensure.sh failed");
-            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-        });
+        let bin = BIN.get_or_init(|| dir_printed_by("tests/apiserver/ensure.sh", ""));
         let state = unique_dir(name);
         let out = Command::new(repo().join("tests/apiserver/start.sh"))
             .arg(bin)
@@ -923,6 +914,28 @@ schedulers:
         metric_sum(&self.metrics(), name, labels)
     }
 
+    /// Asserts that the API server refused none of the process's requests (no 403 in
+    /// `rest_client_requests_total`), with `what` and the process's log when it did.
+    #[track_caller]
+    pub fn assert_nothing_refused(&self, what: &str) {
+        let refused = self.metric_sum("rest_client_requests_total", &[("code", "403")]);
+        assert_eq!(refused, 0.0, "{what}\n{}", self.logs());
+    }
+
+    /// Schedulers `one` and `two` that elect a leader, two concurrent syncs each, both ready.
+    pub async fn start_electing_pair(api: &ApiServer) -> (Scheduler, Scheduler) {
+        let opts = || SchedulerOptions {
+            leader_elect: true,
+            concurrent_syncs: 2,
+            ..Default::default()
+        };
+        let mut one = Scheduler::start(api, "one", opts());
+        let mut two = Scheduler::start(api, "two", opts());
+        one.wait_ready().await;
+        two.wait_ready().await;
+        (one, two)
+    }
+
     /// `/readyz`: status and body; `None` when nothing answers.
     pub fn readyz(&self) -> Option<(u16, String)> {
         http_get(self.health_port, "/readyz")
@@ -981,9 +994,19 @@ pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
 
 /// A minimal HTTP/1.0 request without a body on 127.0.0.1; `None` when nothing listens.
 pub fn http_request(port: u16, method: &str, path: &str) -> Option<(u16, String)> {
+    http_exchange(
+        port,
+        &format!("{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n"),
+        Duration::from_secs(10),
+    )
+}
+
+/// Sends `request` to 127.0.0.1:`port` and reads the answer, waiting up to `limit` for it: its
+/// status and body; `None` when nothing listens or the answer is no HTTP.
+fn http_exchange(port: u16, request: &str, limit: Duration) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    s.set_read_timeout(Some(limit)).ok()?;
+    s.write_all(request.as_bytes()).ok()?;
     let mut buf = String::new();
     s.read_to_string(&mut buf).ok()?;
     let status = buf.split_whitespace().nth(1)?.parse().ok()?;
@@ -1006,22 +1029,14 @@ pub fn http_post_waiting(
     body: &str,
     limit: Duration,
 ) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(limit)).ok()?;
-    write!(
-        s,
-        "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
+    http_exchange(
+        port,
+        &format!(
+            "POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        ),
+        limit,
     )
-    .ok()?;
-    let mut buf = String::new();
-    s.read_to_string(&mut buf).ok()?;
-    let status = buf.split_whitespace().nth(1)?.parse().ok()?;
-    let body = buf
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Some((status, body))
 }
 
 /// The sum of every sample of `name` in a Prometheus text exposition whose labels include all
@@ -1210,6 +1225,11 @@ pub async fn create_seed(client: &Client, name: &str, shoots: u32, taints: &[&st
 }
 
 pub async fn set_seed_status(client: &Client, name: &str, shoots: u32) {
+    try_set_seed_status(client, name, shoots).await.unwrap();
+}
+
+/// A ready seed's status with room for `shoots`, or the API server's error.
+pub async fn try_set_seed_status(client: &Client, name: &str, shoots: u32) -> kube::Result<()> {
     let status = json!({"status": {
         "lastOperation": {"type": "Reconcile", "state": "Succeeded", "progress": 100},
         "conditions": [{"type": "GardenletReady", "status": "True", "reason": "GardenletReady"}],
@@ -1218,7 +1238,16 @@ pub async fn set_seed_status(client: &Client, name: &str, shoots: u32) {
     raw::<Seed>(client)
         .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
         .await
-        .unwrap();
+        .map(drop)
+}
+
+/// The seed's `status.allocatable.shoots`; 0 when it has none.
+pub fn allocatable_shoots(seed: &Seed) -> u64 {
+    seed.status
+        .allocatable
+        .get("shoots")
+        .map(|q| q.0.parse().unwrap())
+        .unwrap_or(0)
 }
 
 /// A ready seed in region `region` (which the tests' shoots do not ask for) with room for

@@ -26,7 +26,9 @@ pub fn helm() -> &'static Path {
     static HELM: OnceLock<PathBuf> = OnceLock::new();
     HELM.get_or_init(|| {
         if let Some(path) = std::env::var_os("HELM").filter(|p| !p.is_empty()) {
-            return PathBuf::from(path);
+            let path = PathBuf::from(path);
+            assert!(path.is_file(), "HELM={} is not a file", path.display());
+            return path;
         }
         let out = Command::new("bash")
             .arg(repo().join("hack/tools.sh"))
@@ -37,7 +39,13 @@ pub fn helm() -> &'static Path {
             "hack/tools.sh could not provide helm (set HELM to a helm binary to use another):\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        Path::new(String::from_utf8(out.stdout).unwrap().trim()).join("helm")
+        let bin = String::from_utf8(out.stdout).expect("hack/tools.sh prints a path");
+        let path = Path::new(bin.trim()).join("helm");
+        assert!(
+            path.is_file(),
+            "hack/tools.sh printed {bin:?}, which holds no helm"
+        );
+        path
     })
 }
 

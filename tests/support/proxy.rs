@@ -35,8 +35,6 @@ pub struct RefusingProxy {
 
 impl RefusingProxy {
     pub async fn start(api: &ApiServer) -> RefusingProxy {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
         let forward = Forward {
             client: api.passthrough_client().await,
             refused: Arc::default(),
@@ -44,9 +42,7 @@ impl RefusingProxy {
         };
         let (refused, binds) = (forward.refused.clone(), forward.binds.clone());
         let app = axum::Router::new().fallback(handle).with_state(forward);
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
+        let (port, task) = serve_locally(app).await;
         let kubeconfig = api.state.join("kubeconfig-refusing-proxy");
         std::fs::write(
             &kubeconfig,
@@ -81,13 +77,48 @@ impl Drop for RefusingProxy {
     }
 }
 
+/// Serves `app` on a free port of 127.0.0.1 until the task is aborted: the port and the task.
+pub async fn serve_locally(app: axum::Router) -> (u16, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (port, task)
+}
+
+/// A request's body, up to 64 MiB; empty when it cannot be read.
+pub async fn body_bytes(body: axum::body::Body) -> axum::body::Bytes {
+    axum::body::to_bytes(body, 64 << 20)
+        .await
+        .unwrap_or_default()
+}
+
+/// The path and query of a request; its path alone when it has neither.
+pub fn path_and_query(parts: &http::request::Parts) -> String {
+    parts
+        .uri
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| parts.uri.path().to_string())
+}
+
+/// The bearer token a request carries; empty when it carries none.
+pub fn bearer_token(parts: &http::request::Parts) -> String {
+    parts
+        .headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or_default()
+        .to_string()
+}
+
 const HOP_BY_HOP: [&str; 4] = ["connection", "transfer-encoding", "keep-alive", "host"];
 
 async fn handle(State(fw): State<Forward>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let bytes = axum::body::to_bytes(body, 64 << 20)
-        .await
-        .unwrap_or_default();
+    let bytes = body_bytes(body).await;
     let path = parts.uri.path().to_string();
     if parts.method == http::Method::PUT && path.ends_with("/binding") {
         let shoot: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
@@ -126,11 +157,7 @@ pub async fn forward(
     parts: http::request::Parts,
     bytes: axum::body::Bytes,
 ) -> Response {
-    let uri = parts
-        .uri
-        .path_and_query()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| parts.uri.path().to_string());
+    let uri = path_and_query(&parts);
     let mut out = http::Request::builder().method(parts.method).uri(uri);
     for (k, v) in &parts.headers {
         if !HOP_BY_HOP.contains(&k.as_str()) {
