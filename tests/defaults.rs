@@ -34,6 +34,15 @@ spec:
 }
 
 /// A pending shoot in eu-west-1 with workers; `spec_extra` is added to its `spec`, `rest` after it.
+/// The profile, the seed s1 and the shoot garden-dev/web with `spec_extra` and `rest`.
+fn s1_and_web(spec_extra: &str, rest: &str) -> String {
+    format!(
+        "{PROFILE}{}{}",
+        seed("s1", ""),
+        shoot("garden-dev", "web", spec_extra, rest)
+    )
+}
+
 fn shoot(namespace: &str, name: &str, spec_extra: &str, rest: &str) -> String {
     format!(
         "---
@@ -115,15 +124,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "without spec.networking, status.networking without services fits no seed",
-            manifests: format!(
-                "{PROFILE}{}{}",
-                seed("s1", ""),
-                shoot(
-                    "garden-dev",
-                    "web",
-                    "",
-                    "status:\n  networking: {nodes: [10.1.0.0/16], pods: [10.2.0.0/16]}\n"
-                )
+            manifests: s1_and_web(
+                "",
+                "status:\n  networking: {nodes: [10.1.0.0/16], pods: [10.2.0.0/16]}\n",
             ),
             defaulted: None,
             as_written: Some("s1"),
@@ -185,15 +188,9 @@ fn cases() -> Vec<Case> {
         },
         Case {
             name: "purpose and IP families defaults read as the decision reads them unset",
-            manifests: format!(
-                "{PROFILE}{}{}",
-                seed("s1", ""),
-                shoot(
-                    "garden-dev",
-                    "web",
-                    "    networking: {pods: 10.3.0.0/16, services: 10.4.0.0/16}\n",
-                    ""
-                )
+            manifests: s1_and_web(
+                "    networking: {pods: 10.3.0.0/16, services: 10.4.0.0/16}\n",
+                "",
             ),
             defaulted: Some("s1"),
             as_written: Some("s1"),
