@@ -6,7 +6,7 @@
 use serde::de::DeserializeOwned;
 
 use super::{Document, Landscape, Location, Skipped};
-use crate::api::defaults::{self, AppliedSet};
+use crate::api::defaults::{self, Applied, AppliedSet};
 use crate::api::{CloudProfile, ConfigMap, NamespacedCloudProfile, Project, Seed, Shoot};
 use crate::simulate::values::Values;
 
@@ -57,13 +57,9 @@ impl Landscape {
             ("core.gardener.cloud/v1beta1", "Shoot") => self
                 .typed::<Shoot>(&value, "Shoot", true, &location, text)
                 .map(|mut shoot| {
-                    if !self.as_written {
-                        let applied = defaults::shoot(&mut shoot);
-                        if !applied.is_empty() {
-                            let key = crate::api::object_key(&shoot.metadata);
-                            self.shoot_defaults
-                                .insert(key.into(), AppliedSet::of(&applied));
-                        }
+                    if let Some(set) = self.defaulted(&mut shoot, defaults::shoot) {
+                        let key = crate::api::object_key(&shoot.metadata);
+                        self.shoot_defaults.insert(key.into(), set);
                     }
                     self.shoots.push(shoot);
                     if self.keep_documents {
@@ -73,12 +69,8 @@ impl Landscape {
             ("core.gardener.cloud/v1beta1", "Seed") => self
                 .typed::<Seed>(&value, "Seed", false, &location, text)
                 .map(|mut seed| {
-                    if !self.as_written {
-                        let applied = defaults::seed(&mut seed);
-                        if !applied.is_empty() {
-                            let set = AppliedSet::of(&applied);
-                            self.seed_defaults.insert(seed.name().to_string(), set);
-                        }
+                    if let Some(set) = self.defaulted(&mut seed, defaults::seed) {
+                        self.seed_defaults.insert(seed.name().to_string(), set);
                     }
                     self.seeds.push(seed);
                 }),
@@ -125,6 +117,20 @@ impl Landscape {
             };
             self.skip(location, format!("{object}: {message}"));
         }
+    }
+
+    /// Gardener's defaults for `object` (unless the files are read as written): the set applied,
+    /// when any was.
+    fn defaulted<T>(
+        &self,
+        object: &mut T,
+        default: fn(&mut T) -> Vec<Applied>,
+    ) -> Option<AppliedSet> {
+        if self.as_written {
+            return None;
+        }
+        let applied = default(object);
+        (!applied.is_empty()).then(|| AppliedSet::of(&applied))
     }
 
     /// The typed object, or `Err(Some(message))` naming the field, or `Err(None)` for a repeat
