@@ -324,16 +324,21 @@ mod tests {
     use crate::fixtures::{CloudProfileBuilder, SeedBuilder, ShootBuilder};
     use crate::profile::Profile;
 
+    /// A landscape of `seeds` and `shoots`, with CloudProfile `aws`.
+    fn landscape(seeds: Vec<crate::api::Seed>, shoots: Vec<crate::api::Shoot>) -> Landscape {
+        let mut l = Landscape::default();
+        l.seeds = seeds;
+        l.shoots = shoots;
+        l.cloud_profiles = vec![CloudProfileBuilder::new("aws").build()];
+        l
+    }
+
     #[test]
     fn yaml_without_kept_documents_writes_the_parsed_shoots_with_their_seed() {
-        let mut landscape = Landscape::default();
-        landscape.seeds.push(SeedBuilder::new("s1").build());
-        landscape
-            .shoots
-            .push(ShootBuilder::new("garden-dev", "web").build());
-        landscape
-            .cloud_profiles
-            .push(CloudProfileBuilder::new("aws").build());
+        let landscape = landscape(
+            vec![SeedBuilder::new("s1").build()],
+            vec![ShootBuilder::new("garden-dev", "web").build()],
+        );
         assert!(landscape.shoot_docs.is_empty());
         let profile = Profile::upstream_default();
         let names = ["default-scheduler".to_string()];
@@ -354,23 +359,18 @@ mod tests {
 
     #[test]
     fn streamed_json_is_laid_out_as_the_whole_value_pretty_printed() {
-        let mut landscape = Landscape::default();
-        landscape.seeds.push(SeedBuilder::new("s1").build());
-        landscape
-            .seeds
-            .push(SeedBuilder::new("s2").region("us-east-1").build());
-        landscape
-            .cloud_profiles
-            .push(CloudProfileBuilder::new("aws").build());
-        for name in ["a", "b"] {
-            landscape
-                .shoots
-                .push(ShootBuilder::new("garden-dev", name).build());
-        }
-        landscape.shoots.push(
-            ShootBuilder::new("garden-dev", "far")
-                .region("ap-south-1")
-                .build(),
+        let landscape = landscape(
+            vec![
+                SeedBuilder::new("s1").build(),
+                SeedBuilder::new("s2").region("us-east-1").build(),
+            ],
+            vec![
+                ShootBuilder::new("garden-dev", "a").build(),
+                ShootBuilder::new("garden-dev", "b").build(),
+                ShootBuilder::new("garden-dev", "far")
+                    .region("ap-south-1")
+                    .build(),
+            ],
         );
         let skipped = [Skipped {
             location: crate::simulate::Location {
