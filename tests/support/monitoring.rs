@@ -22,6 +22,21 @@ pub fn chart() -> PathBuf {
     repo().join("charts/gardener-scheduler")
 }
 
+/// What the repository's bash `script` prints; a failure names the script, what it `could_not`
+/// do, and its stderr.
+pub fn printed_by(script: &str, could_not: &str) -> String {
+    let out = Command::new("bash")
+        .arg(repo().join(script))
+        .output()
+        .unwrap_or_else(|e| panic!("running {script}: {e}"));
+    assert!(
+        out.status.success(),
+        "{script} {could_not}:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap_or_else(|e| panic!("{script} prints text: {e}"))
+}
+
 pub fn helm() -> &'static Path {
     static HELM: OnceLock<PathBuf> = OnceLock::new();
     HELM.get_or_init(|| {
@@ -30,16 +45,10 @@ pub fn helm() -> &'static Path {
             assert!(path.is_file(), "HELM={} is not a file", path.display());
             return path;
         }
-        let out = Command::new("bash")
-            .arg(repo().join("hack/tools.sh"))
-            .output()
-            .unwrap_or_else(|e| panic!("running hack/tools.sh: {e}"));
-        assert!(
-            out.status.success(),
-            "hack/tools.sh could not provide helm (set HELM to a helm binary to use another):\n{}",
-            String::from_utf8_lossy(&out.stderr)
+        let bin = printed_by(
+            "hack/tools.sh",
+            "could not provide helm (set HELM to a helm binary to use another)",
         );
-        let bin = String::from_utf8(out.stdout).expect("hack/tools.sh prints a path");
         let path = Path::new(bin.trim()).join("helm");
         assert!(
             path.is_file(),
