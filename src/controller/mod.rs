@@ -57,7 +57,7 @@ pub use client::{ApiClients, Connection, client_from_config, client_from_kubecon
 pub use error::ControllerError;
 pub use events::{
     REASON_DEFERRED, REASON_FAILED, REASON_GATED, REASON_SCHEDULED, REPORTING_CONTROLLER,
-    ReportError, Reporter, failure_description,
+    ReportError, Reporter, failure_description, truncate_note,
 };
 pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use lifecycle::LONGEST_STOP;

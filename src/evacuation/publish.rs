@@ -305,19 +305,7 @@ pub fn note(kind: Kind, namespace: &str, at: &Occasion<'_>, plan: &Plan) -> Stri
             counts(plan)
         ),
     };
-    truncate(&text, MAX_NOTE)
-}
-
-/// `s` cut to at most `max` bytes on a character boundary, marked with `…`.
-pub fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max.saturating_sub('…'.len_utf8());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    crate::controller::truncate_note(&text, MAX_NOTE)
 }
 
 #[cfg(test)]

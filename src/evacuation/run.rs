@@ -375,7 +375,7 @@ impl Evacuator {
             }
         }
         info!(seed = %name, "{note}");
-        let note = publish::truncate(&note, publish::MAX_NOTE);
+        let note = crate::controller::truncate_note(&note, publish::MAX_NOTE);
         self.event(seed, ("Normal", event::REASON_RECOVERED), &note, now)
             .await;
     }

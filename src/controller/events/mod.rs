@@ -22,7 +22,7 @@ pub use job::{
     REASON_DEFERRED, REASON_FAILED, REASON_GATED, REASON_SCHEDULED, REPORTING_CONTROLLER,
     ReportError,
 };
-pub use notes::failure_description;
+pub use notes::{failure_description, truncate_note};
 use notes::{failure_note, success_note};
 use publish::Publisher;
 #[cfg(test)]
