@@ -63,7 +63,7 @@ pub use leader::{Elector, Leadership, LeaseError, default_identity};
 pub use lifecycle::LONGEST_STOP;
 pub use lifecycle::shutdown_signal;
 pub use metrics::carbon::CarbonMetrics;
-pub use metrics::evacuation::EvacuationMetrics;
+pub use metrics::evacuation::{EvacuationMetrics, MOVE_REFUSED, MOVE_STARTED};
 pub use metrics::rest::RestClientMetrics;
 pub use metrics::runtime::{CONTROLLER, ReconcileResult};
 pub use metrics::{AttemptResult, Metrics};

@@ -199,11 +199,16 @@ impl Evacuator {
             self.withdraw(seed, failback, now).await;
         }
         self.apply_automatic(now).await;
-        // every seed judged has its series: 0 until its plan is published
+        // every seed judged has its series: 0 until its plan is published (or its first move)
+        let automatic =
+            self.beside.config.schedulers.shoot.evacuation.mode == EvacuationMode::Automatic;
         for (name, t) in &self.seeds {
             let ready = t.judge.is_unhealthy() && t.planned_at.is_some();
             self.beside.metrics.set_ready(name, ready);
             self.beside.metrics.set_failback_ready(name, t.failback);
+            if automatic {
+                self.beside.metrics.serve_moves(name);
+            }
         }
     }
 

@@ -183,10 +183,11 @@ async fn every_dashboard_query_and_alert_expression_reads_series_the_scheduler_s
             kubeconfig: Some(proxy.kubeconfig.clone()),
             concurrent_syncs: 4,
             // one shoot's decision is slower than its budget, so the over-budget series exist
-            // evacuation on, so every seed has its gardener_scheduler_seed_evacuation_ready
+            // evacuation on and automatic, so every seed has its gardener_scheduler_seed_evacuation_*
+            // series (the fail-back gauge and both move counters at 0)
             shoot_config: "decisionBudget: 100ms\n\
                            filters: [{name: TestSlow, args: {delayMs: 300, shoots: [garden-prom/slow]}}]\n\
-                           evacuation: {enabled: true, checkPeriod: 1s}\n",
+                           evacuation: {enabled: true, checkPeriod: 1s, mode: automatic}\n",
             ..Default::default()
         },
     );

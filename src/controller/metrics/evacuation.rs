@@ -14,6 +14,11 @@ pub struct SeedLabels {
     pub seed: String,
 }
 
+/// The `result` of a move the automatic evacuation bound.
+pub const MOVE_STARTED: &str = "started";
+/// The `result` of a move no longer possible when checked again before its binding.
+pub const MOVE_REFUSED: &str = "refused";
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct MoveLabels {
     /// The seed the shoot leaves.
@@ -68,6 +73,18 @@ impl EvacuationMetrics {
         set(&self.ready, seed, on);
     }
 
+    /// With `mode: automatic`, both move series of a judged seed are served from 0: a counter
+    /// that first appears at 1 shows no `increase()`, so the first refused move would not raise
+    /// `GardenerSchedulerEvacuationMovesRefused`.
+    pub fn serve_moves(&self, seed: &str) {
+        for result in [MOVE_STARTED, MOVE_REFUSED] {
+            self.moves.get_or_create(&MoveLabels {
+                seed: seed.into(),
+                result: result.into(),
+            });
+        }
+    }
+
     /// Whether `seed`'s fail-back plan is published.
     pub fn set_failback_ready(&self, seed: &str, on: bool) {
         set(&self.failback_ready, seed, on);
@@ -78,6 +95,12 @@ impl EvacuationMetrics {
         let labels = SeedLabels { seed: seed.into() };
         self.ready.remove(&labels);
         self.failback_ready.remove(&labels);
+        for result in [MOVE_STARTED, MOVE_REFUSED] {
+            self.moves.remove(&MoveLabels {
+                seed: seed.into(),
+                result: result.into(),
+            });
+        }
     }
 }
 
@@ -85,4 +108,37 @@ fn set(family: &Family<SeedLabels, Gauge<i64, AtomicI64>>, seed: &str, on: bool)
     family
         .get_or_create(&SeedLabels { seed: seed.into() })
         .set(i64::from(on));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode(registry: &Registry) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, registry).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_judged_seed_serves_both_move_series_from_zero() {
+        let mut registry = Registry::with_prefix("gardener_scheduler");
+        let m = EvacuationMetrics::register(&mut registry);
+        m.set_ready("aws-eu1", false);
+        assert!(!encode(&registry).contains("moves_total{"));
+        m.serve_moves("aws-eu1");
+        let text = encode(&registry);
+        for result in ["started", "refused"] {
+            let series = format!(
+                "gardener_scheduler_seed_evacuation_moves_total{{seed=\"aws-eu1\",result=\"{result}\"}} 0"
+            );
+            assert!(text.contains(&series), "{series} in {text}");
+        }
+        m.count_move("aws-eu1", MOVE_REFUSED);
+        assert!(encode(&registry).contains(
+            "gardener_scheduler_seed_evacuation_moves_total{seed=\"aws-eu1\",result=\"refused\"} 1"
+        ));
+        m.forget("aws-eu1");
+        assert!(!encode(&registry).contains("moves_total{"));
+    }
 }

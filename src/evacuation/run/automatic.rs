@@ -20,6 +20,7 @@ use crate::apply::saved::{Kind, Planned};
 use crate::chain::Selection;
 use crate::config::EvacuationMode;
 use crate::controller::REQUEST_TIMEOUT;
+use crate::controller::{MOVE_REFUSED, MOVE_STARTED};
 use crate::evacuation::event;
 use crate::evacuation::health::{Judge, observe};
 use crate::evacuation::limits::{self, ANNOTATION_EVACUATED};
@@ -306,7 +307,7 @@ impl Evacuator {
             m.migration.label()
         );
         info!(shoot = %m.shoot, from = %m.from, to = %m.to, "automatic evacuation: move started");
-        self.beside.metrics.count_move(&m.from, "started");
+        self.beside.metrics.count_move(&m.from, MOVE_STARTED);
         self.shoot_event(shoot, ("Normal", "EvacuationMoveStarted"), &note)
             .await;
     }
@@ -317,7 +318,7 @@ impl Evacuator {
             m.from, m.to
         );
         warn!(shoot = %m.shoot, from = %m.from, to = %m.to, %reason, "automatic evacuation: move refused when checked again");
-        self.beside.metrics.count_move(&m.from, "refused");
+        self.beside.metrics.count_move(&m.from, MOVE_REFUSED);
         self.shoot_event(shoot, ("Warning", "EvacuationMoveRefused"), &note)
             .await;
     }
