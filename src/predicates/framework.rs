@@ -13,7 +13,7 @@ use crate::field_error::FieldError;
 use crate::outcome::FitError;
 use crate::plugin::ClusterData;
 use crate::reason::{Declared, Reason};
-use crate::snapshot::columns::{Column, Mask, SeedBit};
+use crate::snapshot::columns::{Column, Mask, Partition, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 /// How the decision can answer a filter for one shoot from the snapshot's per-seed columns
@@ -33,11 +33,14 @@ pub enum FastCheck<'c> {
     /// Seeds carrying this bit pass; the others pass when marked (per seed position). Made by
     /// [`FastCheck::flag_or`].
     FlagOr { flag: Mask, marked: Vec<bool> },
-    /// Per group of the columns (the seeds of one provider type in one region,
-    /// [`SeedColumns::groups`]), whether its seeds pass: the verdict and the reason depend on
-    /// where the seed is alone, so the decision may start from the members of the allowed
-    /// groups and asks one seed per group for the reason. Made by [`FastCheck::groups`].
-    Groups(Vec<bool>),
+    /// Per key of a partition of the seeds the columns keep ([`SeedColumns::by_provider`],
+    /// [`SeedColumns::by_group`]), whether its seeds pass: the verdict and the reason depend on
+    /// the seed's key alone, so the decision may start from the members of the allowed keys and
+    /// asks one seed per key for the reason.
+    Keyed {
+        keys: Partition<'c>,
+        allowed: Vec<bool>,
+    },
     /// Per seed position, whether the seed passes.
     Bitmap(&'c [bool]),
     /// The same, shared with the columns (kept there for the next shoot that asks).
@@ -50,18 +53,6 @@ pub enum FastCheck<'c> {
 }
 
 impl FastCheck<'_> {
-    /// Per group, whether its seeds pass, from `passes` asked once per provider type: for a
-    /// verdict that depends on the seed's provider type alone.
-    pub fn groups(cols: &SeedColumns, passes: impl Fn(&str) -> bool) -> Self {
-        let per_type: Vec<bool> = cols.providers().iter().map(|p| passes(p)).collect();
-        FastCheck::Groups(
-            cols.groups()
-                .iter()
-                .map(|g| per_type[g.provider as usize])
-                .collect(),
-        )
-    }
-
     /// Seeds with `bit` pass, the others are asked; every seed is asked when the columns keep
     /// no more bits.
     pub fn flag(cols: &SeedColumns, bit: &'static SeedBit) -> Self {

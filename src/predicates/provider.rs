@@ -52,7 +52,10 @@ impl Predicate for Provider {
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::groups(cols, |p| allows(cx, p))
+        FastCheck::Keyed {
+            keys: cols.by_provider(),
+            allowed: cols.providers().iter().map(|p| allows(cx, p)).collect(),
+        }
     }
 }
 

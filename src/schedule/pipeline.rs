@@ -2,7 +2,7 @@
 //!
 //! Each stage is prepared once per decision ([`Predicate::prepare`]) and says, for this shoot,
 //! how it can be answered from the snapshot's per-seed columns ([`FastCheck`], [`SetCheck`]):
-//! left out (`Skip`), a flag, a bitmap, a verdict per group, a read of the columns, a preference
+//! left out (`Skip`), a flag, a bitmap, a verdict per key of a partition, a read of the columns, a preference
 //! or a claim over positions, or asked per seed. The pipeline knows this vocabulary, never which plugin
 //! speaks it.
 //!
@@ -13,8 +13,8 @@
 //! candidate is left, it runs every seed through every stage as explain mode does, noting only
 //! the seeds each stage rejected. Only when no seed fits at all are the rejections counted by
 //! reason ([`counted`]): a shared reason once for all its seeds (a set step's, or a filter's
-//! [`Predicate::shared_reason`]), a stage answered per group once per group, the other seeds
-//! asked one by one.
+//! [`Predicate::shared_reason`]), a stage answered per key once per key, the other seeds asked
+//! one by one.
 //!
 //! The files call one way: this one runs the stages, `candidates.rs` narrows fast mode's start
 //! to the region strategy's candidates, and both run the steps of `steps.rs` (each stage
@@ -168,8 +168,8 @@ fn every_seed(
                 // keeps it after all.
                 match check {
                     FastCheck::Skip => {}
-                    FastCheck::Groups(allowed) => {
-                        compact(pos, |i| allowed[cols.group(i) as usize] || reject(i))
+                    FastCheck::Keyed { keys, allowed } => {
+                        compact(pos, |i| allowed[keys.key(i)] || reject(i))
                     }
                     FastCheck::Bitmap(matches) => {
                         compact(pos, |i| matches[i as usize] || reject(i))
@@ -235,7 +235,7 @@ fn every_seed(
 
 /// The rejections of a shoot no seed fits, counted by reason: a shared reason once for its
 /// seeds (a set step's, or the one reason a filter rejects every seed for), a stage answered
-/// per group once per group (one seed of each asked for the reason), the other seeds one by one
+/// per key once per key (one seed of each asked for the reason), the other seeds one by one
 /// (their stage asked now).
 fn counted(cx: &ShootContext, steps: &[Step], dropped: &[Dropped], snap: &Snapshot) -> Tally {
     let cols = snap.columns();
@@ -255,23 +255,23 @@ fn counted(cx: &ShootContext, steps: &[Step], dropped: &[Dropped], snap: &Snapsh
             Reasons::Later if let Some(reason) = step.shared_reason(cx) => {
                 counter.add_many(&reason, d.seeds.len(), d.seeds.iter().map(name))
             }
-            Reasons::Later if matches!(step.check, Check::Filter(FastCheck::Groups(_))) => {
-                // Per group: its seeds and the first of them.
-                let mut per_group = vec![(0usize, 0u32); cols.groups().len()];
+            Reasons::Later if let Check::Filter(FastCheck::Keyed { keys, .. }) = &step.check => {
+                // Per key: its seeds and the first of them.
+                let mut per_key = vec![(0usize, 0u32); keys.keys()];
                 for &i in &d.seeds {
-                    let (n, first) = &mut per_group[cols.group(i) as usize];
+                    let (n, first) = &mut per_key[keys.key(i)];
                     if *n == 0 {
                         *first = i;
                     }
                     *n += 1;
                 }
-                for (g, &(n, first)) in per_group.iter().enumerate() {
+                for (k, &(n, first)) in per_key.iter().enumerate() {
                     if n == 0 {
                         continue;
                     }
                     if let Some(reason) = step.reason(cx, first, cols, snap) {
-                        let of_group = d.seeds.iter().filter(|&&i| cols.group(i) as usize == g);
-                        counter.add_many(&reason, n, of_group.map(name));
+                        let of_key = d.seeds.iter().filter(|&&i| keys.key(i) == k);
+                        counter.add_many(&reason, n, of_key.map(name));
                     }
                 }
             }

@@ -34,6 +34,33 @@ pub struct Group {
     pub provider: u32,
 }
 
+/// A partition of the seeds the columns keep: each seed's key, and each key's seeds.
+#[derive(Clone, Copy, Debug)]
+pub struct Partition<'c> {
+    /// per seed position: its key
+    key: &'c [u32],
+    /// per key: the positions of its seeds, in order
+    members: &'c [Vec<u32>],
+}
+
+impl<'c> Partition<'c> {
+    /// The key of the seed at position `i`.
+    #[inline]
+    pub fn key(&self, i: u32) -> usize {
+        self.key[i as usize] as usize
+    }
+
+    /// The positions of the seeds with `key`, in order.
+    pub fn members(&self, key: usize) -> &'c [u32] {
+        &self.members[key]
+    }
+
+    /// How many keys there are.
+    pub fn keys(&self) -> usize {
+        self.members.len()
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct SeedColumns {
     infos: Vec<Arc<SeedInfo>>,
@@ -325,6 +352,22 @@ impl SeedColumns {
     /// The positions of the seeds of one provider type (by id), in order.
     pub fn of_provider(&self, provider: u32) -> &[u32] {
         &self.by_provider[provider as usize]
+    }
+
+    /// The seeds by provider type ([`SeedColumns::providers`] gives each key's name).
+    pub fn by_provider(&self) -> Partition<'_> {
+        Partition {
+            key: &self.provider,
+            members: &self.by_provider,
+        }
+    }
+
+    /// The seeds by (provider type, region) group ([`SeedColumns::groups`]).
+    pub fn by_group(&self) -> Partition<'_> {
+        Partition {
+            key: &self.group,
+            members: &self.members,
+        }
     }
 
     /// `status.allocatable.shoots`, when the seed publishes it.

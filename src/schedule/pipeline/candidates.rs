@@ -7,6 +7,7 @@ use crate::context::ShootContext;
 use crate::outcome::FitError;
 use crate::predicates::{Candidates, FastCheck, SetCheck, SetStep, Stage};
 use crate::reason::Reason;
+use crate::snapshot::columns::Partition;
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 /// The seeds that pass every stage among the region strategy's candidates, tier by tier;
@@ -64,11 +65,11 @@ fn survivors(
             Some((last, filters)) if matches!(last.check, Check::Set(_)) => (filters, Some(last)),
             _ => (run, None),
         };
-        let (mut positions, by_group) = match kept.take() {
+        let (mut positions, by_key) = match kept.take() {
             Some(positions) => (positions, false),
             None => from_index(filters, cols),
         };
-        keep_passing(cx, &mut positions, filters, by_group, snap, deadline)?;
+        keep_passing(cx, &mut positions, filters, by_key, snap, deadline)?;
         if positions.is_empty() {
             return Ok(Some(positions));
         }
@@ -120,25 +121,25 @@ fn narrowed(
     }
 }
 
-/// Every seed, or when one of `filters` answers per group, only the members of the allowed
-/// groups, in order (`true`: that check is done).
+/// Every seed, or when one of `filters` answers per key of a partition, only the members of
+/// the allowed keys, in order (`true`: that check is done).
 fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
-    let allowed = filters.iter().find_map(|f| match &f.check {
-        Check::Filter(FastCheck::Groups(allowed)) => Some(allowed),
+    let keyed = filters.iter().find_map(|f| match &f.check {
+        Check::Filter(FastCheck::Keyed { keys, allowed }) => Some((keys, allowed)),
         _ => None,
     });
-    let Some(allowed) = allowed else {
+    let Some((keys, allowed)) = keyed else {
         return ((0..cols.len() as u32).collect(), false);
     };
-    let mut groups = (0..allowed.len() as u32).filter(|&g| allowed[g as usize]);
-    let positions = match (groups.next(), groups.next()) {
+    let mut ids = (0..allowed.len()).filter(|&k| allowed[k]);
+    let positions = match (ids.next(), ids.next()) {
         (None, _) => Vec::new(),
-        (Some(only), None) => cols.members(only).to_vec(),
+        (Some(only), None) => keys.members(only).to_vec(),
         (Some(a), Some(b)) => {
             let mut positions: Vec<u32> = [a, b]
                 .into_iter()
-                .chain(groups)
-                .flat_map(|g| cols.members(g).iter().copied())
+                .chain(ids)
+                .flat_map(|k| keys.members(k).iter().copied())
                 .collect();
             positions.sort_unstable();
             positions
@@ -148,7 +149,7 @@ fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
 }
 
 /// Keeps the positions that pass every one of `filters` (per-seed stages): one pass over the
-/// positions reads the columns (groups, bitmaps, the filters' reads, the seed
+/// positions reads the columns (partitions, bitmaps, the filters' reads, the seed
 /// flags); a seed lacking a flag is rejected when the flag is its stage's verdict, and otherwise
 /// asked only by the stages of the flags it lacks. Stages that ask every seed get a pass of
 /// their own, the deadline looked at every few seeds.
@@ -156,14 +157,14 @@ fn keep_passing(
     cx: &ShootContext,
     positions: &mut Vec<u32>,
     filters: &[Step],
-    by_group: bool,
+    by_key: bool,
     snap: &Snapshot,
     deadline: &Deadline,
 ) -> Result<(), FitError> {
     let cols = snap.columns();
-    let mut grouped: Option<&[bool]> = None;
+    let mut keyed: Option<(Partition, &[bool])> = None;
     let mut bitmaps: Vec<&[bool]> = Vec::new();
-    let mut reads: Vec<fn(&SeedColumns, u32) -> bool> = Vec::new();
+    let mut read: Option<fn(&SeedColumns, u32) -> bool> = None;
     let mut all_of = 0u32;
     let mut flag_or: Vec<(u32, &[bool])> = Vec::new();
     let mut mask = 0u32;
@@ -179,14 +180,14 @@ fn keep_passing(
                 mask |= flag;
                 flagged.push((*flag, f));
             }
-            FastCheck::Groups(_) if by_group && grouped.is_none() => {
-                // Started from the members of the allowed groups.
-                grouped = Some(&[]);
+            FastCheck::Keyed { keys, .. } if by_key && keyed.is_none() => {
+                // Started from the members of the allowed keys.
+                keyed = Some((*keys, &[]));
             }
-            FastCheck::Groups(allowed) if grouped.is_none() => grouped = Some(allowed),
+            FastCheck::Keyed { keys, allowed } if keyed.is_none() => keyed = Some((*keys, allowed)),
             FastCheck::Bitmap(matches) => bitmaps.push(matches),
             FastCheck::SharedBitmap(matches) => bitmaps.push(matches),
-            FastCheck::Read(read) => reads.push(*read),
+            FastCheck::Read(r) if read.is_none() => read = Some(*r),
             FastCheck::FlagOnly(flag) => {
                 mask |= flag;
                 all_of |= flag;
@@ -195,14 +196,14 @@ fn keep_passing(
             FastCheck::Ask => asked.push(f),
             FastCheck::Skip => {}
             // A second check of a kind already in its slot.
-            FastCheck::Groups(_) => other.push(f),
+            FastCheck::Keyed { .. } | FastCheck::Read(_) => other.push(f),
         }
     }
-    let grouped = grouped.filter(|allowed| !allowed.is_empty());
+    let keyed = keyed.filter(|(_, allowed)| !allowed.is_empty());
     compact(positions, |i| {
-        grouped.is_none_or(|allowed| allowed[cols.group(i) as usize])
+        keyed.is_none_or(|(keys, allowed)| allowed[keys.key(i)])
             && bitmaps.iter().all(|m| m[i as usize])
-            && reads.iter().all(|read| read(cols, i))
+            && read.is_none_or(|read| read(cols, i))
             && flag_or
                 .iter()
                 .all(|(flag, marked)| cols.flags(i) & flag != 0 || marked[i as usize])

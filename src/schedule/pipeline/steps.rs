@@ -62,7 +62,7 @@ impl Step<'_> {
             FastCheck::Flag(flag) => cols.flags(i) & flag != 0 || ask(),
             FastCheck::FlagOnly(flag) => cols.flags(i) & flag != 0,
             FastCheck::FlagOr { flag, marked } => cols.flags(i) & flag != 0 || marked[i as usize],
-            FastCheck::Groups(allowed) => allowed[cols.group(i) as usize],
+            FastCheck::Keyed { keys, allowed } => allowed[keys.key(i)],
             FastCheck::Bitmap(matches) => matches[i as usize],
             FastCheck::SharedBitmap(matches) => matches[i as usize],
             FastCheck::Read(read) => read(cols, i),
