@@ -6,7 +6,6 @@ use std::time::Duration;
 use crate::api::Shoot;
 use crate::compile::load_str;
 use crate::config::BindingMode;
-use crate::controller::client::bind;
 use crate::controller::events::refusals;
 use crate::controller::feed::watch;
 use crate::controller::*;
@@ -16,28 +15,6 @@ use kube::Client;
 use kube::client::Body;
 use scenario::*;
 use serde_json::{Value, json};
-
-/// Binds [`observed_shoot`] to `seed-1` in the background, as the leader.
-fn spawn_bind(
-    connection: Connection,
-    mode: BindingMode,
-) -> tokio::task::JoinHandle<Result<String, BindError>> {
-    let shoot = observed_shoot();
-    let client = connection.client();
-    tokio::spawn(async move {
-        bind::bind(
-            &client,
-            mode,
-            &shoot,
-            None,
-            "seed-1",
-            None,
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    })
-}
 
 #[tokio::test]
 async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
@@ -511,11 +488,7 @@ async fn a_conflict_reads_the_shoot_again_and_binds_from_what_the_read_returned(
     let put = api.next().await;
     assert!(put.path.ends_with("/binding"));
     put.fail(409, "Conflict");
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let read = api.reads_shoot().await;
     let mut newer = server_shoot("7", None);
     newer["spec"]["addedMeanwhile"] = json!("by someone else");
     read.reply(newer.clone());
