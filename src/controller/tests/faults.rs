@@ -360,25 +360,8 @@ async fn an_unschedulable_shoot_publishes_at_most_one_event_per_backoff_step() {
     let mut per_step = Vec::new();
     let mut delays = Vec::new();
     for _ in 0..5 {
-        let mut attempt = spawn_attempt(&shared);
-        let (mut events, mut status) = (Vec::new(), 0);
-        let mut result = None;
-        let result = loop {
-            tokio::select! {
-                r = &mut attempt, if result.is_none() => result = Some(r.unwrap()),
-                _ = shared.reporter.flush(Duration::from_secs(3600)), if result.is_some() => break result.unwrap(),
-                call = api.next() => {
-                    if call.path.contains("/events") {
-                        events.push(format!("{} {}", call.method, call.path));
-                        let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
-                        call.reply(body);
-                    } else {
-                        status += 1;
-                        call.patches_status(&shared);
-                    }
-                }
-            }
-        };
+        let attempt = spawn_attempt(&shared);
+        let (result, events, status) = answer_reports(&shared, attempt, &mut api).await;
         assert_eq!(result, Attempt::Unschedulable);
         let t = Instant::now();
         api.is_quiet().await;

@@ -426,6 +426,9 @@ async fn answer_lease(
 }
 
 type StreamBody = crate::controller::client::stack::BoxBody;
+/// The mock server's side, answering with [`StreamBody`].
+type StreamServer =
+    tower_test::mock::Handle<http::Request<kube::client::Body>, http::Response<StreamBody>>;
 
 fn body_of(v: &Value) -> StreamBody {
     use http_body_util::BodyExt;
@@ -456,15 +459,21 @@ fn silent() -> http::Response<StreamBody> {
         .unwrap()
 }
 
+/// A controller without objects, every feed running against a mock server whose answers stream.
+fn every_feed() -> (Arc<Shared>, StreamServer, Vec<tokio::task::JoinHandle<()>>) {
+    let (svc, handle) =
+        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
+    let shared = controller_without_objects(Connection::mock(svc));
+    let feeds = watch::spawn_all(&shared);
+    (shared, handle, feeds)
+}
+
 /// A shoot watch that goes silent (black-holed: headers, then nothing) is dropped after 40 s
 /// and the kind listed again, which brings the shoot created meanwhile; a feed that stays
 /// silent for over 60 s makes `/readyz` fail and shows in the metric.
 #[tokio::test(start_paused = true)]
 async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
-    let (svc, mut handle) =
-        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
-    let shared = controller_without_objects(Connection::mock(svc));
-    let _feeds = watch::spawn_all(&shared);
+    let (shared, mut handle, _feeds) = every_feed();
     let start = Instant::now();
     let group = "/apis/core.gardener.cloud/v1beta1";
     let mut shoot_lists = Vec::new();
@@ -552,10 +561,7 @@ async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
 /// or after.
 #[tokio::test(start_paused = true)]
 async fn a_relist_longer_than_the_watch_silence_completes_once() {
-    let (svc, mut handle) =
-        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
-    let shared = controller_without_objects(Connection::mock(svc));
-    let _feeds = watch::spawn_all(&shared);
+    let (shared, mut handle, _feeds) = every_feed();
     let start = Instant::now();
     let group = "/apis/core.gardener.cloud/v1beta1";
     let shoot = |name: &str| {
