@@ -295,16 +295,9 @@ pub(crate) fn parse_lease(s: &str) -> Result<ExpectedLease, String> {
     if s == "none" {
         return Ok(ExpectedLease::None);
     }
-    let shown = gardener_scheduler::escape::line(s);
-    let Some((namespace, name)) = s.split_once('/') else {
-        return Err(format!("\"{shown}\": expected NAMESPACE/NAME or none"));
-    };
     // As leaderElection.resourceNamespace and resourceName are checked: the API server would
     // refuse anything else, and `..` would change the request's path.
-    gardener_scheduler::names::dns1123_label(namespace)
-        .map_err(|e| format!("\"{shown}\": namespace: {e}"))?;
-    gardener_scheduler::names::dns1123_subdomain(name)
-        .map_err(|e| format!("\"{shown}\": name: {e}"))?;
+    let (namespace, name) = namespaced_name(s, "NAMESPACE/NAME or none")?;
     Ok(ExpectedLease::Lease {
         namespace: namespace.to_string(),
         name: name.to_string(),
@@ -390,15 +383,23 @@ pub(crate) enum ExplainOutput {
 /// it names an object (a DNS-1123 subdomain), checked as `plan apply` checks a Lease's; the
 /// value shown escaped in the error.
 pub(crate) fn parse_shoot_key(s: &str) -> Result<String, String> {
+    namespaced_name(s, "NAMESPACE/NAME")?;
+    Ok(s.to_string())
+}
+
+/// `s` split at its `/` into a namespace, checked as the API server names one (a DNS-1123
+/// label), and a name, checked as it names an object (a DNS-1123 subdomain). Without a `/`, the
+/// error says `expected`; every error shows the value escaped.
+fn namespaced_name<'a>(s: &'a str, expected: &str) -> Result<(&'a str, &'a str), String> {
     let shown = gardener_scheduler::escape::line(s);
     let Some((namespace, name)) = s.split_once('/') else {
-        return Err(format!("\"{shown}\": expected NAMESPACE/NAME"));
+        return Err(format!("\"{shown}\": expected {expected}"));
     };
     gardener_scheduler::names::dns1123_label(namespace)
         .map_err(|e| format!("\"{shown}\": namespace: {e}"))?;
     gardener_scheduler::names::dns1123_subdomain(name)
         .map_err(|e| format!("\"{shown}\": name: {e}"))?;
-    Ok(s.to_string())
+    Ok((namespace, name))
 }
 
 #[cfg(test)]
