@@ -198,16 +198,24 @@ pub(crate) fn parse_lease_ref(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// What `simulate` and `plan` evaluate, when, and how they print it.
 #[derive(Args)]
-pub(crate) struct PlanArgs {
+pub(crate) struct Evaluated {
     #[command(flatten)]
     pub(crate) landscape: LandscapeArgs,
-    /// Plan from this instant (RFC 3339) instead of the current time.
+    /// Evaluate at this instant (RFC 3339) instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     pub(crate) now: Option<DateTime<Utc>>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
     pub(crate) output: Output,
+}
+
+#[derive(Args)]
+#[command(mut_arg("now", |a| a.help("Plan from this instant (RFC 3339) instead of the current time")))]
+pub(crate) struct PlanArgs {
+    #[command(flatten)]
+    pub(crate) evaluated: Evaluated,
     /// Moves that cannot start within this long after --now are deferred (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "168h", value_parser = parse_duration)]
     pub(crate) horizon: std::time::Duration,
@@ -440,13 +448,7 @@ pub(crate) enum Output {
 #[derive(Args)]
 pub(crate) struct SimulateArgs {
     #[command(flatten)]
-    pub(crate) landscape: LandscapeArgs,
-    /// Evaluate at this instant (RFC 3339) instead of the current time.
-    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
-    pub(crate) now: Option<DateTime<Utc>>,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
-    pub(crate) output: Output,
+    pub(crate) evaluated: Evaluated,
     /// Decide with --config (new) and with this configuration (old) over the same landscape;
     /// print the shoots placed differently, then a summary of each configuration.
     #[arg(long, value_name = "OLD_CONFIG", conflicts_with_all = ["explain", "timeline"])]
