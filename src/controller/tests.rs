@@ -20,15 +20,10 @@ use serde_json::{Value, json};
 async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
     let (client, mut api) = mock_api();
     let task = spawn_bind(client, BindingMode::Binding);
-    let get = api.next().await;
-    assert_eq!(
-        (get.method.as_str(), get.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let get = api.reads_shoot().await;
     get.reply(server_shoot("5", None));
-    let put = api.next().await;
+    let put = api.binds_shoot().await;
     assert_eq!(put.method, "PUT");
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     assert_eq!(put.body["spec"]["seedName"], "seed-1");
     assert_eq!(put.body["metadata"]["resourceVersion"], "5");
     assert_eq!(
@@ -204,11 +199,7 @@ async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
     api.refuses(409, "Conflict").await;
-    let reread = api.next().await;
-    assert_eq!(
-        (reread.method.as_str(), reread.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let reread = api.reads_shoot().await;
     reread.reply(server_shoot("9", Some("other")));
     assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
     assert_eq!(schedule_one(&shared, "garden-a/s1").await, Attempt::Skipped);
@@ -241,9 +232,7 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     // the next attempt asks first: it was bound after all, and that is the success
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("6", Some("seed-1")).await;
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
     api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
@@ -465,9 +454,7 @@ async fn a_bind_from_the_cache_is_one_request_carrying_every_field_as_sent() {
     );
     put.reply(server_shoot("6", Some("seed-1")));
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(shared.reporter.flush(REQUEST_TIMEOUT).await, 0);
     api.is_quiet().await;
     // bound: only the compact form stays

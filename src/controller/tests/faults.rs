@@ -130,8 +130,7 @@ async fn leaves_bind_unanswered(
     api: &mut ApiServer,
     hanging: &mut Vec<tower_test::mock::SendResponse<Response<Body>>>,
 ) {
-    let put = api.next().await;
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    let put = api.binds_shoot().await;
     hanging.push(put.respond);
     let read = api.reads_shoot().await;
     hanging.push(read.respond);
@@ -185,13 +184,10 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     // 4. the server answers again: the read, then the binding from it: bound, one success event
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
-    let put = api.next().await;
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    let put = api.binds_shoot().await;
     binds += 1;
     put.reply(server_shoot("6", Some("seed-1")));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
     api.is_quiet().await;
     assert_eq!(binds, 3, "two unanswered binds and the one that succeeded");

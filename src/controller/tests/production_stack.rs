@@ -22,14 +22,11 @@ async fn a_committed_bind_answered_502_is_read_back_and_counts_as_scheduled() {
     let shared = controller(client);
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
-    let put = api.next().await;
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    let put = api.binds_shoot().await;
     put.fail(502, "BadGateway");
     let read = api.reads_shoot().await;
     read.reply(server_shoot("6", Some("seed-1")));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
     api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
@@ -56,15 +53,9 @@ async fn the_read_after_a_502_is_sent_again_when_the_connection_breaks() {
     api.next().await.fail(502, "BadGateway");
     let read = api.reads_shoot().await;
     read.drop_connection();
-    let again = api.next().await;
-    assert_eq!(
-        (again.method.as_str(), again.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let again = api.reads_shoot().await;
     again.reply(server_shoot("6", Some("seed-1")));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
     assert_eq!(attempts(&shared, "scheduled"), 1);
     assert_eq!(attempts(&shared, "error"), 0);
@@ -128,9 +119,7 @@ async fn an_unsettled_bind_is_settled_by_what_the_watch_shows() {
         Some(Some("seed-1")),
         false,
     );
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(
         (attempts(&shared, "scheduled"), attempts(&shared, "error")),
         (1, 0)

@@ -149,6 +149,21 @@ impl ApiServer {
         read
     }
 
+    /// The next request, which must be sent to the binding subresource of `garden-a/s1`; not
+    /// yet answered.
+    pub(super) async fn binds_shoot(&mut self) -> Call {
+        let put = self.next().await;
+        assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+        put
+    }
+
+    /// Answers the next request, which must be the `SchedulingSuccessful` event, as created.
+    pub(super) async fn accepts_success_event(&mut self) {
+        let event = self.next().await;
+        assert_eq!(event.body["reason"], "SchedulingSuccessful");
+        event.echo();
+    }
+
     /// The next request that is not a watch, as (method, path, responder); watches are kept
     /// open in `watches`, never answered. `None` once the client is gone.
     pub(super) async fn next_but_watches(
