@@ -62,7 +62,7 @@ fn the_rules_pass_promtool_check_with_default_and_all_options_values() {
         let dir = rules_dir(&render_monitoring(&values, &[]));
         let (ok, out) = promtool(&dir, &["check", "rules", "rules.yaml"]);
         assert!(ok, "promtool check rules ({values:?}):\n{out}");
-        assert!(out.contains("SUCCESS: 12 rules found"), "{out}");
+        assert!(out.contains("SUCCESS: 13 rules found"), "{out}");
     }
 }
 

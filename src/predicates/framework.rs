@@ -32,21 +32,35 @@ pub enum FastCheck<'c> {
     /// Seeds carrying this bit pass; the others pass when marked (per seed position). Made by
     /// [`FastCheck::flag_or`].
     FlagOr { flag: Mask, marked: Vec<bool> },
-    /// Per provider id of the columns, whether its seeds pass; the verdict and the reason
-    /// depend on the seed's provider type alone, so the decision may start from the columns'
-    /// index of the allowed types and asks one seed per type for the reason.
-    Providers(Vec<bool>),
+    /// Per group of the columns (the seeds of one provider type in one region,
+    /// [`SeedColumns::groups`]), whether its seeds pass: the verdict and the reason depend on
+    /// where the seed is alone, so the decision may start from the members of the allowed
+    /// groups and asks one seed per group for the reason. Made by [`FastCheck::groups`].
+    Groups(Vec<bool>),
     /// Per seed position, whether the seed passes.
     Bitmap(&'c [bool]),
     /// The same, shared with the columns (kept there for the next shoot that asks).
     SharedBitmap(Arc<Vec<bool>>),
-    /// The seed has room for one more shoot ([`SeedColumns::has_room`]).
-    Capacity,
+    /// The verdict read from the columns by a function of the filter's (for example
+    /// [`SeedColumns::has_room`]): a tight loop over the columns, no seed asked.
+    Read(fn(&SeedColumns, u32) -> bool),
     /// Every seed is asked (`passes`).
     Ask,
 }
 
 impl FastCheck<'_> {
+    /// Per group, whether its seeds pass, from `passes` asked once per provider type: for a
+    /// verdict that depends on the seed's provider type alone.
+    pub fn groups(cols: &SeedColumns, passes: impl Fn(&str) -> bool) -> Self {
+        let per_type: Vec<bool> = cols.providers().iter().map(|p| passes(p)).collect();
+        FastCheck::Groups(
+            cols.groups()
+                .iter()
+                .map(|g| per_type[g.provider as usize])
+                .collect(),
+        )
+    }
+
     /// Seeds with `bit` pass, the others are asked; every seed is asked when the columns keep
     /// no more bits.
     pub fn flag(cols: &SeedColumns, bit: &'static SeedBit) -> Self {

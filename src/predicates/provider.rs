@@ -51,7 +51,7 @@ impl Predicate for Provider {
         cols: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::Providers(cols.providers().iter().map(|p| allows(cx, p)).collect())
+        FastCheck::groups(cols, |p| allows(cx, p))
     }
 }
 

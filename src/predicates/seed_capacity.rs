@@ -43,7 +43,7 @@ impl Predicate for SeedCapacity {
         _: &'c SeedColumns,
         _: bool,
     ) -> FastCheck<'c> {
-        FastCheck::Capacity
+        FastCheck::Read(SeedColumns::has_room)
     }
 }
 

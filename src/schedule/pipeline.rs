@@ -2,8 +2,8 @@
 //!
 //! Each stage is prepared once per decision ([`Predicate::prepare`]) and says, for this shoot,
 //! how it can be answered from the snapshot's per-seed columns ([`FastCheck`], [`SetCheck`]):
-//! left out (`Skip`), a flag, a bitmap, the provider index, capacity, a preference or a claim
-//! over positions, or asked per seed. The pipeline knows this vocabulary, never which plugin
+//! left out (`Skip`), a flag, a bitmap, a verdict per group, a read of the columns, a preference
+//! or a claim over positions, or asked per seed. The pipeline knows this vocabulary, never which plugin
 //! speaks it.
 //!
 //! [`Mode::Explain`] runs every seed through every stage and keeps, for each rejected seed, the
@@ -13,8 +13,8 @@
 //! candidate is left, it runs every seed through every stage as explain mode does, noting only
 //! the seeds each stage rejected. Only when no seed fits at all are the rejections counted by
 //! reason ([`counted`]): a shared reason once for all its seeds (a set step's, or a filter's
-//! [`Predicate::shared_reason`]), a stage answered from the provider types once per type, the
-//! other seeds asked one by one.
+//! [`Predicate::shared_reason`]), a stage answered per group once per group, the other seeds
+//! asked one by one.
 //!
 //! The files call one way: this one runs the stages, `candidates.rs` narrows fast mode's start
 //! to the region strategy's candidates, and both run the steps of `steps.rs` (each stage
@@ -168,8 +168,8 @@ fn every_seed(
                 // keeps it after all.
                 match check {
                     FastCheck::Skip => {}
-                    FastCheck::Providers(allowed) => {
-                        compact(pos, |i| allowed[cols.provider(i) as usize] || reject(i))
+                    FastCheck::Groups(allowed) => {
+                        compact(pos, |i| allowed[cols.group(i) as usize] || reject(i))
                     }
                     FastCheck::Bitmap(matches) => {
                         compact(pos, |i| matches[i as usize] || reject(i))
@@ -177,7 +177,7 @@ fn every_seed(
                     FastCheck::SharedBitmap(matches) => {
                         compact(pos, |i| matches[i as usize] || reject(i))
                     }
-                    FastCheck::Capacity => compact(pos, |i| cols.has_room(i) || reject(i)),
+                    FastCheck::Read(read) => compact(pos, |i| read(cols, i) || reject(i)),
                     FastCheck::FlagOnly(flag) => {
                         compact(pos, |i| cols.flags(i) & flag != 0 || reject(i))
                     }
@@ -235,8 +235,8 @@ fn every_seed(
 
 /// The rejections of a shoot no seed fits, counted by reason: a shared reason once for its
 /// seeds (a set step's, or the one reason a filter rejects every seed for), a stage answered
-/// from the provider types once per type (one seed of each asked for
-/// the reason), the other seeds one by one (their stage asked now).
+/// per group once per group (one seed of each asked for the reason), the other seeds one by one
+/// (their stage asked now).
 fn counted(cx: &ShootContext, steps: &[Step], dropped: &[Dropped], snap: &Snapshot) -> Tally {
     let cols = snap.columns();
     let name = |i: &u32| &cols.info(*i).name;
@@ -255,23 +255,23 @@ fn counted(cx: &ShootContext, steps: &[Step], dropped: &[Dropped], snap: &Snapsh
             Reasons::Later if let Some(reason) = step.shared_reason(cx) => {
                 counter.add_many(&reason, d.seeds.len(), d.seeds.iter().map(name))
             }
-            Reasons::Later if matches!(step.check, Check::Filter(FastCheck::Providers(_))) => {
-                // Per provider type: its seeds and the first of them.
-                let mut per_type = vec![(0usize, 0u32); cols.providers().len()];
+            Reasons::Later if matches!(step.check, Check::Filter(FastCheck::Groups(_))) => {
+                // Per group: its seeds and the first of them.
+                let mut per_group = vec![(0usize, 0u32); cols.groups().len()];
                 for &i in &d.seeds {
-                    let (n, first) = &mut per_type[cols.provider(i) as usize];
+                    let (n, first) = &mut per_group[cols.group(i) as usize];
                     if *n == 0 {
                         *first = i;
                     }
                     *n += 1;
                 }
-                for (p, &(n, first)) in per_type.iter().enumerate() {
+                for (g, &(n, first)) in per_group.iter().enumerate() {
                     if n == 0 {
                         continue;
                     }
                     if let Some(reason) = step.reason(cx, first, cols, snap) {
-                        let of_type = d.seeds.iter().filter(|&&i| cols.provider(i) as usize == p);
-                        counter.add_many(&reason, n, of_type.map(name));
+                        let of_group = d.seeds.iter().filter(|&&i| cols.group(i) as usize == g);
+                        counter.add_many(&reason, n, of_group.map(name));
                     }
                 }
             }

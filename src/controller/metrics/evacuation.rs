@@ -78,6 +78,7 @@ impl EvacuationMetrics {
     /// `GardenerSchedulerEvacuationMovesRefused`.
     pub fn serve_moves(&self, seed: &str) {
         for result in [MOVE_STARTED, MOVE_REFUSED] {
+            // created at 0; the guard is not kept
             let _ = self.moves.get_or_create(&MoveLabels {
                 seed: seed.into(),
                 result: result.into(),

@@ -64,11 +64,11 @@ fn survivors(
             Some((last, filters)) if matches!(last.check, Check::Set(_)) => (filters, Some(last)),
             _ => (run, None),
         };
-        let (mut positions, by_provider) = match kept.take() {
+        let (mut positions, by_group) = match kept.take() {
             Some(positions) => (positions, false),
             None => from_index(filters, cols),
         };
-        keep_passing(cx, &mut positions, filters, by_provider, snap, deadline)?;
+        keep_passing(cx, &mut positions, filters, by_group, snap, deadline)?;
         if positions.is_empty() {
             return Ok(Some(positions));
         }
@@ -120,25 +120,25 @@ fn narrowed(
     }
 }
 
-/// Every seed, or when one of `filters` answers from the provider types, only the seeds of the
-/// allowed types, read from the columns' index (`true`: that check is done).
+/// Every seed, or when one of `filters` answers per group, only the members of the allowed
+/// groups, in order (`true`: that check is done).
 fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
     let allowed = filters.iter().find_map(|f| match &f.check {
-        Check::Filter(FastCheck::Providers(allowed)) => Some(allowed),
+        Check::Filter(FastCheck::Groups(allowed)) => Some(allowed),
         _ => None,
     });
     let Some(allowed) = allowed else {
         return ((0..cols.len() as u32).collect(), false);
     };
-    let mut ids = (0..allowed.len() as u32).filter(|&p| allowed[p as usize]);
-    let positions = match (ids.next(), ids.next()) {
+    let mut groups = (0..allowed.len() as u32).filter(|&g| allowed[g as usize]);
+    let positions = match (groups.next(), groups.next()) {
         (None, _) => Vec::new(),
-        (Some(only), None) => cols.of_provider(only).to_vec(),
+        (Some(only), None) => cols.members(only).to_vec(),
         (Some(a), Some(b)) => {
             let mut positions: Vec<u32> = [a, b]
                 .into_iter()
-                .chain(ids)
-                .flat_map(|p| cols.of_provider(p).iter().copied())
+                .chain(groups)
+                .flat_map(|g| cols.members(g).iter().copied())
                 .collect();
             positions.sort_unstable();
             positions
@@ -148,7 +148,7 @@ fn from_index(filters: &[Step], cols: &SeedColumns) -> (Vec<u32>, bool) {
 }
 
 /// Keeps the positions that pass every one of `filters` (per-seed stages): one pass over the
-/// positions reads the columns (provider types, bitmaps, capacity, the seed
+/// positions reads the columns (groups, bitmaps, the filters' reads, the seed
 /// flags); a seed lacking a flag is rejected when the flag is its stage's verdict, and otherwise
 /// asked only by the stages of the flags it lacks. Stages that ask every seed get a pass of
 /// their own, the deadline looked at every few seeds.
@@ -156,14 +156,14 @@ fn keep_passing(
     cx: &ShootContext,
     positions: &mut Vec<u32>,
     filters: &[Step],
-    by_provider: bool,
+    by_group: bool,
     snap: &Snapshot,
     deadline: &Deadline,
 ) -> Result<(), FitError> {
     let cols = snap.columns();
-    let mut provider: Option<&[bool]> = None;
+    let mut grouped: Option<&[bool]> = None;
     let mut bitmaps: Vec<&[bool]> = Vec::new();
-    let mut capacity = false;
+    let mut reads: Vec<fn(&SeedColumns, u32) -> bool> = Vec::new();
     let mut all_of = 0u32;
     let mut flag_or: Vec<(u32, &[bool])> = Vec::new();
     let mut mask = 0u32;
@@ -179,14 +179,14 @@ fn keep_passing(
                 mask |= flag;
                 flagged.push((*flag, f));
             }
-            FastCheck::Providers(_) if by_provider && provider.is_none() => {
-                // Started from the index of the allowed types.
-                provider = Some(&[]);
+            FastCheck::Groups(_) if by_group && grouped.is_none() => {
+                // Started from the members of the allowed groups.
+                grouped = Some(&[]);
             }
-            FastCheck::Providers(allowed) if provider.is_none() => provider = Some(allowed),
+            FastCheck::Groups(allowed) if grouped.is_none() => grouped = Some(allowed),
             FastCheck::Bitmap(matches) => bitmaps.push(matches),
             FastCheck::SharedBitmap(matches) => bitmaps.push(matches),
-            FastCheck::Capacity => capacity = true,
+            FastCheck::Read(read) => reads.push(*read),
             FastCheck::FlagOnly(flag) => {
                 mask |= flag;
                 all_of |= flag;
@@ -195,14 +195,14 @@ fn keep_passing(
             FastCheck::Ask => asked.push(f),
             FastCheck::Skip => {}
             // A second check of a kind already in its slot.
-            FastCheck::Providers(_) => other.push(f),
+            FastCheck::Groups(_) => other.push(f),
         }
     }
-    let provider = provider.filter(|allowed| !allowed.is_empty());
+    let grouped = grouped.filter(|allowed| !allowed.is_empty());
     compact(positions, |i| {
-        provider.is_none_or(|allowed| allowed[cols.provider(i) as usize])
+        grouped.is_none_or(|allowed| allowed[cols.group(i) as usize])
             && bitmaps.iter().all(|m| m[i as usize])
-            && (!capacity || cols.has_room(i))
+            && reads.iter().all(|read| read(cols, i))
             && flag_or
                 .iter()
                 .all(|(flag, marked)| cols.flags(i) & flag != 0 || marked[i as usize])

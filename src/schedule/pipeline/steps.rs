@@ -62,10 +62,10 @@ impl Step<'_> {
             FastCheck::Flag(flag) => cols.flags(i) & flag != 0 || ask(),
             FastCheck::FlagOnly(flag) => cols.flags(i) & flag != 0,
             FastCheck::FlagOr { flag, marked } => cols.flags(i) & flag != 0 || marked[i as usize],
-            FastCheck::Providers(allowed) => allowed[cols.provider(i) as usize],
+            FastCheck::Groups(allowed) => allowed[cols.group(i) as usize],
             FastCheck::Bitmap(matches) => matches[i as usize],
             FastCheck::SharedBitmap(matches) => matches[i as usize],
-            FastCheck::Capacity => cols.has_room(i),
+            FastCheck::Read(read) => read(cols, i),
             FastCheck::Ask => ask(),
         }
     }
