@@ -1,7 +1,7 @@
 //! gardener-scheduler places Gardener Shoot control planes onto Seed clusters.
 //!
 //! ```text
-//! watch ─► cache ─► queue ─► filter ─► score ─► pick ─► bind ─► report
+//! watch ─► cache ─► queue ─► filter ─► score ─► pick ─► bind ─► events
 //!  (kube)  (pure)   (kube)   (pure)    (pure)   (pure)  (kube)  (kube)
 //! ```
 //!
