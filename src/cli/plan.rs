@@ -8,6 +8,7 @@ use gardener_scheduler::chain::Selection;
 use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::plan;
 use gardener_scheduler::regions::Regions;
+use gardener_scheduler::report;
 
 use super::args::*;
 use super::common::*;
@@ -90,7 +91,7 @@ fn plan(cmd: &PlanCommand) -> Outcome {
         Output::Table => plan::output::render_table(&p),
         Output::Json => plan::output::render_json(&p),
         Output::Yaml => plan::output::render_yaml(&landscape, &p),
-        Output::Html => plan::html::render(&p).map_err(|e| Failure::failed(e.to_string()))?,
+        Output::Html => report::render(&p).map_err(|e| Failure::failed(e.to_string()))?,
     };
     let write = |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
     Ok(match common.evaluated.output {

@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use gardener_scheduler::chain::{ProfileChain, Selection};
 use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::config::SchedulerConfiguration;
-use gardener_scheduler::plan;
 use gardener_scheduler::regions::Regions;
+use gardener_scheduler::report;
 use gardener_scheduler::simulate::{self, Landscape};
 use gardener_scheduler::snapshot::Snapshot;
 
@@ -208,7 +208,7 @@ fn compare(
         match args.evaluated.output {
             Output::Json => simulate::write_compare_json(&mut out, &comparison),
             Output::Html => out.write_all(
-                plan::html::render_comparison(
+                report::render_comparison(
                     &comparison,
                     &old_profile.name,
                     &new_side.profile.name,
@@ -292,7 +292,7 @@ fn decide(
                     side.regions,
                     now,
                 );
-                let text = plan::html::render_simulation(
+                let text = report::render_simulation(
                     landscape,
                     &sim,
                     side.profile,
@@ -340,7 +340,7 @@ fn write_deferred(
             writeln!(out, "# {line}")
         }
         Output::Html => out.write_all(
-            plan::html::render_message("Scheduling deferred", text)
+            report::render_message("Scheduling deferred", text)
                 .map_err(std::io::Error::other)?
                 .as_bytes(),
         ),

@@ -393,16 +393,16 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
 
 mod answers;
 mod budget;
+mod events;
 mod faults;
 mod feeds;
 mod production_stack;
-mod reports;
 mod scenario;
 mod shutdown;
 mod storm;
 mod streaming;
 
-// ---- binds from the cache, reports off the bind path
+// ---- binds from the cache, events off the bind path
 
 /// `server_shoot` at version 5 with fields the scheduler does not model, applied as the watch
 /// delivers it (typed, with the object as sent).
