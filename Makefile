@@ -44,7 +44,7 @@ diagrams: ## Render the docs' diagrams (docs/**/*.dot) to the SVG beside each wi
 link-check: ## Check every relative link and anchor in the Markdown files (remark-validate-links, offline).
 	hack/link-check.sh
 
-report-check: ## Render the example plan report in headless Chromium; fail on an empty screenshot or console errors.
+report-check: ## Render the example HTML reports (src/report/pages.tsv) in headless Chromium; fail on an empty screenshot or console errors.
 	hack/ensure-package.sh chromium chromium
 	CARGO=$(CARGO) hack/report-check.sh
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Renders the example landscape's HTML reports (`plan drain … -o html`, `simulate -o html`, with
-# `--compare` and with `--replay`, `explain -o html` of a pending and of a bound shoot) in
-# headless Chromium and fails unless each screenshot is a non-empty PNG, the rendered DOM has the
-# report's sections, and the browser logged no console errors. Chromium is required: a missing or
-# failing browser fails the check, it never skips.
+# Renders the example landscape's HTML reports, every page src/report/pages.tsv lists (`plan drain
+# … -o html`, `simulate -o html`, with `--compare` and with `--replay`, `explain -o html` of a
+# pending and of a bound shoot), in headless Chromium and fails unless each screenshot is a
+# non-empty PNG, the rendered DOM has the sections the table names, and the browser logged no
+# console errors. Chromium is required: a missing or failing browser fails the check, it never
+# skips.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -27,15 +28,48 @@ fi
 "$CARGO" build --quiet --locked
 bin="$("$CARGO" metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/gardener-scheduler"
 now=2026-12-01T12:00:00Z
-"$bin" plan drain aws-eu1 aws-jp1 az-weu1 -f example/landscape/ --now "$now" \
-  --max-concurrent 1 --horizon 24h -o html >"$out/plan.html"
-"$bin" simulate -f example/landscape/ --now "$now" -o html >"$out/simulate.html"
-"$bin" simulate -f example/landscape/ --now "$now" -o html \
-  --config example/20-componentconfig-weighted.yaml \
-  --compare example/20-componentconfig-gardener-scheduler.yaml >"$out/compare.html"
-"$bin" simulate -f example/landscape/ --now "$now" -o html --replay >"$out/replay.html"
-"$bin" explain garden-webshop/pos-jp -f example/landscape/ --now "$now" -o html >"$out/explain.html"
-"$bin" explain garden-webshop/storefront -f example/landscape/ --now "$now" -o html >"$out/explain-bound.html"
+pages=src/report/pages.tsv
+
+# words NAME WORD...: the table's arguments of page NAME for example/landscape/, the words in
+# braces replaced, into the array `args`.
+words() {
+  local name="$1" word
+  shift
+  args=()
+  for word in "$@"; do
+    case "$word" in
+    '{drain}') args+=(aws-eu1 aws-jp1 az-weu1) ;;
+    '{pending}') args+=(garden-webshop/pos-jp) ;;
+    '{bound}') args+=(garden-webshop/storefront) ;;
+    '{config}') ;;
+    '{compare}')
+      args+=(--config example/20-componentconfig-weighted.yaml
+        --compare example/20-componentconfig-gardener-scheduler.yaml)
+      ;;
+    '{'*)
+      echo "report-check: $pages: page $name: no value for $word" >&2
+      exit 1
+      ;;
+    *) args+=("$word") ;;
+    esac
+  done
+}
+
+mapfile -t rows < <(grep -v -e '^#' -e '^$' "$pages")
+if [[ ${#rows[@]} -eq 0 ]]; then
+  echo "report-check: $pages lists no page" >&2
+  exit 1
+fi
+for row in "${rows[@]}"; do
+  IFS=$'\t' read -r -a fields <<<"$row"
+  if [[ ${#fields[@]} -lt 3 ]]; then
+    echo "report-check: $pages: the line of ${fields[0]} names no section" >&2
+    exit 1
+  fi
+  read -r -a command <<<"${fields[1]}"
+  words "${fields[0]}" "${command[@]}"
+  "$bin" "${args[@]}" -f example/landscape/ --now "$now" -o html </dev/null >"$out/${fields[0]}.html"
+done
 
 profile="$(mktemp -d)"
 trap 'rm -rf "$profile"' EXIT
@@ -84,13 +118,7 @@ check() {
   echo "report-check: $out/$name.png ($size bytes), no console errors, all sections rendered"
 }
 
-check plan "<h1>Drain plan for" "<h2>Seeds</h2>" "<h2>Moves" "<h2>Cannot move" "<details>" "<svg"
-check simulate "<h1>Simulated placement" "<h2>Seeds</h2>" "<h2>Placements" "<h2>Unschedulable" \
-  "<details>" "<svg"
-check compare "<h1>Configuration comparison" "<h2>Summary per configuration</h2>" \
-  "<h3>Shoots per region</h3>" "<h2>Placed differently" "<details>"
-check replay "<h1>Landscape after replay" "<h2>Seeds</h2>" "<h2>Placements" "<svg"
-check explain "<h1>Explain garden-webshop/pos-jp" "<h2>Recorded decision</h2>" "<h2>Decided now</h2>" \
-  "<h2>Nearest seed" "View: "
-check explain-bound "<h1>Explain garden-webshop/storefront" "<h2>Feasible seeds now" \
-  "Its seed aws-eu1 ranks" "<svg" "View: "
+for row in "${rows[@]}"; do
+  IFS=$'\t' read -r -a fields <<<"$row"
+  check "${fields[0]}" "${fields[@]:2}"
+done

@@ -1,7 +1,7 @@
 //! gardener-scheduler places Gardener Shoot control planes onto Seed clusters.
 //!
 //! ```text
-//! watch ─► cache ─► queue ─► filter ─► score ─► pick ─► bind ─► report
+//! watch ─► cache ─► queue ─► filter ─► score ─► pick ─► bind ─► events
 //!  (kube)  (pure)   (kube)   (pure)    (pure)   (pure)  (kube)  (kube)
 //! ```
 //!
@@ -99,8 +99,12 @@ pub mod controller;
 pub mod crds;
 /// Seed evacuation: seed health with hysteresis (pure), and the plans the leader publishes.
 pub mod evacuation;
+/// `gardener-scheduler explain`: one shoot's decision as recorded and as it would be made now.
+pub mod explain;
 /// Drain and rebalance plans: where shoots should move, and when.
 pub mod plan;
+/// The HTML reports of `plan`, `simulate` and `explain`, and of the evacuation plans published.
+pub mod report;
 /// Manifest files -> objects, for `simulate` (the offline edge).
 pub mod simulate;
 

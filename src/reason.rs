@@ -38,6 +38,53 @@ pub trait Declared: fmt::Debug + fmt::Display + Send + Sync + Any {
     }
 }
 
+/// Declares a reason in its plugin's file: [`Declared`] with its name, phrase and, where given,
+/// hint and lack of room, and `Display` with its per-seed message. `self` (and the formatter)
+/// are named where the hint and the message read them.
+///
+/// ```ignore
+/// declared!(Stopped {
+///     name: "emergencyStop",
+///     summary: "have reconciliations stopped",
+///     message(self, f): f.write_str("seed has emergency-stop-reconciliations set"),
+/// });
+/// ```
+macro_rules! declared {
+    ($ty:ident {
+        name: $name:literal,
+        summary: $summary:literal,
+        $(hint($hint_self:ident): $hint:expr,)?
+        $(lacks_room: $room:literal,)?
+        message($self:ident, $f:ident): $message:expr $(,)?
+    }) => {
+        impl $crate::reason::Declared for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn summary(&self) -> &'static str {
+                $summary
+            }
+
+            $(fn hint(&$hint_self) -> Option<String> {
+                $hint
+            })?
+
+            $(fn lacks_room(&self) -> bool {
+                $room
+            })?
+        }
+
+        impl std::fmt::Display for $ty {
+            fn fmt(&$self, $f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                $message
+            }
+        }
+    };
+}
+
+pub(crate) use declared;
+
 /// A [`Declared`] reason, shared by the seeds it is the same for (cloning it copies a pointer).
 #[derive(Clone)]
 pub struct Reason(Arc<dyn Declared>);

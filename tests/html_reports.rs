@@ -1,12 +1,34 @@
-//! The five HTML reports (`plan … -o html`, `simulate -o html`, with `--compare` and with
-//! `--replay`, `explain -o html`) write every value from the landscape and the configuration as text: markup in a
-//! profile name or in a seed's condition reaches the page escaped, in element text and in
-//! attribute values alike, and the page runs no script but its own. Control and bidi characters
-//! (which a stored region may hold) are shown as `\u{…}`.
+//! Every HTML report `src/report/pages.tsv` lists (`plan … -o html`, `simulate -o html`, with
+//! `--compare` and with `--replay`, `explain -o html`) writes every value from the landscape and
+//! the configuration as text: markup in a profile name or in a seed's condition reaches the page
+//! escaped, in element text and in attribute values alike, and the page runs no script but its
+//! own. Control and bidi characters (which a stored region may hold) are shown as `\u{…}`.
 
 #[path = "support/cli.rs"]
 mod cli_support;
 use cli_support::{bin, run, tmp};
+
+/// The table of pages, which hack/report-check.sh reads too.
+const PAGES: &str = "src/report/pages.tsv";
+
+/// Every page of the table: its name and the words of its command line.
+fn pages() -> Vec<(String, Vec<String>)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PAGES);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{PAGES}: {e}"));
+    let pages: Vec<(String, Vec<String>)> = text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let columns: Vec<&str> = l.split('\t').collect();
+            // report-check needs the sections a page must show.
+            assert!(columns.len() >= 3, "{PAGES}: a line without sections: {l}");
+            let words = columns[1].split_whitespace().map(String::from).collect();
+            (columns[0].to_string(), words)
+        })
+        .collect();
+    assert!(!pages.is_empty(), "{PAGES} lists no page");
+    pages
+}
 
 /// A script that would run if a value reached the page unescaped.
 const SCRIPT: &str = "<script>alert(1)</script>";
@@ -88,33 +110,36 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
     let l = tmp("landscape.yaml", &landscape());
     let old = tmp("old.yaml", &config(&format!("old{SCRIPT}")));
     let new = tmp("new.yaml", &config(&format!("new\"{SCRIPT}")));
-    let reports: [(&str, Vec<&std::ffi::OsStr>); 5] = [
-        (
-            "plan drain",
-            vec!["plan".as_ref(), "drain".as_ref(), "good-seed".as_ref()],
-        ),
-        ("simulate", vec!["simulate".as_ref()]),
-        (
-            "simulate --compare",
-            vec!["simulate".as_ref(), "--compare".as_ref(), old.as_os_str()],
-        ),
-        (
-            "simulate --replay",
-            vec!["simulate".as_ref(), "--replay".as_ref()],
-        ),
-        // A bound shoot: its untrusted record and the feasible seeds' chart.
-        (
-            "explain",
-            vec!["explain".as_ref(), "garden-dev/bound".as_ref()],
-        ),
-    ];
-    for (name, args) in reports {
+    let pages = pages();
+    let names: Vec<&str> = pages.iter().map(|(name, _)| name.as_str()).collect();
+    // The pages checked one by one below are all in the table.
+    for name in ["plan", "compare", "explain", "explain-bound"] {
+        assert!(names.contains(&name), "{name} is not in {PAGES}: {names:?}");
+    }
+    for (name, words) in &pages {
+        let name = name.as_str();
+        // The table's words in braces, for this test's landscape.
+        let mut args: Vec<&std::ffi::OsStr> = Vec::new();
+        for word in words {
+            match word.as_str() {
+                "{drain}" => args.push("good-seed".as_ref()),
+                "{pending}" => args.push("garden-dev/pending".as_ref()),
+                "{bound}" => args.push("garden-dev/bound".as_ref()),
+                "{config}" => args.extend(["--config".as_ref(), new.as_os_str()]),
+                "{compare}" => args.extend([
+                    "--config".as_ref(),
+                    new.as_os_str(),
+                    "--compare".as_ref(),
+                    old.as_os_str(),
+                ]),
+                w if w.starts_with('{') => panic!("{PAGES}: page {name}: no value for {w}"),
+                w => args.push(w.as_ref()),
+            }
+        }
         let (code, html, err) = run(bin()
             .args(args)
             .args(["--now", "2026-12-01T12:00:00Z", "-o", "html", "-f"])
-            .arg(&l)
-            .arg("--config")
-            .arg(&new));
+            .arg(&l));
         assert_eq!(code, 0, "{name}: {err}");
         assert!(html.starts_with("<!DOCTYPE html>"), "{name}: {html}");
         // The one script of the page: open every explanation before printing.
@@ -128,14 +153,14 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
         );
         // A region gardener-apiserver stores with a bidi override and an escape sequence: shown
         // visibly on the plan page, which groups the seeds by region, and raw nowhere.
-        if name == "plan drain" {
+        if name == "plan" {
             assert!(
                 html.contains("eu-west-1\\u{202e}\\u{1b}[2J"),
                 "{name}: {html}"
             );
         }
         assert!(!html.contains(['\u{202e}', '\u{1b}']), "{name}: {html}");
-        if name == "explain" {
+        if name == "explain-bound" {
             // The record's seed, in the record's table and in the problem that names it.
             assert_eq!(
                 html.matches("other&#60;script&#62;alert(1)&#60;/script&#62;")
@@ -153,8 +178,22 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
             );
             continue;
         }
+        if name == "explain" {
+            // A pending shoot, decided now on the one seed that fits; no record to show.
+            assert!(
+                html.contains(
+                    "It would go to good-seed now (schedulerName &#34;default-scheduler&#34;)."
+                ),
+                "{name}: {html}"
+            );
+            assert!(
+                html.contains("<h2>Feasible seeds now (1)</h2>"),
+                "{name}: {html}"
+            );
+            continue;
+        }
         // The broken seed's condition: in a badge's title on the pages with seeds.
-        if name != "simulate --compare" {
+        if name != "compare" {
             assert!(
                 html.contains("title=\"seed condition GardenletReady is &#34;/&#62;&#60;script"),
                 "{name}: {html}"

@@ -662,7 +662,7 @@ fn explain_reads_back_a_decision_record_as_large_as_the_annotations_allow_in_lin
     linear(
         "a decision record read back",
         landscape,
-        |l| gardener_scheduler::simulate::explain(l, "garden-dev/largest", &profile, &regions, now),
+        |l| gardener_scheduler::explain::explain(l, "garden-dev/largest", &profile, &regions, now),
         |e| {
             let e = e.as_ref().expect("explained");
             let json = serde_json::to_string(&(&e.record, &e.untrusted_record)).unwrap();

@@ -198,16 +198,24 @@ pub(crate) fn parse_lease_ref(s: &str) -> Result<(String, String), String> {
     }
 }
 
+/// What `simulate` and `plan` evaluate, when, and how they print it.
 #[derive(Args)]
-pub(crate) struct PlanArgs {
+pub(crate) struct Evaluated {
     #[command(flatten)]
     pub(crate) landscape: LandscapeArgs,
-    /// Plan from this instant (RFC 3339) instead of the current time.
+    /// Evaluate at this instant (RFC 3339) instead of the current time.
     #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
     pub(crate) now: Option<DateTime<Utc>>,
     /// Output format.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
     pub(crate) output: Output,
+}
+
+#[derive(Args)]
+#[command(mut_arg("now", |a| a.help("Plan from this instant (RFC 3339) instead of the current time")))]
+pub(crate) struct PlanArgs {
+    #[command(flatten)]
+    pub(crate) evaluated: Evaluated,
     /// Moves that cannot start within this long after --now are deferred (Go duration).
     #[arg(long, value_name = "DURATION", default_value = "168h", value_parser = parse_duration)]
     pub(crate) horizon: std::time::Duration,
@@ -295,16 +303,9 @@ pub(crate) fn parse_lease(s: &str) -> Result<ExpectedLease, String> {
     if s == "none" {
         return Ok(ExpectedLease::None);
     }
-    let shown = gardener_scheduler::escape::line(s);
-    let Some((namespace, name)) = s.split_once('/') else {
-        return Err(format!("\"{shown}\": expected NAMESPACE/NAME or none"));
-    };
     // As leaderElection.resourceNamespace and resourceName are checked: the API server would
     // refuse anything else, and `..` would change the request's path.
-    gardener_scheduler::names::dns1123_label(namespace)
-        .map_err(|e| format!("\"{shown}\": namespace: {e}"))?;
-    gardener_scheduler::names::dns1123_subdomain(name)
-        .map_err(|e| format!("\"{shown}\": name: {e}"))?;
+    let (namespace, name) = namespaced_name(s, "NAMESPACE/NAME or none")?;
     Ok(ExpectedLease::Lease {
         namespace: namespace.to_string(),
         name: name.to_string(),
@@ -390,15 +391,23 @@ pub(crate) enum ExplainOutput {
 /// it names an object (a DNS-1123 subdomain), checked as `plan apply` checks a Lease's; the
 /// value shown escaped in the error.
 pub(crate) fn parse_shoot_key(s: &str) -> Result<String, String> {
+    namespaced_name(s, "NAMESPACE/NAME")?;
+    Ok(s.to_string())
+}
+
+/// `s` split at its `/` into a namespace, checked as the API server names one (a DNS-1123
+/// label), and a name, checked as it names an object (a DNS-1123 subdomain). Without a `/`, the
+/// error says `expected`; every error shows the value escaped.
+fn namespaced_name<'a>(s: &'a str, expected: &str) -> Result<(&'a str, &'a str), String> {
     let shown = gardener_scheduler::escape::line(s);
     let Some((namespace, name)) = s.split_once('/') else {
-        return Err(format!("\"{shown}\": expected NAMESPACE/NAME"));
+        return Err(format!("\"{shown}\": expected {expected}"));
     };
     gardener_scheduler::names::dns1123_label(namespace)
         .map_err(|e| format!("\"{shown}\": namespace: {e}"))?;
     gardener_scheduler::names::dns1123_subdomain(name)
         .map_err(|e| format!("\"{shown}\": name: {e}"))?;
-    Ok(s.to_string())
+    Ok((namespace, name))
 }
 
 #[cfg(test)]
@@ -439,13 +448,7 @@ pub(crate) enum Output {
 #[derive(Args)]
 pub(crate) struct SimulateArgs {
     #[command(flatten)]
-    pub(crate) landscape: LandscapeArgs,
-    /// Evaluate at this instant (RFC 3339) instead of the current time.
-    #[arg(long, value_name = "RFC3339", value_parser = parse_time)]
-    pub(crate) now: Option<DateTime<Utc>>,
-    /// Output format.
-    #[arg(short = 'o', long = "output", value_enum, default_value_t = Output::Table)]
-    pub(crate) output: Output,
+    pub(crate) evaluated: Evaluated,
     /// Decide with --config (new) and with this configuration (old) over the same landscape;
     /// print the shoots placed differently, then a summary of each configuration.
     #[arg(long, value_name = "OLD_CONFIG", conflicts_with_all = ["explain", "timeline"])]

@@ -6,9 +6,8 @@ use std::process::ExitCode;
 use chrono::Utc;
 
 use gardener_scheduler::chain::Selection;
-use gardener_scheduler::plan;
 use gardener_scheduler::regions::Regions;
-use gardener_scheduler::simulate;
+use gardener_scheduler::{explain, report};
 
 use super::args::*;
 use super::common::*;
@@ -35,18 +34,18 @@ fn explain(args: &ExplainArgs) -> Outcome {
         }
     };
     let regions = Regions::with_overrides(&cfg.schedulers.shoot.regions);
-    let e = simulate::explain(&landscape, &args.shoot, profile, &regions, now)
+    let e = explain::explain(&landscape, &args.shoot, profile, &regions, now)
         .map_err(|e| Failure::bad_input(e.to_string()))?;
     Ok(match args.output {
         ExplainOutput::Text => {
-            write_stdout_text(|out| out.write_all(simulate::render_explanation(&e).as_bytes()))
+            write_stdout_text(|out| out.write_all(explain::render_explanation(&e).as_bytes()))
         }
         ExplainOutput::Json => write_stdout(|out| {
             let text = serde_json::to_string_pretty(&e).map_err(std::io::Error::other)?;
             writeln!(out, "{}", gardener_scheduler::escape::json(&text))
         }),
         ExplainOutput::Html => write_stdout(|out| {
-            let page = plan::html::render_explanation(&e).map_err(std::io::Error::other)?;
+            let page = report::render_explanation(&e).map_err(std::io::Error::other)?;
             out.write_all(page.as_bytes())
         }),
     })

@@ -103,15 +103,15 @@ pub(crate) fn outage(
     (from, to): (DateTime<Utc>, DateTime<Utc>),
     common: &PlanArgs,
 ) -> Outcome {
-    if common.now.is_some() {
+    if common.evaluated.now.is_some() {
         return Err(Failure::bad_input(
             "plan outage plans at the instants the outage gives (--during); --now is not used",
         ));
     }
-    if !matches!(common.output, Output::Table | Output::Json) {
+    if !matches!(common.evaluated.output, Output::Table | Output::Json) {
         return Err(Failure::bad_input("plan outage writes -o table or -o json"));
     }
-    let l = &common.landscape;
+    let l = &common.evaluated.landscape;
     let Compiled {
         config: cfg, chain, ..
     } = load_offline(l.config.as_ref(), l.strict)?;
@@ -131,7 +131,7 @@ pub(crate) fn outage(
         &chain,
         (common.live_migration, common.prefer_live),
     )?;
-    let text = match common.output {
+    let text = match common.evaluated.output {
         Output::Json => {
             let v = serde_json::json!({
                 "seed": seed,
@@ -157,7 +157,7 @@ pub(crate) fn outage(
         ),
     };
     let write = |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
-    Ok(match common.output {
+    Ok(match common.evaluated.output {
         Output::Table => write_stdout_text(write),
         _ => write_stdout(write),
     })

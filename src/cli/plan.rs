@@ -8,6 +8,7 @@ use gardener_scheduler::chain::Selection;
 use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::plan;
 use gardener_scheduler::regions::Regions;
+use gardener_scheduler::report;
 
 use super::args::*;
 use super::common::*;
@@ -31,14 +32,14 @@ fn plan(cmd: &PlanCommand) -> Outcome {
             return Err(Failure::bad_input("plan apply makes no plan"));
         }
     };
-    let l = &common.landscape;
+    let l = &common.evaluated.landscape;
     let Compiled {
         config: cfg, chain, ..
     } = load_offline(l.config.as_ref(), l.strict)?;
     // The documents carry the maintenance windows and make the binding documents.
     let landscape = load_landscape(l, &cfg, &[&chain], true, "planned")?;
     report_skipped(&landscape, l.strict)?;
-    let now = common.now.unwrap_or_else(Utc::now);
+    let now = common.evaluated.now.unwrap_or_else(Utc::now);
     check_times(now, common).map_err(Failure::bad_input)?;
     let profile = match chain.select(now) {
         Selection::Profile { profile, .. } => profile,
@@ -86,14 +87,14 @@ fn plan(cmd: &PlanCommand) -> Outcome {
         plan::PlanError::Timeout { .. } => Failure::failed(e.to_string()),
         e => Failure::bad_input(e.to_string()),
     })?;
-    let text = match common.output {
+    let text = match common.evaluated.output {
         Output::Table => plan::output::render_table(&p),
         Output::Json => plan::output::render_json(&p),
         Output::Yaml => plan::output::render_yaml(&landscape, &p),
-        Output::Html => plan::html::render(&p).map_err(|e| Failure::failed(e.to_string()))?,
+        Output::Html => report::render(&p).map_err(|e| Failure::failed(e.to_string()))?,
     };
     let write = |out: &mut dyn std::io::Write| out.write_all(text.as_bytes());
-    Ok(match common.output {
+    Ok(match common.evaluated.output {
         Output::Table => write_stdout_text(write),
         _ => write_stdout(write),
     })

@@ -8,8 +8,8 @@ use chrono::{DateTime, Utc};
 use gardener_scheduler::chain::{ProfileChain, Selection};
 use gardener_scheduler::compile::Compiled;
 use gardener_scheduler::config::SchedulerConfiguration;
-use gardener_scheduler::plan;
 use gardener_scheduler::regions::Regions;
+use gardener_scheduler::report;
 use gardener_scheduler::simulate::{self, Landscape};
 use gardener_scheduler::snapshot::Snapshot;
 
@@ -41,7 +41,7 @@ struct Side {
 /// `--explain`, or the decisions of every pending shoot.
 fn simulate(args: &SimulateArgs) -> Outcome {
     check_output(args)?;
-    let l = &args.landscape;
+    let l = &args.evaluated.landscape;
     let new = side(load_offline(l.config.as_ref(), l.strict)?);
     let old = match &args.compare {
         Some(path) => Some(side(load_offline_as(
@@ -70,11 +70,11 @@ fn simulate(args: &SimulateArgs) -> Outcome {
         return Ok(super::timeline::timeline(
             &new.chain,
             range,
-            args.output,
+            args.evaluated.output,
             outage.as_ref(),
         ));
     }
-    let now = args.now.unwrap_or_else(Utc::now);
+    let now = args.evaluated.now.unwrap_or_else(Utc::now);
     let profile = match new.chain.select(now) {
         Selection::Profile { profile, .. } => profile,
         Selection::Deferred { reason, retry_at } => {
@@ -86,7 +86,7 @@ fn simulate(args: &SimulateArgs) -> Outcome {
                 rfc3339(now)
             );
             return Ok(write_deferred(
-                args.output,
+                args.evaluated.output,
                 &text,
                 &reason.to_string(),
                 retry_at,
@@ -128,12 +128,12 @@ fn side(compiled: Compiled) -> Side {
 
 /// The output formats a mode cannot write are refused before anything is loaded.
 fn check_output(args: &SimulateArgs) -> Result<(), Failure> {
-    if args.timeline.is_some() && matches!(args.output, Output::Yaml | Output::Html) {
+    if args.timeline.is_some() && matches!(args.evaluated.output, Output::Yaml | Output::Html) {
         return Err(Failure::bad_input(
             "--timeline: -o yaml and -o html are not available; use -o table or -o json",
         ));
     }
-    if args.compare.is_some() && args.output == Output::Yaml {
+    if args.compare.is_some() && args.evaluated.output == Output::Yaml {
         return Err(Failure::bad_input(
             "--compare: -o yaml is not available; use -o table or -o json",
         ));
@@ -150,12 +150,18 @@ fn landscape(
 ) -> Result<(Landscape, Option<Snapshot>), Failure> {
     // `-o yaml` reproduces every shoot's document, and an outage's plans read the shoots'
     // maintenance windows from theirs; the other outputs do not need them.
-    let documents = args.output == Output::Yaml || args.outage.is_some();
+    let documents = args.evaluated.output == Output::Yaml || args.outage.is_some();
     let mut chains = vec![&*new.chain];
     chains.extend(old.map(|o| &*o.chain));
-    let mut landscape = load_landscape(&args.landscape, &new.cfg, &chains, documents, "simulated")?;
-    let before_replay =
-        (args.replay && args.output == Output::Html).then(|| simulate::snapshot_of(&landscape));
+    let mut landscape = load_landscape(
+        &args.evaluated.landscape,
+        &new.cfg,
+        &chains,
+        documents,
+        "simulated",
+    )?;
+    let before_replay = (args.replay && args.evaluated.output == Output::Html)
+        .then(|| simulate::snapshot_of(&landscape));
     if args.replay {
         let mut names = new.cfg.schedulers.shoot.scheduler_names.clone();
         if let Some(old) = old {
@@ -164,7 +170,7 @@ fn landscape(
         let n = simulate::make_pending(&mut landscape, &names);
         say!("replay: {n} bound shoot(s) made pending again");
     }
-    report_skipped(&landscape, args.landscape.strict)?;
+    report_skipped(&landscape, args.evaluated.landscape.strict)?;
     Ok((landscape, before_replay))
 }
 
@@ -187,7 +193,7 @@ fn compare(
                 "Scheduling deferred under the old configuration at {}: {reason}. Nothing to compare.",
                 rfc3339(now)
             );
-            return write_deferred(args.output, &text, &reason.to_string(), None);
+            return write_deferred(args.evaluated.output, &text, &reason.to_string(), None);
         }
     };
     let old_regions = Regions::with_overrides(&old.cfg.schedulers.shoot.regions);
@@ -198,20 +204,22 @@ fn compare(
         regions: &old_regions,
     };
     let comparison = simulate::compare(landscape, &old_side, new_side, now);
-    write_output(args.output, |mut out| match args.output {
-        Output::Json => simulate::write_compare_json(&mut out, &comparison),
-        Output::Html => out.write_all(
-            plan::html::render_comparison(
-                &comparison,
-                &old_profile.name,
-                &new_side.profile.name,
-                now,
-                args.replay,
-            )
-            .map_err(std::io::Error::other)?
-            .as_bytes(),
-        ),
-        _ => simulate::write_compare_table(&mut out, &comparison),
+    write_output(args.evaluated.output, |mut out| {
+        match args.evaluated.output {
+            Output::Json => simulate::write_compare_json(&mut out, &comparison),
+            Output::Html => out.write_all(
+                report::render_comparison(
+                    &comparison,
+                    &old_profile.name,
+                    &new_side.profile.name,
+                    now,
+                    args.replay,
+                )
+                .map_err(std::io::Error::other)?
+                .as_bytes(),
+            ),
+            _ => simulate::write_compare_table(&mut out, &comparison),
+        }
     })
 }
 
@@ -270,28 +278,30 @@ fn decide(
             )
         })
     };
-    write_output(args.output, |mut out| match args.output {
-        Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
-        Output::Json => simulate::write_json(&mut out, &mut run, &landscape.skipped),
-        Output::Yaml => simulate::write_yaml(&mut out, landscape, run()),
-        Output::Html => {
-            // The report shows every seed's utilisation after all decisions: it needs them all.
-            let sim = simulate::simulate(
-                landscape,
-                side.profile,
-                side.scheduler_names,
-                side.regions,
-                now,
-            );
-            let text = plan::html::render_simulation(
-                landscape,
-                &sim,
-                side.profile,
-                now,
-                before_replay.as_ref(),
-            )
-            .map_err(std::io::Error::other)?;
-            out.write_all(text.as_bytes())
+    write_output(args.evaluated.output, |mut out| {
+        match args.evaluated.output {
+            Output::Table => simulate::write_table(&mut out, run(), &landscape.skipped),
+            Output::Json => simulate::write_json(&mut out, &mut run, &landscape.skipped),
+            Output::Yaml => simulate::write_yaml(&mut out, landscape, run()),
+            Output::Html => {
+                // The report shows every seed's utilisation after all decisions: it needs them all.
+                let sim = simulate::simulate(
+                    landscape,
+                    side.profile,
+                    side.scheduler_names,
+                    side.regions,
+                    now,
+                );
+                let text = report::render_simulation(
+                    landscape,
+                    &sim,
+                    side.profile,
+                    now,
+                    before_replay.as_ref(),
+                )
+                .map_err(std::io::Error::other)?;
+                out.write_all(text.as_bytes())
+            }
         }
     })
 }
@@ -330,7 +340,7 @@ fn write_deferred(
             writeln!(out, "# {line}")
         }
         Output::Html => out.write_all(
-            plan::html::render_message("Scheduling deferred", text)
+            report::render_message("Scheduling deferred", text)
                 .map_err(std::io::Error::other)?
                 .as_bytes(),
         ),

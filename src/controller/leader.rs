@@ -92,41 +92,27 @@ impl Elector {
                     async move { read(&name, limit, api.get_opt(&name)).await }
                 })
                 .await?;
-            let Some(write) = self.next_write(got) else {
+            let Some((write, lease)) = self.next_write(got) else {
                 return Ok(false);
             };
-            let written = match write {
-                (Write::Create, lease) => {
-                    self.retrying(deadline, |limit| {
-                        let (name, api, lease) = (name.clone(), api.clone(), lease.clone());
-                        async move {
-                            written(
-                                Write::Create,
-                                &name,
-                                limit,
-                                api.create(&PostParams::default(), &lease),
-                            )
-                            .await
+            let written = self
+                .retrying(deadline, |limit| {
+                    let (name, api, lease) = (name.clone(), api.clone(), lease.clone());
+                    async move {
+                        let params = PostParams::default();
+                        match write {
+                            Write::Create => {
+                                let request = api.create(&params, &lease);
+                                written(Write::Create, &name, limit, request).await
+                            }
+                            _ => {
+                                let request = api.replace(&name, &params, &lease);
+                                written(Write::Update, &name, limit, request).await
+                            }
                         }
-                    })
-                    .await?
-                }
-                (_, lease) => {
-                    self.retrying(deadline, |limit| {
-                        let (name, api, lease) = (name.clone(), api.clone(), lease.clone());
-                        async move {
-                            written(
-                                Write::Update,
-                                &name,
-                                limit,
-                                api.replace(&name, &PostParams::default(), &lease),
-                            )
-                            .await
-                        }
-                    })
-                    .await?
-                }
-            };
+                    }
+                })
+                .await?;
             if let Some(held) = self.observe_written(written) {
                 return Ok(held);
             }

@@ -6,7 +6,6 @@ use std::time::Duration;
 use crate::api::Shoot;
 use crate::compile::load_str;
 use crate::config::BindingMode;
-use crate::controller::client::bind;
 use crate::controller::events::refusals;
 use crate::controller::feed::watch;
 use crate::controller::*;
@@ -17,41 +16,14 @@ use kube::client::Body;
 use scenario::*;
 use serde_json::{Value, json};
 
-/// Binds [`observed_shoot`] to `seed-1` in the background, as the leader.
-fn spawn_bind(
-    connection: Connection,
-    mode: BindingMode,
-) -> tokio::task::JoinHandle<Result<String, BindError>> {
-    let shoot = observed_shoot();
-    let client = connection.client();
-    tokio::spawn(async move {
-        bind::bind(
-            &client,
-            mode,
-            &shoot,
-            None,
-            "seed-1",
-            None,
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    })
-}
-
 #[tokio::test]
 async fn a_binding_carries_the_whole_shoot_and_the_observed_resource_version() {
     let (client, mut api) = mock_api();
     let task = spawn_bind(client, BindingMode::Binding);
-    let get = api.next().await;
-    assert_eq!(
-        (get.method.as_str(), get.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let get = api.reads_shoot().await;
     get.reply(server_shoot("5", None));
-    let put = api.next().await;
+    let put = api.binds_shoot().await;
     assert_eq!(put.method, "PUT");
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
     assert_eq!(put.body["spec"]["seedName"], "seed-1");
     assert_eq!(put.body["metadata"]["resourceVersion"], "5");
     assert_eq!(
@@ -227,11 +199,7 @@ async fn a_conflict_rereads_and_leaves_a_shoot_assigned_elsewhere_alone() {
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
     api.refuses(409, "Conflict").await;
-    let reread = api.next().await;
-    assert_eq!(
-        (reread.method.as_str(), reread.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let reread = api.reads_shoot().await;
     reread.reply(server_shoot("9", Some("other")));
     assert_eq!(attempt.await.unwrap(), Attempt::Conflict);
     assert_eq!(schedule_one(&shared, "garden-a/s1").await, Attempt::Skipped);
@@ -264,9 +232,7 @@ async fn an_unknown_bind_outcome_keeps_the_slot_until_a_read_tells_what_happened
     // the next attempt asks first: it was bound after all, and that is the success
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("6", Some("seed-1")).await;
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Skipped);
     api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
@@ -427,16 +393,16 @@ async fn a_failing_list_is_retried_until_the_cache_syncs() {
 
 mod answers;
 mod budget;
+mod events;
 mod faults;
 mod feeds;
 mod production_stack;
-mod reports;
 mod scenario;
 mod shutdown;
 mod storm;
 mod streaming;
 
-// ---- binds from the cache, reports off the bind path
+// ---- binds from the cache, events off the bind path
 
 /// `server_shoot` at version 5 with fields the scheduler does not model, applied as the watch
 /// delivers it (typed, with the object as sent).
@@ -488,9 +454,7 @@ async fn a_bind_from_the_cache_is_one_request_carrying_every_field_as_sent() {
     );
     put.reply(server_shoot("6", Some("seed-1")));
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(shared.reporter.flush(REQUEST_TIMEOUT).await, 0);
     api.is_quiet().await;
     // bound: only the compact form stays
@@ -511,11 +475,7 @@ async fn a_conflict_reads_the_shoot_again_and_binds_from_what_the_read_returned(
     let put = api.next().await;
     assert!(put.path.ends_with("/binding"));
     put.fail(409, "Conflict");
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let read = api.reads_shoot().await;
     let mut newer = server_shoot("7", None);
     newer["spec"]["addedMeanwhile"] = json!("by someone else");
     read.reply(newer.clone());

@@ -233,8 +233,8 @@ pub fn config_map(namespace: &str, kind: Kind, at: &Occasion<'_>, plan: &Plan) -
         ));
     }
     // the report is what a ConfigMap holds last: after the plan and the summary, when it fits
-    let html = crate::plan::html::render(plan).unwrap_or_else(|e| {
-        crate::plan::html::render_message("plan report", &e.to_string()).unwrap_or_default()
+    let html = crate::report::render(plan).unwrap_or_else(|e| {
+        crate::report::render_message("plan report", &e.to_string()).unwrap_or_default()
     });
     let used = summary.len()
         + data

@@ -13,7 +13,6 @@
 mod choose;
 pub mod drain;
 pub mod failback;
-pub mod html;
 pub mod migration;
 pub mod outage;
 pub mod output;

@@ -1,9 +1,8 @@
-use std::fmt;
 use std::sync::Arc;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -142,32 +141,19 @@ struct NotOffered {
     missing: Vec<String>,
 }
 
-impl Declared for NotOffered {
-    fn name(&self) -> &'static str {
-        "accessRestriction"
-    }
-
-    fn summary(&self) -> &'static str {
-        "do not offer the access restrictions"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some(format!(
-            "remove access restriction {} or offer it on a seed",
-            self.missing.join(", ")
-        ))
-    }
-}
-
-impl fmt::Display for NotOffered {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "seed does not offer access restriction(s) {}",
-            self.missing.join(", ")
-        )
-    }
-}
+declared!(NotOffered {
+    name: "accessRestriction",
+    summary: "do not offer the access restrictions",
+    hint(self): Some(format!(
+        "remove access restriction {} or offer it on a seed",
+        self.missing.join(", ")
+    )),
+    message(self, f): write!(
+        f,
+        "seed does not offer access restriction(s) {}",
+        self.missing.join(", ")
+    ),
+});
 
 #[cfg(test)]
 mod tests;

@@ -1,10 +1,8 @@
-use std::fmt;
-
 use kube::core::Selector;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, selector_matches};
 
 use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
@@ -100,25 +98,15 @@ struct ProfileUnmatched {
     cloud_profile: String,
 }
 
-impl Declared for ProfileUnmatched {
-    fn name(&self) -> &'static str {
-        "cloudProfileSelector"
-    }
-
-    fn summary(&self) -> &'static str {
-        "did not match the CloudProfile's seed selector"
-    }
-}
-
-impl fmt::Display for ProfileUnmatched {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "labels do not match the seed selector of CloudProfile {:?}",
-            self.cloud_profile
-        )
-    }
-}
+declared!(ProfileUnmatched {
+    name: "cloudProfileSelector",
+    summary: "did not match the CloudProfile's seed selector",
+    message(self, f): write!(
+        f,
+        "labels do not match the seed selector of CloudProfile {:?}",
+        self.cloud_profile
+    ),
+});
 
 #[cfg(test)]
 mod tests;

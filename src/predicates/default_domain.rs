@@ -1,9 +1,8 @@
 use std::borrow::Cow;
-use std::fmt;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -139,25 +138,15 @@ struct OthersDomain {
     domain: String,
 }
 
-impl Declared for OthersDomain {
-    fn name(&self) -> &'static str {
-        "defaultDomain"
-    }
-
-    fn summary(&self) -> &'static str {
-        "do not own the shoot's default domain"
-    }
-}
-
-impl fmt::Display for OthersDomain {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "domain {:?} is a default domain of another seed",
-            self.domain
-        )
-    }
-}
+declared!(OthersDomain {
+    name: "defaultDomain",
+    summary: "do not own the shoot's default domain",
+    message(self, f): write!(
+        f,
+        "domain {:?} is a default domain of another seed",
+        self.domain
+    ),
+});
 
 /// `spec.dns.domain` without its leading and trailing dots, when it names one.
 fn shoot_domain<'s>(cx: &ShootContext<'s>) -> Option<&'s str> {

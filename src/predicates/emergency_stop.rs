@@ -1,8 +1,7 @@
-use std::fmt;
 use std::sync::LazyLock;
 
 use crate::context::ShootContext;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -62,21 +61,11 @@ static STOPPED: LazyLock<Reason> = LazyLock::new(|| Reason::new(Stopped));
 #[derive(Debug)]
 struct Stopped;
 
-impl Declared for Stopped {
-    fn name(&self) -> &'static str {
-        "emergencyStop"
-    }
-
-    fn summary(&self) -> &'static str {
-        "have reconciliations stopped"
-    }
-}
-
-impl fmt::Display for Stopped {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("seed has emergency-stop-reconciliations set")
-    }
-}
+declared!(Stopped {
+    name: "emergencyStop",
+    summary: "have reconciliations stopped",
+    message(self, f): f.write_str("seed has emergency-stop-reconciliations set"),
+});
 
 #[cfg(test)]
 mod tests {

@@ -5,14 +5,13 @@
 
 use std::any::Any;
 use std::borrow::Cow;
-use std::fmt;
 use std::sync::Arc;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::outcome::FitError;
 use crate::plugin::ClusterData;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, Mask, Partition, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -228,21 +227,11 @@ pub struct Rejected(Option<Reason>);
 #[derive(Debug)]
 struct Rejection(&'static str);
 
-impl Declared for Rejection {
-    fn name(&self) -> &'static str {
-        "rejected"
-    }
-
-    fn summary(&self) -> &'static str {
-        "are rejected"
-    }
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "rejected by {}", self.0)
-    }
-}
+declared!(Rejection {
+    name: "rejected",
+    summary: "are rejected",
+    message(self, f): write!(f, "rejected by {}", self.0),
+});
 
 /// What a filter prepared for one shoot: a value of the filter's own type, read back with
 /// [`get`](Prepared::get). Empty by default.

@@ -1,7 +1,5 @@
-use std::fmt;
-
 use crate::context::ShootContext;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -70,21 +68,11 @@ struct TooFewZones {
     zones: usize,
 }
 
-impl Declared for TooFewZones {
-    fn name(&self) -> &'static str {
-        "tooFewZones"
-    }
-
-    fn summary(&self) -> &'static str {
-        "have fewer than 3 zones for a zone-HA control plane"
-    }
-}
-
-impl fmt::Display for TooFewZones {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "seed has {} zone(s), zone HA needs 3", self.zones)
-    }
-}
+declared!(TooFewZones {
+    name: "tooFewZones",
+    summary: "have fewer than 3 zones for a zone-HA control plane",
+    message(self, f): write!(f, "seed has {} zone(s), zone HA needs 3", self.zones),
+});
 
 #[cfg(test)]
 mod tests {

@@ -2,15 +2,13 @@
 //! latency bound, by the same sources `LatencyDistance` reads (matrix, region ConfigMaps, region
 //! catalogue estimate).
 
-use std::fmt;
-
 use serde::de::MapAccess;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::plugin::latency_keys::{MATRIX, MATRIX_FILE, MAX_LATENCY_MS, USE_REGION_CONFIG_MAPS};
 use crate::plugin::{LatencyArgs, OwnArgs, parse_args};
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::estimate::{Estimate, LatencySources, round_ms};
 use crate::snapshot::{SeedInfo, Snapshot};
 
@@ -127,28 +125,15 @@ struct TooFar {
     region: String,
 }
 
-impl Declared for TooFar {
-    fn name(&self) -> &'static str {
-        "maxLatency"
-    }
-
-    fn summary(&self) -> &'static str {
-        "are farther than the maximum latency"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some(format!(
-            "add a seed near region {} or raise maxLatencyMs of filter MaxLatency",
-            self.region
-        ))
-    }
-}
-
-impl fmt::Display for TooFar {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "farther than {} ms ({})", self.max_ms, self.latency)
-    }
-}
+declared!(TooFar {
+    name: "maxLatency",
+    summary: "are farther than the maximum latency",
+    hint(self): Some(format!(
+        "add a seed near region {} or raise maxLatencyMs of filter MaxLatency",
+        self.region
+    )),
+    message(self, f): write!(f, "farther than {} ms ({})", self.max_ms, self.latency),
+});
 
 #[cfg(test)]
 mod tests {

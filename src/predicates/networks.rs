@@ -1,5 +1,3 @@
-use std::fmt;
-
 use ipnet::IpNet;
 
 use crate::api::Shoot;
@@ -7,7 +5,7 @@ use crate::cidr::{RESERVED, overlaps, reserved};
 use crate::context::ShootContext;
 use crate::field_error::unsupported;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -227,21 +225,11 @@ struct Overlap {
     detail: String,
 }
 
-impl Declared for Overlap {
-    fn name(&self) -> &'static str {
-        "networks"
-    }
-
-    fn summary(&self) -> &'static str {
-        "have networks that overlap the shoot's"
-    }
-}
-
-impl fmt::Display for Overlap {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid networks: {}", self.detail)
-    }
-}
+declared!(Overlap {
+    name: "networks",
+    summary: "have networks that overlap the shoot's",
+    message(self, f): write!(f, "invalid networks: {}", self.detail),
+});
 
 /// `spec.networking` and `status.networking` parsed, or the field that does not parse and why.
 fn parse_nets(shoot: &Shoot) -> Result<ShootNets, (String, String)> {

@@ -1,8 +1,7 @@
-use std::fmt;
 use std::sync::Arc;
 
 use crate::context::ShootContext;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
@@ -76,26 +75,16 @@ struct NotAllowed {
     allowed: Arc<[String]>,
 }
 
-impl Declared for NotAllowed {
-    fn name(&self) -> &'static str {
-        "provider"
-    }
-
-    fn summary(&self) -> &'static str {
-        "have a provider the CloudProfile does not allow"
-    }
-}
-
-impl fmt::Display for NotAllowed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "provider type {:?} is not in [{}]",
-            self.seed,
-            self.allowed.join(", ")
-        )
-    }
-}
+declared!(NotAllowed {
+    name: "provider",
+    summary: "have a provider the CloudProfile does not allow",
+    message(self, f): write!(
+        f,
+        "provider type {:?} is not in [{}]",
+        self.seed,
+        self.allowed.join(", ")
+    ),
+});
 
 #[cfg(test)]
 mod tests;

@@ -3,15 +3,13 @@
 //! project carries `scheduling.gardener.cloud/residency: ignore`. Jurisdictions come from the
 //! region catalogue and `schedulers.shoot.regions`.
 
-use std::fmt;
-
 use serde::Deserialize;
 
 use crate::api::residency_opt_out;
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::plugin::parse_args;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Predicate, Prepared, Verdict, Why};
@@ -218,33 +216,22 @@ struct Outside {
     seed_site: Option<String>,
 }
 
-impl Declared for Outside {
-    fn name(&self) -> &'static str {
-        "residency"
-    }
-
-    fn summary(&self) -> &'static str {
-        "are outside the shoot's residency group"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some(match &self.seed_site {
-            None => format!(
-                "add region {} with its country to schedulers.shoot.regions",
-                self.seed_region
-            ),
-            Some(_) => format!(
-                "add a seed in group {}, or annotate the shoot or its project with {}={}",
-                self.group,
-                crate::api::ANNOTATION_RESIDENCY,
-                crate::api::RESIDENCY_IGNORE
-            ),
-        })
-    }
-}
-
-impl fmt::Display for Outside {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+declared!(Outside {
+    name: "residency",
+    summary: "are outside the shoot's residency group",
+    hint(self): Some(match &self.seed_site {
+        None => format!(
+            "add region {} with its country to schedulers.shoot.regions",
+            self.seed_region
+        ),
+        Some(_) => format!(
+            "add a seed in group {}, or annotate the shoot or its project with {}={}",
+            self.group,
+            crate::api::ANNOTATION_RESIDENCY,
+            crate::api::RESIDENCY_IGNORE
+        ),
+    }),
+    message(self, f): {
         let Outside {
             group,
             shoot_region,
@@ -261,8 +248,8 @@ impl fmt::Display for Outside {
                 "seed region {seed_region} is not in the region catalogue, so its jurisdiction is unknown (group {group} of the shoot's region {shoot_region})"
             ),
         }
-    }
-}
+    },
+});
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,5 @@
-use std::fmt;
-
 use crate::context::ShootContext;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
 use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
@@ -56,29 +54,13 @@ struct Full {
     allocatable: u64,
 }
 
-impl Declared for Full {
-    fn name(&self) -> &'static str {
-        "capacity"
-    }
-
-    fn summary(&self) -> &'static str {
-        "have no capacity left"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some("raise status.allocatable.shoots or add a seed".into())
-    }
-
-    fn lacks_room(&self) -> bool {
-        true
-    }
-}
-
-impl fmt::Display for Full {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{} shoots allocated", self.used, self.allocatable)
-    }
-}
+declared!(Full {
+    name: "capacity",
+    summary: "have no capacity left",
+    hint(self): Some("raise status.allocatable.shoots or add a seed".into()),
+    lacks_room: true,
+    message(self, f): write!(f, "{}/{} shoots allocated", self.used, self.allocatable),
+});
 
 #[cfg(test)]
 mod tests;

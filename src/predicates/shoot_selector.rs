@@ -1,11 +1,10 @@
-use std::fmt;
 use std::sync::LazyLock;
 
 use kube::core::Selector;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, compile_selector, selector_matches};
 
 use super::framework::{FastCheck, Predicate, Prepared, Verdict, Why};
@@ -75,25 +74,12 @@ static UNMATCHED: LazyLock<Reason> = LazyLock::new(|| Reason::new(Unmatched));
 #[derive(Debug)]
 struct Unmatched;
 
-impl Declared for Unmatched {
-    fn name(&self) -> &'static str {
-        "shootSelector"
-    }
-
-    fn summary(&self) -> &'static str {
-        "did not match the shoot's seed selector"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some("relax spec.seedSelector".into())
-    }
-}
-
-impl fmt::Display for Unmatched {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("labels do not match spec.seedSelector")
-    }
-}
+declared!(Unmatched {
+    name: "shootSelector",
+    summary: "did not match the shoot's seed selector",
+    hint(self): Some("relax spec.seedSelector".into()),
+    message(self, f): f.write_str("labels do not match spec.seedSelector"),
+});
 
 #[cfg(test)]
 mod tests;

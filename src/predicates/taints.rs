@@ -1,10 +1,9 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -133,28 +132,15 @@ struct Untolerated {
     untolerated: Vec<String>,
 }
 
-impl Declared for Untolerated {
-    fn name(&self) -> &'static str {
-        "taints"
-    }
-
-    fn summary(&self) -> &'static str {
-        "had taints that the shoot does not tolerate"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some(format!(
-            "add a toleration for {}",
-            self.untolerated.join(", ")
-        ))
-    }
-}
-
-impl fmt::Display for Untolerated {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "untolerated taint(s) {}", self.untolerated.join(", "))
-    }
-}
+declared!(Untolerated {
+    name: "taints",
+    summary: "had taints that the shoot does not tolerate",
+    hint(self): Some(format!(
+        "add a toleration for {}",
+        self.untolerated.join(", ")
+    )),
+    message(self, f): write!(f, "untolerated taint(s) {}", self.untolerated.join(", ")),
+});
 
 #[cfg(test)]
 mod tests;

@@ -6,14 +6,12 @@
 
 use std::sync::Arc;
 
-use std::fmt;
-
 use serde::Deserialize;
 
 use crate::context::ShootContext;
 use crate::field_error::FieldError;
 use crate::plugin::parse_args;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot};
 
@@ -49,25 +47,12 @@ struct Unlabelled {
     label: String,
 }
 
-impl Declared for Unlabelled {
-    fn name(&self) -> &'static str {
-        "unlabelled"
-    }
-
-    fn summary(&self) -> &'static str {
-        "lack the test label"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some(format!("label a seed {}", self.label))
-    }
-}
-
-impl fmt::Display for Unlabelled {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "seed has no label {}", self.label)
-    }
-}
+declared!(Unlabelled {
+    name: "unlabelled",
+    summary: "lack the test label",
+    hint(self): Some(format!("label a seed {}", self.label)),
+    message(self, f): write!(f, "seed has no label {}", self.label),
+});
 
 impl Predicate for TestLabel {
     fn name(&self) -> &'static str {

@@ -1,9 +1,8 @@
-use std::fmt;
 use std::sync::LazyLock;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedBit};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
@@ -107,21 +106,11 @@ static NOT_PREFERRED: LazyLock<Reason> = LazyLock::new(|| Reason::new(NotPreferr
 #[derive(Debug)]
 struct NotPreferred;
 
-impl Declared for NotPreferred {
-    fn name(&self) -> &'static str {
-        "zoneNotPreferred"
-    }
-
-    fn summary(&self) -> &'static str {
-        "prefer zones the workers do not use"
-    }
-}
-
-impl fmt::Display for NotPreferred {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("seed prefers zones the workers do not use and other seeds fit better")
-    }
-}
+declared!(NotPreferred {
+    name: "zoneNotPreferred",
+    summary: "prefer zones the workers do not use",
+    message(self, f): f.write_str("seed prefers zones the workers do not use and other seeds fit better"),
+});
 
 #[cfg(test)]
 mod tests;

@@ -1,9 +1,8 @@
 use std::borrow::Cow;
-use std::fmt;
 
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::columns::{Column, SeedBit, SeedIndex};
 use crate::snapshot::{SeedColumns, SeedInfo, Snapshot, ZoneMode};
 
@@ -209,25 +208,15 @@ struct MissingZones {
     missing: Vec<String>,
 }
 
-impl Declared for MissingZones {
-    fn name(&self) -> &'static str {
-        "missingControlPlaneZones"
-    }
-
-    fn summary(&self) -> &'static str {
-        "lack the control plane zones"
-    }
-}
-
-impl fmt::Display for MissingZones {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "seed lacks control plane zone(s) {}",
-            self.missing.join(", ")
-        )
-    }
-}
+declared!(MissingZones {
+    name: "missingControlPlaneZones",
+    summary: "lack the control plane zones",
+    message(self, f): write!(
+        f,
+        "seed lacks control plane zone(s) {}",
+        self.missing.join(", ")
+    ),
+});
 
 /// The seed enforces its zones and the workers use none of them.
 #[derive(Debug)]
@@ -235,25 +224,15 @@ struct OtherZones {
     worker_zones: Vec<String>,
 }
 
-impl Declared for OtherZones {
-    fn name(&self) -> &'static str {
-        "zoneEnforced"
-    }
-
-    fn summary(&self) -> &'static str {
-        "enforce zones the workers do not use"
-    }
-}
-
-impl fmt::Display for OtherZones {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "seed enforces its zones and none is used by the workers ({})",
-            self.worker_zones.join(", ")
-        )
-    }
-}
+declared!(OtherZones {
+    name: "zoneEnforced",
+    summary: "enforce zones the workers do not use",
+    message(self, f): write!(
+        f,
+        "seed enforces its zones and none is used by the workers ({})",
+        self.worker_zones.join(", ")
+    ),
+});
 
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,6 @@
 mod compare;
 mod connect;
 pub mod exec_guard;
-mod explain;
 mod live;
 mod manifests;
 mod output;
@@ -19,9 +18,6 @@ pub use compare::{
     write_compare_table,
 };
 pub use connect::{ConnectError, Connected, MAX_KUBECONFIG_BYTES, connect};
-pub use explain::{
-    Explanation, NotFound, Redecision, SeedVerdict, StageReason, explain, render_explanation,
-};
 pub(crate) use live::with_causes;
 pub use live::{
     Limits, LiveError, LiveLandscape, MAX_OBJECT_BYTES, MAX_PAGE_BYTES, PAGE_SIZE, Progress,

@@ -4,12 +4,11 @@
 //! ([`SetStep::candidates`]).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::sync::LazyLock;
 
 use crate::outcome::FitError;
 pub use crate::predicates::{Candidates, SetStep};
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedColumns, SeedGroup};
 
 /// What a strategy's [`SetStep::narrow`] answers: for each seed, the reason it is dropped, or
@@ -69,18 +68,8 @@ pub fn other_provider() -> Reason {
 #[derive(Debug)]
 struct OtherProvider;
 
-impl Declared for OtherProvider {
-    fn name(&self) -> &'static str {
-        "otherProvider"
-    }
-
-    fn summary(&self) -> &'static str {
-        "have another provider type"
-    }
-}
-
-impl fmt::Display for OtherProvider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("testing shoots need a seed of their own provider")
-    }
-}
+declared!(OtherProvider {
+    name: "otherProvider",
+    summary: "have another provider type",
+    message(self, f): f.write_str("testing shoots need a seed of their own provider"),
+});

@@ -1,8 +1,6 @@
-use std::fmt;
-
 use crate::context::ShootContext;
 use crate::outcome::FitError;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::region_distance::region_distance;
 use crate::snapshot::{SeedGroup, SeedInfo, Snapshot};
 
@@ -147,25 +145,15 @@ struct Farther {
     source: String,
 }
 
-impl Declared for Farther {
-    fn name(&self) -> &'static str {
-        "fartherRegion"
-    }
-
-    fn summary(&self) -> &'static str {
-        "are farther away than the nearest seeds"
-    }
-}
-
-impl fmt::Display for Farther {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "distance {} > minimum {} ({})",
-            self.distance, self.minimum, self.source
-        )
-    }
-}
+declared!(Farther {
+    name: "fartherRegion",
+    summary: "are farther away than the nearest seeds",
+    message(self, f): write!(
+        f,
+        "distance {} > minimum {} ({})",
+        self.distance, self.minimum, self.source
+    ),
+});
 
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,5 @@
-use std::fmt;
-
 use crate::context::ShootContext;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Candidates, Narrowed, SetStep, keep_minimal, other_provider, tiers};
@@ -59,25 +57,15 @@ struct ShorterPrefix {
     best: usize,
 }
 
-impl Declared for ShorterPrefix {
-    fn name(&self) -> &'static str {
-        "shorterRegionPrefix"
-    }
-
-    fn summary(&self) -> &'static str {
-        "share a shorter region prefix than the best seeds"
-    }
-}
-
-impl fmt::Display for ShorterPrefix {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "common region prefix of {} characters < best {}",
-            self.common, self.best
-        )
-    }
-}
+declared!(ShorterPrefix {
+    name: "shorterRegionPrefix",
+    summary: "share a shorter region prefix than the best seeds",
+    message(self, f): write!(
+        f,
+        "common region prefix of {} characters < best {}",
+        self.common, self.best
+    ),
+});
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,7 @@
-use std::fmt;
-
 use rustc_hash::FxHashMap;
 
 use crate::context::ShootContext;
-use crate::reason::{Declared, Reason};
+use crate::reason::{Reason, declared};
 use crate::snapshot::{SeedInfo, Snapshot};
 
 use super::framework::{Candidates, Narrowed, SetStep, other_provider};
@@ -58,28 +56,15 @@ struct OtherRegion {
     region: String,
 }
 
-impl Declared for OtherRegion {
-    fn name(&self) -> &'static str {
-        "otherRegion"
-    }
-
-    fn summary(&self) -> &'static str {
-        "are in another region"
-    }
-
-    fn hint(&self) -> Option<String> {
-        Some(format!(
-            "add a seed in the shoot's region or use candidateDeterminationStrategy {}",
-            super::minimal_distance::NAME
-        ))
-    }
-}
-
-impl fmt::Display for OtherRegion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "seed is in region {:?}", self.region)
-    }
-}
+declared!(OtherRegion {
+    name: "otherRegion",
+    summary: "are in another region",
+    hint(self): Some(format!(
+        "add a seed in the shoot's region or use candidateDeterminationStrategy {}",
+        super::minimal_distance::NAME
+    )),
+    message(self, f): write!(f, "seed is in region {:?}", self.region),
+});
 
 #[cfg(test)]
 mod tests {

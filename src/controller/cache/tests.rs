@@ -401,24 +401,17 @@ fn a_deleted_forecast_keeps_counting_from_the_deletion_and_a_recreation_replaces
     st.apply_carbon_config_map(&carbon(35.0));
     let c = st.remove_carbon_config_map("kube-system/carbon-se", t("2026-12-01T06:00:00Z"));
     assert!(c.retry_waiting);
-    let s = st
-        .snapshot
-        .carbon_sources()
-        .for_location("SE")
-        .next()
-        .unwrap();
-    assert_eq!(s.removed_at, Some(t("2026-12-01T06:00:00Z")));
+    // when the source of SE was removed
+    let removed_at = |st: &Cache| {
+        let source = st.snapshot.carbon_sources().for_location("SE").next();
+        source.unwrap().removed_at
+    };
+    assert_eq!(removed_at(&st), Some(t("2026-12-01T06:00:00Z")));
     assert!(
         st.apply_carbon_config_map(&carbon(35.0)).retry_waiting,
         "a recreated ConfigMap is news even with the same content"
     );
-    let s = st
-        .snapshot
-        .carbon_sources()
-        .for_location("SE")
-        .next()
-        .unwrap();
-    assert_eq!(s.removed_at, None);
+    assert_eq!(removed_at(&st), None);
 }
 
 #[test]

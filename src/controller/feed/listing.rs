@@ -168,6 +168,31 @@ where
         }
     }
 
+    /// `obj` as the watch brought it, as `event`: the watch goes on from the object's
+    /// resourceVersion; an object without one ends it.
+    fn watched(
+        &mut self,
+        stream: Events<I>,
+        obj: I,
+        event: fn(I) -> Event<I>,
+    ) -> Option<Result<Event<I>, Error>> {
+        match obj
+            .meta()
+            .resource_version
+            .clone()
+            .filter(|v| !v.is_empty())
+        {
+            Some(resource_version) => {
+                self.state = State::Watching {
+                    resource_version,
+                    stream,
+                };
+                Some(Ok(event(obj)))
+            }
+            None => Some(Err(Error::NoResourceVersion)),
+        }
+    }
+
     /// One step: an item to yield, or none when the state moved on without one.
     async fn step(&mut self) -> Option<Result<Event<I>, Error>> {
         match std::mem::replace(&mut self.state, State::Empty) {
@@ -259,39 +284,9 @@ where
                 mut stream,
             } => match stream.next().await {
                 Some(Ok(WatchEvent::Added(obj) | WatchEvent::Modified(obj))) => {
-                    match obj
-                        .meta()
-                        .resource_version
-                        .clone()
-                        .filter(|v| !v.is_empty())
-                    {
-                        Some(resource_version) => {
-                            self.state = State::Watching {
-                                resource_version,
-                                stream,
-                            };
-                            Some(Ok(Event::Apply(obj)))
-                        }
-                        None => Some(Err(Error::NoResourceVersion)),
-                    }
+                    self.watched(stream, obj, Event::Apply)
                 }
-                Some(Ok(WatchEvent::Deleted(obj))) => {
-                    match obj
-                        .meta()
-                        .resource_version
-                        .clone()
-                        .filter(|v| !v.is_empty())
-                    {
-                        Some(resource_version) => {
-                            self.state = State::Watching {
-                                resource_version,
-                                stream,
-                            };
-                            Some(Ok(Event::Delete(obj)))
-                        }
-                        None => Some(Err(Error::NoResourceVersion)),
-                    }
-                }
+                Some(Ok(WatchEvent::Deleted(obj))) => self.watched(stream, obj, Event::Delete),
                 Some(Ok(WatchEvent::Bookmark(bm))) => {
                     self.state = State::Watching {
                         resource_version: bm.metadata.resource_version,

@@ -432,6 +432,16 @@ fn seed_feed() -> Feed<Seed> {
     }
 }
 
+/// How projects are fed.
+fn project_feed() -> Feed<Project> {
+    Feed::<Project> {
+        kind: WatchedKind::Project,
+        apply: apply_watched_project,
+        key: name_of,
+        seen: None,
+    }
+}
+
 /// How shoots are fed: kept as sent while pending, settling binds they show.
 fn shoot_feed() -> Feed<Shoot> {
     Feed::<Shoot> {
@@ -492,12 +502,7 @@ pub(in crate::controller) fn spawn_all(shared: &Arc<Shared>) -> Vec<tokio::task:
             shared.clone(),
             untyped::<Project>(&client),
             None,
-            Feed::<Project> {
-                kind: WatchedKind::Project,
-                apply: apply_watched_project,
-                key: name_of,
-                seen: None,
-            },
+            project_feed(),
         )),
         tokio::spawn(run_feed(
             shared.clone(),
@@ -546,18 +551,7 @@ pub(in crate::controller) async fn run_seed_feed_for_tests(shared: Arc<Shared>) 
 #[cfg(test)]
 pub(in crate::controller) async fn run_project_feed_for_tests(shared: Arc<Shared>) {
     let api = untyped::<Project>(&shared.watches);
-    run_feed(
-        shared,
-        api,
-        None,
-        Feed::<Project> {
-            kind: WatchedKind::Project,
-            apply: apply_watched_project,
-            key: name_of,
-            seen: None,
-        },
-    )
-    .await
+    run_feed(shared, api, None, project_feed()).await
 }
 
 /// The shoot feed alone, for tests of how a kind is listed.

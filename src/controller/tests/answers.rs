@@ -16,24 +16,6 @@ fn raw(code: u16, content_type: &str, body: impl Into<Vec<u8>>) -> Response<Body
         .unwrap()
 }
 
-fn spawn(connection: Connection) -> tokio::task::JoinHandle<Result<String, BindError>> {
-    let shoot = observed_shoot();
-    let client = connection.client();
-    tokio::spawn(async move {
-        bind::bind(
-            &client,
-            BindingMode::Binding,
-            &shoot,
-            None,
-            "seed-1",
-            None,
-            REQUEST_TIMEOUT,
-            &Leadership::always(),
-        )
-        .await
-    })
-}
-
 const LOGIN_PAGE: &str = "<!DOCTYPE html><html><body>Sign in</body></html>";
 
 #[tokio::test]
@@ -56,7 +38,7 @@ async fn a_read_answered_with_an_html_page_or_garbage_says_so_and_wrote_nothing(
         ),
     ] {
         let (client, mut api) = mock_api();
-        let task = spawn(client);
+        let task = spawn_bind(client, BindingMode::Binding);
         let get = api.next().await;
         get.respond.send_response(raw(200, "text/html", body));
         let err = task.await.unwrap().unwrap_err();
@@ -68,7 +50,7 @@ async fn a_read_answered_with_an_html_page_or_garbage_says_so_and_wrote_nothing(
 #[tokio::test]
 async fn an_error_answer_that_is_an_html_page_is_named_with_its_status() {
     let (client, mut api) = mock_api();
-    let task = spawn(client);
+    let task = spawn_bind(client, BindingMode::Binding);
     api.returns_shoot("5", None).await;
     let put = api.next().await;
     put.respond.send_response(raw(
@@ -89,7 +71,7 @@ async fn an_error_answer_that_is_an_html_page_is_named_with_its_status() {
 #[tokio::test]
 async fn a_read_over_its_cap_is_named_by_its_cap_not_as_an_unknown_outcome() {
     let (client, mut api) = mock_api();
-    let task = spawn(client);
+    let task = spawn_bind(client, BindingMode::Binding);
     let get = api.next().await;
     let mut shoot = server_shoot("5", None);
     shoot["metadata"]["annotations"] =

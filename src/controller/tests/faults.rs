@@ -77,11 +77,7 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
             put.fail(code, reason);
             // a 5xx does not prove the bind was refused: the shoot is read at once, and shows
             // it was not applied
-            let read = api.next().await;
-            assert_eq!(
-                (read.method.as_str(), read.path.as_str()),
-                ("GET", SHOOT_PATH)
-            );
+            let read = api.reads_shoot().await;
             // the shoot as the server has it: pending, with the status written so far
             let mut stored = server_shoot("5", None);
             stored["status"] = stored_status.clone();
@@ -129,6 +125,17 @@ async fn server_errors_on_bind_are_retried_with_growing_delays_and_reported_once
     }
 }
 
+/// Takes the binding and the read that checks it, both left without an answer in `hanging`.
+async fn leaves_bind_unanswered(
+    api: &mut ApiServer,
+    hanging: &mut Vec<tower_test::mock::SendResponse<Response<Body>>>,
+) {
+    let put = api.binds_shoot().await;
+    hanging.push(put.respond);
+    let read = api.reads_shoot().await;
+    hanging.push(read.respond);
+}
+
 #[tokio::test(start_paused = true)]
 async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_and_bound_once() {
     let (client, mut api) = mock_api();
@@ -143,16 +150,8 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     // the slot stays counted
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
-    let put = api.next().await;
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    leaves_bind_unanswered(&mut api, &mut hanging).await;
     binds += 1;
-    hanging.push(put.respond);
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
-    hanging.push(read.respond);
     // not an error yet: what a read or the watch shows next settles it
     assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
     let t = Instant::now();
@@ -163,22 +162,10 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     // 2. a read says it did not happen; decided again and bound from what the read returned
     // (no second read); the binding hangs again
     let attempt = spawn_attempt(&shared);
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let read = api.reads_shoot().await;
     read.reply(server_shoot("5", None));
-    let put = api.next().await;
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    leaves_bind_unanswered(&mut api, &mut hanging).await;
     binds += 1;
-    hanging.push(put.respond);
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
-    hanging.push(read.respond);
     assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
     let t = Instant::now();
     api.is_quiet().await;
@@ -197,13 +184,10 @@ async fn binds_without_an_answer_are_checked_then_retried_with_growing_delays_an
     // 4. the server answers again: the read, then the binding from it: bound, one success event
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
-    let put = api.next().await;
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    let put = api.binds_shoot().await;
     binds += 1;
     put.reply(server_shoot("6", Some("seed-1")));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
     api.is_quiet().await;
     assert_eq!(binds, 3, "two unanswered binds and the one that succeeded");
@@ -235,15 +219,8 @@ async fn answer_reports(
                     let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
                     call.reply(body);
                 } else {
-                    assert_eq!(
-                        (call.method.as_str(), call.path.as_str()),
-                        ("PATCH", format!("{SHOOT_PATH}/status").as_str())
-                    );
                     status += 1;
-                    let mut seen = observed_shoot();
-                    seen.status = serde_json::from_value(call.body["status"].clone()).unwrap();
-                    shared.lock().apply_shoot(&seen);
-                    call.reply(server_shoot("6", None));
+                    call.patches_status(shared);
                 }
             }
         }
@@ -379,30 +356,8 @@ async fn an_unschedulable_shoot_publishes_at_most_one_event_per_backoff_step() {
     let mut per_step = Vec::new();
     let mut delays = Vec::new();
     for _ in 0..5 {
-        let mut attempt = spawn_attempt(&shared);
-        let (mut events, mut status) = (Vec::new(), 0);
-        let mut result = None;
-        let result = loop {
-            tokio::select! {
-                r = &mut attempt, if result.is_none() => result = Some(r.unwrap()),
-                _ = shared.reporter.flush(Duration::from_secs(3600)), if result.is_some() => break result.unwrap(),
-                call = api.next() => {
-                    if call.path.contains("/events") {
-                        events.push(format!("{} {}", call.method, call.path));
-                        let body = if call.method == "POST" { call.body.clone() } else { json!({}) };
-                        call.reply(body);
-                    } else {
-                        assert_eq!((call.method.as_str(), call.path.as_str()), ("PATCH", format!("{SHOOT_PATH}/status").as_str()));
-                        status += 1;
-                        // as the watch would bring it back
-                        let mut seen = observed_shoot();
-                        seen.status = serde_json::from_value(call.body["status"].clone()).unwrap();
-                        shared.lock().apply_shoot(&seen);
-                        call.reply(server_shoot("6", None));
-                    }
-                }
-            }
-        };
+        let attempt = spawn_attempt(&shared);
+        let (result, events, status) = answer_reports(&shared, attempt, &mut api).await;
         assert_eq!(result, Attempt::Unschedulable);
         let t = Instant::now();
         api.is_quiet().await;
@@ -500,11 +455,7 @@ async fn no_binding_is_sent_after_the_lease_is_taken_over_mid_bind() {
     let (shared, stop) = elected(&mut api, client).await;
     let attempt = spawn_attempt(&shared);
     // the bind reads the shoot; the answer is held back
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let read = api.reads_shoot().await;
     // meanwhile the next renewal finds another holder
     let renew = api.next().await;
     assert_eq!(renew.path, LEASE_PATH);
@@ -528,11 +479,7 @@ async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
     let (client, mut api) = mock_api();
     let (shared, stop) = elected(&mut api, client).await;
     let attempt = spawn_attempt(&shared);
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let read = api.reads_shoot().await;
     let elected_at = Instant::now();
     // renewals fail for longer than renewDeadline (3 s)
     only_lease_reads_for(&mut api, Duration::from_millis(3500), None).await;
@@ -546,27 +493,27 @@ async fn no_binding_is_sent_once_renewals_fail_past_the_renew_deadline() {
     let _ = stop.send(true);
 }
 
-#[tokio::test]
-async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blocks_readiness() {
-    let (logs, _guard) = Logs::capture();
-    let (client, mut api) = mock_api();
+/// A controller without leader election or streaming lists, its seed feed running.
+fn seed_feed(client: Connection) -> (Arc<Shared>, tokio::task::JoinHandle<()>) {
     let shared = controller_from(
         client,
         "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false}}\n",
     );
     let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
+    (shared, feed)
+}
+
+#[tokio::test]
+async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blocks_readiness() {
+    let (logs, _guard) = Logs::capture();
+    let (client, mut api) = mock_api();
+    let (shared, feed) = seed_feed(client);
     for _ in 0..2 {
         let list = api.next().await;
         assert_eq!(list.path, "/apis/core.gardener.cloud/v1beta1/seeds");
         let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Forbidden", "code": 403,
             "message": "seeds.core.gardener.cloud is forbidden: User \"system:serviceaccount:garden:gardener-scheduler\" cannot list resource \"seeds\" in API group \"core.gardener.cloud\" at the cluster scope"});
-        list.respond.send_response(
-            Response::builder()
-                .status(403)
-                .header("content-type", "application/json")
-                .body(Body::from(serde_json::to_vec(&status).unwrap()))
-                .unwrap(),
-        );
+        list.respond.send_response(json_response(403, &status));
     }
     assert!(!shared.is_synced(WatchedKind::Seed), "not treated as empty");
     assert!(shared.unsynced().contains(&WatchedKind::Seed.as_str()));
@@ -587,11 +534,7 @@ async fn a_forbidden_list_of_a_needed_kind_is_logged_with_the_permission_and_blo
 async fn an_unreachable_server_is_asked_ever_less_often_and_reported_once() {
     let (logs, _guard) = Logs::capture();
     let (client, mut api) = mock_api();
-    let shared = controller_from(
-        client,
-        "leaderElection: {leaderElect: false}\nschedulers: {shoot: {streamingLists: false}}\n",
-    );
-    let feed = tokio::spawn(watch::run_seed_feed_for_tests(shared.clone()));
+    let (_shared, feed) = seed_feed(client);
     let start = Instant::now();
     let mut lists = 0;
     // every list fails without an answer for two minutes

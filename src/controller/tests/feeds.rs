@@ -12,35 +12,8 @@ use tower_test::mock::SendResponse;
 
 const GROUP: &str = "/apis/core.gardener.cloud/v1beta1";
 
-fn shoot_json(name: &str, rv: &str, seed: Option<&str>) -> Value {
-    let mut b = ShootBuilder::new("garden-a", name);
-    if let Some(s) = seed {
-        b = b.seed(s);
-    }
-    let mut s = b.build();
-    s.metadata.resource_version = Some(rv.into());
-    let mut v = serde_json::to_value(s).unwrap();
-    v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
-    v["kind"] = json!("Shoot");
-    v
-}
-
 fn list(kind: &str, rv: &str, items: Vec<Value>) -> Response<Body> {
     ok(list_of(kind, rv, items))
-}
-
-/// A watch response carrying `events`, after which the server closes the stream.
-fn watch_events(events: &[(&str, Value)]) -> Response<Body> {
-    let mut body = Vec::new();
-    for (t, object) in events {
-        serde_json::to_writer(&mut body, &json!({"type": t, "object": object})).unwrap();
-        body.push(b'\n');
-    }
-    Response::builder()
-        .status(200)
-        .header("content-type", "application/json")
-        .body(Body::from(body))
-        .unwrap()
 }
 
 fn resource_version(query: &str) -> String {

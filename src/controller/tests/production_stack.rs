@@ -22,18 +22,11 @@ async fn a_committed_bind_answered_502_is_read_back_and_counts_as_scheduled() {
     let shared = controller(client);
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
-    let put = api.next().await;
-    assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+    let put = api.binds_shoot().await;
     put.fail(502, "BadGateway");
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let read = api.reads_shoot().await;
     read.reply(server_shoot("6", Some("seed-1")));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
     api.is_quiet().await;
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
@@ -58,31 +51,20 @@ async fn the_read_after_a_502_is_sent_again_when_the_connection_breaks() {
     let attempt = spawn_attempt(&shared);
     api.returns_shoot("5", None).await;
     api.next().await.fail(502, "BadGateway");
-    let read = api.next().await;
-    assert_eq!(
-        (read.method.as_str(), read.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let read = api.reads_shoot().await;
     read.drop_connection();
-    let again = api.next().await;
-    assert_eq!(
-        (again.method.as_str(), again.path.as_str()),
-        ("GET", SHOOT_PATH)
-    );
+    let again = api.reads_shoot().await;
     again.reply(server_shoot("6", Some("seed-1")));
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(attempt.await.unwrap(), Attempt::Scheduled("seed-1".into()));
     assert_eq!(attempts(&shared, "scheduled"), 1);
     assert_eq!(attempts(&shared, "error"), 0);
     api.is_quiet().await;
 }
 
-/// A bind answered 502 whose read fails on every try: not an error; what the next attempt's
-/// read shows settles it (bound: the success event and a scheduled attempt).
-#[tokio::test(start_paused = true)]
-async fn an_unsettled_bind_is_settled_by_the_next_read_with_its_success_event() {
+/// A controller whose bind was answered 502 and whose reads of the shoot after it got no answer
+/// on any try: the attempt ended unsettled.
+async fn unsettled_bind() -> (Arc<Shared>, ApiServer) {
     let (client, mut api) = mock_api();
     let shared = controller(client);
     let attempt = spawn_attempt(&shared);
@@ -92,6 +74,14 @@ async fn an_unsettled_bind_is_settled_by_the_next_read_with_its_success_event() 
         api.drops_connection().await;
     }
     assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
+    (shared, api)
+}
+
+/// A bind answered 502 whose read fails on every try: not an error; what the next attempt's
+/// read shows settles it (bound: the success event and a scheduled attempt).
+#[tokio::test(start_paused = true)]
+async fn an_unsettled_bind_is_settled_by_the_next_read_with_its_success_event() {
+    let (shared, mut api) = unsettled_bind().await;
     assert_eq!(attempts(&shared, "error"), 0);
     assert_eq!(shared.lock().snapshot.usage().shoots_on("seed-1"), 1);
     // the next attempt reads first: the bind was applied
@@ -119,15 +109,7 @@ async fn an_unsettled_bind_is_settled_by_the_next_read_with_its_success_event() 
 /// The same, settled by the watch: the shoot shown on the seed is the success.
 #[tokio::test(start_paused = true)]
 async fn an_unsettled_bind_is_settled_by_what_the_watch_shows() {
-    let (client, mut api) = mock_api();
-    let shared = controller(client);
-    let attempt = spawn_attempt(&shared);
-    api.returns_shoot("5", None).await;
-    api.next().await.fail(502, "BadGateway");
-    for _ in 0..crate::controller::attempt::SETTLE_TRIES {
-        api.drops_connection().await;
-    }
-    assert_eq!(attempt.await.unwrap(), Attempt::Unsettled);
+    let (shared, mut api) = unsettled_bind().await;
     // an older, pending version first: nothing is said
     crate::controller::attempt::settled_by_seen(&shared, "garden-a/s1", Some(None), false);
     api.is_quiet().await;
@@ -137,9 +119,7 @@ async fn an_unsettled_bind_is_settled_by_what_the_watch_shows() {
         Some(Some("seed-1")),
         false,
     );
-    let event = api.next().await;
-    assert_eq!(event.body["reason"], "SchedulingSuccessful");
-    event.echo();
+    api.accepts_success_event().await;
     assert_eq!(
         (attempts(&shared, "scheduled"), attempts(&shared, "error")),
         (1, 0)
@@ -295,28 +275,23 @@ async fn writes_are_fenced_when_sent_not_when_queued() {
     let events: kube::Api<crate::api::Shoot> = kube::Api::namespaced(client, "garden-a");
     let patch = json!({"metadata": {"labels": {"a": "b"}}});
     let pp = kube::api::PatchParams::default();
-
-    // the first write takes the one token and is answered
-    let first = {
+    // a label patch of the shoot, as its own task
+    let write = || {
         let (events, patch, pp) = (events.clone(), patch.clone(), pp.clone());
-        tokio::spawn(async move {
+        async move {
             events
                 .patch("s1", &pp, &kube::api::Patch::Merge(&patch))
                 .await
-        })
+        }
     };
+
+    // the first write takes the one token and is answered
+    let first = tokio::spawn(write());
     api.next().await.reply(server_shoot("6", None));
     first.await.unwrap().unwrap();
 
     // the second waits a second for a token; meanwhile the lease is lost
-    let second = {
-        let (events, patch, pp) = (events.clone(), patch.clone(), pp.clone());
-        tokio::spawn(async move {
-            events
-                .patch("s1", &pp, &kube::api::Patch::Merge(&patch))
-                .await
-        })
-    };
+    let second = tokio::spawn(write());
     tokio::time::sleep(Duration::from_millis(100)).await;
     tx.send(None).unwrap();
     let err = second.await.unwrap().unwrap_err();
@@ -327,11 +302,7 @@ async fn writes_are_fenced_when_sent_not_when_queued() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let renewed = Instant::now();
     tx.send(Some(renewed)).unwrap();
-    let third = tokio::spawn(async move {
-        events
-            .patch("s1", &pp, &kube::api::Patch::Merge(&patch))
-            .await
-    });
+    let third = tokio::spawn(write());
     let (_req, _hold) = api.next_request().await.unwrap();
     let err = third.await.unwrap().unwrap_err();
     assert!(err.to_string().contains("lease could have passed"), "{err}");
@@ -444,6 +415,9 @@ async fn answer_lease(
 }
 
 type StreamBody = crate::controller::client::stack::BoxBody;
+/// The mock server's side, answering with [`StreamBody`].
+type StreamServer =
+    tower_test::mock::Handle<http::Request<kube::client::Body>, http::Response<StreamBody>>;
 
 fn body_of(v: &Value) -> StreamBody {
     use http_body_util::BodyExt;
@@ -474,15 +448,21 @@ fn silent() -> http::Response<StreamBody> {
         .unwrap()
 }
 
+/// A controller without objects, every feed running against a mock server whose answers stream.
+fn every_feed() -> (Arc<Shared>, StreamServer, Vec<tokio::task::JoinHandle<()>>) {
+    let (svc, handle) =
+        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
+    let shared = controller_without_objects(Connection::mock(svc));
+    let feeds = watch::spawn_all(&shared);
+    (shared, handle, feeds)
+}
+
 /// A shoot watch that goes silent (black-holed: headers, then nothing) is dropped after 40 s
 /// and the kind listed again, which brings the shoot created meanwhile; a feed that stays
 /// silent for over 60 s makes `/readyz` fail and shows in the metric.
 #[tokio::test(start_paused = true)]
 async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
-    let (svc, mut handle) =
-        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
-    let shared = controller_without_objects(Connection::mock(svc));
-    let _feeds = watch::spawn_all(&shared);
+    let (shared, mut handle, _feeds) = every_feed();
     let start = Instant::now();
     let group = "/apis/core.gardener.cloud/v1beta1";
     let mut shoot_lists = Vec::new();
@@ -570,10 +550,7 @@ async fn a_black_holed_watch_is_noticed_listed_again_and_shown() {
 /// or after.
 #[tokio::test(start_paused = true)]
 async fn a_relist_longer_than_the_watch_silence_completes_once() {
-    let (svc, mut handle) =
-        tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<StreamBody>>();
-    let shared = controller_without_objects(Connection::mock(svc));
-    let _feeds = watch::spawn_all(&shared);
+    let (shared, mut handle, _feeds) = every_feed();
     let start = Instant::now();
     let group = "/apis/core.gardener.cloud/v1beta1";
     let shoot = |name: &str| {

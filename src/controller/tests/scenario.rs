@@ -139,6 +139,31 @@ impl ApiServer {
         (body, patch)
     }
 
+    /// The next request, which must be a read of `garden-a/s1`; not yet answered.
+    pub(super) async fn reads_shoot(&mut self) -> Call {
+        let read = self.next().await;
+        assert_eq!(
+            (read.method.as_str(), read.path.as_str()),
+            ("GET", SHOOT_PATH)
+        );
+        read
+    }
+
+    /// The next request, which must be sent to the binding subresource of `garden-a/s1`; not
+    /// yet answered.
+    pub(super) async fn binds_shoot(&mut self) -> Call {
+        let put = self.next().await;
+        assert_eq!(put.path, format!("{SHOOT_PATH}/binding"));
+        put
+    }
+
+    /// Answers the next request, which must be the `SchedulingSuccessful` event, as created.
+    pub(super) async fn accepts_success_event(&mut self) {
+        let event = self.next().await;
+        assert_eq!(event.body["reason"], "SchedulingSuccessful");
+        event.echo();
+    }
+
     /// The next request that is not a watch, as (method, path, responder); watches are kept
     /// open in `watches`, never answered. `None` once the client is gone.
     pub(super) async fn next_but_watches(
@@ -189,6 +214,19 @@ impl Call {
     pub(super) fn echo(self) {
         let body = self.body.clone();
         self.reply(body);
+    }
+
+    /// Answers a `status.lastOperation` patch of `garden-a/s1`, brought back into the
+    /// controller's state as the watch would bring it.
+    pub(super) fn patches_status(self, shared: &Shared) {
+        assert_eq!(
+            (self.method.as_str(), self.path.as_str()),
+            ("PATCH", format!("{SHOOT_PATH}/status").as_str())
+        );
+        let mut seen = observed_shoot();
+        seen.status = serde_json::from_value(self.body["status"].clone()).unwrap();
+        shared.lock().apply_shoot(&seen);
+        self.reply(server_shoot("6", None));
     }
 
     /// Answers with an API error.
@@ -329,4 +367,54 @@ pub(super) fn first_list(path: &str, shoots: Vec<Value>) -> Value {
         }
         _ => list_of("Object", "10", vec![]),
     }
+}
+
+/// `garden-a/<name>` at `rv`, on `seed` if given, as the server sends it.
+pub(super) fn shoot_json(name: &str, rv: &str, seed: Option<&str>) -> Value {
+    let mut b = ShootBuilder::new("garden-a", name);
+    if let Some(s) = seed {
+        b = b.seed(s);
+    }
+    let mut s = b.build();
+    s.metadata.resource_version = Some(rv.into());
+    let mut v = serde_json::to_value(s).unwrap();
+    v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
+    v["kind"] = json!("Shoot");
+    v
+}
+
+/// A watch response carrying `events`, after which the server closes the stream.
+pub(super) fn watch_events(events: &[(&str, Value)]) -> Response<Body> {
+    let mut body = Vec::new();
+    for (t, object) in events {
+        serde_json::to_writer(&mut body, &json!({"type": t, "object": object})).unwrap();
+        body.push(b'\n');
+    }
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .body(Body::from(body))
+        .unwrap()
+}
+
+/// Binds [`observed_shoot`] to `seed-1` in the background, as the leader.
+pub(super) fn spawn_bind(
+    connection: Connection,
+    mode: crate::config::BindingMode,
+) -> tokio::task::JoinHandle<Result<String, crate::controller::BindError>> {
+    let shoot = observed_shoot();
+    let client = connection.client();
+    tokio::spawn(async move {
+        crate::controller::bind(
+            &client,
+            mode,
+            &shoot,
+            None,
+            "seed-1",
+            None,
+            crate::controller::REQUEST_TIMEOUT,
+            &crate::controller::Leadership::always(),
+        )
+        .await
+    })
 }

@@ -184,6 +184,38 @@ fn failure_with(code: u16, reason: &str) -> Response<Body> {
     failure(code, reason)
 }
 
+/// Runs the controller of [`storm_controller`] (`slots` on its seed) against a server answering
+/// binds with `failure`, until [`WINDOW`] has passed or the server has seen `bound` requests,
+/// then stops both. Returns the controller and what the server saw.
+async fn run_storm(
+    client: Connection,
+    api: ApiServer,
+    failure: Failure,
+    start: Instant,
+    bound: usize,
+    slots: &str,
+) -> (Arc<Shared>, Arc<std::sync::Mutex<Seen>>) {
+    let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
+    let (shared, workers) = storm_controller(client, slots);
+    let server = tokio::spawn(serve(
+        api,
+        failure,
+        start,
+        bound,
+        seen.clone(),
+        shared.clone(),
+    ));
+    tokio::select! {
+        _ = tokio::time::sleep(WINDOW) => {}
+        _ = async { while !server.is_finished() { tokio::time::sleep(Duration::from_millis(100)).await } } => {}
+    }
+    for w in &workers {
+        w.abort();
+    }
+    server.abort();
+    (shared, seen)
+}
+
 /// Runs `SHOOTS` shoots against `failure` for [`WINDOW`] and checks the load against the retry
 /// schedule: `per_attempt` requests per attempt, `immediate_first` for conflicts.
 async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
@@ -197,25 +229,8 @@ async fn storm(failure: Failure, per_attempt: usize, immediate_first: bool) {
     let reported = !matches!(failure, Failure::Code(409, _) | Failure::Timeout);
     let per_shoot = attempts * (per_attempt + usize::from(reported)) + usize::from(reported);
     let bound = SHOOTS * per_shoot;
-    let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
-    let (shared, workers) = storm_controller(client, "100");
-    let server = tokio::spawn(serve(
-        api,
-        failure,
-        start,
-        bound,
-        seen.clone(),
-        shared.clone(),
-    ));
-    tokio::select! {
-        _ = tokio::time::sleep(WINDOW) => {}
-        _ = async { while !server.is_finished() { tokio::time::sleep(Duration::from_millis(100)).await } } => {}
-    }
+    let (shared, seen) = run_storm(client, api, failure, start, bound, "100").await;
     let elapsed = start.elapsed();
-    for w in &workers {
-        w.abort();
-    }
-    server.abort();
     let seen = seen.lock().unwrap();
     let total = seen.all.len();
     assert!(
@@ -495,24 +510,8 @@ async fn forbidden_binds_competing_for_one_slot_stay_within_their_schedules() {
     let binds = SHOOTS * attempts;
     let refusals = SHOOTS * unschedulable_attempts(WINDOW) + binds;
     let bound = binds * 2 + refusals * 2;
-    let seen = Arc::new(std::sync::Mutex::new(Seen::default()));
-    let (shared, workers) = storm_controller(client, "1");
-    let server = tokio::spawn(serve(
-        api,
-        Failure::Code(403, "Forbidden"),
-        start,
-        bound,
-        seen.clone(),
-        shared.clone(),
-    ));
-    tokio::select! {
-        _ = tokio::time::sleep(WINDOW) => {}
-        _ = async { while !server.is_finished() { tokio::time::sleep(Duration::from_millis(100)).await } } => {}
-    }
-    for w in &workers {
-        w.abort();
-    }
-    server.abort();
+    let forbidden = Failure::Code(403, "Forbidden");
+    let (shared, seen) = run_storm(client, api, forbidden, start, bound, "1").await;
     let seen = seen.lock().unwrap();
     let total = seen.all.len();
     assert!(

@@ -11,33 +11,6 @@ use serde_json::{Value, json};
 
 const SHOOTS: &str = "/apis/core.gardener.cloud/v1beta1/shoots";
 
-fn shoot(name: &str, rv: &str, seed: Option<&str>) -> Value {
-    let mut b = ShootBuilder::new("garden-a", name);
-    if let Some(s) = seed {
-        b = b.seed(s);
-    }
-    let mut s = b.build();
-    s.metadata.resource_version = Some(rv.into());
-    let mut v = serde_json::to_value(s).unwrap();
-    v["apiVersion"] = json!("core.gardener.cloud/v1beta1");
-    v["kind"] = json!("Shoot");
-    v
-}
-
-/// A watch answer carrying `events` (type, object), after which the server closes the stream.
-fn events(events: &[(&str, Value)]) -> Response<Body> {
-    let mut body = Vec::new();
-    for (t, object) in events {
-        serde_json::to_writer(&mut body, &json!({"type": t, "object": object})).unwrap();
-        body.push(b'\n');
-    }
-    Response::builder()
-        .status(200)
-        .header("content-type", "application/json")
-        .body(Body::from(body))
-        .unwrap()
-}
-
 /// The bookmark that ends a streamed state at `rv`.
 fn end_of_state(rv: &str) -> (&'static str, Value) {
     (
@@ -94,36 +67,38 @@ async fn a_whole_page_then_gone(
     page: Call,
     rv: &str,
 ) -> Call {
-    page.reply(list_of("Shoot", rv, vec![shoot("s1", "9", None)]));
+    page.reply(list_of("Shoot", rv, vec![shoot_json("s1", "9", None)]));
     let watch = api.next().await;
     assert!(shared.is_synced(WatchedKind::Shoot));
     assert!(is_watch_from(&watch, rv), "{}", watch.query);
-    watch.respond.send_response(events(&[gone()]));
+    watch.respond.send_response(watch_events(&[gone()]));
     api.next().await
 }
 
-fn streaming_controller(client: Connection) -> Arc<Shared> {
+/// A controller without leader election, listing as it does by default, its shoot feed running.
+fn shoot_feed(client: Connection) -> (Arc<Shared>, tokio::task::JoinHandle<()>) {
     let c = Controller::new(
         load_str("leaderElection: {leaderElect: false}\n").unwrap(),
         client,
     )
     .unwrap();
-    Arc::clone(c.shared())
+    let shared = Arc::clone(c.shared());
+    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    (shared, feed)
 }
 
 #[tokio::test]
 async fn a_streamed_list_counts_only_once_its_end_marker_arrives() {
     let (client, mut api) = mock_api();
-    let shared = streaming_controller(client);
-    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    let (shared, feed) = shoot_feed(client);
 
     // a stream that ends before its marker: what it brought is not the whole state
     let first = api.next().await;
     assert_eq!(first.path, SHOOTS);
     assert!(is_streaming_list(&first), "{}", first.query);
-    first.respond.send_response(events(&[
-        ("ADDED", shoot("s1", "11", None)),
-        ("ADDED", shoot("s2", "12", Some("seed-1"))),
+    first.respond.send_response(watch_events(&[
+        ("ADDED", shoot_json("s1", "11", None)),
+        ("ADDED", shoot_json("s2", "12", Some("seed-1"))),
     ]));
     let second = api.next().await;
     assert!(
@@ -132,9 +107,9 @@ async fn a_streamed_list_counts_only_once_its_end_marker_arrives() {
     );
     assert!(is_streaming_list(&second), "{}", second.query);
     // the next stream is complete: s2 is gone, s3 is new
-    second.respond.send_response(events(&[
-        ("ADDED", shoot("s1", "11", None)),
-        ("ADDED", shoot("s3", "13", None)),
+    second.respond.send_response(watch_events(&[
+        ("ADDED", shoot_json("s1", "11", None)),
+        ("ADDED", shoot_json("s3", "13", None)),
         end_of_state("20"),
     ]));
     let third = api.next().await;
@@ -152,8 +127,7 @@ async fn a_streamed_list_counts_only_once_its_end_marker_arrives() {
 #[tokio::test]
 async fn a_server_that_refuses_streaming_lists_is_listed_in_pages_from_then_on() {
     let (client, mut api) = mock_api();
-    let shared = streaming_controller(client);
-    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    let (shared, feed) = shoot_feed(client);
 
     let first = api.next().await;
     assert!(is_streaming_list(&first), "{}", first.query);
@@ -165,7 +139,7 @@ async fn a_server_that_refuses_streaming_lists_is_listed_in_pages_from_then_on()
     assert!(is_page(&again), "{}", again.query);
     // counted once the server answers the first page
     assert_eq!(lists(&shared, "paged"), 1);
-    again.reply(list_of("Shoot", "12", vec![shoot("s1", "9", None)]));
+    again.reply(list_of("Shoot", "12", vec![shoot_json("s1", "9", None)]));
     let watch = api.next().await;
     assert!(is_watch_from(&watch, "12"), "{}", watch.query);
     assert_eq!(lists(&shared, "paged"), 2);
@@ -178,14 +152,13 @@ async fn a_server_that_refuses_streaming_lists_is_listed_in_pages_from_then_on()
 async fn two_streams_ended_before_their_marker_make_the_next_list_paged_and_the_one_after_streamed()
 {
     let (client, mut api) = mock_api();
-    let shared = streaming_controller(client);
-    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    let (shared, feed) = shoot_feed(client);
 
     for _ in 0..2 {
         let call = api.next().await;
         assert!(is_streaming_list(&call), "{}", call.query);
         call.respond
-            .send_response(events(&[("ADDED", shoot("s1", "11", None))]));
+            .send_response(watch_events(&[("ADDED", shoot_json("s1", "11", None))]));
     }
     let page = api.next().await;
     assert!(!shared.is_synced(WatchedKind::Shoot));
@@ -199,7 +172,9 @@ async fn two_streams_ended_before_their_marker_make_the_next_list_paged_and_the_
     // a list is counted once the server has answered its request
     assert_eq!(lists(&shared, "streaming"), 2);
     assert_eq!(lists(&shared, "paged"), 1);
-    relist.respond.send_response(events(&[end_of_state("30")]));
+    relist
+        .respond
+        .send_response(watch_events(&[end_of_state("30")]));
     let watch = api.next().await;
     assert!(is_watch_from(&watch, "30"), "{}", watch.query);
     assert_eq!(lists(&shared, "streaming"), 3);
@@ -210,19 +185,19 @@ async fn two_streams_ended_before_their_marker_make_the_next_list_paged_and_the_
 #[tokio::test]
 async fn a_410_in_the_middle_of_a_stream_lists_again_from_scratch() {
     let (client, mut api) = mock_api();
-    let shared = streaming_controller(client);
-    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    let (shared, feed) = shoot_feed(client);
 
     let first = api.next().await;
     assert!(is_streaming_list(&first), "{}", first.query);
-    first
-        .respond
-        .send_response(events(&[("ADDED", shoot("s1", "11", None)), gone()]));
+    first.respond.send_response(watch_events(&[
+        ("ADDED", shoot_json("s1", "11", None)),
+        gone(),
+    ]));
     let second = api.next().await;
     assert!(!shared.is_synced(WatchedKind::Shoot), "synced on a 410");
     assert!(is_streaming_list(&second), "{}", second.query);
-    second.respond.send_response(events(&[
-        ("ADDED", shoot("s2", "12", None)),
+    second.respond.send_response(watch_events(&[
+        ("ADDED", shoot_json("s2", "12", None)),
         end_of_state("20"),
     ]));
     let watch = api.next().await;
@@ -241,8 +216,7 @@ async fn a_410_in_the_middle_of_a_stream_lists_again_from_scratch() {
 async fn a_stream_answered_429_while_the_server_starts_is_listed_in_pages_at_once_and_streamed_next_time()
  {
     let (client, mut api) = mock_api();
-    let shared = streaming_controller(client);
-    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    let (shared, feed) = shoot_feed(client);
 
     let first = api.next().await;
     assert!(is_streaming_list(&first), "{}", first.query);
@@ -289,8 +263,7 @@ async fn a_stream_of_bookmarks_without_the_end_marker_is_given_up_and_listed_in_
         http::Request<Body>,
         Response<crate::controller::client::stack::BoxBody>,
     >();
-    let shared = streaming_controller(Connection::mock(svc));
-    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    let (shared, feed) = shoot_feed(Connection::mock(svc));
 
     let (req, respond) = handle.next_request().await.unwrap();
     let query = req.uri().query().unwrap_or_default().to_string();
@@ -319,14 +292,14 @@ async fn a_stream_of_bookmarks_without_the_end_marker_is_given_up_and_listed_in_
 #[tokio::test]
 async fn a_stream_of_unreadable_events_is_given_up_at_its_bound_and_listed_in_pages() {
     let (client, mut api) = mock_api();
-    let shared = streaming_controller(client);
-    let feed = tokio::spawn(watch::run_shoot_feed_for_tests(shared.clone()));
+    let (_shared, feed) = shoot_feed(client);
 
     let first = api.next().await;
     assert!(is_streaming_list(&first), "{}", first.query);
     let mut body = Vec::new();
     body.extend_from_slice(
-        &serde_json::to_vec(&json!({"type": "ADDED", "object": shoot("s1", "11", None)})).unwrap(),
+        &serde_json::to_vec(&json!({"type": "ADDED", "object": shoot_json("s1", "11", None)}))
+            .unwrap(),
     );
     body.push(b'\n');
     for _ in 0..crate::controller::feed::stream_limits::STREAM_UNREADABLE {

@@ -12,11 +12,10 @@
 //! | one watch event (one line of the stream) | [`WATCH_EVENT_BYTES`] | etcd stores at most 1.5 MiB per object, and the API server takes at most 3 MiB in one write |
 //! | one object (a read of a named object, the answer to a write) | [`OBJECT_BYTES`] | as a watch event |
 
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use crate::controller::client::stack::body::BoxBody;
+use crate::controller::client::stack::body::{BoxBody, boxed_answers};
 use crate::controller::client::stack::deadline::is_watch;
 use bytes::Bytes;
 use http::{Request, Response};
@@ -159,13 +158,7 @@ where
     S: Service<Request<B>, Response = Response<BoxBody>, Error = BoxError>,
     S::Future: Send + 'static,
 {
-    type Response = Response<BoxBody>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<BoxBody>, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
-    }
+    boxed_answers!();
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let (answer, resource) = classify(req.uri().path(), req.uri().query());

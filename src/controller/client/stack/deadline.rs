@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::controller::client::stack::body::BoxBody;
+use crate::controller::client::stack::body::{BoxBody, boxed_answers};
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body::{Body as HttpBody, Frame, SizeHint};
@@ -198,13 +198,7 @@ where
     S: Service<Request<B>, Response = Response<BoxBody>, Error = BoxError>,
     S::Future: Send + 'static,
 {
-    type Response = Response<BoxBody>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<BoxBody>, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
-    }
+    boxed_answers!();
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
         let watch = is_watch(req.uri().query());
@@ -422,16 +416,7 @@ mod tests {
         activity.register("/apis/g/v1/shoots");
         let (mut svc, mut handle) = layered(activity.clone());
         for (silent_for, ends, recorded) in [(33, false, 1), (5, false, 0), (33, true, 0)] {
-            let call = tokio::spawn(
-                svc.ready()
-                    .await
-                    .unwrap()
-                    .call(get("/apis/g/v1/shoots?watch=true&timeoutSeconds=30")),
-            );
-            let (_req, respond) = handle.next_request().await.unwrap();
-            let (tx, body) = channel_body();
-            respond.send_response(Response::new(body));
-            let mut body = call.await.unwrap().unwrap().into_body();
+            let (tx, mut body) = watch(&mut svc, &mut handle, false).await;
             if ends {
                 drop(tx);
                 assert!(body.frame().await.is_none());

@@ -6,12 +6,9 @@
 //! into its answer's `details.retryAfterSeconds` for them. The layer is the outermost, so each
 //! try waits for the rate limit, is counted and has its own deadline.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::controller::client::stack::body::BoxBody;
+use crate::controller::client::stack::body::{BoxBody, boxed_answers};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::BodyExt;
 use kube::client::Body;
@@ -138,13 +135,7 @@ where
         + 'static,
     S::Future: Send + 'static,
 {
-    type Response = Response<BoxBody>;
-    type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<BoxBody>, BoxError>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx)
-    }
+    boxed_answers!();
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         if !(self.retry_reads && is_plain_read(&req)) {

@@ -1,4 +1,4 @@
-//! Reports the API server turns away for now: an event answered 429 or 5xx is sent again after
+//! Events the API server turns away for now: an event answered 429 or 5xx is sent again after
 //! the server's `Retry-After`, within a bounded number of tries, and one that still fails is
 //! dropped and counted in `gardener_scheduler_events_dropped_total`.
 

@@ -11,8 +11,6 @@ use std::sync::Arc;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
-use super::{Landscape, snapshot_of};
-
 mod record;
 mod text;
 #[cfg(test)]
@@ -21,6 +19,7 @@ use crate::api::{Gates, Shoot, object_key};
 use crate::profile::Profile;
 use crate::regions::Regions;
 use crate::schedule::{Decision, FitError, Rejection, every_rejection, schedule};
+use crate::simulate::{Landscape, snapshot_of};
 pub use text::render_explanation;
 
 /// What `explain` found for one shoot.

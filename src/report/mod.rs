@@ -19,8 +19,8 @@ use std::collections::BTreeMap;
 use askama::Template;
 use chrono::{DateTime, SecondsFormat, Utc};
 
-use super::output::{fmt_num, title};
-use super::{Blocked, Move, Plan, SeedLoad, Timing};
+use crate::plan::output::{fmt_num, title};
+use crate::plan::{Blocked, Move, Plan, SeedLoad, Timing};
 
 pub use explanation::render_explanation;
 pub use simulation::{render_comparison, render_simulation};
@@ -245,7 +245,7 @@ pub fn render(plan: &Plan) -> Result<String, Error> {
         plan,
         cards: cards(plan),
         seeds: seed_groups(&plan.seeds),
-        moves: super::by_start(&plan.moves),
+        moves: crate::plan::by_start(&plan.moves),
         blocked: BlockedSection::new(
             "Cannot move",
             "Every shoot in scope can move.",

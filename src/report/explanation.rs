@@ -5,7 +5,7 @@
 use askama::Template;
 
 use super::Error;
-use crate::simulate::{Explanation, SeedVerdict};
+use crate::explain::{Explanation, SeedVerdict};
 
 /// Bars drawn at most; the rest are counted (`-o json` lists every one).
 const MAX_BARS: usize = 20;
@@ -219,7 +219,7 @@ mod tests {
         }
         l.shoots
             .push(ShootBuilder::new("garden-dev", "web").seed(own).build());
-        crate::simulate::explain(
+        crate::explain::explain(
             &l,
             "garden-dev/web",
             &Profile::upstream_default(),
