@@ -183,7 +183,7 @@ One decision pipeline runs every decision, in two modes over the same stages in 
 | --- | --- | --- |
 | provider types and (provider, region) groups | each seed's ids, the positions of each group and provider type | rebuilt when a seed comes or goes |
 | capacity and usage | usage per seed and per demand class, allocatable amounts per resource | a seed's usage when one of its shoots changes |
-| priced usage | per seed and resource, for each `ResourceFit` configuration in use | computed when a configuration first asks, then with the usage |
+| priced usage (`ResourceFit`'s `UsageColumn`, declared in its file) | per seed and resource, for each `ResourceFit` configuration in use | computed when a configuration first asks, then with the usage |
 | seed selectors | the match of every CloudProfile's; of the 16 shoot selectors asked for lately | the shoots' computed for every seed when a decision evaluates every seed |
 | declared bits (`SeedBit`) | one word per seed: usable, no emergency stop, untainted, three zones, zones not enforced, no zone preference, network defaults plain IPv4 | built when a decision first reads one, or with the landscape (`SeedColumns::build_declared`, as this bench does) |
 | declared indexes (`SeedIndex`) | the seeds by zone, by default domain, by access restriction offered | the same; mended for a seed changed in place |

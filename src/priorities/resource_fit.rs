@@ -13,6 +13,9 @@ use crate::field_error::FieldError;
 use crate::snapshot::{DemandClass, Snapshot};
 
 mod args;
+mod priced;
+
+use priced::PricedUsage;
 
 use super::framework::{Detail, Details, MAX_SCORE, Priority};
 
@@ -212,7 +215,7 @@ impl ResourceFit {
         let n = self.names.len();
         let cols = snap.columns();
         // Kept in the columns per seed as usage changes, not priced per decision.
-        let priced_usage = cols.priced_usage(&priced, n);
+        let priced_usage = cols.derived(PricedUsage { n, prices: priced });
         // The published resources: (index, column, weight, demand, counts shoots).
         let resources: Vec<_> = self
             .names

@@ -16,6 +16,8 @@ use super::usage::{SeedUsage, Usage};
 use super::{SeedInfo, selector_matches};
 use bits::Bits;
 pub use bits::{Mask, SeedBit};
+use derived::Derived;
+pub use derived::UsageColumn;
 use index::Indexes;
 pub use index::{Index, SeedIndex};
 
@@ -87,28 +89,15 @@ pub struct SeedColumns {
     bits: Bits,
     /// the indexes plugins declared ([`SeedIndex`]) and asked for so far
     indexes: Indexes,
-    /// per pricing of the demand classes asked for so far: per seed, the priced usage
-    priced: Mutex<Vec<Priced>>,
+    /// the numbers plugins derive from each seed's usage ([`UsageColumn`]) asked for so far
+    derived: Mutex<Derived>,
     /// per label selector asked for lately (a CloudProfile's, a shoot's), the least recently
     /// asked first: per seed, whether it matches the seed's labels
     label_selectors: Mutex<Vec<(Selector, Arc<Vec<bool>>)>>,
 }
 
-/// A pricing of the demand classes (what one shoot of each class demands of each of `n`
-/// resources, class by class) and, per seed and resource, what the seed's shoots demand.
-#[derive(Clone, Debug)]
-struct Priced {
-    n: usize,
-    prices: Vec<f64>,
-    /// `seed * n + resource`
-    used: Arc<Vec<f64>>,
-}
-
 /// How many label selectors' matches are kept (the most recently asked for).
 const LABEL_SELECTORS: usize = 32;
-
-/// How many pricings are kept (one per `ResourceFit` configuration in use).
-const PRICINGS: usize = 8;
 
 impl Clone for SeedColumns {
     fn clone(&self) -> Self {
@@ -127,8 +116,8 @@ impl Clone for SeedColumns {
             usage: self.usage.clone(),
             bits: self.bits.clone(),
             indexes: self.indexes.clone(),
-            priced: Mutex::new(
-                self.priced
+            derived: Mutex::new(
+                self.derived
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone(),
@@ -141,25 +130,6 @@ impl Clone for SeedColumns {
             ),
         }
     }
-}
-
-/// A seed's usage priced: per resource, its shoots' demand summed class by class (from -0.0
-/// when it has shoots, as an empty sum; classes without shoots left out). `false` when the seed
-/// has a class the prices do not cover.
-fn price(usage: &SeedUsage, prices: &[f64], n: usize, out: &mut [f64]) -> bool {
-    out.fill(if usage.shoots == 0 { 0.0 } else { -0.0 });
-    if usage.shoots == 0 {
-        return true;
-    }
-    for (class, count) in usage.by_class() {
-        let Some(row) = prices.get(class * n..(class + 1) * n) else {
-            return false;
-        };
-        for (u, p) in out.iter_mut().zip(row) {
-            *u += f64::from(count) * p;
-        }
-    }
-    true
 }
 
 impl SeedColumns {
@@ -245,52 +215,20 @@ impl SeedColumns {
         if let Some(&i) = self.position.get(seed) {
             let i = i as usize;
             self.usage[i] = usage.seed(seed).cloned().unwrap_or_default();
-            let seed_usage = &self.usage[i];
-            let priced = self
-                .priced
+            self.derived
                 .get_mut()
-                .unwrap_or_else(PoisonError::into_inner);
-            priced.retain_mut(|p| {
-                let n = p.n;
-                let used = Arc::make_mut(&mut p.used);
-                price(seed_usage, &p.prices, n, &mut used[i * n..(i + 1) * n])
-            });
+                .unwrap_or_else(PoisonError::into_inner)
+                .refresh(i, &self.usage[i]);
         }
     }
 
-    /// Per seed and resource (`seed * n + resource`), what the seed's shoots demand when one
-    /// shoot of demand class `c` demands `prices[c * n + resource]`: computed for every seed the
-    /// first time these prices are asked for, then kept up to date as usage changes.
-    pub fn priced_usage(&self, prices: &[f64], n: usize) -> Arc<Vec<f64>> {
-        let mut priced = self.priced.lock().unwrap_or_else(PoisonError::into_inner);
-        let same = |p: &Priced| {
-            p.n == n
-                && p.prices.len() == prices.len()
-                && p.prices
-                    .iter()
-                    .zip(prices)
-                    .all(|(a, b)| a.to_bits() == b.to_bits())
-        };
-        if let Some(p) = priced.iter().find(|p| same(p)) {
-            return Arc::clone(&p.used);
-        }
-        let mut used = vec![0.0; self.usage.len() * n];
-        if n > 0 {
-            for (usage, out) in self.usage.iter().zip(used.chunks_mut(n)) {
-                // The prices come from the usage's own classes, which cover every seed's.
-                price(usage, prices, n, out);
-            }
-        }
-        let used = Arc::new(used);
-        if priced.len() >= PRICINGS {
-            priced.remove(0);
-        }
-        priced.push(Priced {
-            n,
-            prices: prices.to_vec(),
-            used: Arc::clone(&used),
-        });
-        used
+    /// The numbers `column` derives from each seed's usage (`seed * width + k`): derived for
+    /// every seed the first time the column is asked for, then kept up to date as usage changes.
+    pub fn derived<C: UsageColumn>(&self, column: C) -> Arc<Vec<f64>> {
+        self.derived
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(column, &self.usage)
     }
 
     pub fn len(&self) -> usize {
@@ -493,6 +431,7 @@ impl Clone for BuildCount {
 }
 
 pub mod bits;
+mod derived;
 pub mod index;
 mod slots;
 
