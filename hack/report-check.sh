@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Renders the example landscape's HTML reports, every page src/report/pages.tsv lists (`plan drain
 # … -o html`, `simulate -o html`, with `--compare` and with `--replay`, `explain -o html` of a
-# pending and of a bound shoot), in headless Chromium and fails unless each screenshot is a
+# pending and of a bound shoot, and the page of a deferral in a freeze window), in headless Chromium and fails unless each screenshot is a
 # non-empty PNG, the rendered DOM has the sections the table names, and the browser logged no
 # console errors. Chromium is required: a missing or failing browser fails the check, it never
 # skips.
@@ -29,6 +29,21 @@ fi
 bin="$("$CARGO" metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/debug/gardener-scheduler"
 now=2026-12-01T12:00:00Z
 pages=src/report/pages.tsv
+# {frozen}: a freeze window around $now, then the built-in profile
+frozen="$out/frozen.yaml"
+cat >"$frozen" <<'EOF'
+apiVersion: scheduler.config.gardener.cloud/v1alpha1
+kind: SchedulerConfiguration
+schedulers:
+  shoot:
+    profiles:
+    - id: release-freeze
+      schedule:
+        between: {start: "2026-11-30T00:00:00Z", end: "2026-12-02T00:00:00Z"}
+      freeze: true
+    - id: default
+      profile: {}
+EOF
 
 # words NAME WORD...: the table's arguments of page NAME for example/landscape/, the words in
 # braces replaced, into the array `args`.
@@ -42,6 +57,7 @@ words() {
     '{pending}') args+=(garden-webshop/pos-jp) ;;
     '{bound}') args+=(garden-webshop/storefront) ;;
     '{config}') ;;
+    '{frozen}') args+=(--config "$frozen") ;;
     '{compare}')
       args+=(--config example/20-componentconfig-weighted.yaml
         --compare example/20-componentconfig-gardener-scheduler.yaml)

@@ -105,15 +105,26 @@ fn config(id: &str) -> String {
     )
 }
 
+/// A configuration whose first profile, named `id`, is a freeze window around the test's now.
+fn frozen_config(id: &str) -> String {
+    format!(
+        "apiVersion: scheduler.config.gardener.cloud/v1alpha1\nkind: SchedulerConfiguration\n\
+         schedulers:\n  shoot:\n    profiles:\n      - id: '{id}'\n        schedule: {{between: \
+         {{start: '2026-11-30T00:00:00Z', end: '2026-12-02T00:00:00Z'}}}}\n        freeze: true\n\
+         \x20     - id: default\n        profile: {{}}\n"
+    )
+}
+
 #[test]
 fn markup_in_names_and_messages_reaches_every_report_as_text() {
     let l = tmp("landscape.yaml", &landscape());
     let old = tmp("old.yaml", &config(&format!("old{SCRIPT}")));
     let new = tmp("new.yaml", &config(&format!("new\"{SCRIPT}")));
+    let frozen = tmp("frozen.yaml", &frozen_config(&format!("frozen\"{SCRIPT}")));
     let pages = pages();
     let names: Vec<&str> = pages.iter().map(|(name, _)| name.as_str()).collect();
     // The pages checked one by one below are all in the table.
-    for name in ["plan", "compare", "explain", "explain-bound"] {
+    for name in ["plan", "compare", "explain", "explain-bound", "deferred"] {
         assert!(names.contains(&name), "{name} is not in {PAGES}: {names:?}");
     }
     for (name, words) in &pages {
@@ -126,6 +137,7 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
                 "{pending}" => args.push("garden-dev/pending".as_ref()),
                 "{bound}" => args.push("garden-dev/bound".as_ref()),
                 "{config}" => args.extend(["--config".as_ref(), new.as_os_str()]),
+                "{frozen}" => args.extend(["--config".as_ref(), frozen.as_os_str()]),
                 "{compare}" => args.extend([
                     "--config".as_ref(),
                     new.as_os_str(),
@@ -146,6 +158,14 @@ fn markup_in_names_and_messages_reaches_every_report_as_text() {
         assert_eq!(html.matches("<script").count(), 1, "{name}: {html}");
         assert!(!html.contains("alert(1)</script>"), "{name}: {html}");
         assert!(!html.contains("\"/><script"), "{name}: {html}");
+        if name == "deferred" {
+            // The freeze window's id, in the one message of the page.
+            assert!(
+                html.contains("freeze window &#34;frozen\\&#34;&#60;script&#62;alert(1)&#60;/script&#62;&#34; until 2026-12-02T00:00:00Z"),
+                "{name}: {html}"
+            );
+            continue;
+        }
         // The profile name, in the meta line.
         assert!(
             html.contains("new&#34;&#60;script&#62;alert(1)&#60;/script&#62;"),
