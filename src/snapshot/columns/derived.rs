@@ -48,12 +48,18 @@ impl Derived {
         }
         let width = column.width();
         let mut numbers = vec![0.0; usage.len() * width];
+        let mut derived = true;
         if width > 0 {
             for (seed, out) in usage.iter().zip(numbers.chunks_mut(width)) {
-                column.derive(seed, out);
+                derived &= column.derive(seed, out);
             }
         }
         let numbers = Arc::new(numbers);
+        if !derived {
+            // Not kept, as a column that fails on a refresh is dropped: asked again, it is
+            // derived again.
+            return numbers;
+        }
         if self.columns.len() >= KEPT {
             self.columns.remove(0);
         }
@@ -120,5 +126,35 @@ mod tests {
             [2.0, 0.0],
             "a decision's numbers stay as they were read"
         );
+    }
+
+    /// Fails for every seed with shoots.
+    #[derive(Debug)]
+    struct Empty;
+
+    impl UsageColumn for Empty {
+        fn width(&self) -> usize {
+            1
+        }
+
+        fn derive(&self, usage: &SeedUsage, out: &mut [f64]) -> bool {
+            out[0] = 0.0;
+            usage.shoots == 0
+        }
+
+        fn same(&self, other: &dyn Any) -> bool {
+            other.is::<Self>()
+        }
+    }
+
+    #[test]
+    fn a_column_that_cannot_be_derived_for_a_seed_is_not_kept() {
+        let mut snap = Snapshot::new();
+        snap.upsert_seed(&SeedBuilder::new("a").build());
+        let empty = snap.columns().derived(Empty);
+        assert!(Arc::ptr_eq(&empty, &snap.columns().derived(Empty)));
+        snap.upsert_shoot(&ShootBuilder::new("garden-p", "one").seed("a").build());
+        let first = snap.columns().derived(Empty);
+        assert!(!Arc::ptr_eq(&first, &snap.columns().derived(Empty)));
     }
 }
