@@ -32,10 +32,10 @@ pub enum FastCheck<'c> {
     /// Seeds carrying this bit pass; the others pass when marked (per seed position). Made by
     /// [`FastCheck::flag_or`].
     FlagOr { flag: Mask, marked: Vec<bool> },
-    /// Per key of a partition of the seeds the columns keep ([`SeedColumns::by_provider`],
-    /// [`SeedColumns::by_group`]), whether its seeds pass: the verdict and the reason depend on
-    /// the seed's key alone, so the decision may start from the members of the allowed keys and
-    /// asks one seed per key for the reason.
+    /// Per key of a partition of the seeds the columns keep (such as
+    /// [`SeedColumns::by_provider`]), whether its seeds pass: the verdict and the reason depend
+    /// on the seed's key alone, so the decision may start from the members of the allowed keys
+    /// and asks one seed per key for the reason.
     Keyed {
         keys: Partition<'c>,
         allowed: Vec<bool>,

@@ -300,14 +300,6 @@ impl SeedColumns {
         }
     }
 
-    /// The seeds by (provider type, region) group ([`SeedColumns::groups`]).
-    pub fn by_group(&self) -> Partition<'_> {
-        Partition {
-            key: &self.group,
-            members: &self.members,
-        }
-    }
-
     /// `status.allocatable.shoots`, when the seed publishes it.
     pub fn capacity(&self, i: u32) -> Option<u64> {
         self.capacity[i as usize]

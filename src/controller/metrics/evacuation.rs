@@ -77,12 +77,9 @@ impl EvacuationMetrics {
     /// that first appears at 1 shows no `increase()`, so the first refused move would not raise
     /// `GardenerSchedulerEvacuationMovesRefused`.
     pub fn serve_moves(&self, seed: &str) {
-        for result in [MOVE_STARTED, MOVE_REFUSED] {
+        for labels in move_labels(seed) {
             // created at 0; the guard is not kept
-            let _ = self.moves.get_or_create(&MoveLabels {
-                seed: seed.into(),
-                result: result.into(),
-            });
+            let _ = self.moves.get_or_create(&labels);
         }
     }
 
@@ -96,13 +93,18 @@ impl EvacuationMetrics {
         let labels = SeedLabels { seed: seed.into() };
         self.ready.remove(&labels);
         self.failback_ready.remove(&labels);
-        for result in [MOVE_STARTED, MOVE_REFUSED] {
-            self.moves.remove(&MoveLabels {
-                seed: seed.into(),
-                result: result.into(),
-            });
+        for labels in move_labels(seed) {
+            self.moves.remove(&labels);
         }
     }
+}
+
+/// The labels of both move series of `seed`.
+fn move_labels(seed: &str) -> [MoveLabels; 2] {
+    [MOVE_STARTED, MOVE_REFUSED].map(|result| MoveLabels {
+        seed: seed.into(),
+        result: result.into(),
+    })
 }
 
 fn set(family: &Family<SeedLabels, Gauge<i64, AtomicI64>>, seed: &str, on: bool) {
